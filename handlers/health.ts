@@ -1,0 +1,35 @@
+import type { HandlerGroup } from './types.js'
+import type { HandlerDeps } from './index.js'
+
+export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth'> {
+  const { db } = services.ports
+  return {
+    async getHealth (request, reply) {
+      const started = performance.now()
+      try {
+        await withTimeout(db.ping(), 2000)
+      } catch (err) {
+        request.log.warn({ err: (err as Error).message }, 'health: database unavailable')
+        // Same shape as 200 plus the ErrorResponse fields, so both kinds of client can read it.
+        return await reply.code(503).send({
+          message: 'The service is unavailable: the database does not answer',
+          code: 'SERVICE_UNAVAILABLE',
+          status: 'unavailable',
+          version: config.version,
+          checks: { database: { status: 'unavailable', kind: db.kind } }
+        })
+      }
+      const latencyMs = Math.round((performance.now() - started) * 100) / 100
+      return { status: 'ok', version: config.version, checks: { database: { status: 'ok', kind: db.kind, latencyMs } } }
+    }
+  }
+}
+
+async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([p, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`timed out after ${ms} ms`)) }, ms) })])
+  } finally {
+    clearTimeout(timer)
+  }
+}

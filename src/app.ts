@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import glue from 'fastify-openapi-glue'
+import { parse as parseYaml } from 'yaml'
+import type { Config } from './config.js'
+import { systemClock, type Clock } from './clock.js'
+import { openDatabase, type Database } from './db/client.js'
+import { migrate } from './db/migrate.js'
+import { createMailer, type Mailer } from './mail/mailer.js'
+import { loggerOptions } from './logger.js'
+import { contractPath } from './paths.js'
+import { createValidatorCompiler } from './validation.js'
+import { serviceError } from './errors.js'
+import { parseJsonBody } from './json-body.js'
+import errors from './plugins/errors.js'
+import { authTokens, createSecurityHandlers } from './plugins/auth.js'
+import routePolicy from './plugins/route-policy.js'
+import { createServices, type Services } from './services.js'
+import { createHandlers } from '../handlers/index.js'
+import type { Redis } from 'ioredis'
+
+export interface AppOptions {
+  config: Config
+  /** Overrides for tests: the same program, other peers. */
+  clock?: Clock
+  db?: Database
+  mailer?: Mailer
+  redis?: Redis
+  /** pino options or false; defaults to the configured level. */
+  logger?: boolean | Record<string, unknown>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+    db: Database
+    services: Services
+    /** The contract, parsed once (served at /api/openapi.json). */
+    contract: Record<string, unknown>
+  }
+}
+
+let cachedContract: { text: string, doc: Record<string, unknown> } | undefined
+
+/** The contract as an object: a fresh deep copy per app (glue may annotate what it is given). */
+export function loadContract (): Record<string, unknown> {
+  const text = readFileSync(contractPath, 'utf8')
+  if (cachedContract?.text !== text) cachedContract = { text, doc: parseYaml(text) as Record<string, unknown> }
+  return structuredClone(cachedContract.doc)
+}
+
+/** Server options shared by production and tests: a test instance must be the same program. */
+export function serverOptions (config: Config, logger: AppOptions['logger']): FastifyServerOptions {
+  return {
+    logger: (logger ?? loggerOptions(config.logLevel)) as NonNullable<FastifyServerOptions['logger']>,
+    trustProxy: config.trustProxy as NonNullable<FastifyServerOptions['trustProxy']>,
+    bodyLimit: config.bodyLimit,
+    onProtoPoisoning: 'error' as const,
+    onConstructorPoisoning: 'error' as const,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false as const,
+    return503OnClosing: true,
+    // Keep-alive sockets are closed on shutdown so close() does not wait for idle clients.
+    forceCloseConnections: 'idle' as const,
+    routerOptions: { maxParamLength: 200 }
+  }
+}
+
+/** Build the app: plugins, then fastify-openapi-glue binding openapi.yaml to handlers/. Nothing listens. */
+export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
+  const { config } = opts
+  const clock = opts.clock ?? systemClock
+  const app = Fastify(serverOptions(config, opts.logger))
+  app.setValidatorCompiler(createValidatorCompiler())
+  app.decorate('config', config)
+
+  await app.register(errors)
+
+  // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).
+  // Operations that need the raw bytes (Slack's signature) say `rawBody: true` in the contract.
+  app.removeContentTypeParser(['application/json', 'text/plain'])
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if ((request.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true) {
+      request.rawBody = body as Buffer
+    }
+    let parsed: unknown
+    try {
+      parsed = parseJsonBody(body as Buffer)
+    } catch (err) {
+      done(err as Error, undefined)
+      return
+    }
+    done(null, parsed)
+  })
+  app.decorateRequest('rawBody', null)
+  // Response-only media types in the contract; glue warns unless a parser exists. A request body
+  // of these types is refused like any other non-JSON body.
+  for (const type of ['text/html', 'text/event-stream']) {
+    app.addContentTypeParser(type, (_request, _payload, done) => { done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined) })
+  }
+
+  const db = opts.db ?? await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.databasePoolMax,
+    onError: err => { app.log.warn({ err: err.message }, 'database connection lost; the pool will reconnect') }
+  })
+  if (opts.db === undefined) {
+    app.addHook('onClose', async () => { await db.close() })
+    await migrate(db, { log: msg => { app.log.info(msg) } })
+  }
+  app.decorate('db', db)
+
+  const mailer = opts.mailer ?? createMailer({ smtpUrl: config.smtp.url, from: config.smtp.from, timeoutMs: config.smtp.timeoutMs, dataDir: config.dataDir, log: app.log })
+  if (opts.mailer === undefined) app.addHook('onClose', async () => { await mailer.close() })
+
+  await app.register(authTokens, { config })
+  const services = createServices({ config, db, clock, mailer, log: app.log, signer: app.sessionSigner })
+  app.decorate('services', services)
+  app.addHook('onClose', async () => { await services.close() })
+
+  // Registered before glue, so their onRoute hooks see the contract's routes.
+  await app.register(routePolicy, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
+
+  const contract = loadContract()
+  app.decorate('contract', contract)
+  await app.register(glue, {
+    specification: loadContract(),
+    serviceHandlers: createHandlers({ services, config, contract }),
+    securityHandlers: createSecurityHandlers(services.security)
+  })
+  return app
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body's bytes, only for operations whose contract config says `rawBody: true`. */
+    rawBody: Buffer | null
+  }
+}

@@ -1,0 +1,59 @@
+import type { Queryable } from './client.js'
+
+export type AuditAction =
+  | 'invitation.created' | 'invitation.resent' | 'invitation.revoked' | 'invitation.accepted' | 'invitation.email_failed'
+  | 'member.role_changed' | 'member.removed'
+  | 'api_key.created' | 'api_key.revoked'
+  | 'chat.installed' | 'chat.uninstalled'
+  | 'session.login' | 'session.logout'
+
+export type ActorType = 'user' | 'api_key' | 'system' | 'chat_platform'
+
+export interface AuditActor { type: ActorType, id: string | null, label: string | null }
+export interface AuditTarget { type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation', id: string }
+
+export interface AuditEntry {
+  workspaceId: string
+  action: AuditAction
+  actor: AuditActor
+  target: AuditTarget | null
+  /** Small, and never a token or secret. */
+  payload?: Record<string, unknown>
+  now: Date
+}
+
+/** Record an audit event. Call it with the transaction of the action it records. */
+export async function insertAuditEvent (q: Queryable, e: AuditEntry): Promise<void> {
+  await q.query(
+    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [e.workspaceId, e.action, e.actor.type, e.actor.id, e.actor.label, e.target?.type ?? null, e.target?.id ?? null, JSON.stringify(e.payload ?? {}), e.now])
+}
+
+export interface AuditEventRow {
+  id: string
+  action: AuditAction
+  actorType: ActorType
+  actorId: string | null
+  actorLabel: string | null
+  targetType: string | null
+  targetId: string | null
+  payload: Record<string, unknown>
+  createdAt: Date
+}
+
+/** Newest first; `before` is the id cursor (ids grow with time). */
+export async function listAuditEvents (q: Queryable, f: { workspaceId: string, action?: string | undefined, targetType?: string | undefined, targetId?: string | undefined, before?: string | undefined, limit: number }): Promise<AuditEventRow[]> {
+  const r = await q.query<AuditEventRow>(
+    `SELECT id::text AS id, action, actor_type AS "actorType", actor_id AS "actorId", actor_label AS "actorLabel",
+            target_type AS "targetType", target_id AS "targetId", payload, created_at AS "createdAt"
+       FROM audit_events
+      WHERE workspace_id = $1
+        AND ($2::text IS NULL OR action = $2)
+        AND ($3::text IS NULL OR target_type = $3)
+        AND ($4::text IS NULL OR target_id = $4)
+        AND ($5::bigint IS NULL OR id < $5)
+      ORDER BY id DESC LIMIT $6`,
+    [f.workspaceId, f.action ?? null, f.targetType ?? null, f.targetId ?? null, f.before ?? null, f.limit])
+  return r.rows
+}

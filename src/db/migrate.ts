@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Database } from './client.js'
+import { migrationsDir } from '../paths.js'
+
+export interface Migration { version: number, name: string, sql: string, checksum: string }
+
+// Any constant works; it only has to be the same for every instance of this service.
+const MIGRATION_LOCK_ID = 72_001_417
+
+export function loadMigrations (dir = migrationsDir): Migration[] {
+  return readdirSync(dir)
+    .filter(f => /^\d+_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map(f => {
+      const sql = readFileSync(join(dir, f), 'utf8')
+      return {
+        version: Number(f.slice(0, f.indexOf('_'))),
+        name: f,
+        sql,
+        checksum: createHash('sha256').update(sql).digest('hex')
+      }
+    })
+}
+
+export class MigrationError extends Error {
+  override name = 'MigrationError'
+}
+
+/**
+ * Applies pending migrations, each in its own transaction. A transaction-scoped advisory lock
+ * serialises concurrent migrators (several instances starting at once): the second waits, then
+ * sees the versions the first applied and does nothing. A failed migration rolls back and throws.
+ */
+export async function migrate (db: Database, opts: { migrations?: Migration[], log?: (msg: string) => void } = {}): Promise<string[]> {
+  const migrations = opts.migrations ?? loadMigrations()
+  const applied: string[] = []
+  await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+    .catch(async (err: { code?: string }) => {
+      // Two migrators creating the table at once: one gets a unique violation on the catalog.
+      if (err.code !== '23505' && err.code !== '42P07') throw err
+    })
+  for (const m of migrations) {
+    await db.transaction(async tx => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID])
+      const done = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [m.version])
+      const row = done.rows[0]
+      if (row !== undefined) {
+        if (row.checksum !== m.checksum) {
+          throw new MigrationError(`Migration ${m.name} was changed after it was applied (checksum mismatch); add a new migration instead`)
+        }
+        return
+      }
+      try {
+        await tx.exec(m.sql)
+      } catch (err) {
+        throw new MigrationError(`Migration ${m.name} failed and was rolled back: ${(err as Error).message}`)
+      }
+      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum])
+      applied.push(m.name)
+      opts.log?.(`applied migration ${m.name}`)
+    })
+  }
+  return applied
+}

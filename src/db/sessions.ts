@@ -1,0 +1,40 @@
+import type { Queryable } from './client.js'
+import type { Role } from './users.js'
+
+export type SessionMethod = 'signup' | 'login_link' | 'identity_provider'
+
+export async function insertSession (q: Queryable, s: { userId: string, method: SessionMethod, now: Date, expiresAt: Date }): Promise<{ id: string }> {
+  const r = await q.query<{ id: string }>(
+    'INSERT INTO sessions (user_id, method, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id',
+    [s.userId, s.method, s.now, s.expiresAt])
+  return r.rows[0] as { id: string }
+}
+
+export interface ActiveSession {
+  sessionId: string
+  userId: string
+  workspaceId: string
+  email: string
+  name: string | null
+  role: Role
+}
+
+/** The session and its user, only if the session is live and the user active: one indexed lookup. */
+export async function findActiveSession (q: Queryable, sessionId: string, now: Date): Promise<ActiveSession | null> {
+  const r = await q.query<ActiveSession>(
+    `SELECT s.id AS "sessionId", u.id AS "userId", u.workspace_id AS "workspaceId", u.email, u.name, u.role
+       FROM sessions s JOIN users u ON u.id = s.user_id
+      WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND u.status = 'active'`,
+    [sessionId, now])
+  return r.rows[0] ?? null
+}
+
+export async function revokeSession (q: Queryable, sessionId: string, now: Date): Promise<boolean> {
+  const r = await q.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [sessionId, now])
+  return r.rowCount > 0
+}
+
+export async function revokeUserSessions (q: Queryable, userId: string, now: Date): Promise<number> {
+  const r = await q.query('UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [userId, now])
+  return r.rowCount
+}

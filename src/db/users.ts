@@ -1,0 +1,71 @@
+import type { Queryable } from './client.js'
+
+export type Role = 'admin' | 'member'
+export type UserStatus = 'active' | 'disabled' | 'removed'
+
+export interface UserRow {
+  id: string
+  workspaceId: string
+  email: string
+  name: string | null
+  role: Role
+  status: UserStatus
+  workosUserId: string | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+const COLUMNS = `id, workspace_id AS "workspaceId", email, name, role, status, workos_user_id AS "workosUserId",
+  created_at AS "createdAt", updated_at AS "updatedAt"`
+
+/** E-mail addresses are stored and compared lower-cased (the column has a CHECK for it). */
+export function normalizeEmail (email: string): string {
+  return email.trim().toLowerCase()
+}
+
+export async function insertUser (q: Queryable, u: { workspaceId: string, email: string, name: string | null, role: Role, workosUserId?: string | null, now: Date }): Promise<UserRow> {
+  const r = await q.query<UserRow>(
+    `INSERT INTO users (workspace_id, email, name, role, workos_user_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${COLUMNS}`,
+    [u.workspaceId, normalizeEmail(u.email), u.name, u.role, u.workosUserId ?? null, u.now])
+  return r.rows[0] as UserRow
+}
+
+/** The user (active or disabled, not removed) holding this e-mail anywhere in the service. */
+export async function findUserByEmail (q: Queryable, email: string): Promise<UserRow | null> {
+  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed'`, [normalizeEmail(email)])
+  return r.rows[0] ?? null
+}
+
+export async function findUserInWorkspace (q: Queryable, workspaceId: string, userId: string): Promise<UserRow | null> {
+  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed'`, [userId, workspaceId])
+  return r.rows[0] ?? null
+}
+
+/** Members of a workspace, oldest first, keyset-paginated on (created_at, id). */
+export async function listUsers (q: Queryable, workspaceId: string, page: { limit: number, after?: { createdAt: Date, id: string } | undefined }): Promise<UserRow[]> {
+  const r = page.after === undefined
+    ? await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND status <> 'removed'
+        ORDER BY created_at, id LIMIT $2`, [workspaceId, page.limit])
+    : await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND status <> 'removed'
+        AND (created_at, id) > ($3, $4) ORDER BY created_at, id LIMIT $2`, [workspaceId, page.limit, page.after.createdAt, page.after.id])
+  return r.rows
+}
+
+export async function countActiveAdmins (q: Queryable, workspaceId: string): Promise<number> {
+  const r = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active'`, [workspaceId])
+  return r.rows[0]?.n ?? 0
+}
+
+export async function updateUserRole (q: Queryable, userId: string, role: Role, now: Date): Promise<UserRow | null> {
+  const r = await q.query<UserRow>(`UPDATE users SET role = $2, updated_at = $3 WHERE id = $1 RETURNING ${COLUMNS}`, [userId, role, now])
+  return r.rows[0] ?? null
+}
+
+export async function setUserStatus (q: Queryable, userId: string, status: UserStatus, now: Date): Promise<void> {
+  await q.query('UPDATE users SET status = $2, updated_at = $3 WHERE id = $1', [userId, status, now])
+}
+
+export async function setUserWorkosId (q: Queryable, userId: string, workosUserId: string, now: Date): Promise<void> {
+  await q.query('UPDATE users SET workos_user_id = $2, updated_at = $3 WHERE id = $1', [userId, workosUserId, now])
+}

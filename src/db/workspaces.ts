@@ -1,0 +1,26 @@
+import type { Queryable } from './client.js'
+
+export interface WorkspaceRow { id: string, name: string, workosOrganizationId: string | null, createdAt: Date }
+
+const COLUMNS = 'id, name, workos_organization_id AS "workosOrganizationId", created_at AS "createdAt"'
+
+export async function insertWorkspace (q: Queryable, w: { name: string, workosOrganizationId?: string | null, now: Date }): Promise<WorkspaceRow> {
+  const r = await q.query<WorkspaceRow>(
+    `INSERT INTO workspaces (name, workos_organization_id, created_at) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+    [w.name, w.workosOrganizationId ?? null, w.now])
+  return r.rows[0] as WorkspaceRow
+}
+
+export async function findWorkspace (q: Queryable, id: string): Promise<WorkspaceRow | null> {
+  const r = await q.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE id = $1`, [id])
+  return r.rows[0] ?? null
+}
+
+export async function findWorkspaceByOrganization (q: Queryable, organizationId: string): Promise<WorkspaceRow | null> {
+  const r = await q.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE workos_organization_id = $1`, [organizationId])
+  return r.rows[0] ?? null
+}
+
+export async function setWorkspaceOrganization (q: Queryable, id: string, organizationId: string): Promise<void> {
+  await q.query('UPDATE workspaces SET workos_organization_id = $2 WHERE id = $1', [id, organizationId])
+}

@@ -1,0 +1,84 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import nodemailer, { type TransportOptions } from 'nodemailer'
+import type { Logger } from '../logger.js'
+
+export interface MailMessage {
+  to: string
+  subject: string
+  text: string
+  html: string
+  /** The one link the message exists to deliver; the dev mailbox logs it. */
+  link?: string
+}
+
+/** The Mailer port: SMTP through nodemailer, or the dev mailbox (.eml files) when SMTP is not set. */
+export interface Mailer {
+  readonly kind: 'smtp' | 'dev-mailbox'
+  /** Resolves when the server accepted the message; rejects (bounded by timeouts) otherwise. */
+  send(msg: MailMessage): Promise<void>
+  close(): Promise<void>
+}
+
+export interface MailerOptions {
+  smtpUrl: string | null
+  from: string
+  /** Connection, greeting and socket timeouts (nodemailer's defaults are minutes). */
+  timeoutMs: number
+  dataDir: string | null
+  log: Logger
+}
+
+export function createMailer (opts: MailerOptions): Mailer {
+  return opts.smtpUrl !== null ? smtpMailer(opts.smtpUrl, opts) : devMailbox(opts)
+}
+
+function smtpMailer (url: string, opts: MailerOptions): Mailer {
+  const transport = nodemailer.createTransport({
+    url,
+    pool: true,
+    maxConnections: 5,
+    connectionTimeout: opts.timeoutMs,
+    greetingTimeout: opts.timeoutMs,
+    socketTimeout: opts.timeoutMs,
+    dnsTimeout: opts.timeoutMs
+  } as TransportOptions)
+  return {
+    kind: 'smtp',
+    async send (msg) {
+      // A hard deadline on top of the socket timeouts: a server that accepts the connection
+      // and then trickles bytes must still not hold the request for longer than this.
+      let timer: NodeJS.Timeout | undefined
+      const deadline = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => { reject(new Error(`SMTP send timed out after ${opts.timeoutMs * 2} ms`)) }, opts.timeoutMs * 2)
+      })
+      try {
+        await Promise.race([transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html }), deadline])
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    async close () { transport.close() }
+  }
+}
+
+function devMailbox (opts: MailerOptions): Mailer {
+  // nodemailer builds the full MIME message; it is written to DATA_DIR/mail instead of sent.
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+  const dir = opts.dataDir !== null ? join(opts.dataDir, 'mail') : null
+  return {
+    kind: 'dev-mailbox',
+    async send (msg) {
+      const info = await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html })
+      let file: string | null = null
+      if (dir !== null) {
+        mkdirSync(dir, { recursive: true })
+        file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.eml`)
+        writeFileSync(file, info.message as Buffer)
+      }
+      opts.log.info({ to: msg.to, subject: msg.subject, file, link: msg.link }, 'e-mail written to the dev mailbox (SMTP_URL not set)')
+    },
+    async close () {}
+  }
+}

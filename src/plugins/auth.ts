@@ -1,0 +1,87 @@
+import fp from 'fastify-plugin'
+import cookie from '@fastify/cookie'
+import jwt from '@fastify/jwt'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
+import { serviceError } from '../errors.js'
+import { SESSION_COOKIE, type SessionTokenSigner } from '../sessions/service.js'
+import type { Principal } from '../principal.js'
+
+// Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
+// exp, iss and aud required on verify. Only the service_session cookie is ever read.
+export const JWT_AUDIENCE = 'workspace-service'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sessionSigner: SessionTokenSigner
+  }
+  interface FastifyReply {
+    setSessionCookie(token: string): FastifyReply
+    clearSessionCookie(): FastifyReply
+  }
+}
+
+async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Config }): Promise<void> {
+  const { config } = opts
+  await fastify.register(cookie)
+  await fastify.register(jwt, {
+    secret: config.session.secret,
+    sign: { algorithm: 'HS256', iss: config.publicUrl, aud: JWT_AUDIENCE, expiresIn: config.session.ttlSeconds * 1000 },
+    verify: { algorithms: ['HS256'], allowedIss: config.publicUrl, allowedAud: JWT_AUDIENCE, requiredClaims: ['exp', 'iss', 'aud', 'sid'] }
+  })
+  fastify.decorate('sessionSigner', {
+    sign: (payload: { sid: string }) => fastify.jwt.sign(payload),
+    verify: (token: string) => fastify.jwt.verify<{ sid?: unknown }>(token)
+  })
+  fastify.decorateRequest('principal', null)
+
+  const cookieOptions = (reply: FastifyReply) => ({
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    path: '/',
+    // Secure unless this is plain-http local; behind a TLS-terminating proxy (TRUST_PROXY),
+    // X-Forwarded-Proto: https also makes it Secure.
+    secure: config.session.secureCookie || reply.request.protocol === 'https'
+  })
+  fastify.decorateReply('setSessionCookie', function (this: FastifyReply, token: string) {
+    return this.setCookie(SESSION_COOKIE, token, { ...cookieOptions(this), maxAge: config.session.ttlSeconds })
+  })
+  fastify.decorateReply('clearSessionCookie', function (this: FastifyReply) {
+    return this.clearCookie(SESSION_COOKIE, cookieOptions(this))
+  })
+}
+
+export const authTokens = fp(authTokensPlugin, { name: 'auth-tokens', fastify: '5.x' })
+
+/** The contract's security schemes, handled here and nowhere else. glue calls them by name. */
+export interface SecurityServices {
+  authenticateSession(token: string): Promise<Principal | null>
+  authenticateApiKey(key: string): Promise<Principal | null>
+  verifySlackSignature(request: FastifyRequest): void
+}
+
+export function createSecurityHandlers (svc: SecurityServices) {
+  return {
+    async sessionCookie (request: FastifyRequest, _reply: FastifyReply, roles: string[]) {
+      const token = request.cookies[SESSION_COOKIE]
+      if (token === undefined || token === '') throw serviceError('UNAUTHENTICATED')
+      const principal = await svc.authenticateSession(token)
+      if (principal === null) throw serviceError('UNAUTHENTICATED')
+      request.principal = principal
+      for (const role of roles) {
+        if (principal.role !== role) throw serviceError('FORBIDDEN', [role])
+      }
+    },
+    async apiKey (request: FastifyRequest) {
+      const header = request.headers.authorization
+      const m = header !== undefined ? /^Bearer ([\x21-\x7e]{1,200})$/i.exec(header) : null
+      if (m === null) throw serviceError('UNAUTHENTICATED')
+      const principal = await svc.authenticateApiKey(m[1] as string)
+      if (principal === null) throw serviceError('UNAUTHENTICATED')
+      request.principal = principal
+    },
+    async slackSignature (request: FastifyRequest) {
+      svc.verifySlackSignature(request)
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isServiceError, serviceError, type ServiceError } from '../errors.js'
+
+// The one error handler and the one not-found handler. Every non-2xx answer, from a handler,
+// a security check or Fastify itself, leaves here as an ErrorResponse with a registry code.
+
+interface ErrorBody { message: string, code: string, details?: Record<string, unknown> }
+
+interface AjvLikeError { instancePath?: string, message?: string, keyword?: string, params?: Record<string, unknown> }
+
+function fieldOf (e: AjvLikeError): string {
+  const base = (e.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.')
+  const extra = e.params?.missingProperty ?? e.params?.additionalProperty
+  if (typeof extra === 'string') return base === '' ? extra : `${base}.${extra}`
+  return base
+}
+
+/** Fastify's validation error → VALIDATION_FAILED listing every failing field. */
+function validationError (err: FastifyError): ServiceError {
+  const part = err.validationContext ?? 'body'
+  const errors = (err.validation as AjvLikeError[]).map(e => {
+    const field = fieldOf(e)
+    const message = e.keyword === 'additionalProperties'
+      ? 'is not an allowed field'
+      : (e.message ?? 'is invalid')
+    return { in: part, field, message }
+  })
+  const summary = errors.map(e => `${e.in}${e.field === '' ? '' : '.' + e.field} ${e.message}`).join('; ')
+  return serviceError('VALIDATION_FAILED', [summary], { errors })
+}
+
+interface SecurityErrorLike extends Error { errors?: unknown[] }
+
+/** glue's SecurityError wraps what each security handler threw; answer the most specific one. */
+function securityError (err: SecurityErrorLike): ServiceError {
+  const inner = (err.errors ?? []).filter(isServiceError)
+  return inner.find(e => e.statusCode === 403) ?? inner[0] ?? serviceError('UNAUTHENTICATED')
+}
+
+/** Map anything thrown to a registry error. Unknown errors become INTERNAL_ERROR (masked). */
+export function toServiceError (err: unknown): { error: ServiceError, internal: boolean } {
+  if (isServiceError(err)) return { error: err, internal: false }
+  const e = err as FastifyError & SecurityErrorLike
+  if (e.validation !== undefined) return { error: validationError(e), internal: false }
+  if (e.name === 'Unauthorized' && Array.isArray(e.errors)) return { error: securityError(e), internal: false }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return { error: serviceError('UNSUPPORTED_MEDIA_TYPE'), internal: false }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return { error: serviceError('PAYLOAD_TOO_LARGE', [String((e as { limit?: number }).limit ?? 'the allowed number of')]), internal: false }
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return { error: serviceError('INVALID_JSON'), internal: false }
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500
+  if (status >= 400 && status < 500) {
+    // Other client errors from Fastify (bad Content-Length, aborted body, ...): keep the status,
+    // use the registry code for it; Fastify's 4xx messages name no internals.
+    const code = ({ 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 406: 'NOT_ACCEPTABLE', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' } as const)[status as 401] ?? 'VALIDATION_FAILED'
+    const out = serviceError(code, ['request'])
+    out.statusCode = status
+    out.message = e.message
+    return { error: out, internal: false }
+  }
+  return { error: serviceError(status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_ERROR', ['try again later']), internal: true }
+}
+
+export function errorBody (err: ServiceError): ErrorBody {
+  const body: ErrorBody = { message: err.message, code: err.code }
+  if (err.details !== undefined) body.details = err.details
+  return body
+}
+
+interface RouteMatcher { re: RegExp, methods: Set<string> }
+
+async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
+  // Route table for telling 405 from 404: collected as routes are added.
+  const routes = new Map<string, RouteMatcher>()
+  fastify.addHook('onRoute', route => {
+    const pattern = '^' + route.url.split('/').map(seg => seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/') + '$'
+    const entry = routes.get(pattern) ?? { re: new RegExp(pattern), methods: new Set<string>() }
+    for (const m of [route.method].flat()) entry.methods.add(m)
+    routes.set(pattern, entry)
+  })
+
+  fastify.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const { error, internal } = toServiceError(err)
+    if (internal) {
+      request.log.error({ err }, 'request failed')
+    } else if (error.statusCode >= 500) {
+      request.log.error({ err }, error.message)
+    } else {
+      request.log.debug({ code: error.code }, error.message)
+    }
+    // Browser flows (e.g. the Slack install link) send a person without a session to /login.
+    const redirect = (request.routeOptions.config as { unauthenticatedRedirect?: string } | undefined)?.unauthenticatedRedirect
+    if (redirect !== undefined && error.statusCode === 401) {
+      return await reply.redirect(redirect, 302)
+    }
+    return await reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error))
+  })
+
+  fastify.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/'
+    for (const { re, methods } of routes.values()) {
+      if (re.test(path)) {
+        const allow = [...methods].sort()
+        reply.header('allow', allow.join(', '))
+        const err = serviceError('METHOD_NOT_ALLOWED', [request.method, path], { allow })
+        return await reply.code(405).send(errorBody(err))
+      }
+    }
+    return await reply.code(404).send(errorBody(serviceError('NOT_FOUND', [`${request.method} ${path}`])))
+  })
+}
+
+export default fp(errorsPlugin, { name: 'errors', fastify: '5.x' })

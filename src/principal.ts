@@ -1,0 +1,25 @@
+import type { Role } from './db/users.js'
+
+/** Who is calling, as established by a security handler; read by handlers and services. */
+export interface Principal {
+  kind: 'session' | 'apiKey'
+  userId: string
+  workspaceId: string
+  email: string
+  name: string | null
+  role: Role
+  sessionId: string | null
+  apiKeyId: string | null
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null
+  }
+}
+
+/** The principal of a request that passed a security handler (glue guarantees it ran). */
+export function principalOf (request: { principal: Principal | null }): Principal {
+  if (request.principal === null) throw new Error('principalOf: no principal; is the operation missing its security requirement?')
+  return request.principal
+}

@@ -1,0 +1,62 @@
+// The only file that listens. Graceful shutdown: on SIGTERM/SIGINT stop accepting, let in-flight
+// requests finish, close the database and mail pool, exit 0.
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { MigrationError } from './db/migrate.js'
+import { projectRoot } from './paths.js'
+
+const warnings: string[] = []
+let config: Config
+try {
+  config = loadConfig(process.env, { root: projectRoot, warn: m => warnings.push(m) })
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`)
+    process.exit(1)
+  }
+  throw err
+}
+
+const started = performance.now()
+let app: FastifyInstance
+try {
+  app = await buildApp({ config })
+} catch (err) {
+  if (err instanceof MigrationError || (err as { code?: string }).code === 'ECONNREFUSED') {
+    process.stderr.write(`Start-up failed: ${(err as Error).message}\n`)
+    process.exit(1)
+  }
+  throw err
+}
+for (const w of warnings) app.log.warn(w)
+
+let closing = false
+async function shutdown (signal: string): Promise<void> {
+  if (closing) return
+  closing = true
+  app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+  const force = setTimeout(() => {
+    app.log.error('shutdown took longer than 10 s; exiting')
+    process.exit(1)
+  }, 10_000)
+  force.unref()
+  try {
+    await app.close()
+    process.exit(0)
+  } catch (err) {
+    app.log.error({ err }, 'error during shutdown')
+    process.exit(1)
+  }
+}
+process.once('SIGTERM', () => { void shutdown('SIGTERM') })
+process.once('SIGINT', () => { void shutdown('SIGINT') })
+
+await app.listen({ port: config.port, host: config.host })
+app.log.info({
+  url: config.publicUrl,
+  database: app.db.kind,
+  mail: app.services.ports.mailer.kind,
+  rateLimitStore: app.rateLimitStore,
+  startupMs: Math.round(performance.now() - started)
+}, 'workspace service ready')

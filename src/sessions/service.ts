@@ -1,0 +1,59 @@
+import type { Clock } from '../clock.js'
+import type { Database, Queryable } from '../db/client.js'
+import { findActiveSession, insertSession, revokeSession, type SessionMethod } from '../db/sessions.js'
+import type { Principal } from '../principal.js'
+
+/** The JWT half of a session; @fastify/jwt provides it, pinned to HS256 with iss/aud/exp required. */
+export interface SessionTokenSigner {
+  sign(payload: { sid: string }): string
+  /** Returns the payload or throws for any invalid, expired or foreign token. */
+  verify(token: string): { sid?: unknown }
+}
+
+export const SESSION_COOKIE = 'service_session'
+
+export interface SessionService {
+  /** Creates the session row (in the caller's transaction) and returns the cookie value. */
+  start(tx: Queryable, userId: string, method: SessionMethod): Promise<{ sessionId: string, token: string }>
+  /** The principal named by a cookie value, or null when the token or the session is not valid now. */
+  authenticate(token: string): Promise<Principal | null>
+  /** The session id inside a token that verifies, whatever the state of its row. */
+  sessionIdOf(token: string): string | null
+  revoke(q: Queryable, sessionId: string): Promise<boolean>
+  readonly ttlSeconds: number
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function createSessionService (deps: { db: Database, clock: Clock, signer: SessionTokenSigner, ttlSeconds: number }): SessionService {
+  const { db, clock, signer, ttlSeconds } = deps
+  const sessionIdOf = (token: string): string | null => {
+    let payload: { sid?: unknown }
+    try {
+      payload = signer.verify(token)
+    } catch {
+      return null
+    }
+    return typeof payload.sid === 'string' && UUID.test(payload.sid) ? payload.sid : null
+  }
+  return {
+    ttlSeconds,
+    sessionIdOf,
+    async start (tx, userId, method) {
+      const now = clock.now()
+      const { id } = await insertSession(tx, { userId, method, now, expiresAt: new Date(now.getTime() + ttlSeconds * 1000) })
+      return { sessionId: id, token: signer.sign({ sid: id }) }
+    },
+    async authenticate (token) {
+      const sid = sessionIdOf(token)
+      if (sid === null) return null
+      // The row decides: logout, revocation, removal and role changes take effect at once.
+      const s = await findActiveSession(db, sid, clock.now())
+      if (s === null) return null
+      return { kind: 'session', userId: s.userId, workspaceId: s.workspaceId, email: s.email, name: s.name, role: s.role, sessionId: s.sessionId, apiKeyId: null }
+    },
+    async revoke (q, sessionId) {
+      return await revokeSession(q, sessionId, clock.now())
+    }
+  }
+}

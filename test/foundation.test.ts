@@ -1,0 +1,104 @@
+import t from 'tap'
+import { build } from './helpers/build.js'
+import { assertContract } from './helpers/contract.js'
+
+// Bad input of every class, against POST /api/users/invite with a valid admin session, so the
+// answer comes from validation and parsing, not from authentication.
+
+t.test('bad input classes answer ErrorResponse with the contract status', async t => {
+  const h = await build(t)
+  const admin = await h.signIn({ role: 'admin' })
+  const invite = async (payload: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, ...headers }, payload })
+
+  await t.test('415 for a body that is not application/json (text/plain would skip the schema)', async t => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'text/html', 'application/xml']) {
+      const res = await invite('email=a@example.com', { 'content-type': type })
+      t.equal(res.statusCode, 415, type)
+      t.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE')
+      assertContract(t, 'POST', '/api/users/invite', res)
+    }
+  })
+
+  await t.test('400 for an unknown field, naming it (not silently removed)', async t => {
+    const res = await invite(JSON.stringify({ email: 'a@example.com', role: 'member', isAdmin: true }))
+    t.equal(res.statusCode, 400)
+    const body = res.json()
+    t.equal(body.code, 'VALIDATION_FAILED')
+    t.same(body.details.errors, [{ in: 'body', field: 'isAdmin', message: 'is not an allowed field' }])
+    assertContract(t, 'POST', '/api/users/invite', res)
+  })
+
+  await t.test('400 listing every failing field; no coercion of JSON types', async t => {
+    const res = await invite(JSON.stringify({ email: 42, role: 'owner' }))
+    t.equal(res.statusCode, 400)
+    const fields = res.json().details.errors.map((e: { field: string }) => e.field).sort()
+    t.same(fields, ['email', 'role'])
+    const bad = await invite(JSON.stringify({ email: 'not-an-email' }))
+    t.equal(bad.statusCode, 400)
+    t.match(bad.json().details.errors[0], { field: 'email', message: /format "email"/ })
+    const missing = await invite(JSON.stringify({ role: 'admin' }))
+    t.match(missing.json().details.errors[0], { field: 'email', message: /required/ })
+    const long = await invite(JSON.stringify({ email: `${'a'.repeat(250)}@example.com` }))
+    t.equal(long.statusCode, 400, 'longer than 254 characters')
+  })
+
+  await t.test('400 for malformed JSON and for an empty JSON body', async t => {
+    for (const payload of ['{"email": "a@example.com"', 'nope', '']) {
+      const res = await invite(payload)
+      t.equal(res.statusCode, 400, JSON.stringify(payload))
+      t.equal(res.json().code, 'INVALID_JSON')
+      assertContract(t, 'POST', '/api/users/invite', res)
+    }
+  })
+
+  await t.test('400 for __proto__ and constructor.prototype keys', async t => {
+    for (const payload of ['{"email":"a@example.com","__proto__":{"role":"admin"}}', '{"email":"a@example.com","constructor":{"prototype":{"isAdmin":true}}}']) {
+      const res = await invite(payload)
+      t.equal(res.statusCode, 400, payload)
+      t.equal(res.json().code, 'VALIDATION_FAILED')
+      t.match(res.json().message, /forbidden key/)
+      assertContract(t, 'POST', '/api/users/invite', res)
+    }
+  })
+
+  await t.test('413 for a body over the limit', async t => {
+    const res = await invite(JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(h.config.bodyLimit) }))
+    t.equal(res.statusCode, 413)
+    t.equal(res.json().code, 'PAYLOAD_TOO_LARGE')
+    assertContract(t, 'POST', '/api/users/invite', res)
+  })
+})
+
+t.test('unknown routes and wrong methods', async t => {
+  const h = await build(t)
+  const nf = await h.inject({ method: 'GET', url: '/api/no-such-thing' })
+  t.equal(nf.statusCode, 404)
+  t.same(nf.json(), { message: 'GET /api/no-such-thing not found', code: 'NOT_FOUND' })
+  t.match(nf.headers['content-type'], /^application\/json/)
+
+  const wrong = await h.inject({ method: 'PUT', url: '/api/users/invite' })
+  t.equal(wrong.statusCode, 405)
+  t.equal(wrong.json().code, 'METHOD_NOT_ALLOWED')
+  t.equal(wrong.headers.allow, 'POST')
+
+  const param = await h.inject({ method: 'GET', url: '/api/invitations/6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11' })
+  t.equal(param.statusCode, 405, 'templated paths are matched too')
+  t.equal(param.headers.allow, 'DELETE')
+})
+
+t.test('401 before the body is read: no session beats bad input', async t => {
+  const h = await build(t)
+  const res = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { 'content-type': 'text/plain' }, payload: 'x' })
+  t.equal(res.statusCode, 401)
+  t.same(res.json(), { message: 'Authentication required', code: 'UNAUTHENTICATED' })
+  assertContract(t, 'POST', '/api/users/invite', res)
+})
+
+t.test('health answers the contract shape with the package version', async t => {
+  const h = await build(t)
+  const res = await h.inject({ method: 'GET', url: '/api/health' })
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), { status: 'ok', version: h.config.version, checks: { database: { status: 'ok' } } })
+  assertContract(t, 'GET', '/api/health', res)
+})

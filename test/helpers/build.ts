@@ -1,0 +1,114 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
+import { buildApp, type AppOptions } from '../../src/app.js'
+import { FakeClock } from '../../src/clock.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { openDatabase, type Database } from '../../src/db/client.js'
+import { loadMigrations, migrate } from '../../src/db/migrate.js'
+import { insertWorkspace } from '../../src/db/workspaces.js'
+import { insertUser, type Role } from '../../src/db/users.js'
+import { projectRoot } from '../../src/paths.js'
+import { SESSION_COOKIE } from '../../src/sessions/service.js'
+
+// One build(t) helper: the app built by the production buildApp (same server options), on
+// PGlite in memory by default or on the PostgreSQL at TEST_DATABASE_URL (a schema of its own
+// per app instance), torn down with the test.
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null
+
+/** Configuration as production loads it, from an environment; nothing kept on disk. */
+export function testConfig (env: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'silent', ...env }, { root: projectRoot, ephemeral: !('DATA_DIR' in env) })
+}
+
+let templatePromise: Promise<Blob> | undefined
+
+/**
+ * PGlite's initdb takes seconds; a migrated data directory is dumped once (cached in the OS temp
+ * dir, keyed by the migrations' checksums) and every test database starts from that dump.
+ */
+async function pgliteTemplate (): Promise<Blob> {
+  templatePromise ??= (async () => {
+    const key = createHash('sha256').update(loadMigrations().map(m => m.checksum).join()).update(readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))).digest('hex').slice(0, 16)
+    const dir = join(tmpdir(), 'workspace-service-test')
+    const file = join(dir, `pglite-${key}.tar`)
+    if (existsSync(file)) return new Blob([readFileSync(file)])
+    const db = await openDatabase({ url: null, dataDir: null })
+    await migrate(db)
+    const dump = await (db.dumpDataDir as () => Promise<Blob>)()
+    await db.close()
+    mkdirSync(dir, { recursive: true })
+    const tmp = `${file}.${process.pid}.tmp`
+    writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()))
+    renameSync(tmp, file) // atomic: parallel test files never read half a template
+    return dump
+  })()
+  return await templatePromise
+}
+
+/** A fresh, migrated database for one test: PGlite from the template, or a new PostgreSQL schema. */
+export async function testDatabase (t: Teardown): Promise<Database & { schema?: string }> {
+  if (TEST_DATABASE_URL !== null) {
+    const schema = `t_${randomBytes(6).toString('hex')}`
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })
+    await admin.connect()
+    await admin.query(`CREATE SCHEMA ${schema}`)
+    await admin.end()
+    const db = await openDatabase({ url: TEST_DATABASE_URL, dataDir: null, schema, poolMax: 10 })
+    await migrate(db)
+    t.teardown(async () => {
+      await db.close()
+      const c = new pg.Client({ connectionString: TEST_DATABASE_URL })
+      await c.connect()
+      await c.query(`DROP SCHEMA ${schema} CASCADE`)
+      await c.end()
+    })
+    return Object.assign(db, { schema })
+  }
+  const db = await openDatabase({ url: null, dataDir: null, loadDataDir: await pgliteTemplate() })
+  t.teardown(async () => { await db.close() })
+  return db
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  db: Database
+  clock: FakeClock
+  config: Config
+  inject(opts: InjectOptions): Promise<LightMyRequestResponse>
+  /** A workspace with one admin (or member) signed in; returns the cookie header value. */
+  signIn(opts?: { role?: Role, workspaceId?: string, email?: string, workspaceName?: string }): Promise<SignedIn>
+}
+
+export interface SignedIn { cookie: string, userId: string, workspaceId: string, email: string, sessionId: string }
+
+export interface BuildOptions extends Partial<Omit<AppOptions, 'config'>> {
+  env?: Record<string, string>
+}
+
+export async function build (t: Teardown, opts: BuildOptions = {}): Promise<TestApp> {
+  const config = testConfig(opts.env)
+  const clock = opts.clock instanceof FakeClock ? opts.clock : new FakeClock()
+  const db = opts.db ?? await testDatabase(t)
+  const { env: _env, ...rest } = opts
+  const app = await buildApp({ logger: false, ...rest, config, clock, db })
+  t.teardown(async () => { await app.close() })
+  await app.ready()
+  let n = 0
+  const signIn: TestApp['signIn'] = async (o = {}) => {
+    const now = clock.now()
+    const workspaceId = o.workspaceId ?? (await insertWorkspace(db, { name: o.workspaceName ?? 'Acme', now })).id
+    const email = o.email ?? `user${++n}-${randomBytes(4).toString('hex')}@example.com`
+    const user = await insertUser(db, { workspaceId, email, name: null, role: o.role ?? 'admin', now })
+    const { sessionId, token } = await app.services.sessions.start(db, user.id, 'signup')
+    return { cookie: `${SESSION_COOKIE}=${token}`, userId: user.id, workspaceId, email, sessionId }
+  }
+  return { app, db, clock, config, inject: async o => await app.inject(o), signIn }
+}
