@@ -2,7 +2,8 @@ import type { Role } from './db/users.js'
 
 /** Who is calling, as established by a security handler; read by handlers and services. */
 export interface Principal {
-  kind: 'session' | 'apiKey'
+  /** session: a person's cookie; apiKey: an MCP client; chat: an admin acting through the Slack bot. */
+  kind: 'session' | 'apiKey' | 'chat'
   userId: string
   workspaceId: string
   email: string

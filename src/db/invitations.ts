@@ -1,0 +1,128 @@
+import type { Queryable } from './client.js'
+import type { Role } from './users.js'
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired'
+export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'identity_provider'
+
+export interface InvitationRow {
+  id: string
+  workspaceId: string
+  email: string
+  role: Role
+  /** As stored; use effectiveStatus() for what a reader should see (pending past expiry = expired). */
+  status: InvitationStatus
+  expiresAt: Date
+  invitedBy: string | null
+  invitedByApiKey: string | null
+  deliveryStatus: DeliveryStatus
+  deliveryError: string | null
+  deliveryAttempts: number
+  idpInvitationId: string | null
+  lastSentAt: Date | null
+  acceptedAt: Date | null
+  acceptedUserId: string | null
+  revokedAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, status, expires_at AS "expiresAt",
+  invited_by AS "invitedBy", invited_by_api_key AS "invitedByApiKey", delivery_status AS "deliveryStatus",
+  delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
+  last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",
+  revoked_at AS "revokedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
+
+export function effectiveStatus (inv: Pick<InvitationRow, 'status' | 'expiresAt'>, now: Date): InvitationStatus {
+  return inv.status === 'pending' && inv.expiresAt.getTime() <= now.getTime() ? 'expired' : inv.status
+}
+
+export interface NewInvitation {
+  workspaceId: string
+  email: string
+  role: Role
+  tokenHash: string | null
+  expiresAt: Date
+  invitedBy: string | null
+  invitedByApiKey?: string | null
+  now: Date
+}
+
+/**
+ * Insert a pending invitation, or — when one is already pending for this workspace + e-mail —
+ * refresh that one (same id, new token, role and expiry). The partial unique index makes this
+ * one statement safe under concurrent invites: exactly one pending row results.
+ * `created` tells which happened.
+ */
+export async function upsertPendingInvitation (q: Queryable, n: NewInvitation): Promise<InvitationRow & { created: boolean }> {
+  const r = await q.query<InvitationRow & { created: boolean }>(
+    `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+     ON CONFLICT (workspace_id, email) WHERE status = 'pending'
+     DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
+                   invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
+                   delivery_status = 'pending', delivery_error = NULL, updated_at = EXCLUDED.updated_at
+     RETURNING ${INVITATION_COLUMNS}, (xmax = 0) AS created`,
+    [n.workspaceId, n.email, n.role, n.tokenHash, n.expiresAt, n.invitedBy, n.invitedByApiKey ?? null, n.now])
+  return r.rows[0] as InvitationRow & { created: boolean }
+}
+
+export async function findInvitation (q: Queryable, workspaceId: string, id: string): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId])
+  return r.rows[0] ?? null
+}
+
+export async function findInvitationByTokenHash (q: Queryable, tokenHash: string, opts: { forUpdate?: boolean } = {}): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE token_hash = $1${opts.forUpdate === true ? ' FOR UPDATE' : ''}`, [tokenHash])
+  return r.rows[0] ?? null
+}
+
+/** Give a pending invitation a fresh token and expiry (re-send). Returns null if it is not pending. */
+export async function refreshInvitationToken (q: Queryable, id: string, tokenHash: string | null, expiresAt: Date, now: Date): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL, updated_at = $4
+      WHERE id = $1 AND status = 'pending' RETURNING ${INVITATION_COLUMNS}`, [id, tokenHash, expiresAt, now])
+  return r.rows[0] ?? null
+}
+
+export async function recordDelivery (q: Queryable, id: string, d: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }): Promise<void> {
+  await q.query(
+    `UPDATE invitations SET delivery_status = $2, delivery_error = $3, idp_invitation_id = COALESCE($4, idp_invitation_id),
+            delivery_attempts = delivery_attempts + 1, last_sent_at = CASE WHEN $2 IN ('sent', 'identity_provider') THEN $5 ELSE last_sent_at END,
+            updated_at = $5
+      WHERE id = $1`,
+    [id, d.status, d.error ?? null, d.idpInvitationId ?? null, d.now])
+}
+
+/**
+ * Mark a pending, unexpired invitation accepted. The WHERE clause is the single-use guarantee:
+ * of two concurrent accepts only one updates a row. The token hash is cleared with it.
+ */
+export async function markInvitationAccepted (q: Queryable, id: string, userId: string, now: Date): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, token_hash = NULL, updated_at = $3
+      WHERE id = $1 AND status = 'pending' AND expires_at > $3`, [id, userId, now])
+  return r.rowCount === 1
+}
+
+export async function markInvitationRevoked (q: Queryable, workspaceId: string, id: string, now: Date): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `UPDATE invitations SET status = 'revoked', revoked_at = $3, token_hash = NULL, updated_at = $3
+      WHERE id = $1 AND workspace_id = $2 AND status = 'pending' RETURNING ${INVITATION_COLUMNS}`, [id, workspaceId, now])
+  return r.rows[0] ?? null
+}
+
+/** Newest first, keyset-paginated on (created_at, id); status filter applies the expiry rule. */
+export async function listInvitations (q: Queryable, f: { workspaceId: string, status?: InvitationStatus | undefined, now: Date, limit: number, before?: { createdAt: Date, id: string } | undefined }): Promise<InvitationRow[]> {
+  const r = await q.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM invitations
+      WHERE workspace_id = $1
+        AND ($2::text IS NULL
+             OR ($2 = 'pending' AND status = 'pending' AND expires_at > $3)
+             OR ($2 = 'expired' AND (status = 'expired' OR (status = 'pending' AND expires_at <= $3)))
+             OR ($2 IN ('accepted', 'revoked') AND status = $2))
+        AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::uuid))
+      ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [f.workspaceId, f.status ?? null, f.now, f.limit, f.before?.createdAt ?? null, f.before?.id ?? null])
+  return r.rows
+}

@@ -1,0 +1,93 @@
+import { createServer, type Server as NetServer, type Socket } from 'node:net'
+import { SMTPServer } from 'smtp-server'
+import { simpleParser } from 'mailparser'
+
+// A real SMTP peer on loopback (smtp-server) that keeps what it receives, and the faults the
+// invitation suite needs: refuse at RCPT with 5xx, and a blackhole that accepts TCP and never
+// speaks. "Refusing connections" is simply a port nobody listens on (closedPort()).
+
+export interface CaughtMail { to: string[], subject: string, text: string, html: string, raw: string }
+
+export interface SmtpPeer {
+  url: string
+  port: number
+  messages: CaughtMail[]
+  /** 'accept' (default) or 'reject-rcpt' (550 at RCPT TO). */
+  mode: 'accept' | 'reject-rcpt'
+  /** Resolves with the next message received (or one already waiting beyond `seen`). */
+  nextMessage(seen?: number, timeoutMs?: number): Promise<CaughtMail>
+  close(): Promise<void>
+}
+
+export async function startSmtp (t: { teardown(fn: () => unknown): void }): Promise<SmtpPeer> {
+  const messages: CaughtMail[] = []
+  const waiters: Array<() => void> = []
+  const peer: SmtpPeer = {
+    url: '',
+    port: 0,
+    messages,
+    mode: 'accept',
+    async nextMessage (seen = messages.length, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs
+      while (messages.length <= seen) {
+        if (Date.now() > deadline) throw new Error('no e-mail arrived at the SMTP peer')
+        await new Promise<void>(resolve => { waiters.push(resolve); setTimeout(resolve, 50) })
+      }
+      return messages[seen] as CaughtMail
+    },
+    async close () { await new Promise<void>(resolve => { server.close(() => { resolve() }) }) }
+  }
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onRcptTo (_address, _session, cb) {
+      if (peer.mode === 'reject-rcpt') { const e = new Error('mailbox unavailable') as Error & { responseCode: number }; e.responseCode = 550; cb(e); return }
+      cb()
+    },
+    onData (stream, session, cb) {
+      const chunks: Buffer[] = []
+      stream.on('data', (c: Buffer) => chunks.push(c))
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8')
+        simpleParser(raw).then(parsed => {
+          messages.push({
+            to: session.envelope.rcptTo.map(r => r.address),
+            subject: parsed.subject ?? '',
+            text: parsed.text ?? '',
+            html: typeof parsed.html === 'string' ? parsed.html : '',
+            raw
+          })
+          for (const w of waiters.splice(0)) w()
+          cb()
+        }, cb)
+      })
+    }
+  })
+  await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', () => { resolve() }) })
+  peer.port = (server.server.address() as { port: number }).port
+  peer.url = `smtp://127.0.0.1:${peer.port}`
+  t.teardown(async () => { await peer.close() })
+  return peer
+}
+
+/** A TCP server that accepts connections and never answers: an SMTP server that hangs. */
+export async function startBlackhole (t: { teardown(fn: () => unknown): void }): Promise<{ url: string }> {
+  const sockets = new Set<Socket>()
+  const server: NetServer = createServer(s => { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)) })
+  await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', () => { resolve() }) })
+  t.teardown(async () => {
+    for (const s of sockets) s.destroy()
+    await new Promise<void>(resolve => { server.close(() => { resolve() }) })
+  })
+  return { url: `smtp://127.0.0.1:${(server.address() as { port: number }).port}` }
+}
+
+/** A loopback port with nothing listening (connection refused). */
+export async function closedPort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', () => { resolve() }) })
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>(resolve => { server.close(() => { resolve() }) })
+  return port
+}
