@@ -1,9 +1,21 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { projectRoot } from '../src/paths.js'
 import type { HandlerGroup } from './types.js'
 import type { HandlerDeps } from './index.js'
 
-export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpenapiJson' | 'getDocs'> {
+// The reference page's renderer ships inside @scalar/fastify-api-reference; we serve its
+// standalone bundle through the contract instead of registering the plugin's own routes.
+const SCALAR_BUNDLE = join(projectRoot, 'node_modules', '@scalar', 'fastify-api-reference', 'dist', 'js', 'standalone.js')
+
+export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpenapiJson' | 'getDocs' | 'getDocsScript'> {
   const json = JSON.stringify(contract)
+  let script: Buffer | undefined
   return {
+    async getDocsScript (_request, reply) {
+      script ??= readFileSync(SCALAR_BUNDLE)
+      return await reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(script)
+    },
     async getOpenapiJson (_request, reply) {
       return await reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(json)
     },

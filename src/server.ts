@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { MigrationError } from './db/migrate.js'
+import { DatabaseLockedError } from './db/client.js'
 import { projectRoot } from './paths.js'
 
 const warnings: string[] = []
@@ -23,7 +24,7 @@ let app: FastifyInstance
 try {
   app = await buildApp({ config })
 } catch (err) {
-  if (err instanceof MigrationError || (err as { code?: string }).code === 'ECONNREFUSED') {
+  if (err instanceof MigrationError || err instanceof DatabaseLockedError || (err as { code?: string }).code === 'ECONNREFUSED') {
     process.stderr.write(`Start-up failed: ${(err as Error).message}\n`)
     process.exit(1)
   }

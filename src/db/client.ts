@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 
@@ -27,7 +28,7 @@ export interface Database extends Queryable {
 export interface DatabaseOptions {
   /** postgres:// URL; null selects the embedded PGlite. */
   url: string | null
-  /** PGlite data directory; null keeps the database in memory. */
+  /** DATA_DIR: PGlite keeps its files in DATA_DIR/pglite; null keeps the database in memory. */
   dataDir: string | null
   /** A dump of an initialised PGlite data directory to start from (tests: skips initdb). */
   loadDataDir?: Blob
@@ -49,7 +50,7 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
     // Fail fast when the server is away; the pool reconnects by itself when it is back.
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30000,
-    ...(opts.schema !== undefined ? { options: `-c search_path=${opts.schema}` } : {})
+    ...(opts.schema !== undefined ? { options: `-c search_path=${opts.schema}`, application_name: opts.schema } : {})
   })
   // An idle client whose backend was terminated emits 'error' on the pool; without a listener
   // that would crash the process. The pool discards the client and makes a new one on demand.
@@ -86,16 +87,61 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
       }
     },
     async ping () { await pool.query('SELECT 1') },
-    async close () { await pool.end() }
+    async close () {
+      if (!pool.ended) await pool.end()
+    }
+  }
+}
+
+/** The embedded database's directory is held by another live process (a running service). */
+export class DatabaseLockedError extends Error {
+  override name = 'DatabaseLockedError'
+}
+
+/**
+ * PGlite is one process's database: two processes opening the same directory would corrupt it.
+ * A lock file holding the owner's pid guards it; a lock left by a dead process is taken over.
+ */
+function lockDataDir (dir: string): () => void {
+  const file = join(dir, 'lock.pid')
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' })
+  } catch {
+    const owner = Number(readFileSync(file, 'utf8').trim())
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+      throw new DatabaseLockedError(`The embedded database in ${dir} is in use by a running process (pid ${owner}). Stop it, or set DATABASE_URL to use a PostgreSQL server.`)
+    }
+    writeFileSync(file, String(process.pid))
+  }
+  return () => { rmSync(file, { force: true }) }
+}
+
+function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 
 async function openPglite (opts: DatabaseOptions): Promise<Database> {
-  if (opts.dataDir !== null) mkdirSync(opts.dataDir, { recursive: true })
-  const db = await PGlite.create({
-    ...(opts.dataDir !== null ? { dataDir: opts.dataDir } : {}),
-    ...(opts.loadDataDir !== undefined ? { loadDataDir: opts.loadDataDir } : {})
-  })
+  const dir = opts.dataDir !== null ? join(opts.dataDir, 'pglite') : null
+  let unlock = (): void => {}
+  if (dir !== null) {
+    mkdirSync(dir, { recursive: true })
+    unlock = lockDataDir(dir)
+  }
+  let db: PGlite
+  try {
+    db = await PGlite.create({
+      ...(dir !== null ? { dataDir: dir } : {}),
+      ...(opts.loadDataDir !== undefined ? { loadDataDir: opts.loadDataDir } : {})
+    })
+  } catch (err) {
+    unlock()
+    throw err
+  }
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(text: string, params?: readonly unknown[]) {
       const r = await q.query<R>(text, params as unknown[] | undefined)
@@ -111,7 +157,10 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
     // PGlite has one connection; its transaction() holds an exclusive lock for the duration.
     async transaction (fn) { return await db.transaction(async tx => await fn(wrap(tx))) },
     async ping () { await db.query('SELECT 1') },
-    async close () { await db.close() },
+    async close () {
+      if (db.closed) return
+      try { await db.close() } finally { unlock() }
+    },
     async dumpDataDir () { return await db.dumpDataDir('none') }
   }
 }

@@ -53,6 +53,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/standalone.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The API reference page's script (Scalar), served locally */
+        get: operations["getDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/signup": {
         parameters: {
             query?: never;
@@ -538,8 +555,8 @@ export interface components {
         ErrorResponse: {
             /** @description Human-readable error message. */
             message: string;
-            /** @description Machine-readable error code (upper-case); one of `ErrorCode`. */
-            code?: string;
+            /** @description Machine-readable error code (upper-case). The codes this version produces are listed by `ErrorCode`; clients should accept unknown codes too. */
+            code?: components["schemas"]["ErrorCode"] | string;
             /** @description Additional error context (e.g. `errors`, the failing fields of a 400). */
             details?: {
                 [key: string]: unknown;
@@ -692,7 +709,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @description The first characters of the key */
+            /** @description The first characters of the key, to recognise it. */
             prefix: string;
             /** Format: uuid */
             createdBy: string | null;
@@ -977,6 +994,26 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    getDocsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
                 };
             };
         };

@@ -1,0 +1,150 @@
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { openDatabase, DatabaseLockedError } from '../src/db/client.js'
+import { loadMigrations, migrate, MigrationError } from '../src/db/migrate.js'
+import { insertWorkspace } from '../src/db/workspaces.js'
+import { insertUser } from '../src/db/users.js'
+import { SESSION_COOKIE } from '../src/sessions/service.js'
+import { build, testConfig, testDatabase, TEST_DATABASE_URL } from './helpers/build.js'
+import { assertContract } from './helpers/contract.js'
+import { startTcpProxy } from './helpers/tcp-proxy.js'
+
+t.test('restarting on the same DATA_DIR keeps data and sessions', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'ws-data-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const config = testConfig({ DATA_DIR: dir })
+
+  const first = await buildApp({ config, logger: false })
+  const now = new Date()
+  const ws = await insertWorkspace(first.db, { name: 'Persisted', now })
+  const user = await insertUser(first.db, { workspaceId: ws.id, email: 'keep@example.com', name: 'Keep', role: 'admin', now })
+  const { token } = await first.services.sessions.start(first.db, user.id, 'signup')
+  await first.close()
+
+  // Same DATA_DIR, fresh config load: the generated session secret was kept on disk too.
+  const again = await buildApp({ config: testConfig({ DATA_DIR: dir }), logger: false })
+  t.teardown(async () => { await again.close() })
+  const rows = await again.db.query<{ name: string }>('SELECT name FROM workspaces WHERE id = $1', [ws.id])
+  t.same(rows.rows, [{ name: 'Persisted' }])
+  const me = await again.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${token}` } })
+  t.not(me.statusCode, 401, 'a session from before the restart is still valid')
+})
+
+t.test('the embedded database refuses a second process-level opener while in use', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'ws-lock-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  // Simulate another live process holding the lock: PID 1 is always alive.
+  const { mkdirSync, writeFileSync } = await import('node:fs')
+  mkdirSync(join(dir, 'pglite'), { recursive: true })
+  writeFileSync(join(dir, 'pglite', 'lock.pid'), '1')
+  await t.rejects(openDatabase({ url: null, dataDir: dir }), DatabaseLockedError)
+  // A lock left by a dead process is taken over.
+  writeFileSync(join(dir, 'pglite', 'lock.pid'), '999999999')
+  const db = await openDatabase({ url: null, dataDir: dir })
+  await db.close()
+})
+
+t.test('a failed migration rolls back and stops with a clear error', async t => {
+  const db = await testDatabase(t)
+  const bad = [{ version: 900, name: '900_broken.sql', checksum: 'x', sql: 'CREATE TABLE half_done (id int); SELECT no_such_function();' }]
+  await t.rejects(migrate(db, { migrations: bad }), MigrationError)
+  await t.rejects(migrate(db, { migrations: bad }), /900_broken\.sql failed and was rolled back/)
+  const table = await db.query("SELECT to_regclass('half_done') AS t")
+  t.same(table.rows, [{ t: null }], 'nothing of the failed migration remains')
+  const recorded = await db.query('SELECT version FROM schema_migrations WHERE version = 900')
+  t.equal(recorded.rowCount, 0)
+})
+
+t.test('an edited, already-applied migration is refused', async t => {
+  const db = await testDatabase(t)
+  const [first] = loadMigrations()
+  await t.rejects(migrate(db, { migrations: [{ ...first!, checksum: 'changed' }] }), /changed after it was applied/)
+})
+
+t.test('health reports 503 (ErrorResponse-compatible) when the embedded database is gone', async t => {
+  const h = await build(t)
+  await h.db.close()
+  const res = await h.inject({ method: 'GET', url: '/api/health' })
+  t.equal(res.statusCode, 503)
+  t.match(res.json(), { code: 'SERVICE_UNAVAILABLE', status: 'unavailable', checks: { database: { status: 'unavailable' } } })
+  t.notMatch(res.body, /closed|Error|stack/i, 'no internal error text')
+  assertContract(t, 'GET', '/api/health', res)
+})
+
+t.test('PostgreSQL: two concurrent migrators leave the database migrated once', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
+  const url = TEST_DATABASE_URL as string
+  const schema = `t_mig_${randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  t.teardown(async () => { await admin.query(`DROP SCHEMA ${schema} CASCADE`); await admin.end() })
+  const a = await openDatabase({ url, dataDir: null, schema })
+  const b = await openDatabase({ url, dataDir: null, schema })
+  t.teardown(async () => { await a.close(); await b.close() })
+  const [ra, rb] = await Promise.all([migrate(a), migrate(b)])
+  const names = loadMigrations().map(m => m.name)
+  t.same([...ra, ...rb].sort(), names.sort(), 'each migration applied by exactly one of the two')
+  const rows = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations')
+  t.equal(rows.rows[0]?.n, names.length)
+})
+
+t.test('PostgreSQL: the service recovers by itself when the database comes back', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
+  const target = new URL(TEST_DATABASE_URL as string)
+  const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) })
+  const viaProxy = new URL(target.href)
+  viaProxy.hostname = '127.0.0.1'
+  viaProxy.port = String(proxy.port)
+  // A schema of its own, migrated directly, then an app whose pool goes through the proxy.
+  const direct = await testDatabase(t)
+  const db = await openDatabase({ url: viaProxy.href, dataDir: null, schema: direct.schema as string, onError: () => {} })
+  t.teardown(async () => { await db.close() })
+  const h = await build(t, { db })
+
+  const ok = await h.inject({ method: 'GET', url: '/api/health' })
+  t.equal(ok.statusCode, 200)
+
+  proxy.down() // every backend connection cut, new ones refused
+  const down = await h.inject({ method: 'GET', url: '/api/health' })
+  t.equal(down.statusCode, 503)
+  assertContract(t, 'GET', '/api/health', down)
+
+  proxy.up()
+  let status = 0
+  for (let i = 0; i < 20 && status !== 200; i++) {
+    status = (await h.inject({ method: 'GET', url: '/api/health' })).statusCode
+    if (status !== 200) await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  t.equal(status, 200, 'healthy again without a restart')
+  const after = await Promise.all(Array.from({ length: 10 }, async () => (await h.inject({ method: 'GET', url: '/api/health' })).statusCode))
+  t.same(after, Array(10).fill(200), 'the following requests all succeed')
+})
+
+t.test('PostgreSQL: terminated backends are replaced by the pool', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
+  const h = await build(t)
+  const first = await h.inject({ method: 'GET', url: '/api/health' })
+  t.equal(first.statusCode, 200)
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL as string })
+  await admin.connect()
+  t.teardown(async () => { await admin.end() })
+  const schema = (h.db as { schema?: string }).schema as string
+  // Our pool's backends are the ones whose search_path option names our schema.
+  const killed = await admin.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'
+        AND application_name = $1`, [schema])
+  t.ok((killed.rowCount ?? 0) >= 1, 'at least one backend of this app was terminated')
+  await new Promise(resolve => setTimeout(resolve, 100))
+  let ok = 0
+  for (let i = 0; i < 10; i++) if ((await h.inject({ method: 'GET', url: '/api/health' })).statusCode === 200) ok++
+  t.ok(ok >= 9, `the next requests succeed (${ok}/10)`)
+})
+
+t.test('APP_ENV=production refuses an in-memory database and a missing secret', async t => {
+  t.throws(() => testConfig({ APP_ENV: 'production', PUBLIC_URL: 'https://x.example', SESSION_SECRET: 's'.repeat(32) }), /DATABASE_URL is required when APP_ENV=production/)
+  t.throws(() => testConfig({ APP_ENV: 'production', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'postgres://db/x' }), /SESSION_SECRET .* is required/)
+})
