@@ -1,7 +1,8 @@
+import { createRequire } from 'node:module'
 import fp from 'fastify-plugin'
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
 import { Redis } from 'ioredis'
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
 
@@ -9,7 +10,14 @@ import { serviceError } from '../errors.js'
 //  - authentication runs in onRequest, before the body is read or validated, so a caller without
 //    a session gets 401 (not 400/415) and costs no parsing. Operations whose security needs the
 //    raw body (Slack's signature) say `authAfterBody: true` and keep glue's preHandler.
-//  - `rateLimit: { scope }` names a policy; the numbers come from configuration.
+//  - `rateLimit: { scope }` names a policy; the numbers come from configuration. Operations
+//    without one (everything behind a session cookie) are not limited.
+//
+// Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
+//  - RATE_LIMIT_FAIL_OPEN=true (default): requests are counted in this instance's memory until
+//    Redis answers again, so limits still hold per instance (N instances: at most N × the limit)
+//    and an outage of Redis never takes the API down. Logged once per outage.
+//  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 500 INTERNAL_ERROR until Redis is back.
 
 export type RateLimitScope = 'client-ip' | 'api-key' | 'workspace-invitations'
 
@@ -21,6 +29,7 @@ function rateLimitFor (scope: RateLimitScope, config: Config) {
       // request.ip honours TRUST_PROXY: a spoofed X-Forwarded-For from an untrusted peer is ignored.
       return { max: config.rateLimit.authPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `ip:${r.ip}` }
     case 'api-key':
+      // Authentication ran first (onRequest, above), so the key is known; a request without one got 401.
       return { max: config.rateLimit.apiKeyPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
     case 'workspace-invitations':
       return { max: config.inviteEmailsPerHour, timeWindow: 3_600_000, keyGenerator: (r: FastifyRequest) => `ws:${r.principal?.workspaceId ?? 'none:' + r.ip}` }
@@ -39,6 +48,75 @@ declare module 'fastify' {
   }
 }
 
+// The plugin's own stores (CommonJS, no type declarations of their own).
+type StoreCallback = (error: Error | null, result?: { current: number, ttl: number }) => void
+type Store = FastifyRateLimitStore & { read?: (key: string, cb: StoreCallback, timeWindow: number, max: number) => void }
+const require = createRequire(import.meta.url)
+const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as new (continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, nameSpace: string) => Store
+const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number) => Store
+
+const NAMESPACE = 'workspace-service:rl:'
+
+/** Logs a Redis outage once when it starts and once when it ends, not on every failed call. */
+function outageLog (log: FastifyBaseLogger) {
+  let down = false
+  return {
+    failed (err: Error) {
+      if (down) return
+      down = true
+      log.warn({ err: err.message }, 'rate-limit store (Redis) unavailable')
+    },
+    ok () {
+      if (!down) return
+      down = false
+      log.info('rate-limit store (Redis) available again')
+    }
+  }
+}
+
+/** Redis first; on an error the same call goes to this instance's memory store (fail-open). */
+class FailOpenStore implements Store {
+  constructor (private readonly redis: Store, private readonly local: Store, private readonly health: ReturnType<typeof outageLog>) {}
+
+  incr (key: string, cb: StoreCallback, timeWindow: number, max: number): void {
+    this.redis.incr(key, (err, res) => {
+      if (err === null || err === undefined) {
+        this.health.ok()
+        cb(null, res)
+        return
+      }
+      this.health.failed(err)
+      this.local.incr(key, cb, timeWindow, max)
+    }, timeWindow, max)
+  }
+
+  read (key: string, cb: StoreCallback, timeWindow: number, max: number): void {
+    const fallback = () => { (this.local.read as NonNullable<Store['read']>)(key, cb, timeWindow, max) }
+    if (this.redis.read === undefined) { fallback(); return }
+    this.redis.read(key, (err, res) => { if (err === null || err === undefined) cb(null, res); else fallback() }, timeWindow, max)
+  }
+
+  child (routeOptions: Parameters<Store['child']>[0]): Store {
+    return new FailOpenStore(this.redis.child(routeOptions), this.local.child(routeOptions), this.health)
+  }
+}
+
+/** Waits (bounded) for the first connection attempt, so the first requests do not race it. */
+async function firstConnection (redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return
+  await new Promise<void>(resolve => {
+    const done = () => {
+      clearTimeout(timer)
+      redis.off('ready', done)
+      redis.off('error', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    redis.once('ready', done)
+    redis.once('error', done)
+  })
+}
+
 async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOptions): Promise<void> {
   const { config } = opts
   fastify.addHook('onRoute', (route: RouteOptions) => {
@@ -50,32 +128,47 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
       delete route.preHandler
     }
     if (cfg.rateLimit !== undefined && cfg.rateLimit !== false && cfg.rateLimit.scope !== undefined) {
-      // A fresh object: glue hands every instance the same parsed contract.
+      // A fresh object: glue hands every instance the same parsed contract. The rate-limit hook
+      // is appended after the authentication hook, so it sees request.principal.
       route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config), hook: 'onRequest' } }
     }
   })
 
   let redis: Redis | undefined = opts.redis
+  const health = outageLog(fastify.log)
   if (redis === undefined && config.rateLimit.redisUrl !== null) {
-    redis = new Redis(config.rateLimit.redisUrl, {
-      // Bounded: a Redis outage must not hold requests for long (see RATE_LIMIT_FAIL_OPEN).
+    const owned = new Redis(config.rateLimit.redisUrl, {
+      // Bounded: a Redis outage must not hold requests (no offline queue: a call fails at once
+      // while disconnected; a hung server fails the call after commandTimeout).
       connectTimeout: 1000,
       commandTimeout: 500,
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
-      lazyConnect: false
+      retryStrategy: times => Math.min(times * 200, 5000)
     })
-    redis.on('error', err => fastify.log.warn({ err: err.message }, 'rate-limit store (Redis) error'))
-    const owned = redis
+    owned.on('error', (err: Error) => { health.failed(err) })
+    owned.on('ready', () => { health.ok() })
     fastify.addHook('onClose', async () => { owned.disconnect() })
+    await firstConnection(owned, 1000)
+    redis = owned
   }
   fastify.decorate('rateLimitStore', redis !== undefined ? 'redis' : 'memory')
+  fastify.log.info({ store: fastify.rateLimitStore, failOpen: config.rateLimit.failOpen }, 'rate-limit store')
+
+  let store: { store: new () => Store } | { redis: Redis, nameSpace: string } | Record<string, never> = {}
+  if (redis !== undefined && config.rateLimit.failOpen) {
+    const shared = redis
+    // @fastify/rate-limit constructs the store itself; a class whose constructor returns ours.
+    store = { store: class { constructor () { return new FailOpenStore(new RedisStore(false, false, shared, NAMESPACE), new LocalStore(false, false), health) } } as unknown as new () => Store }
+  } else if (redis !== undefined) {
+    store = { redis, nameSpace: NAMESPACE }
+  }
 
   await fastify.register(rateLimit, {
     global: false,
-    ...(redis !== undefined ? { redis, nameSpace: 'workspace-service:rl:' } : {}),
-    // Redis down: true = let requests through (logged), false = answer 500. See README.
-    skipOnError: config.rateLimit.failOpen,
+    ...store,
+    // Fail-closed: a store error reaches the error handler as a (masked) 500.
+    skipOnError: false,
     errorResponseBuilder: (_req, ctx) => serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(ctx.ttl / 1000))])
   })
 }

@@ -1,0 +1,117 @@
+import { randomInt } from 'node:crypto'
+import type { Clock } from '../clock.js'
+import type { Database } from '../db/client.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from '../db/api-keys.js'
+import { serviceError } from '../errors.js'
+import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import { auditActorOf } from '../members/audit-actor.js'
+import type { Principal } from '../principal.js'
+
+// API keys: `wsk_<12 lower-case alphanumerics>_<43 base64url chars = 32 random bytes>`. The first
+// 16 characters (`wsk_` + id part) are the stored, listed and looked-up prefix; the database keeps
+// only the SHA-256 of the whole key. A key acts as the admin who created it, while that person is
+// still an active admin of the key's workspace.
+
+const KEY_PATTERN = /^(wsk_[0-9a-z]{12})_[A-Za-z0-9_-]{43}$/
+const PREFIX_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
+/** last_used_at is written at most this often per key (it is shown to admins, not used for limits). */
+export const LAST_USED_RESOLUTION_MS = 60_000
+
+/** A key as the contract's ApiKey schema shows it (never the secret or its hash). */
+export interface ApiKeyView {
+  id: string
+  name: string
+  prefix: string
+  createdBy: string | null
+  createdAt: string
+  lastUsedAt: string | null
+}
+
+export interface ApiKeyService {
+  /** Creates a key for the actor's workspace; `secret` is the whole key, returned only here. */
+  create(actor: Principal, input: { name: string }): Promise<ApiKeyView & { secret: string }>
+  list(actor: Principal): Promise<ApiKeyView[]>
+  /** Revokes a live key of the actor's workspace (NOT_FOUND otherwise); effective at once. */
+  revoke(actor: Principal, apiKeyId: string): Promise<void>
+  /** The principal a presented key acts as, or null when it is not a live key of an active admin. */
+  authenticate(key: string): Promise<Principal | null>
+}
+
+export function apiKeyView (k: ApiKeyRow): ApiKeyView {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    createdBy: k.createdBy,
+    createdAt: k.createdAt.toISOString(),
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null
+  }
+}
+
+function newPrefix (): string {
+  let id = ''
+  for (let i = 0; i < 12; i++) id += PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)]
+  return `wsk_${id}`
+}
+
+export function createApiKeyService (deps: { db: Database, clock: Clock }): ApiKeyService {
+  const { db, clock } = deps
+  return {
+    async create (actor, input) {
+      const prefix = newPrefix()
+      const secret = `${prefix}_${randomToken(32)}`
+      return await db.transaction(async tx => {
+        const now = clock.now()
+        const row = await insertApiKey(tx, { workspaceId: actor.workspaceId, createdBy: actor.userId, name: input.name, prefix, secretHash: hashToken(secret), now })
+        await insertAuditEvent(tx, {
+          workspaceId: actor.workspaceId,
+          action: 'api_key.created',
+          actor: auditActorOf(actor),
+          target: { type: 'api_key', id: row.id },
+          // The prefix is shown in every key list; the secret and its hash never leave the row.
+          payload: { name: row.name, prefix: row.prefix },
+          now
+        })
+        return { ...apiKeyView(row), secret }
+      })
+    },
+
+    async list (actor) {
+      return (await listActiveApiKeys(db, actor.workspaceId)).map(apiKeyView)
+    },
+
+    async revoke (actor, apiKeyId) {
+      await db.transaction(async tx => {
+        const now = clock.now()
+        // Scoped to the actor's workspace: another workspace's key is as absent as an unknown one.
+        const row = await revokeApiKey(tx, actor.workspaceId, apiKeyId, now)
+        if (row === null) throw serviceError('NOT_FOUND', ['API key'])
+        await insertAuditEvent(tx, {
+          workspaceId: actor.workspaceId,
+          action: 'api_key.revoked',
+          actor: auditActorOf(actor),
+          target: { type: 'api_key', id: row.id },
+          payload: { name: row.name, prefix: row.prefix },
+          now
+        })
+      })
+    },
+
+    async authenticate (key) {
+      const m = KEY_PATTERN.exec(key)
+      if (m === null) return null
+      const found = await findLiveApiKeyByPrefix(db, m[1] as string)
+      // The prefix is not secret; the hash comparison is the check, and it is constant-time.
+      if (found === null || !safeEqual(found.secretHash, hashToken(key))) return null
+      const u = found.creator
+      // Read on every request, so demoting, disabling or removing the creator stops the key at once.
+      if (u === null || u.status !== 'active' || u.role !== 'admin' || u.workspaceId !== found.workspaceId) return null
+      const now = clock.now()
+      if (found.lastUsedAt === null || now.getTime() - found.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+        await touchApiKey(db, found.id, now, LAST_USED_RESOLUTION_MS)
+      }
+      return { kind: 'apiKey', userId: u.id, workspaceId: found.workspaceId, email: u.email, name: u.name, role: u.role, sessionId: null, apiKeyId: found.id }
+    }
+  }
+}

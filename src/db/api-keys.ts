@@ -1,0 +1,94 @@
+import type { Queryable } from './client.js'
+import type { Role, UserStatus } from './users.js'
+
+export interface ApiKeyRow {
+  id: string
+  workspaceId: string
+  createdBy: string | null
+  name: string
+  /** The key's first characters (`wsk_` + 12), unique: keys are looked up by it. */
+  prefix: string
+  secretHash: string
+  createdAt: Date
+  lastUsedAt: Date | null
+  revokedAt: Date | null
+}
+
+const COLUMNS = `id, workspace_id AS "workspaceId", created_by AS "createdBy", name, prefix, secret_hash AS "secretHash",
+  created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`
+
+export async function insertApiKey (q: Queryable, k: { workspaceId: string, createdBy: string, name: string, prefix: string, secretHash: string, now: Date }): Promise<ApiKeyRow> {
+  const r = await q.query<ApiKeyRow>(
+    `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+    [k.workspaceId, k.createdBy, k.name, k.prefix, k.secretHash, k.now])
+  return r.rows[0] as ApiKeyRow
+}
+
+/** The workspace's live (not revoked) keys, newest first. A workspace holds few keys: no paging. */
+export async function listActiveApiKeys (q: Queryable, workspaceId: string): Promise<ApiKeyRow[]> {
+  const r = await q.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
+    [workspaceId])
+  return r.rows
+}
+
+/** Revokes a live key of this workspace; null when there is none (unknown, foreign or already revoked). */
+export async function revokeApiKey (q: Queryable, workspaceId: string, id: string, now: Date): Promise<ApiKeyRow | null> {
+  const r = await q.query<ApiKeyRow>(
+    `UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [id, workspaceId, now])
+  return r.rows[0] ?? null
+}
+
+/** A live key and the user who created it, in one round trip: what authentication needs. */
+export interface ApiKeyCredential {
+  id: string
+  workspaceId: string
+  secretHash: string
+  lastUsedAt: Date | null
+  creator: null | { id: string, workspaceId: string, email: string, name: string | null, role: Role, status: UserStatus }
+}
+
+interface CredentialRow {
+  id: string
+  workspaceId: string
+  secretHash: string
+  lastUsedAt: Date | null
+  userId: string | null
+  userWorkspaceId: string
+  email: string
+  name: string | null
+  role: Role
+  status: UserStatus
+}
+
+export async function findLiveApiKeyByPrefix (q: Queryable, prefix: string): Promise<ApiKeyCredential | null> {
+  const r = await q.query<CredentialRow>(
+    `SELECT k.id, k.workspace_id AS "workspaceId", k.secret_hash AS "secretHash", k.last_used_at AS "lastUsedAt",
+            u.id AS "userId", u.workspace_id AS "userWorkspaceId", u.email, u.name, u.role, u.status
+       FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+      WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
+    [prefix])
+  const row = r.rows[0]
+  if (row === undefined) return null
+  return {
+    id: row.id,
+    workspaceId: row.workspaceId,
+    secretHash: row.secretHash,
+    lastUsedAt: row.lastUsedAt,
+    creator: row.userId === null
+      ? null
+      : { id: row.userId, workspaceId: row.userWorkspaceId, email: row.email, name: row.name, role: row.role, status: row.status }
+  }
+}
+
+/**
+ * Records use of a key, at most once per `minIntervalMs`: the condition makes concurrent requests
+ * (and several instances) write the row once per interval instead of on every request.
+ */
+export async function touchApiKey (q: Queryable, id: string, now: Date, minIntervalMs: number): Promise<void> {
+  await q.query(
+    'UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)',
+    [id, now, new Date(now.getTime() - minIntervalMs)])
+}

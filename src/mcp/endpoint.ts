@@ -1,0 +1,69 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Logger } from '../logger.js'
+import type { Principal } from '../principal.js'
+import { errorBody, toServiceError } from '../plugins/errors.js'
+import { argumentsError, type McpTool } from './tools.js'
+
+// The MCP endpoint, stateless: every HTTP request gets a fresh server and transport bound to the
+// caller's principal, answers as JSON (enableJsonResponse) and is closed. The low-level Server is
+// used instead of McpServer on purpose: tool schemas come from openapi.yaml as JSON Schema (not
+// zod), and a tool error carries the REST API's `code`, which McpServer's own validation cannot.
+
+export interface McpEndpoint {
+  readonly tools: readonly McpTool[]
+  /** One JSON-RPC POST: the web Request carries the headers; `body` is the already parsed JSON. */
+  handle(call: { principal: Principal, request: Request, body: unknown, log: Logger }): Promise<Response>
+}
+
+/** A tool error: `isError` with the ErrorResponse JSON ({message, code, details?}) as its text. */
+function toolError (err: unknown, log: Logger, tool: string): CallToolResult {
+  const { error, internal } = toServiceError(err)
+  if (internal || error.statusCode >= 500) log.error({ err, tool }, 'MCP tool failed')
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(error)) }] }
+}
+
+export function createMcpEndpoint (deps: { tools: McpTool[], version: string }): McpEndpoint {
+  const { tools, version } = deps
+  const byName = new Map(tools.map(t => [t.name, t]))
+  const listing = tools.map(t => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }))
+
+  function serverFor (principal: Principal, log: Logger): Server {
+    const server = new Server({ name: 'workspace-service', version }, { capabilities: { tools: {} } })
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing as never }))
+    server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+      const tool = byName.get(req.params.name)
+      // An unknown tool is a protocol error (JSON-RPC -32602), as the specification asks.
+      if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
+      // A copy: the validator trims and fills defaults in place.
+      const args = structuredClone(req.params.arguments ?? {})
+      if (!tool.validate(args)) return toolError(argumentsError(tool.validate), log, tool.name)
+      try {
+        const result = await tool.run(principal, args)
+        return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
+      } catch (err) {
+        return toolError(err, log, tool.name)
+      }
+    })
+    return server
+  }
+
+  return {
+    tools,
+    async handle ({ principal, request, body, log }) {
+      const server = serverFor(principal, log)
+      // No sessionIdGenerator: stateless mode (no Mcp-Session-Id; any instance can answer).
+      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
+      transport.onerror = err => { log.debug({ err: err.message }, 'MCP transport rejected a request') }
+      try {
+        await server.connect(transport)
+        // In JSON mode the promise settles once every response is ready; the body is a string.
+        return await transport.handleRequest(request, { parsedBody: body })
+      } finally {
+        await transport.close().catch(() => {})
+        await server.close().catch(() => {})
+      }
+    }
+  }
+}
