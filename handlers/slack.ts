@@ -1,0 +1,49 @@
+import type { FastifyReply } from 'fastify'
+import type { HandlerGroup } from './types.js'
+import type { HandlerDeps } from './index.js'
+import { principalOf } from '../src/principal.js'
+import { serviceError } from '../src/errors.js'
+import { SLACK_STATE_COOKIE, SLACK_STATE_COOKIE_PATH, SLACK_STATE_TTL_SECONDS } from '../src/slack/service.js'
+
+export function slackHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents'> {
+  const { slack } = services
+  // The state cookie is scoped to the Slack OAuth paths; Lax so Slack's top-level redirect back
+  // carries it; Secure like the session cookie (not on plain-http local).
+  const stateCookie = (reply: FastifyReply) => ({
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    path: SLACK_STATE_COOKIE_PATH,
+    secure: config.session.secureCookie || reply.request.protocol === 'https'
+  })
+  return {
+    async getOauthSlackInstall (request, reply) {
+      const { location, state } = await slack.startInstall(principalOf(request))
+      reply.setCookie(SLACK_STATE_COOKIE, state, { ...stateCookie(reply), maxAge: SLACK_STATE_TTL_SECONDS })
+      return await reply.redirect(location, 302)
+    },
+
+    async getOauthSlackCallback (request, reply) {
+      // Cleared whatever the outcome: a state is good for one attempt only.
+      reply.clearCookie(SLACK_STATE_COOKIE, stateCookie(reply))
+      const q = request.query
+      await slack.completeInstall({ cookieState: request.cookies[SLACK_STATE_COOKIE], queryState: q.state, code: q.code, error: q.error })
+      return await reply.redirect(config.appUrl, 302)
+    },
+
+    async postSlackEvents (request) {
+      const body = request.body
+      if (body.type === 'url_verification') {
+        if (typeof body.challenge !== 'string') {
+          throw serviceError('VALIDATION_FAILED', ['url_verification needs a challenge'], { errors: [{ in: 'body', field: 'challenge', message: 'is required for url_verification' }] })
+        }
+        return { challenge: body.challenge }
+      }
+      if (body.type === 'event_callback') {
+        const retry = request.headers['x-slack-retry-num' as keyof typeof request.headers]
+        await slack.receive(body, { retryNum: typeof retry === 'string' ? retry : undefined })
+      }
+      // Other envelope types (app_rate_limited, ...) need nothing but the acknowledgement.
+      return { ok: true }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { Queryable } from './client.js'
+
+// Chat-platform events, recorded before they are acknowledged and processed afterwards.
+// event_id is the primary key: a retry of an event already recorded inserts nothing.
+// While status is 'received', processed_at holds the time a worker claimed the row (a lease):
+// a claim is one conditional UPDATE, so two instances never process the same event at once,
+// and a claim whose worker died becomes claimable again once the lease has run out.
+
+export type ChatEventStatus = 'received' | 'processed' | 'failed' | 'ignored'
+
+export interface ChatEventRow {
+  eventId: string
+  teamId: string | null
+  type: string
+  payload: Record<string, unknown>
+  status: ChatEventStatus
+  error: string | null
+  receivedAt: Date
+  processedAt: Date | null
+}
+
+/** Record an event; false when this event_id was already recorded (a duplicate or a retry). */
+export async function insertChatEvent (q: Queryable, e: { eventId: string, teamId: string | null, type: string, payload: Record<string, unknown>, now: Date }): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO chat_events (event_id, team_id, type, payload, status, received_at)
+     VALUES ($1, $2, $3, $4, 'received', $5) ON CONFLICT (event_id) DO NOTHING`,
+    [e.eventId, e.teamId, e.type, JSON.stringify(e.payload), e.now])
+  return r.rowCount === 1
+}
+
+/** Claim an unprocessed event for processing; null when it is done or another worker holds it. */
+export async function claimChatEvent (q: Queryable, eventId: string, now: Date, leaseMs: number): Promise<ChatEventRow | null> {
+  const r = await q.query<ChatEventRow>(
+    `UPDATE chat_events SET processed_at = $2
+      WHERE event_id = $1 AND status = 'received' AND (processed_at IS NULL OR processed_at <= $3)
+      RETURNING event_id AS "eventId", team_id AS "teamId", type, payload, status, error,
+                received_at AS "receivedAt", processed_at AS "processedAt"`,
+    [eventId, now, new Date(now.getTime() - leaseMs)])
+  return r.rows[0] ?? null
+}
+
+/** Events still waiting (never claimed, or their claim's lease ran out), oldest first. */
+export async function listClaimableChatEvents (q: Queryable, now: Date, leaseMs: number, limit: number): Promise<string[]> {
+  const r = await q.query<{ eventId: string }>(
+    `SELECT event_id AS "eventId" FROM chat_events
+      WHERE status = 'received' AND (processed_at IS NULL OR processed_at <= $1)
+      ORDER BY received_at LIMIT $2`,
+    [new Date(now.getTime() - leaseMs), limit])
+  return r.rows.map(row => row.eventId)
+}
+
+/** The outcome of processing. `error` is a short internal note, never a token. */
+export async function finishChatEvent (q: Queryable, eventId: string, f: { status: Exclude<ChatEventStatus, 'received'>, error?: string | null, now: Date }): Promise<void> {
+  await q.query(
+    "UPDATE chat_events SET status = $2, error = $3, processed_at = $4 WHERE event_id = $1 AND status = 'received'",
+    [eventId, f.status, f.error ?? null, f.now])
+}

@@ -1,0 +1,28 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+
+// Secrets kept at rest (Slack bot tokens): AES-256-GCM with ENCRYPTION_KEY and a random 96-bit IV
+// per value, stored as base64(iv | tag | ciphertext). `context` is bound as additional
+// authenticated data, so a ciphertext copied to another row (another team) does not decrypt.
+
+const IV_BYTES = 12
+const TAG_BYTES = 16
+
+export function encryptSecret (key: Buffer, plaintext: string, context = ''): string {
+  if (key.length !== 32) throw new RangeError('encryptSecret: the key must be 32 bytes')
+  const iv = randomBytes(IV_BYTES)
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
+  cipher.setAAD(Buffer.from(context, 'utf8'))
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64')
+}
+
+/** Throws when the value was not made with this key and context, or was altered. */
+export function decryptSecret (key: Buffer, encoded: string, context = ''): string {
+  if (key.length !== 32) throw new RangeError('decryptSecret: the key must be 32 bytes')
+  const raw = Buffer.from(encoded, 'base64')
+  if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('decryptSecret: the value is too short to be a ciphertext')
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES })
+  decipher.setAAD(Buffer.from(context, 'utf8'))
+  decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES))
+  return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
+}

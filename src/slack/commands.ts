@@ -1,0 +1,30 @@
+// The bot's one command, parsed from a message's text as Slack delivers it: mentions arrive as
+// `<@U123>`, e-mail addresses as `<mailto:a@b.c|a@b.c>`, and &, <, > are HTML-escaped.
+
+export type BotCommand =
+  | { kind: 'invite', email: string, role: 'admin' | 'member' }
+  | { kind: 'help' }
+
+// Deliberately plain: the invitations service validates the address again.
+const EMAIL = /^[^\s@<>|]+@[^\s@<>|]+\.[^\s@<>|]+$/
+
+export function parseCommand (text: string): BotCommand {
+  const cleaned = text
+    .replace(/<@[A-Z0-9]+(\|[^>]*)?>/gi, ' ')
+    .replace(/<mailto:([^|>]+)(\|[^>]*)?>/gi, '$1')
+    .replace(/\s+/g, ' ')
+    .trim()
+  const m = /^invite ([^ ]+)(?: (admin|member))?$/i.exec(cleaned)
+  if (m === null) return { kind: 'help' }
+  const email = (m[1] as string).toLowerCase()
+  if (email.length > 254 || !EMAIL.test(email)) return { kind: 'help' }
+  const role = (m[2]?.toLowerCase() ?? 'member') as 'admin' | 'member'
+  return { kind: 'invite', email, role }
+}
+
+/** Escape text for Slack's mrkdwn (only &, < and > are special). */
+export function escapeSlackText (s: string): string {
+  return s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
+}
+
+export const HELP_TEXT = 'I can invite people to your workspace. Say `invite someone@example.com` or `invite someone@example.com admin` (admins only).'
