@@ -42,7 +42,10 @@ export interface AuditEventRow {
   createdAt: Date
 }
 
-/** Newest first; `before` is the id cursor (ids grow with time). */
+/**
+ * Newest first; `before` is the id cursor (ids grow with time). ORDER BY names the table's column:
+ * a bare `id` would be the text alias of the select list and sort '9' after '10'.
+ */
 export async function listAuditEvents (q: Queryable, f: { workspaceId: string, action?: string | undefined, targetType?: string | undefined, targetId?: string | undefined, before?: string | undefined, limit: number }): Promise<AuditEventRow[]> {
   const r = await q.query<AuditEventRow>(
     `SELECT id::text AS id, action, actor_type AS "actorType", actor_id AS "actorId", actor_label AS "actorLabel",
@@ -53,7 +56,7 @@ export async function listAuditEvents (q: Queryable, f: { workspaceId: string, a
         AND ($3::text IS NULL OR target_type = $3)
         AND ($4::text IS NULL OR target_id = $4)
         AND ($5::bigint IS NULL OR id < $5)
-      ORDER BY id DESC LIMIT $6`,
+      ORDER BY audit_events.id DESC LIMIT $6`,
     [f.workspaceId, f.action ?? null, f.targetType ?? null, f.targetId ?? null, f.before ?? null, f.limit])
   return r.rows
 }

@@ -53,7 +53,7 @@ export async function listUsers (q: Queryable, workspaceId: string, page: { limi
 }
 
 export async function countActiveAdmins (q: Queryable, workspaceId: string): Promise<number> {
-  const r = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active'`, [workspaceId])
+  const r = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active'", [workspaceId])
   return r.rows[0]?.n ?? 0
 }
 
@@ -68,4 +68,33 @@ export async function setUserStatus (q: Queryable, userId: string, status: UserS
 
 export async function setUserWorkosId (q: Queryable, userId: string, workosUserId: string, now: Date): Promise<void> {
   await q.query('UPDATE users SET workos_user_id = $2, updated_at = $3 WHERE id = $1', [userId, workosUserId, now])
+}
+
+/**
+ * The active admins of a workspace, locked FOR UPDATE in id order (one order for every caller, so
+ * two admin changes cannot deadlock). Holding these locks while counting and changing makes the
+ * last-admin rule race-safe: a concurrent demotion or removal waits, then sees the new state.
+ */
+export async function lockActiveAdmins (q: Queryable, workspaceId: string): Promise<string[]> {
+  const r = await q.query<{ id: string }>(
+    "SELECT id FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active' ORDER BY id FOR UPDATE",
+    [workspaceId])
+  return r.rows.map(row => row.id)
+}
+
+/** A member of the workspace (not removed), its row locked for the rest of the transaction. */
+export async function lockUserInWorkspace (q: Queryable, workspaceId: string, userId: string): Promise<UserRow | null> {
+  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed' FOR UPDATE`, [userId, workspaceId])
+  return r.rows[0] ?? null
+}
+
+/**
+ * Marks every live API key a user created as revoked; returns how many. It lives here, not in
+ * api-keys.ts, because removing a member is a users-table action (src/members) and the api_keys
+ * repository belongs to the API-key feature. Authentication also refuses keys whose creator is
+ * no longer an active admin; this makes the revocation visible in the key list as well.
+ */
+export async function revokeApiKeysCreatedBy (q: Queryable, userId: string, now: Date): Promise<number> {
+  const r = await q.query('UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL', [userId, now])
+  return r.rowCount
 }

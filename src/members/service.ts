@@ -1,0 +1,79 @@
+import type { Clock } from '../clock.js'
+import type { Database, Queryable } from '../db/client.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { revokeUserSessions } from '../db/sessions.js'
+import {
+  lockActiveAdmins, lockUserInWorkspace, revokeApiKeysCreatedBy, setUserStatus, updateUserRole,
+  type Role, type UserRow
+} from '../db/users.js'
+import { serviceError } from '../errors.js'
+import type { Principal } from '../principal.js'
+import { auditActorOf } from './audit-actor.js'
+
+export interface MemberService {
+  /** Sets a member's role; demoting the last active admin is refused (LAST_ADMIN). */
+  changeRole(actor: Principal, userId: string, role: Role): Promise<UserRow>
+  /** Removes a member: status 'removed', sessions and created API keys revoked at once. */
+  remove(actor: Principal, userId: string): Promise<void>
+}
+
+export function createMemberService (deps: { db: Database, clock: Clock }): MemberService {
+  const { db, clock } = deps
+
+  /**
+   * Locks the workspace's admin rows, then the target. The acting admin must still be one of
+   * them: a request authenticated just before a concurrent demotion committed is refused here.
+   */
+  async function lockForChange (tx: Queryable, actor: Principal, userId: string) {
+    const admins = await lockActiveAdmins(tx, actor.workspaceId)
+    if (!admins.includes(actor.userId)) throw serviceError('FORBIDDEN', ['admin'])
+    const target = await lockUserInWorkspace(tx, actor.workspaceId, userId)
+    if (target === null) throw serviceError('NOT_FOUND', ['User'])
+    // Only an active admin counts towards the rule; removing a disabled admin leaves the count.
+    const isCountedAdmin = admins.includes(target.id)
+    return { target, lastAdmin: isCountedAdmin && admins.length <= 1 }
+  }
+
+  return {
+    async changeRole (actor, userId, role) {
+      return await db.transaction(async tx => {
+        const { target, lastAdmin } = await lockForChange(tx, actor, userId)
+        if (target.role === role) return target // nothing changes, nothing to audit
+        if (role !== 'admin' && lastAdmin) throw serviceError('LAST_ADMIN', [], { userId })
+        const now = clock.now()
+        const updated = await updateUserRole(tx, target.id, role, now)
+        if (updated === null) throw serviceError('NOT_FOUND', ['User'])
+        await insertAuditEvent(tx, {
+          workspaceId: actor.workspaceId,
+          action: 'member.role_changed',
+          actor: auditActorOf(actor),
+          target: { type: 'user', id: target.id },
+          payload: { from: target.role, to: role },
+          now
+        })
+        return updated
+      })
+    },
+
+    async remove (actor, userId) {
+      await db.transaction(async tx => {
+        const { target, lastAdmin } = await lockForChange(tx, actor, userId)
+        if (lastAdmin) throw serviceError('LAST_ADMIN', [], { userId })
+        const now = clock.now()
+        await setUserStatus(tx, target.id, 'removed', now)
+        // Sessions are checked against the row on every request; revoking them also ends them
+        // for good should the status ever be changed back.
+        const sessions = await revokeUserSessions(tx, target.id, now)
+        const apiKeys = await revokeApiKeysCreatedBy(tx, target.id, now)
+        await insertAuditEvent(tx, {
+          workspaceId: actor.workspaceId,
+          action: 'member.removed',
+          actor: auditActorOf(actor),
+          target: { type: 'user', id: target.id },
+          payload: { email: target.email, role: target.role, revokedSessions: sessions, revokedApiKeys: apiKeys },
+          now
+        })
+      })
+    }
+  }
+}
