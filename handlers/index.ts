@@ -3,6 +3,15 @@ import type { Services } from '../src/services.js'
 import type { HandlerMap } from './types.js'
 import { healthHandlers } from './health.js'
 import { metaHandlers } from './meta.js'
+import { adminHandlers } from './admin.js'
+import { invitationHandlers } from './invitations.js'
+import { authHandlers } from './auth.js'
+import { usersHandlers } from './users.js'
+import { oauthHandlers } from './oauth.js'
+import { pagesHandlers } from './pages.js'
+import { slackHandlers } from './slack.js'
+import { apiKeyHandlers } from './api-keys.js'
+import { mcpHandlers } from './mcp.js'
 
 /** What every handler group is built from (no module singletons). */
 export interface HandlerDeps {
@@ -15,6 +24,15 @@ export interface HandlerDeps {
 export function createHandlers (deps: HandlerDeps): HandlerMap {
   return {
     ...healthHandlers(deps),
-    ...metaHandlers(deps)
+    ...metaHandlers(deps),
+    ...adminHandlers(deps),
+    ...invitationHandlers(deps),
+    ...authHandlers(deps),
+    ...usersHandlers(deps),
+    ...oauthHandlers(deps),
+    ...pagesHandlers(deps),
+    ...slackHandlers(deps),
+    ...apiKeyHandlers(deps),
+    ...mcpHandlers(deps)
   } as HandlerMap
 }

@@ -50,8 +50,8 @@ async function shutdown (signal: string): Promise<void> {
     process.exit(1)
   }
 }
-process.once('SIGTERM', () => { void shutdown('SIGTERM') })
-process.once('SIGINT', () => { void shutdown('SIGINT') })
+process.once('SIGTERM', () => { shutdown('SIGTERM').catch(() => process.exit(1)) })
+process.once('SIGINT', () => { shutdown('SIGINT').catch(() => process.exit(1)) })
 
 await app.listen({ port: config.port, host: config.host })
 app.log.info({

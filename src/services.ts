@@ -4,8 +4,13 @@ import type { Database } from './db/client.js'
 import type { Mailer } from './mail/mailer.js'
 import type { Logger } from './logger.js'
 import type { SecurityServices } from './plugins/auth.js'
-import { serviceError } from './errors.js'
 import { createSessionService, type SessionService, type SessionTokenSigner } from './sessions/service.js'
+import { createMemberService, type MemberService } from './members/service.js'
+import { createAuditTrailService, type AuditTrailService } from './members/audit-trail.js'
+import { createAuthService, type AuthService } from './auth/service.js'
+import { createInvitationService, type InvitationService } from './invitations/service.js'
+import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
+import { createSlackService, type SlackService } from './slack/service.js'
 
 /** What the services are built from: the ports with their real adapters. */
 export interface Ports {
@@ -22,20 +27,36 @@ export interface Services {
   readonly ports: Ports
   readonly sessions: SessionService
   readonly security: SecurityServices
+  readonly members: MemberService
+  readonly auditTrail: AuditTrailService
+  readonly auth: AuthService
+  readonly invitations: InvitationService
+  readonly apiKeys: ApiKeyService
+  readonly slack: SlackService
   close(): Promise<void>
 }
 
 export function createServices (ports: Ports): Services {
   const sessions = createSessionService({ db: ports.db, clock: ports.clock, signer: ports.signer, ttlSeconds: ports.config.session.ttlSeconds })
+  const apiKeys = createApiKeyService({ db: ports.db, clock: ports.clock })
   const security: SecurityServices = {
     authenticateSession: async token => await sessions.authenticate(token),
-    authenticateApiKey: async () => null,
-    verifySlackSignature: () => { throw serviceError('CHAT_PLATFORM_NOT_CONFIGURED') }
+    authenticateApiKey: async key => await apiKeys.authenticate(key),
+    verifySlackSignature: request => { slack.verifySignature(request) }
   }
+  const auth = createAuthService(ports, sessions)
+  const invitations = createInvitationService(ports)
+  const slack = createSlackService({ config: ports.config, db: ports.db, clock: ports.clock, log: ports.log, invitations })
   return {
     ports,
     sessions,
     security,
-    async close () {}
+    members: createMemberService({ db: ports.db, clock: ports.clock }),
+    auditTrail: createAuditTrailService({ db: ports.db }),
+    auth,
+    invitations,
+    apiKeys,
+    slack,
+    async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -77,12 +77,23 @@ export async function findInvitationByTokenHash (q: Queryable, tokenHash: string
   return r.rows[0] ?? null
 }
 
-/** Give a pending invitation a fresh token and expiry (re-send). Returns null if it is not pending. */
+/** Give a pending, unexpired invitation a fresh token and expiry (re-send). Null if it is not pending now. */
 export async function refreshInvitationToken (q: Queryable, id: string, tokenHash: string | null, expiresAt: Date, now: Date): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL, updated_at = $4
-      WHERE id = $1 AND status = 'pending' RETURNING ${INVITATION_COLUMNS}`, [id, tokenHash, expiresAt, now])
+      WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${INVITATION_COLUMNS}`, [id, tokenHash, expiresAt, now])
   return r.rows[0] ?? null
+}
+
+/**
+ * Write the lazy expiry of this workspace + e-mail's pending invitation, if it is past its
+ * expiry, so that a new invite makes a new invitation instead of reviving an expired one. The
+ * token hash stays, so the old link is still recognised and answered "expired".
+ */
+export async function expireStalePendingInvitation (q: Queryable, workspaceId: string, email: string, now: Date): Promise<void> {
+  await q.query(
+    `UPDATE invitations SET status = 'expired', updated_at = $3
+      WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3`, [workspaceId, email, now])
 }
 
 export async function recordDelivery (q: Queryable, id: string, d: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }): Promise<void> {
@@ -105,10 +116,11 @@ export async function markInvitationAccepted (q: Queryable, id: string, userId: 
   return r.rowCount === 1
 }
 
+/** Revoke a pending, unexpired invitation; null when there is none such in this workspace. */
 export async function markInvitationRevoked (q: Queryable, workspaceId: string, id: string, now: Date): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET status = 'revoked', revoked_at = $3, token_hash = NULL, updated_at = $3
-      WHERE id = $1 AND workspace_id = $2 AND status = 'pending' RETURNING ${INVITATION_COLUMNS}`, [id, workspaceId, now])
+      WHERE id = $1 AND workspace_id = $2 AND status = 'pending' AND expires_at > $3 RETURNING ${INVITATION_COLUMNS}`, [id, workspaceId, now])
   return r.rows[0] ?? null
 }
 
@@ -125,4 +137,14 @@ export async function listInvitations (q: Queryable, f: { workspaceId: string, s
       ORDER BY created_at DESC, id DESC LIMIT $4`,
     [f.workspaceId, f.status ?? null, f.now, f.limit, f.before?.createdAt ?? null, f.before?.id ?? null])
   return r.rows
+}
+
+/** create-admin: the pending admin invitation for this e-mail in a workspace of this name, if any. */
+export async function findPendingInvitationByWorkspaceName (q: Queryable, workspaceName: string, email: string, now: Date): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = (
+       SELECT i.id FROM invitations i JOIN workspaces w ON w.id = i.workspace_id
+        WHERE w.name = $1 AND i.email = $2 AND i.role = 'admin' AND i.status = 'pending' AND i.expires_at > $3
+        ORDER BY i.created_at DESC LIMIT 1)`, [workspaceName, email, now])
+  return r.rows[0] ?? null
 }

@@ -60,7 +60,8 @@ export function toServiceError (err: unknown): { error: ServiceError, internal: 
     out.message = e.message
     return { error: out, internal: false }
   }
-  return { error: serviceError(status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_ERROR', ['try again later']), internal: true }
+  const masked = status === 503 ? serviceError('SERVICE_UNAVAILABLE', ['try again later']) : serviceError('INTERNAL_ERROR')
+  return { error: masked, internal: true }
 }
 
 export function errorBody (err: ServiceError): ErrorBody {

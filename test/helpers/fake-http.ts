@@ -31,13 +31,13 @@ export async function startFakeHttp (t: { teardown(fn: () => unknown): void }): 
       const fr: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, json }
       requests.push(fr)
       const handler = routes.get(`${fr.method} ${fr.path}`)
-      void (async () => {
+      ;(async () => {
         const reply: FakeReply = handler !== undefined ? await handler(fr) : { status: 404, json: { message: `fake: no route for ${fr.method} ${fr.path}` } }
         if (reply.hang === true) { open.add(res); return }
         if (reply.delayMs !== undefined) await new Promise(resolve => setTimeout(resolve, reply.delayMs))
         res.writeHead(reply.status ?? 200, { 'content-type': reply.text !== undefined ? 'text/plain' : 'application/json', ...reply.headers })
         res.end(reply.text ?? JSON.stringify(reply.json ?? {}))
-      })()
+      })().catch(() => { res.destroy() })
     })
   })
   await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', () => { resolve() }) })

@@ -1,0 +1,36 @@
+import type { HandlerGroup } from './types.js'
+import type { HandlerDeps } from './index.js'
+import { SESSION_COOKIE } from '../src/sessions/service.js'
+
+// The contract's 202 body for login links: one constant, so every answer is byte-identical.
+const LOGIN_LINK_ACCEPTED = { message: 'If this address belongs to an account, a sign-in link is on its way. It works once, for 15 minutes.' }
+
+export function authHandlers ({ services }: HandlerDeps): HandlerGroup<'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'> {
+  const { auth } = services
+  return {
+    async postAuthSignup (request, reply) {
+      const { me, token } = await auth.signup({ token: request.body.token, name: request.body.name })
+      return await reply.code(201).setSessionCookie(token).send(me)
+    },
+
+    async postAuthInvitation (request) {
+      return await auth.previewInvitation(request.body.token)
+    },
+
+    async postAuthLoginLink (request, reply) {
+      // Nothing is looked up before answering: the delivery runs after the reply (login-link.ts).
+      auth.requestLoginLink(request.body.email)
+      return await reply.code(202).send(LOGIN_LINK_ACCEPTED)
+    },
+
+    async postAuthVerify (request, reply) {
+      const { me, token } = await auth.verifyLoginLink(request.body.token)
+      return await reply.setSessionCookie(token).send(me)
+    },
+
+    async postAuthLogout (request, reply) {
+      await auth.logout(request.cookies[SESSION_COOKIE])
+      return await reply.clearSessionCookie().code(204).send()
+    }
+  }
+}

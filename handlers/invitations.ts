@@ -1,0 +1,30 @@
+import type { HandlerGroup } from './types.js'
+import type { HandlerDeps } from './index.js'
+import { principalOf } from '../src/principal.js'
+
+// Thin: read the request, call the invitation service, answer. The Idempotency-Key header is
+// validated by the contract (1–255 characters) before it gets here.
+
+export function invitationHandlers ({ services }: HandlerDeps): HandlerGroup<'postUsersInvite' | 'getInvitations' | 'postInvitationsInvitationIdResend' | 'deleteInvitationsInvitationId'> {
+  const svc = services.invitations
+  return {
+    async postUsersInvite (request) {
+      const key = request.headers['idempotency-key' as keyof typeof request.headers]
+      return await svc.invite(principalOf(request), request.body, typeof key === 'string' ? { idempotencyKey: key } : {})
+    },
+    async getInvitations (request) {
+      const { status, limit, cursor } = request.query
+      return await svc.list(principalOf(request), {
+        limit: limit ?? 50,
+        ...(status !== undefined ? { status } : {}),
+        ...(cursor !== undefined ? { cursor } : {})
+      })
+    },
+    async postInvitationsInvitationIdResend (request) {
+      return await svc.resend(principalOf(request), request.params.invitationId)
+    },
+    async deleteInvitationsInvitationId (request) {
+      return await svc.revoke(principalOf(request), request.params.invitationId)
+    }
+  }
+}

@@ -1,0 +1,16 @@
+import type { HandlerGroup } from './types.js'
+import type { HandlerDeps } from './index.js'
+import { principalOf } from '../src/principal.js'
+
+export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<'getUsersMe' | 'getUsers'> {
+  const { auth } = services
+  return {
+    async getUsersMe (request) {
+      return await auth.me(principalOf(request))
+    },
+
+    async getUsers (request) {
+      return await auth.listMembers(principalOf(request), { limit: request.query.limit ?? 50, cursor: request.query.cursor })
+    }
+  }
+}

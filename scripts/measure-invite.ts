@@ -1,0 +1,108 @@
+// Latency of POST /api/users/invite on the fallback path: N sequential invites over real HTTP
+// (loopback, keep-alive) to the app as production builds it, each sending its e-mail through a
+// real SMTP server on loopback. Reports p50/p90/p99/max.
+//
+//   npx tsx scripts/measure-invite.ts                       # PGlite in memory, 1000 invites
+//   npx tsx scripts/measure-invite.ts --db postgres --url postgres://postgres@127.0.0.1:5432/postgres
+//   npx tsx scripts/measure-invite.ts --n 200 --warmup 20
+import { parseArgs } from 'node:util'
+import { randomBytes } from 'node:crypto'
+import { SMTPServer } from 'smtp-server'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { openDatabase, type Database } from '../src/db/client.js'
+import { migrate } from '../src/db/migrate.js'
+import { insertWorkspace } from '../src/db/workspaces.js'
+import { insertUser } from '../src/db/users.js'
+import { projectRoot } from '../src/paths.js'
+import { SESSION_COOKIE } from '../src/sessions/service.js'
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'pglite' },
+    url: { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    n: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '20' }
+  },
+  strict: true
+})
+const n = Number(values.n)
+const warmup = Number(values.warmup)
+if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
+
+// The SMTP peer: accepts and discards (counting), like a relay that answers quickly.
+let received = 0
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS'],
+  logger: false,
+  onData (stream, _session, cb) { stream.on('data', () => {}); stream.on('end', () => { received++; cb() }) }
+})
+await new Promise<void>(resolve => { smtp.listen(0, '127.0.0.1', () => { resolve() }) })
+const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`
+
+// The database: PGlite in memory, or a throwaway schema on the PostgreSQL server.
+let db: Database
+let schema: string | null = null
+if (values.db === 'postgres') {
+  schema = `measure_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: values.url })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  await admin.end()
+  db = await openDatabase({ url: values.url, dataDir: null, schema })
+} else {
+  db = await openDatabase({ url: null, dataDir: null })
+}
+await migrate(db)
+
+const config = loadConfig({ LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, INVITE_EMAILS_PER_HOUR: '100000', APP_URL: 'https://app.example.test' }, { root: projectRoot, ephemeral: true })
+const app = await buildApp({ config, db, logger: false })
+await app.listen({ port: 0, host: '127.0.0.1' })
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+
+const now = new Date()
+const ws = await insertWorkspace(db, { name: 'Measure', now })
+const user = await insertUser(db, { workspaceId: ws.id, email: `admin-${randomBytes(4).toString('hex')}@example.com`, name: 'Admin', role: 'admin', now })
+const { token } = await app.services.sessions.start(db, user.id, 'signup')
+const headers = { cookie: `${SESSION_COOKIE}=${token}`, 'content-type': 'application/json' }
+
+const samples: number[] = []
+let failures = 0
+const started = performance.now()
+for (let i = 0; i < warmup + n; i++) {
+  const t0 = performance.now()
+  const res = await fetch(`${base}/api/users/invite`, { method: 'POST', headers, body: JSON.stringify({ email: `invitee-${i}@example.com`, role: 'member' }) })
+  await res.arrayBuffer()
+  const ms = performance.now() - t0
+  if (res.status !== 200) failures++
+  if (i >= warmup) samples.push(ms)
+}
+const wall = performance.now() - started
+
+samples.sort((a, b) => a - b)
+const pct = (p: number) => samples[Math.min(samples.length - 1, Math.ceil((p / 100) * samples.length) - 1)] ?? NaN
+const mean = samples.reduce((a, b) => a + b, 0) / samples.length
+const f = (x: number) => x.toFixed(2)
+console.log(JSON.stringify({
+  database: db.kind,
+  invites: n,
+  warmup,
+  non200: failures,
+  emailsReceived: received,
+  ms: { p50: f(pct(50)), p90: f(pct(90)), p99: f(pct(99)), max: f(samples.at(-1) ?? NaN), mean: f(mean) },
+  wallSeconds: f(wall / 1000),
+  node: process.version
+}, null, 2))
+
+await app.close()
+await db.close()
+await new Promise<void>(resolve => { smtp.close(() => { resolve() }) })
+if (schema !== null) {
+  const c = new pg.Client({ connectionString: values.url })
+  await c.connect()
+  await c.query(`DROP SCHEMA ${schema} CASCADE`)
+  await c.end()
+}
+process.exit(failures === 0 ? 0 : 1)

@@ -1,0 +1,133 @@
+import { OauthException, type WorkOS } from '@workos-inc/node'
+import type { Ports } from '../services.js'
+import type { Queryable } from '../db/client.js'
+import { consumeOAuthState, insertOAuthState } from '../db/oauth-states.js'
+import { findUserByEmail, insertUser, setUserWorkosId, type UserRow } from '../db/users.js'
+import { findWorkspaceByOrganization } from '../db/workspaces.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { serviceError } from '../errors.js'
+import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import { createWorkOS } from '../idp/workos-client.js'
+import type { SessionService } from '../sessions/service.js'
+import { isUniqueViolation } from './db-errors.js'
+
+// WorkOS AuthKit login. The `state` is bound to the browser twice: an HttpOnly cookie holds it,
+// and the database holds its hash (single use, 10 minutes). A callback must present both.
+
+export const OAUTH_STATE_COOKIE = 'oauth_state'
+export const OAUTH_STATE_TTL_MS = 10 * 60_000
+
+export interface CallbackInput {
+  cookieState: string | undefined
+  query: { code?: string | undefined, state?: string | undefined, error?: string | undefined }
+}
+
+export interface IdentityProviderLogin {
+  readonly configured: boolean
+  /** A fresh state (for the cookie) and the provider's authorization URL carrying it. */
+  start(): Promise<{ url: string, state: string }>
+  /** Verify the state, exchange the code, upsert the user, start a session. */
+  complete(input: CallbackInput): Promise<{ token: string }>
+}
+
+interface IdpUser { id: string, email: string, emailVerified: boolean, firstName: string | null, lastName: string | null }
+
+export function createIdentityProviderLogin (ports: Ports, sessions: SessionService): IdentityProviderLogin {
+  const { db, clock, log } = ports
+  const cfg = ports.config.workos
+  let client: WorkOS | undefined
+  const workos = (): WorkOS => (client ??= createWorkOS(cfg as NonNullable<typeof cfg>))
+  const notConfigured = () => serviceError('IDENTITY_PROVIDER_NOT_CONFIGURED')
+
+  async function exchange (code: string): Promise<{ user: IdpUser, organizationId: string | null }> {
+    if (cfg === null) throw notConfigured()
+    let timer: NodeJS.Timeout | undefined
+    // The SDK's own timeout is a minute; a browser waiting on this redirect gets the configured one.
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new Error(`identity provider timed out after ${cfg.timeoutMs} ms`)) }, cfg.timeoutMs)
+    })
+    try {
+      const r = await Promise.race([workos().userManagement.authenticateWithCode({ code, clientId: cfg.clientId }), deadline])
+      return { user: r.user, organizationId: r.organizationId ?? null }
+    } catch (err) {
+      // invalid_grant and friends: the code is bad, expired or replayed — the browser's problem.
+      if (err instanceof OauthException && err.status === 400) {
+        log.info({ error: err.error }, 'identity provider refused the authorization code')
+        throw serviceError('OAUTH_STATE_INVALID', ['the identity provider did not accept the authorization code'])
+      }
+      log.warn({ err: (err as Error).message, status: (err as { status?: unknown }).status }, 'identity provider code exchange failed')
+      throw serviceError('UPSTREAM_FAILED', ['identity provider'])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** The user this identity signs in as: the existing account for the e-mail, or a new member. */
+  async function upsertUser (tx: Queryable, idp: IdpUser, organizationId: string | null, now: Date): Promise<{ user: UserRow, created: boolean }> {
+    const forbidden = (reason: string) => serviceError('FORBIDDEN', ['workspace member'], { reason })
+    // Accounts are matched by e-mail, so only an address the provider has verified may match.
+    if (!idp.emailVerified) throw forbidden('the identity provider has not verified this e-mail address')
+    const existing = await findUserByEmail(tx, idp.email)
+    if (existing !== null) {
+      if (existing.status !== 'active') throw forbidden('this account is disabled')
+      if (existing.workosUserId !== null && existing.workosUserId !== idp.id) throw forbidden('this e-mail address is linked to another identity')
+      if (existing.workosUserId === null) await setUserWorkosId(tx, existing.id, idp.id, now)
+      return { user: existing, created: false }
+    }
+    const workspace = organizationId !== null ? await findWorkspaceByOrganization(tx, organizationId) : null
+    if (workspace === null) throw forbidden('no workspace is linked to your organization; ask an admin for an invitation')
+    const name = [idp.firstName, idp.lastName].filter(s => s !== null && s !== '').join(' ')
+    const user = await insertUser(tx, { workspaceId: workspace.id, email: idp.email, name: name === '' ? null : name, role: 'member', workosUserId: idp.id, now })
+    return { user, created: true }
+  }
+
+  async function signIn (idp: IdpUser, organizationId: string | null): Promise<{ token: string }> {
+    return await db.transaction(async tx => {
+      const now = clock.now()
+      const { user, created } = await upsertUser(tx, idp, organizationId, now)
+      const session = await sessions.start(tx, user.id, 'identity_provider')
+      await insertAuditEvent(tx, {
+        workspaceId: user.workspaceId,
+        action: 'session.login',
+        actor: { type: 'user', id: user.id, label: user.email },
+        target: { type: 'session', id: session.sessionId },
+        payload: { method: 'identity_provider', userCreated: created },
+        now
+      })
+      return { token: session.token }
+    })
+  }
+
+  return {
+    configured: cfg !== null,
+
+    async start () {
+      if (cfg === null) throw notConfigured()
+      const state = randomToken()
+      const now = clock.now()
+      await insertOAuthState(db, { stateHash: hashToken(state), kind: 'identity_provider', workspaceId: null, userId: null, expiresAt: new Date(now.getTime() + OAUTH_STATE_TTL_MS), now })
+      const url = workos().userManagement.getAuthorizationUrl({ provider: 'authkit', clientId: cfg.clientId, redirectUri: cfg.redirectUri, state })
+      return { url, state }
+    },
+
+    async complete ({ cookieState, query }) {
+      if (cfg === null) throw notConfigured()
+      const invalid = (why: string) => serviceError('OAUTH_STATE_INVALID', [why])
+      if (query.state === undefined || query.state === '') throw invalid('the state parameter is missing')
+      if (cookieState === undefined || cookieState === '') throw invalid('this browser did not start the sign-in')
+      if (!safeEqual(cookieState, query.state)) throw invalid('the state does not match this browser')
+      const consumed = await consumeOAuthState(db, hashToken(query.state), 'identity_provider', clock.now())
+      if ('reason' in consumed) throw invalid(consumed.reason === 'used' ? 'the state was already used' : consumed.reason === 'expired' ? 'the state has expired' : 'the state is unknown')
+      if (query.error !== undefined) throw invalid('the identity provider reported an error')
+      if (query.code === undefined || query.code === '') throw invalid('the authorization code is missing')
+      const { user, organizationId } = await exchange(query.code)
+      try {
+        return await signIn(user, organizationId)
+      } catch (err) {
+        // Two callbacks for one new user raced on the unique e-mail: the second finds the account.
+        if (isUniqueViolation(err)) return await signIn(user, organizationId)
+        throw err
+      }
+    }
+  }
+}

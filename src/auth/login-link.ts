@@ -1,0 +1,92 @@
+import type { Ports } from '../services.js'
+import { findUserByEmail } from '../db/users.js'
+import { consumeLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { serviceError } from '../errors.js'
+import { hashToken, randomToken } from '../lib/tokens.js'
+import type { SessionService } from '../sessions/service.js'
+import { loadMe, type Me } from './me.js'
+import { escapeHtml } from './html.js'
+
+export const LOGIN_TOKEN_TTL_MS = 15 * 60_000
+/** Links per address per window: beyond this the request is still answered 202, nothing is sent. */
+export const LOGIN_LINKS_PER_EMAIL = 5
+export const LOGIN_LINK_WINDOW_MS = 15 * 60_000
+
+export interface LoginLinks {
+  /**
+   * Schedule a login link for `email`. Returns at once, before any lookup: the caller answers
+   * the same 202 in the same time whether or not the address belongs to a user.
+   */
+  request(email: string): void
+  verify(token: string): Promise<{ me: Me, token: string }>
+  /** Waits for scheduled deliveries (graceful shutdown, tests). */
+  idle(): Promise<void>
+}
+
+export function createLoginLinks (ports: Ports, sessions: SessionService): LoginLinks {
+  const { db, clock, config, mailer, log } = ports
+  const pending = new Set<Promise<void>>()
+
+  async function deliver (email: string): Promise<void> {
+    const user = await findUserByEmail(db, email)
+    if (user === null || user.status !== 'active') return
+    const token = randomToken()
+    const now = clock.now()
+    const inserted = await db.transaction(async tx => await insertLoginTokenWithinLimit(tx, {
+      userId: user.id,
+      tokenHash: hashToken(token),
+      expiresAt: new Date(now.getTime() + LOGIN_TOKEN_TTL_MS),
+      now,
+      since: new Date(now.getTime() - LOGIN_LINK_WINDOW_MS),
+      max: LOGIN_LINKS_PER_EMAIL
+    }))
+    if (!inserted) {
+      log.info({ userId: user.id }, 'login link not sent: per-address limit reached')
+      return
+    }
+    const link = `${config.appUrl}/login?token=${encodeURIComponent(token)}`
+    await mailer.send({
+      to: user.email,
+      subject: 'Your sign-in link',
+      text: `Sign in by opening this link (valid for 15 minutes, once):\n\n${link}\n\nIf you did not ask for it, ignore this e-mail.\n`,
+      html: `<p>Sign in by opening this link (valid for 15 minutes, once):</p><p><a href="${escapeHtml(link)}">Sign in</a></p><p>If you did not ask for it, ignore this e-mail.</p>`,
+      link
+    })
+  }
+
+  return {
+    request (email) {
+      const p = new Promise<void>(resolve => { setImmediate(resolve) })
+        .then(async () => { await deliver(email) })
+        .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'login link delivery failed') })
+        .finally(() => { pending.delete(p) })
+      pending.add(p)
+    },
+
+    async verify (token) {
+      return await db.transaction(async tx => {
+        const now = clock.now()
+        const used = await consumeLoginToken(tx, hashToken(token), now)
+        if ('reason' in used) {
+          throw serviceError(used.reason === 'used' ? 'TOKEN_USED' : used.reason === 'expired' ? 'TOKEN_EXPIRED' : 'TOKEN_INVALID')
+        }
+        const me = await loadMe(tx, used.workspaceId, used.userId)
+        const session = await sessions.start(tx, used.userId, 'login_link')
+        await insertAuditEvent(tx, {
+          workspaceId: used.workspaceId,
+          action: 'session.login',
+          actor: { type: 'user', id: used.userId, label: me.user.email },
+          target: { type: 'session', id: session.sessionId },
+          payload: { method: 'login_link' },
+          now
+        })
+        return { me, token: session.token }
+      })
+    },
+
+    async idle () {
+      while (pending.size > 0) await Promise.allSettled([...pending])
+    }
+  }
+}

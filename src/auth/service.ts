@@ -1,0 +1,62 @@
+import type { Ports } from '../services.js'
+import { findActiveSession } from '../db/sessions.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import type { SessionService } from '../sessions/service.js'
+import type { Principal } from '../principal.js'
+import { acceptInvitation, previewInvitation, type InvitationPreview } from './signup.js'
+import { createLoginLinks } from './login-link.js'
+import { createIdentityProviderLogin, type IdentityProviderLogin } from './identity-provider.js'
+import { listMembers, loadMe, type Me, type UserList } from './me.js'
+
+/** Sign-up, sign-in and sign-out; the people side of sessions. */
+export interface AuthService {
+  previewInvitation(token: string): Promise<InvitationPreview>
+  /** Accept an invitation: returns the new user and the session cookie value. */
+  signup(input: { token: string, name?: string | undefined }): Promise<{ me: Me, token: string }>
+  /** Schedules a login link; reveals nothing about the address (see login-link.ts). */
+  requestLoginLink(email: string): void
+  verifyLoginLink(token: string): Promise<{ me: Me, token: string }>
+  /** Revoke the session a cookie names, if it is live. Returns whether one was revoked. */
+  logout(cookieToken: string | undefined): Promise<boolean>
+  me(principal: Principal): Promise<Me>
+  listMembers(principal: Principal, page: { limit: number, cursor?: string | undefined }): Promise<UserList>
+  readonly identityProvider: IdentityProviderLogin
+  /** Resolves when the login links scheduled so far have been delivered (or have failed). */
+  idle(): Promise<void>
+  close(): Promise<void>
+}
+
+export function createAuthService (ports: Ports, sessions: SessionService): AuthService {
+  const { db, clock } = ports
+  const loginLinks = createLoginLinks(ports, sessions)
+  return {
+    previewInvitation: async token => await previewInvitation(ports, token),
+    signup: async input => await acceptInvitation(ports, sessions, input),
+    requestLoginLink: email => { loginLinks.request(email) },
+    verifyLoginLink: async token => await loginLinks.verify(token),
+
+    async logout (cookieToken) {
+      const sid = cookieToken !== undefined && cookieToken !== '' ? sessions.sessionIdOf(cookieToken) : null
+      if (sid === null) return false
+      return await db.transaction(async tx => {
+        const now = clock.now()
+        const s = await findActiveSession(tx, sid, now)
+        if (s === null || !await sessions.revoke(tx, sid)) return false
+        await insertAuditEvent(tx, {
+          workspaceId: s.workspaceId,
+          action: 'session.logout',
+          actor: { type: 'user', id: s.userId, label: s.email },
+          target: { type: 'session', id: sid },
+          now
+        })
+        return true
+      })
+    },
+
+    me: async p => await loadMe(db, p.workspaceId, p.userId),
+    listMembers: async (p, page) => await listMembers(db, p.workspaceId, page),
+    identityProvider: createIdentityProviderLogin(ports, sessions),
+    idle: async () => { await loginLinks.idle() },
+    async close () { await loginLinks.idle() }
+  }
+}

@@ -1,0 +1,80 @@
+import type { Ports } from '../services.js'
+import type { Queryable } from '../db/client.js'
+import { effectiveStatus, findInvitationByTokenHash, type InvitationRow } from '../db/invitations.js'
+import { findUserByEmail, findUserInWorkspace, insertUser } from '../db/users.js'
+import { findWorkspace } from '../db/workspaces.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { serviceError } from '../errors.js'
+import { hashToken } from '../lib/tokens.js'
+import type { SessionService } from '../sessions/service.js'
+import type { components } from '../generated/openapi.js'
+import { loadMe, type Me } from './me.js'
+import { isUniqueViolation } from './db-errors.js'
+
+export type InvitationPreview = components['schemas']['InvitationPreview']
+
+/**
+ * Mark a pending, unexpired invitation accepted (the WHERE clause makes it single use). Unlike
+ * markInvitationAccepted in src/db/invitations.ts it keeps token_hash, so a second use of the
+ * link is recognised and answered 410 TOKEN_USED rather than 400 TOKEN_INVALID.
+ */
+async function acceptPendingInvitation (q: Queryable, id: string, userId: string, now: Date): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, updated_at = $3
+      WHERE id = $1 AND status = 'pending' AND expires_at > $3`, [id, userId, now])
+  return r.rowCount === 1
+}
+
+/** The invitation a token names, if it may still be accepted; otherwise the registry error. */
+function usable (inv: InvitationRow | null, now: Date): InvitationRow {
+  // A revoked or re-sent invitation has no (or another) token hash: indistinguishable from forged.
+  if (inv === null || inv.status === 'revoked') throw serviceError('TOKEN_INVALID')
+  if (inv.status === 'accepted') throw serviceError('TOKEN_USED')
+  if (effectiveStatus(inv, now) === 'expired') throw serviceError('TOKEN_EXPIRED')
+  return inv
+}
+
+export async function previewInvitation (ports: Ports, token: string): Promise<InvitationPreview> {
+  const { db, clock } = ports
+  const inv = usable(await findInvitationByTokenHash(db, hashToken(token)), clock.now())
+  const [workspace, inviter] = await Promise.all([
+    findWorkspace(db, inv.workspaceId),
+    inv.invitedBy !== null ? findUserInWorkspace(db, inv.workspaceId, inv.invitedBy) : null
+  ])
+  if (workspace === null) throw serviceError('TOKEN_INVALID')
+  return {
+    workspace: { id: workspace.id, name: workspace.name },
+    email: inv.email,
+    role: inv.role,
+    expiresAt: inv.expiresAt.toISOString(),
+    invitedBy: inviter !== null ? (inviter.name ?? inviter.email) : null
+  }
+}
+
+/**
+ * Accept an invitation: create the user with the invited role in the inviting workspace, consume
+ * the token and start a session, all in one transaction (with its audit events).
+ */
+export async function acceptInvitation (ports: Ports, sessions: SessionService, input: { token: string, name?: string | undefined }): Promise<{ me: Me, token: string }> {
+  const { db, clock } = ports
+  const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
+  try {
+    return await db.transaction(async tx => {
+      const now = clock.now()
+      // FOR UPDATE: a concurrent accept of the same token waits here, then sees 'accepted'.
+      const inv = usable(await findInvitationByTokenHash(tx, hashToken(input.token), { forUpdate: true }), now)
+      if (await findUserByEmail(tx, inv.email) !== null) throw serviceError('USER_EXISTS')
+      const user = await insertUser(tx, { workspaceId: inv.workspaceId, email: inv.email, name, role: inv.role, now })
+      if (!await acceptPendingInvitation(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
+      const session = await sessions.start(tx, user.id, 'signup')
+      const actor = { type: 'user' as const, id: user.id, label: user.email }
+      await insertAuditEvent(tx, { workspaceId: inv.workspaceId, action: 'invitation.accepted', actor, target: { type: 'invitation', id: inv.id }, payload: { userId: user.id, role: inv.role }, now })
+      await insertAuditEvent(tx, { workspaceId: inv.workspaceId, action: 'session.login', actor, target: { type: 'session', id: session.sessionId }, payload: { method: 'signup' }, now })
+      return { me: await loadMe(tx, inv.workspaceId, user.id), token: session.token }
+    })
+  } catch (err) {
+    // The unique e-mail index fired: another account took this address between check and insert.
+    if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
+    throw err
+  }
+}

@@ -1,0 +1,48 @@
+import type { Queryable } from './client.js'
+
+// One-time login links. The table keeps only the token's hash; single use and expiry are
+// enforced by the UPDATE in consumeLoginToken, so two concurrent verifies cannot both win.
+
+export interface LoginTokenUse { userId: string, workspaceId: string }
+
+/**
+ * Insert a login token unless the user already received `max` since `since`; returns whether it
+ * was inserted. A transaction-scoped advisory lock on the user serialises concurrent requests
+ * for one address, so the count cannot be raced past the limit.
+ */
+export async function insertLoginTokenWithinLimit (q: Queryable, t: { userId: string, tokenHash: string, expiresAt: Date, now: Date, since: Date, max: number }): Promise<boolean> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtextextended('login_tokens:' || $1, 0))", [t.userId])
+  const r = await q.query(
+    `INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at)
+     SELECT $1, $2, $3, $4
+      WHERE (SELECT count(*) FROM login_tokens WHERE user_id = $1 AND created_at > $5) < $6`,
+    [t.userId, t.tokenHash, t.expiresAt, t.now, t.since, t.max])
+  return r.rowCount === 1
+}
+
+/**
+ * Use a login token: marks it used and returns its (active) user, or says why it cannot be used.
+ * A token of a user who was disabled or removed since is reported as unknown.
+ */
+export async function consumeLoginToken (q: Queryable, tokenHash: string, now: Date): Promise<LoginTokenUse | { reason: 'unknown' | 'used' | 'expired' }> {
+  const r = await q.query<LoginTokenUse>(
+    `UPDATE login_tokens lt SET used_at = $2
+       FROM users u
+      WHERE lt.token_hash = $1 AND lt.used_at IS NULL AND lt.expires_at > $2
+        AND u.id = lt.user_id AND u.status = 'active'
+      RETURNING u.id AS "userId", u.workspace_id AS "workspaceId"`,
+    [tokenHash, now])
+  if (r.rows[0] !== undefined) return r.rows[0]
+  const seen = await q.query<{ usedAt: Date | null, expiresAt: Date, active: boolean }>(
+    `SELECT lt.used_at AS "usedAt", lt.expires_at AS "expiresAt", (u.status = 'active') AS active
+       FROM login_tokens lt JOIN users u ON u.id = lt.user_id WHERE lt.token_hash = $1`, [tokenHash])
+  const row = seen.rows[0]
+  if (row === undefined || !row.active) return { reason: 'unknown' }
+  return { reason: row.usedAt !== null ? 'used' : 'expired' }
+}
+
+/** Housekeeping: tokens past expiry are useless; drop those older than `before`. */
+export async function deleteExpiredLoginTokens (q: Queryable, before: Date): Promise<number> {
+  const r = await q.query('DELETE FROM login_tokens WHERE expires_at < $1', [before])
+  return r.rowCount
+}

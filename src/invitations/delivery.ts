@@ -1,0 +1,97 @@
+import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Database } from '../db/client.js'
+import type { Logger } from '../logger.js'
+import type { Mailer } from '../mail/mailer.js'
+import type { WorkspaceRow } from '../db/workspaces.js'
+import { findUserInWorkspace } from '../db/users.js'
+import { insertAuditEvent, type AuditActor } from '../db/audit-events.js'
+import { markInvitationRevoked, recordDelivery, type InvitationRow } from '../db/invitations.js'
+import { serviceError } from '../errors.js'
+import type { IdentityProviderInvitations } from '../idp/invitations.js'
+import { invitationEmail, signupLink } from './email.js'
+
+// Getting a committed invitation to the invitee: through the identity provider when it is
+// configured for the workspace and answers, otherwise by our own e-mail with a signup link.
+// The row records how it went; a failed e-mail is audited and answered with EMAIL_SEND_FAILED.
+
+export interface Inviter {
+  /** Shown in the e-mail; null when nobody invited (create-admin). */
+  name: string | null
+  audit: AuditActor
+  /** Local user id of the inviting person, if any (its WorkOS id is passed to the provider). */
+  userId: string | null
+}
+
+export interface DeliveryDeps {
+  db: Database
+  clock: Clock
+  config: Config
+  log: Logger
+  mailer: Mailer
+  idp: IdentityProviderInvitations
+}
+
+export interface DeliveryResult {
+  success: boolean
+  message: string
+  invitationId?: string
+  invitationUrl?: string
+}
+
+const SYSTEM: AuditActor = { type: 'system', id: null, label: 'identity provider' }
+
+export async function deliverInvitation (
+  deps: DeliveryDeps,
+  d: { workspace: Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>, invitation: InvitationRow, token: string, inviter: Inviter, reinvite: boolean }
+): Promise<DeliveryResult> {
+  const { db, clock, config, log, mailer, idp } = deps
+  const inv = d.invitation
+  const again = d.reinvite ? 're-sent' : 'sent'
+
+  // Path 1: the identity provider's invitation, into the workspace's organization.
+  if (idp.kind !== 'none' && d.workspace.workosOrganizationId !== null) {
+    const inviter = d.inviter.userId !== null ? await findUserInWorkspace(db, d.workspace.id, d.inviter.userId) : null
+    const outcome = inv.idpInvitationId !== null
+      ? await idp.resend(inv.idpInvitationId)
+      : await idp.send({ email: inv.email, organizationId: d.workspace.workosOrganizationId, role: inv.role, inviterUserId: inviter?.workosUserId ?? null, expiresInDays: config.invitationTtlDays })
+    if (outcome.kind === 'sent') {
+      await recordDelivery(db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() })
+      return { success: true, message: `Invitation ${again} to ${inv.email} through the identity provider`, invitationId: outcome.invitationId }
+    }
+    if (outcome.kind === 'user_exists') {
+      // The provider knows this person already: our invitation is moot. Revoked (not deleted)
+      // so the audit trail shows what happened to the invitation it recorded as created.
+      const now = clock.now()
+      await db.transaction(async tx => {
+        const revoked = await markInvitationRevoked(tx, d.workspace.id, inv.id, now)
+        if (revoked !== null) {
+          await insertAuditEvent(tx, {
+            workspaceId: d.workspace.id, action: 'invitation.revoked', actor: SYSTEM, target: { type: 'invitation', id: inv.id }, payload: { email: inv.email, reason: 'identity_provider_user_exists' }, now
+          })
+        }
+      })
+      throw serviceError('USER_EXISTS')
+    }
+    log.warn({ invitationId: inv.id, reason: outcome.reason }, 'identity provider invitation unavailable; sending the invitation e-mail ourselves')
+  }
+
+  // Path 2 (fallback): our own e-mail with the signup link on APP_URL.
+  const link = signupLink(config.appUrl, d.token)
+  try {
+    await mailer.send(invitationEmail({ to: inv.email, workspaceName: d.workspace.name, inviter: d.inviter.name, role: inv.role, link, expiresAt: inv.expiresAt }))
+  } catch (err) {
+    const reason = (err instanceof Error ? err.message : String(err)).slice(0, 500)
+    log.warn({ invitationId: inv.id, err: reason }, 'sending the invitation e-mail failed')
+    const now = clock.now()
+    await db.transaction(async tx => {
+      await recordDelivery(tx, inv.id, { status: 'failed', error: reason, now })
+      await insertAuditEvent(tx, {
+        workspaceId: d.workspace.id, action: 'invitation.email_failed', actor: d.inviter.audit, target: { type: 'invitation', id: inv.id }, payload: { email: inv.email }, now
+      })
+    })
+    throw serviceError('EMAIL_SEND_FAILED')
+  }
+  await recordDelivery(db, inv.id, { status: 'sent', now: clock.now() })
+  return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }
+}

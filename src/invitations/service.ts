@@ -1,0 +1,264 @@
+import { createHash } from 'node:crypto'
+import type { Ports } from '../services.js'
+import type { Principal } from '../principal.js'
+import type { Queryable } from '../db/client.js'
+import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
+import { findUserByEmail, normalizeEmail, type Role } from '../db/users.js'
+import { findWorkspace } from '../db/workspaces.js'
+import { insertAuditEvent, type AuditActor } from '../db/audit-events.js'
+import {
+  effectiveStatus, expireStalePendingInvitation, findInvitation, listInvitations, markInvitationRevoked,
+  refreshInvitationToken, upsertPendingInvitation, type InvitationRow, type InvitationStatus
+} from '../db/invitations.js'
+import {
+  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, takeOverStaleIdempotencyKey
+} from '../db/idempotency-keys.js'
+import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
+import { deliverInvitation, type Inviter } from './delivery.js'
+
+/** The contract's Invitation schema: dates as ISO strings, status after the expiry rule. */
+export interface InvitationView {
+  id: string
+  email: string
+  role: Role
+  status: InvitationStatus
+  deliveryStatus: InvitationRow['deliveryStatus']
+  identityProviderInvitationId: string | null
+  invitedBy: string | null
+  expiresAt: string
+  lastSentAt: string | null
+  acceptedAt: string | null
+  revokedAt: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+/** The contract's InviteUserResponse. */
+export interface InviteResult {
+  success: boolean
+  message: string
+  invitationId?: string
+  invitationUrl?: string
+}
+
+export interface InvitationService {
+  /** Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors. */
+  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotencyKey?: string }): Promise<InviteResult>
+  list(actor: Principal, q: { status?: InvitationStatus, limit: number, cursor?: string }): Promise<{ items: InvitationView[], nextCursor: string | null }>
+  /** Fresh token and expiry for a pending invitation, and send it again. */
+  resend(actor: Principal, invitationId: string): Promise<InviteResult>
+  revoke(actor: Principal, invitationId: string): Promise<InvitationView>
+}
+
+const DAY_MS = 86_400_000
+// An Idempotency-Key claim still "running" after this long belongs to a process that died; a
+// request is bounded far below it (SMTP and IdP deadlines are seconds).
+const IDEMPOTENCY_STALE_MS = 10 * 60_000
+// Keys are remembered this long (as Stripe does); after that the key may be used afresh.
+const IDEMPOTENCY_RETENTION_MS = DAY_MS
+
+export function toInvitationView (row: InvitationRow, now: Date): InvitationView {
+  const iso = (d: Date | null): string | null => d === null ? null : new Date(d).toISOString()
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    status: effectiveStatus(row, now),
+    deliveryStatus: row.deliveryStatus,
+    identityProviderInvitationId: row.idpInvitationId,
+    invitedBy: row.invitedBy,
+    expiresAt: new Date(row.expiresAt).toISOString(),
+    lastSentAt: iso(row.lastSentAt),
+    acceptedAt: iso(row.acceptedAt),
+    revokedAt: iso(row.revokedAt),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString()
+  }
+}
+
+/** Who the audit trail names for an action taken by this principal. */
+export function auditActorOf (p: Principal): AuditActor {
+  switch (p.kind) {
+    case 'apiKey': return { type: 'api_key', id: p.apiKeyId, label: p.name ?? p.email }
+    case 'chat': return { type: 'chat_platform', id: p.userId, label: p.email }
+    case 'session': return { type: 'user', id: p.userId, label: p.email }
+  }
+}
+
+function inviterOf (p: Principal): Inviter {
+  return { name: p.name ?? p.email, audit: auditActorOf(p), userId: p.kind === 'apiKey' ? null : p.userId }
+}
+
+// Cursor: opaque to clients, base64url of the last row's (createdAt, id) keyset position.
+function encodeCursor (row: InvitationRow): string {
+  return Buffer.from(JSON.stringify({ t: new Date(row.createdAt).toISOString(), i: row.id })).toString('base64url')
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function decodeCursor (cursor: string): { createdAt: Date, id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown, i?: unknown }
+    const createdAt = typeof v.t === 'string' ? new Date(v.t) : new Date(NaN)
+    if (typeof v.i === 'string' && UUID.test(v.i) && !Number.isNaN(createdAt.getTime())) return { createdAt, id: v.i }
+  } catch {}
+  throw serviceError('VALIDATION_FAILED', ['query.cursor is not a cursor from a previous page'], { errors: [{ in: 'query', field: 'cursor', message: 'is not a cursor from a previous page' }] })
+}
+
+/** What "the same body" means for an Idempotency-Key: the normalized input. */
+function requestHash (input: { email: string, role: Role }): string {
+  return createHash('sha256').update(JSON.stringify([input.email, input.role])).digest('hex')
+}
+
+/** A stored error answer, thrown again as the registry error it was. */
+function replayedError (statusCode: number, body: unknown): Error {
+  const b = (body ?? {}) as { message?: unknown, code?: unknown, details?: unknown }
+  const err = serviceError(typeof b.code === 'string' && Object.hasOwn(Errors, b.code) ? b.code as ErrorCode : 'INTERNAL_ERROR')
+  if (typeof b.message === 'string') err.message = b.message
+  if (b.details !== null && typeof b.details === 'object') err.details = b.details as Record<string, unknown>
+  err.statusCode = statusCode
+  return err
+}
+
+export function createInvitationService (ports: Ports, idpOverride?: IdentityProviderInvitations): InvitationService {
+  const { db, clock, config, log } = ports
+  const idp = idpOverride ?? createIdentityProviderInvitations(config)
+  const ttlMs = config.invitationTtlDays * DAY_MS
+
+  const workspaceOf = async (actor: Principal) => {
+    const ws = await findWorkspace(db, actor.workspaceId)
+    if (ws === null) throw serviceError('NOT_FOUND', ['Workspace'])
+    return ws
+  }
+
+  const deliver = async (actor: Principal, ws: { id: string, name: string, workosOrganizationId: string | null }, inv: InvitationRow, token: string, reinvite: boolean): Promise<InviteResult> =>
+    await deliverInvitation({ db, clock, config, log, mailer: ports.mailer, idp }, { workspace: ws, invitation: inv, token, inviter: inviterOf(actor), reinvite })
+
+  async function runInvite (actor: Principal, email: string, role: Role): Promise<InviteResult> {
+    const ws = await workspaceOf(actor)
+    const token = randomToken(32)
+    const now = clock.now()
+    // The invitation is committed before anything is sent: a failed send leaves a row that
+    // records the failure, and a retry re-sends this same invitation.
+    const inv = await db.transaction(async tx => {
+      if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
+      await expireStalePendingInvitation(tx, ws.id, email, now)
+      const row = await upsertPendingInvitation(tx, {
+        workspaceId: ws.id,
+        email,
+        role,
+        tokenHash: hashToken(token),
+        expiresAt: new Date(now.getTime() + ttlMs),
+        invitedBy: actor.kind === 'apiKey' ? null : actor.userId,
+        invitedByApiKey: actor.apiKeyId,
+        now
+      })
+      await insertAuditEvent(tx, {
+        workspaceId: ws.id,
+        action: row.created ? 'invitation.created' : 'invitation.resent',
+        actor: auditActorOf(actor),
+        target: { type: 'invitation', id: row.id },
+        payload: { email, role },
+        now
+      })
+      return row
+    })
+    return await deliver(actor, ws, inv, token, !inv.created)
+  }
+
+  async function withIdempotency (actor: Principal, key: string, hash: string, run: () => Promise<InviteResult>): Promise<InviteResult> {
+    const k = { workspaceId: actor.workspaceId, operation: 'postUsersInvite', key }
+    const now = clock.now()
+    await forgetExpiredIdempotencyKey(db, k, new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS))
+    const held = await claimIdempotencyKey(db, { ...k, requestHash: hash, now })
+    if (held !== null) {
+      if (!safeEqual(held.requestHash, hash)) throw serviceError('IDEMPOTENCY_KEY_REUSED')
+      if (held.statusCode !== null) {
+        if (held.statusCode >= 200 && held.statusCode < 300) return held.response as InviteResult
+        throw replayedError(held.statusCode, held.response)
+      }
+      const tookOver = await takeOverStaleIdempotencyKey(db, { ...k, requestHash: hash, staleBefore: new Date(now.getTime() - IDEMPOTENCY_STALE_MS), now })
+      if (!tookOver) throw serviceError('IDEMPOTENCY_KEY_IN_USE')
+    }
+    let result: InviteResult
+    try {
+      result = await run()
+    } catch (err) {
+      // A client error is the final answer for this key; a failure (5xx) is not: retry may work.
+      if (isServiceError(err) && err.statusCode < 500) {
+        const body: Record<string, unknown> = { message: err.message, code: err.code }
+        if (err.details !== undefined) body.details = err.details
+        await completeIdempotencyKey(db, k, err.statusCode, body)
+      } else {
+        await releaseIdempotencyKey(db, k).catch((e: Error) => { log.warn({ err: e.message }, 'could not release an Idempotency-Key claim') })
+      }
+      throw err
+    }
+    await completeIdempotencyKey(db, k, 200, result)
+    return result
+  }
+
+  return {
+    async invite (actor, input, opts = {}) {
+      const email = normalizeEmail(input.email)
+      const role = input.role
+      if (opts.idempotencyKey === undefined) return await runInvite(actor, email, role)
+      return await withIdempotency(actor, opts.idempotencyKey, requestHash({ email, role }), async () => await runInvite(actor, email, role))
+    },
+
+    async list (actor, q) {
+      const now = clock.now()
+      const before = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined
+      // One row more than asked tells whether another page exists.
+      const rows = await listInvitations(db, { workspaceId: actor.workspaceId, status: q.status, now, limit: q.limit + 1, before })
+      const page = rows.slice(0, q.limit)
+      const last = page[page.length - 1]
+      return { items: page.map(r => toInvitationView(r, now)), nextCursor: rows.length > q.limit && last !== undefined ? encodeCursor(last) : null }
+    },
+
+    async resend (actor, invitationId) {
+      const ws = await workspaceOf(actor)
+      const token = randomToken(32)
+      const now = clock.now()
+      const inv = await db.transaction(async tx => {
+        const current = await findInvitation(tx, ws.id, invitationId)
+        if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+        const status = effectiveStatus(current, now)
+        if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
+        if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
+        const row = await refreshInvitationToken(tx, current.id, hashToken(token), new Date(now.getTime() + ttlMs), now)
+        // Accepted or revoked between the read and the update.
+        if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
+        await insertAuditEvent(tx, {
+          workspaceId: ws.id, action: 'invitation.resent', actor: auditActorOf(actor), target: { type: 'invitation', id: row.id }, payload: { email: row.email, role: row.role }, now
+        })
+        return row
+      })
+      return await deliver(actor, ws, inv, token, true)
+    },
+
+    async revoke (actor, invitationId) {
+      const now = clock.now()
+      const row = await db.transaction(async (tx: Queryable) => {
+        const revoked = await markInvitationRevoked(tx, actor.workspaceId, invitationId, now)
+        if (revoked === null) {
+          const current = await findInvitation(tx, actor.workspaceId, invitationId)
+          if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+          throw serviceError('INVITATION_NOT_PENDING', [effectiveStatus(current, now)])
+        }
+        await insertAuditEvent(tx, {
+          workspaceId: actor.workspaceId, action: 'invitation.revoked', actor: auditActorOf(actor), target: { type: 'invitation', id: revoked.id }, payload: { email: revoked.email }, now
+        })
+        return revoked
+      })
+      // The provider's copy of the invitation would still let the person in: tell it (bounded,
+      // best effort; our row is already revoked either way).
+      if (row.idpInvitationId !== null && idp.kind !== 'none') {
+        const told = await idp.revoke(row.idpInvitationId)
+        if (!told) log.warn({ invitationId: row.id }, 'revoking the invitation at the identity provider failed; it is revoked here')
+      }
+      return toInvitationView(row, now)
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import t from 'tap'
+import { build } from './helpers/build.js'
+import { assertContract } from './helpers/contract.js'
+
+// The HTML pages: strict CSP with a per-response nonce, nothing from the request in the markup.
+// (test/browser.test.ts runs them in Chromium, which enforces the CSP for real.)
+
+t.test('pages and the identity-provider operations of a service without WorkOS', async t => {
+  const h = await build(t)
+
+  await t.test('each page is HTML with a strict, per-response nonce CSP', async t => {
+    const nonces = new Set<string>()
+    for (const url of ['/', '/signup?token=abc', '/login', '/login?token=abc', '/', '/signup']) {
+      const res = await h.inject({ method: 'GET', url })
+      assertContract(t, 'GET', url, res)
+      t.equal(res.statusCode, 200, url)
+      t.match(res.headers['content-type'], /^text\/html; charset=utf-8/)
+      const csp = String(res.headers['content-security-policy'])
+      const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1]
+      t.ok(nonce, `${url}: script-src allows only a nonce`)
+      t.match(csp, /default-src 'none'/)
+      t.match(csp, /connect-src 'self'/)
+      t.match(csp, /frame-ancestors 'none'/)
+      t.notMatch(csp, /unsafe-inline|unsafe-eval|\*/, `${url}: no unsafe-inline, no wildcard`)
+      const scripts = [...res.body.matchAll(/<script([^>]*)>/g)].map(m => m[1])
+      t.ok(scripts.length > 0)
+      t.ok(scripts.every(attrs => attrs === ` nonce="${nonce}"`), `${url}: every script carries the nonce, none is external`)
+      t.equal(res.headers['referrer-policy'], 'no-referrer', `${url}: tokens in the URL are not sent onwards`)
+      t.equal(res.headers['cache-control'], 'no-store')
+      t.equal(res.headers['x-content-type-options'], 'nosniff')
+      nonces.add(nonce as string)
+    }
+    t.equal(nonces.size, 6, 'a fresh nonce per response')
+  })
+
+  await t.test('nothing from the URL is written into the markup', async t => {
+    const evil = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    for (const path of ['/signup', '/login']) {
+      const url = `${path}?token=${encodeURIComponent(evil)}`
+      const res = await h.inject({ method: 'GET', url })
+      assertContract(t, 'GET', url, res)
+      t.equal(res.statusCode, 200)
+      t.notMatch(res.body, /alert\(/, `${path}: the token is not reflected`)
+    }
+    const index = await h.inject({ method: 'GET', url: '/' })
+    t.notMatch(index.body, /\/api\/oauth\/login/, 'no identity-provider link when WorkOS is not configured')
+    t.match(index.body, /fetch\('\/api\/users\/me'/, 'the landing page asks the API who is signed in')
+  })
+
+  await t.test('without WorkOS configuration the login operations answer 404 IDENTITY_PROVIDER_NOT_CONFIGURED', async t => {
+    for (const url of ['/api/oauth/login', '/api/oauth/callback?code=x&state=y']) {
+      const res = await h.inject({ method: 'GET', url, headers: { cookie: 'oauth_state=y' } })
+      assertContract(t, 'GET', url, res)
+      t.equal(res.statusCode, 404, url)
+      t.equal(res.json().code, 'IDENTITY_PROVIDER_NOT_CONFIGURED')
+      t.equal(res.cookies.find(c => c.name === 'service_session'), undefined)
+    }
+  })
+})
