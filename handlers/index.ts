@@ -34,5 +34,5 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...slackHandlers(deps),
     ...apiKeyHandlers(deps),
     ...mcpHandlers(deps)
-  } as HandlerMap
+  } satisfies HandlerMap
 }

@@ -81,6 +81,12 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   const ws = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM workspaces')
   t.equal(ws.rows[0]?.n, 1, 'one workspace')
 
+  // While this process holds DATA_DIR (as a running service would), the script refuses clearly.
+  const locked = await createAdmin(['--email', 'other@example.com', '--workspace', 'Acme'], { DATA_DIR: dir })
+  t.equal(locked.code, 1, 'database in use: exit 1')
+  t.match(locked.stderr, 'the embedded database in DATA_DIR is in use by a running service: stop it, or use DATABASE_URL')
+  t.equal(locked.stdout, '', 'no link printed')
+
   const old = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: new URL(link).searchParams.get('token') ?? '' } })
   t.equal(old.statusCode, 400, 'the first link no longer works')
   const preview = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token } })
@@ -99,16 +105,4 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   const exists = await createAdmin(['--email', 'boss@example.com', '--workspace', 'Other'], { DATA_DIR: dir })
   t.equal(exists.code, 1)
   t.match(exists.stderr, /a user with the e-mail boss@example\.com already exists/)
-})
-
-t.test('the embedded database in use by a running service: clear message, exit 1', async t => {
-  const dir = mkdtempSync(join(tmpdir(), 'create-admin-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  // This process holds DATA_DIR, as a running service would.
-  const held = await openDatabase({ url: null, dataDir: dir })
-  t.teardown(async () => { await held.close() })
-  const r = await createAdmin(['--email', 'boss@example.com', '--workspace', 'Acme'], { DATA_DIR: dir })
-  t.equal(r.code, 1)
-  t.match(r.stderr, 'the embedded database in DATA_DIR is in use by a running service: stop it, or use DATABASE_URL')
-  t.equal(r.stdout, '', 'no link printed')
 })

@@ -144,6 +144,7 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     const base = { workspaceId: admin.workspaceId, email: admin.email, name: 'Ada', role: 'admin' as const, sessionId: null }
     const apiKeyId = '6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11'
     const viaChat = await svc.invite({ ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, { email: 'chat@example.com', role: 'member' })
+    h.clock.advance(1000)
     const viaKey = await svc.invite({ ...base, kind: 'apiKey', userId: admin.userId, apiKeyId }, { email: 'mcp@example.com', role: 'member' })
     t.match([viaChat, viaKey], [{ success: true, invitationUrl: /signup\?token=/ }, { success: true, invitationUrl: /signup\?token=/ }])
     const rows = await h.db.query<{ email: string, invited_by: string | null, invited_by_api_key: string | null, actor_type: string, actor_id: string }>(

@@ -7,6 +7,8 @@ export function createWorkOS (cfg: NonNullable<Config['workos']>): WorkOS {
     clientId: cfg.clientId,
     ...(cfg.hostname !== null ? { apiHostname: cfg.hostname } : {}),
     ...(cfg.port !== null ? { port: cfg.port } : {}),
-    https: cfg.https
+    https: cfg.https,
+    // The SDK's own default is 60 s; every call is bounded by WORKOS_TIMEOUT_MS.
+    timeout: cfg.timeoutMs
   })
 }

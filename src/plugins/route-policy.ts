@@ -32,7 +32,8 @@ function rateLimitFor (scope: RateLimitScope, config: Config) {
       // Authentication ran first (onRequest, above), so the key is known; a request without one got 401.
       return { max: config.rateLimit.apiKeyPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
     case 'workspace-invitations':
-      return { max: config.inviteEmailsPerHour, timeWindow: 3_600_000, keyGenerator: (r: FastifyRequest) => `ws:${r.principal?.workspaceId ?? 'none:' + r.ip}` }
+      // One budget for every operation that sends invitation e-mail (invite and resend).
+      return { max: config.inviteEmailsPerHour, timeWindow: 3_600_000, bucket: 'workspace-invitations', keyGenerator: (r: FastifyRequest) => `ws:${r.principal?.workspaceId ?? 'none:' + r.ip}` }
   }
 }
 
@@ -101,6 +102,32 @@ class FailOpenStore implements Store {
   }
 }
 
+/**
+ * @fastify/rate-limit gives every route a child store of its own. Routes whose settings name the
+ * same `bucket` get one shared child instead, so they draw on one budget (memory or Redis).
+ */
+class SharedBucketStore implements Store {
+  readonly #children = new Map<string, Store>()
+  constructor (private readonly base: Store) {}
+
+  incr (key: string, cb: StoreCallback, timeWindow: number, max: number): void { this.base.incr(key, cb, timeWindow, max) }
+
+  read (key: string, cb: StoreCallback, timeWindow: number, max: number): void {
+    (this.base.read as NonNullable<Store['read']>).call(this.base, key, cb, timeWindow, max)
+  }
+
+  child (routeOptions: Parameters<Store['child']>[0]): Store {
+    const bucket = (routeOptions as { bucket?: unknown }).bucket
+    if (typeof bucket !== 'string') return this.base.child(routeOptions)
+    let shared = this.#children.get(bucket)
+    if (shared === undefined) {
+      shared = this.base.child(routeOptions)
+      this.#children.set(bucket, shared)
+    }
+    return shared
+  }
+}
+
 /** Waits (bounded) for the first connection attempt, so the first requests do not race it. */
 async function firstConnection (redis: Redis, ms: number): Promise<void> {
   if (redis.status === 'ready') return
@@ -155,18 +182,18 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
   fastify.decorate('rateLimitStore', redis !== undefined ? 'redis' : 'memory')
   fastify.log.info({ store: fastify.rateLimitStore, failOpen: config.rateLimit.failOpen }, 'rate-limit store')
 
-  let store: { store: new () => Store } | { redis: Redis, nameSpace: string } | Record<string, never> = {}
-  if (redis !== undefined && config.rateLimit.failOpen) {
-    const shared = redis
-    // @fastify/rate-limit constructs the store itself; a class whose constructor returns ours.
-    store = { store: class { constructor () { return new FailOpenStore(new RedisStore(false, false, shared, NAMESPACE), new LocalStore(false, false), health) } } as unknown as new () => Store }
-  } else if (redis !== undefined) {
-    store = { redis, nameSpace: NAMESPACE }
+  const shared = redis
+  const base = (): Store => {
+    if (shared === undefined) return new LocalStore(false, false)
+    const remote = new RedisStore(false, false, shared, NAMESPACE)
+    return config.rateLimit.failOpen ? new FailOpenStore(remote, new LocalStore(false, false), health) : remote
   }
+  // @fastify/rate-limit constructs the store itself; a class whose constructor returns ours.
+  const store = class { constructor () { return new SharedBucketStore(base()) } } as unknown as new () => Store
 
   await fastify.register(rateLimit, {
     global: false,
-    ...store,
+    store,
     // Fail-closed: a store error reaches the error handler as a (masked) 500.
     skipOnError: false,
     errorResponseBuilder: (_req, ctx) => serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(ctx.ttl / 1000))])
