@@ -10,7 +10,7 @@ import { migrate } from './db/migrate.js'
 import { createMailer, type Mailer } from './mail/mailer.js'
 import { loggerOptions } from './logger.js'
 import { contractPath } from './paths.js'
-import { createValidatorCompiler } from './validation.js'
+import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import errors from './plugins/errors.js'
@@ -73,6 +73,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const clock = opts.clock ?? systemClock
   const app = Fastify(serverOptions(config, opts.logger))
   app.setValidatorCompiler(createValidatorCompiler())
+  app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)
 
   await app.register(errors)
@@ -96,7 +97,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('rawBody', null)
   // Response-only media types in the contract; glue warns unless a parser exists. A request body
   // of these types is refused like any other non-JSON body.
-  for (const type of ['text/html', 'text/event-stream']) {
+  for (const type of ['text/html', 'text/event-stream', 'application/javascript']) {
     app.addContentTypeParser(type, (_request, _payload, done) => { done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined) })
   }
 

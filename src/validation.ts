@@ -1,6 +1,7 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
+import fastJsonStringify from 'fast-json-stringify'
 
 // fastify-openapi-glue hands Fastify the contract's schemas; these compilers decide how they are
 // enforced. Bodies are validated exactly as written: no coercion, no silent removal of unknown
@@ -42,11 +43,36 @@ function makeAjv (opts: Options): Ajv {
   return ajv
 }
 
+// Compiled validators and serializers are pure functions of their schema: they are cached for
+// the process by the schema's text, so the many identical schemas of the contract (every
+// ErrorResponse, every Invitation) compile once, and a second app instance compiles nothing.
+const validators = new Map<string, ValidateFunction>()
+const serializers = new Map<string, (data: unknown) => string>()
+let ajvs: { body: Ajv, other: Ajv } | undefined
+
 export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
-  const body = makeAjv({ coerceTypes: false })
-  const other = makeAjv({ coerceTypes: 'array' })
+  ajvs ??= { body: makeAjv({ coerceTypes: false }), other: makeAjv({ coerceTypes: 'array' }) }
+  const { body, other } = ajvs
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? body : other
-    return ajv.compile(schema as object) as ValidateFunction
+    const part = httpPart === 'body' ? 'body' : 'other'
+    const key = part + JSON.stringify(schema)
+    let fn = validators.get(key)
+    if (fn === undefined) {
+      fn = (part === 'body' ? body : other).compile(schema as object)
+      validators.set(key, fn)
+    }
+    return fn
+  }
+}
+
+export function createSerializerCompiler () {
+  return ({ schema }: { schema: unknown }) => {
+    const key = JSON.stringify(schema)
+    let fn = serializers.get(key)
+    if (fn === undefined) {
+      fn = fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]) as (data: unknown) => string
+      serializers.set(key, fn)
+    }
+    return fn
   }
 }
