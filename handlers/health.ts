@@ -3,11 +3,18 @@ import type { HandlerDeps } from './index.js'
 
 export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth'> {
   const { db } = services.ports
+  // Concurrent health checks share one database round trip: a load balancer polling hard costs
+  // one ping per round trip, not one per request, and no answer is ever stale.
+  let inFlight: Promise<void> | null = null
+  const ping = async (): Promise<void> => {
+    inFlight ??= withTimeout(db.ping(), 2000).finally(() => { inFlight = null })
+    await inFlight
+  }
   return {
     async getHealth (request, reply) {
       const started = performance.now()
       try {
-        await withTimeout(db.ping(), 2000)
+        await ping()
       } catch (err) {
         request.log.warn({ err: (err as Error).message }, 'health: database unavailable')
         // Same shape as 200 plus the ErrorResponse fields, so both kinds of client can read it.

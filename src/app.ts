@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import glue from 'fastify-openapi-glue'
 import { parse as parseYaml } from 'yaml'
 import type { Config } from './config.js'
@@ -13,7 +13,7 @@ import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
-import errors from './plugins/errors.js'
+import errors, { errorBody } from './plugins/errors.js'
 import { authTokens, createSecurityHandlers } from './plugins/auth.js'
 import routePolicy from './plugins/route-policy.js'
 import { createServices, type Services } from './services.js'
@@ -60,7 +60,15 @@ export function serverOptions (config: Config, logger: AppOptions['logger']): Fa
     onConstructorPoisoning: 'error' as const,
     genReqId: () => randomUUID(),
     requestIdHeader: false as const,
-    return503OnClosing: true,
+    // During shutdown, requests already on open connections are served to the end (the server
+    // stops accepting new connections); nothing is answered with a framework-default 503.
+    return503OnClosing: false,
+    // Router-level refusals (a path parameter over maxParamLength, a malformed URL) leave as a
+    // contract ErrorResponse too: a 400 every operation with path parameters declares.
+    frameworkErrors: (error, _request, reply) => {
+      const err = serviceError('VALIDATION_FAILED', [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed'])
+      ;(reply as unknown as FastifyReply).code(400).type('application/json; charset=utf-8').send(errorBody(err))
+    },
     // Keep-alive sockets are closed on shutdown so close() does not wait for idle clients.
     forceCloseConnections: 'idle' as const,
     routerOptions: { maxParamLength: 200 }
@@ -81,7 +89,22 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).
   // Operations that need the raw bytes (Slack's signature) say `rawBody: true` in the contract.
   app.removeContentTypeParser(['application/json', 'text/plain'])
+  // Operations without a request body in the contract ignore whatever body is sent, of any type;
+  // operations with one accept JSON only (anything else: 415) and require it (absent: 400).
+  const takesBody = (request: { routeOptions: { schema?: { body?: unknown } } }) => request.routeOptions.schema?.body !== undefined
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+  })
+  app.addHook('preValidation', async request => {
+    if (request.body === undefined && takesBody(request)) {
+      throw serviceError('VALIDATION_FAILED', ['body is required'], { errors: [{ in: 'body', field: '', message: 'is required' }] })
+    }
+  })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!takesBody(request)) {
+      done(null, undefined)
+      return
+    }
     if ((request.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true) {
       request.rawBody = body as Buffer
     }
@@ -95,10 +118,11 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     done(null, parsed)
   })
   app.decorateRequest('rawBody', null)
-  // Response-only media types in the contract; glue warns unless a parser exists. A request body
-  // of these types is refused like any other non-JSON body.
+  // Response-only media types in the contract: glue warns unless a parser is registered by name.
   for (const type of ['text/html', 'text/event-stream', 'application/javascript']) {
-    app.addContentTypeParser(type, (_request, _payload, done) => { done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined) })
+    app.addContentTypeParser(type, (request, _payload, done) => {
+      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+    })
   }
 
   const db = opts.db ?? await openDatabase({

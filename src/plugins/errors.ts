@@ -39,14 +39,14 @@ function securityError (err: SecurityErrorLike): ServiceError {
 }
 
 /** Map anything thrown to a registry error. Unknown errors become INTERNAL_ERROR (masked). */
-export function toServiceError (err: unknown): { error: ServiceError, internal: boolean } {
+export function toServiceError (err: unknown, bodyLimit?: number): { error: ServiceError, internal: boolean } {
   if (isServiceError(err)) return { error: err, internal: false }
   const e = err as FastifyError & SecurityErrorLike
   if (e.validation !== undefined) return { error: validationError(e), internal: false }
   if (e.name === 'Unauthorized' && Array.isArray(e.errors)) return { error: securityError(e), internal: false }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return { error: serviceError('UNSUPPORTED_MEDIA_TYPE'), internal: false }
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': return { error: serviceError('PAYLOAD_TOO_LARGE', [String((e as { limit?: number }).limit ?? 'the allowed number of')]), internal: false }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return { error: serviceError('PAYLOAD_TOO_LARGE', [bodyLimit !== undefined ? String(bodyLimit) : 'the allowed number of']), internal: false }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY': return { error: serviceError('INVALID_JSON'), internal: false }
   }
@@ -83,7 +83,7 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
   })
 
   fastify.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const { error, internal } = toServiceError(err)
+    const { error, internal } = toServiceError(err, fastify.initialConfig.bodyLimit ?? 1048576)
     if (internal) {
       request.log.error({ err }, 'request failed')
     } else if (error.statusCode >= 500) {
