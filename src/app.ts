@@ -13,8 +13,8 @@ import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
-import errors, { errorBody } from './plugins/errors.js'
-import { authTokens, createSecurityHandlers } from './plugins/auth.js'
+import errors, { errorBody, formatSchemaErrors } from './plugins/errors.js'
+import { authTokens, createSecurityHandlers, createSessionPrecheck } from './plugins/auth.js'
 import routePolicy from './plugins/route-policy.js'
 import { createServices, type Services } from './services.js'
 import { createHandlers } from '../handlers/index.js'
@@ -58,6 +58,7 @@ export function serverOptions (config: Config, logger: AppOptions['logger']): Fa
     bodyLimit: config.bodyLimit,
     onProtoPoisoning: 'error' as const,
     onConstructorPoisoning: 'error' as const,
+    schemaErrorFormatter: formatSchemaErrors as NonNullable<FastifyServerOptions['schemaErrorFormatter']>,
     genReqId: () => randomUUID(),
     requestIdHeader: false as const,
     // During shutdown, requests already on open connections are served to the end (the server
@@ -146,10 +147,15 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => { await services.close() })
 
   // Registered before glue, so their onRoute hooks see the contract's routes.
-  await app.register(routePolicy, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
-
   const contract = loadContract()
   app.decorate('contract', contract)
+  await app.register(routePolicy, {
+    config,
+    contract,
+    sessionPrecheck: createSessionPrecheck(services.security),
+    ...(opts.redis !== undefined ? { redis: opts.redis } : {})
+  })
+
   await app.register(glue, {
     specification: loadContract(),
     serviceHandlers: createHandlers({ services, config, contract }),

@@ -20,6 +20,7 @@ export const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Str({ pattern: '^postgres(ql)?://' }),
   DATABASE_POOL_MAX: Int(1, 200, 10),
+  HEALTH_CACHE_MS: Int(0, 60000, 1000),
   SESSION_SECRET: Str(),
   SESSION_TTL_HOURS: Int(1, 24 * 90, 24 * 7),
   INVITATION_TTL_DAYS: Int(1, 30, 7),
@@ -63,6 +64,8 @@ export interface Config {
   readonly dataDir: string | null
   readonly databaseUrl: string | null
   readonly databasePoolMax: number
+  /** How long a successful database check answers /api/health; failures are never reused. */
+  readonly healthCacheMs: number
   readonly session: { readonly secret: string, readonly ttlSeconds: number, readonly secureCookie: boolean, readonly generated: boolean }
   readonly invitationTtlDays: number
   readonly inviteEmailsPerHour: number
@@ -220,6 +223,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     dataDir,
     databaseUrl: env.DATABASE_URL ?? null,
     databasePoolMax: env.DATABASE_POOL_MAX,
+    healthCacheMs: env.HEALTH_CACHE_MS,
     session: {
       secret,
       ttlSeconds: env.SESSION_TTL_HOURS * 3600,

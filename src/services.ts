@@ -41,6 +41,7 @@ export function createServices (ports: Ports): Services {
   const apiKeys = createApiKeyService({ db: ports.db, clock: ports.clock })
   const security: SecurityServices = {
     authenticateSession: async token => await sessions.authenticate(token),
+    sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,
     authenticateApiKey: async key => await apiKeys.authenticate(key),
     verifySlackSignature: request => { slack.verifySignature(request) }
   }

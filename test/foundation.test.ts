@@ -95,6 +95,39 @@ t.test('401 before the body is read: no session beats bad input', async t => {
   assertContract(t, 'POST', '/api/users/invite', res)
 })
 
+t.test('order of checks: token, then the request, then the session row and the role', async t => {
+  const h = await build(t, { env: { INVITE_EMAILS_PER_HOUR: '2' } })
+  const admin = await h.signIn({ role: 'admin' })
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  const revoked = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
+  await h.app.services.sessions.revoke(h.db, revoked.sessionId)
+  const forged = admin.cookie.slice(0, -4) + (admin.cookie.endsWith('AAAA') ? 'BBBB' : 'AAAA')
+  const bad = { email: 'not-an-e-mail', extra: 1 }
+  const good = () => ({ email: `order-${Math.random().toString(36).slice(2)}@example.com` })
+  const invite = async (cookie: string | null, payload: unknown) => {
+    const res = await h.inject({ method: 'POST', url: '/api/users/invite', headers: cookie === null ? {} : { cookie }, payload: payload as Record<string, unknown> })
+    assertContract(t, 'POST', '/api/users/invite', res)
+    return res
+  }
+
+  t.equal((await invite(null, bad)).statusCode, 401, 'no cookie: 401 before the body is looked at')
+  t.equal((await invite(forged, bad)).statusCode, 401, 'a token we did not sign: 401 before the body is looked at')
+  // A token we signed but whose session is revoked, or a member on an admin operation: the
+  // request is validated first (no database round trip for a malformed one), then refused.
+  t.equal((await invite(revoked.cookie, bad)).statusCode, 400)
+  t.equal((await invite(revoked.cookie, good())).statusCode, 401, 'revoked session, valid request: 401')
+  t.equal((await invite(member.cookie, bad)).statusCode, 400)
+  t.equal((await invite(member.cookie, good())).statusCode, 403, 'member, valid request: 403')
+
+  // The invitation-e-mail budget (2 per hour here) is drawn only by requests that can send one.
+  for (let i = 0; i < 5; i++) t.equal((await invite(admin.cookie, bad)).statusCode, 400)
+  t.equal((await invite(admin.cookie, good())).statusCode, 200)
+  t.equal((await invite(admin.cookie, good())).statusCode, 200)
+  const limited = await invite(admin.cookie, good())
+  t.equal(limited.statusCode, 429, 'the third invitation in the hour is refused, the 400s did not count')
+  t.equal(limited.json().code, 'RATE_LIMITED')
+})
+
 t.test('health answers the contract shape with the package version', async t => {
   const h = await build(t)
   const res = await h.inject({ method: 'GET', url: '/api/health' })

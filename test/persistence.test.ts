@@ -76,6 +76,45 @@ t.test('health reports 503 (ErrorResponse-compatible) when the embedded database
   assertContract(t, 'GET', '/api/health', res)
 })
 
+t.test('a successful database check answers /api/health for HEALTH_CACHE_MS; a failed one is never reused', async t => {
+  const real = await testDatabase(t)
+  let pings = 0
+  let failNext = false
+  // The real database, with a count of pings and a switch that makes the next ones fail.
+  const db: typeof real = {
+    ...real,
+    async ping () {
+      pings++
+      if (failNext) {
+        await new Promise(resolve => setTimeout(resolve, 20)) // a refusal takes a round trip too
+        throw new Error('connection refused')
+      }
+      await real.ping()
+    }
+  }
+  const h = await build(t, { db, env: { HEALTH_CACHE_MS: '60000' } })
+  const health = async () => await h.inject({ method: 'GET', url: '/api/health' })
+
+  const first = await health()
+  t.equal(first.statusCode, 200)
+  const burst = await Promise.all(Array.from({ length: 20 }, health))
+  t.same(burst.map(r => r.statusCode), Array(20).fill(200))
+  t.equal(pings, 1, '21 checks, one ping: the success is reused')
+  t.equal(burst[0]?.json().checks.database.latencyMs, first.json().checks.database.latencyMs, 'the reused answer reports the latency of the ping it is based on')
+
+  const h0 = await build(t, { db, env: { HEALTH_CACHE_MS: '0' } })
+  failNext = true
+  const failed = await Promise.all(Array.from({ length: 5 }, async () => await h0.inject({ method: 'GET', url: '/api/health' })))
+  t.same(failed.map(r => r.statusCode), Array(5).fill(503))
+  t.equal(pings, 2, 'concurrent checks share one ping, even a failing one')
+  const again = await h0.inject({ method: 'GET', url: '/api/health' })
+  t.equal(again.statusCode, 503)
+  t.equal(pings, 3, 'a failure is not reused: the next check pings again')
+  failNext = false
+  t.equal((await h0.inject({ method: 'GET', url: '/api/health' })).statusCode, 200, 'and the first ping that succeeds answers 200')
+  assertContract(t, 'GET', '/api/health', again)
+})
+
 t.test('PostgreSQL: two concurrent migrators leave the database migrated once', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
   const url = TEST_DATABASE_URL as string
   const schema = `t_mig_${randomBytes(5).toString('hex')}`
@@ -103,7 +142,8 @@ t.test('PostgreSQL: the service recovers by itself when the database comes back'
   const direct = await testDatabase(t)
   const db = await openDatabase({ url: viaProxy.href, dataDir: null, schema: direct.schema as string, onError: () => {} })
   t.teardown(async () => { await db.close() })
-  const h = await build(t, { db })
+  // Every health check pings (no reuse of a successful check), so each one sees the outage.
+  const h = await build(t, { db, env: { HEALTH_CACHE_MS: '0' } })
 
   const ok = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(ok.statusCode, 200)
@@ -125,7 +165,7 @@ t.test('PostgreSQL: the service recovers by itself when the database comes back'
 })
 
 t.test('PostgreSQL: terminated backends are replaced by the pool', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
-  const h = await build(t)
+  const h = await build(t, { env: { HEALTH_CACHE_MS: '0' } })
   const first = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(first.statusCode, 200)
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL as string })

@@ -9,7 +9,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database check */
+        /**
+         * Liveness and database check
+         * @description Checks the database with a ping. Concurrent checks share one ping, and a successful ping answers for `HEALTH_CACHE_MS` (default 1 s, 0 to ping on every check), so polling never loads the database; a failed ping is never reused.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -580,6 +583,7 @@ export interface components {
                 status: "ok" | "unavailable";
                 /** @enum {string} */
                 kind?: "pglite" | "postgres";
+                /** @description Duration of the ping this answer is based on. */
                 latencyMs?: number;
             };
         };

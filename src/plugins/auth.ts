@@ -56,8 +56,22 @@ export const authTokens = fp(authTokensPlugin, { name: 'auth-tokens', fastify: '
 /** The contract's security schemes, handled here and nowhere else. glue calls them by name. */
 export interface SecurityServices {
   authenticateSession(token: string): Promise<Principal | null>
+  /** True when the token is one this service signed and has not expired (no database access). */
+  sessionTokenVerifies(token: string): boolean
   authenticateApiKey(key: string): Promise<Principal | null>
   verifySlackSignature(request: FastifyRequest): void
+}
+
+/**
+ * The cheap half of the sessionCookie scheme, run before the body is read (see route-policy):
+ * no cookie, or one this service did not sign or that has expired → 401 without parsing the
+ * body or touching the database. The session row and the role are checked after validation.
+ */
+export function createSessionPrecheck (svc: SecurityServices) {
+  return async function sessionPrecheck (request: FastifyRequest): Promise<void> {
+    const token = request.cookies[SESSION_COOKIE]
+    if (token === undefined || token === '' || !svc.sessionTokenVerifies(token)) throw serviceError('UNAUTHENTICATED')
+  }
 }
 
 export function createSecurityHandlers (svc: SecurityServices) {

@@ -16,10 +16,9 @@ function fieldOf (e: AjvLikeError): string {
   return base
 }
 
-/** Fastify's validation error → VALIDATION_FAILED listing every failing field. */
-function validationError (err: FastifyError): ServiceError {
-  const part = err.validationContext ?? 'body'
-  const errors = (err.validation as AjvLikeError[]).map(e => {
+/** Ajv's errors for one part of the request → VALIDATION_FAILED listing every failing field. */
+function validationError (validation: AjvLikeError[], part: string): ServiceError {
+  const errors = validation.map(e => {
     const field = fieldOf(e)
     const message = e.keyword === 'additionalProperties'
       ? 'is not an allowed field'
@@ -28,6 +27,14 @@ function validationError (err: FastifyError): ServiceError {
   })
   const summary = errors.map(e => `${e.in}${e.field === '' ? '' : '.' + e.field} ${e.message}`).join('; ')
   return serviceError('VALIDATION_FAILED', [summary], { errors })
+}
+
+/**
+ * Fastify's schemaErrorFormatter: the registry error itself, built once. (Fastify's default
+ * formats a message and captures a stack for every refused request; we would discard both.)
+ */
+export function formatSchemaErrors (validation: AjvLikeError[], dataVar: string): Error {
+  return validationError(validation, dataVar)
 }
 
 interface SecurityErrorLike extends Error { errors?: unknown[] }
@@ -42,7 +49,7 @@ function securityError (err: SecurityErrorLike): ServiceError {
 export function toServiceError (err: unknown, bodyLimit?: number): { error: ServiceError, internal: boolean } {
   if (isServiceError(err)) return { error: err, internal: false }
   const e = err as FastifyError & SecurityErrorLike
-  if (e.validation !== undefined) return { error: validationError(e), internal: false }
+  if (e.validation !== undefined) return { error: validationError(e.validation as AjvLikeError[], e.validationContext ?? 'body'), internal: false }
   if (e.name === 'Unauthorized' && Array.isArray(e.errors)) return { error: securityError(e), internal: false }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return { error: serviceError('UNSUPPORTED_MEDIA_TYPE'), internal: false }

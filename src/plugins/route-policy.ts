@@ -7,11 +7,16 @@ import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
 
 // Per-operation policy declared in the contract (x-fastify-config) and applied here:
-//  - authentication runs in onRequest, before the body is read or validated, so a caller without
-//    a session gets 401 (not 400/415) and costs no parsing. Operations whose security needs the
-//    raw body (Slack's signature) say `authAfterBody: true` and keep glue's preHandler.
+//  - order of checks. Operations behind the sessionCookie scheme check in two steps: the token
+//    (present, signed by us, not expired) in onRequest, before the body is read, so a caller
+//    without a session gets 401 (not 400/415) and costs no parsing; the session row and the role
+//    (401 revoked, 403 not admin) after validation, in glue's preHandler, so a malformed request
+//    is refused without a database round trip. API-key operations authenticate fully in
+//    onRequest: every request with a key counts against its rate limit, valid or not.
+//    Operations whose security needs the raw body (Slack's signature) say `authAfterBody: true`.
 //  - `rateLimit: { scope }` names a policy; the numbers come from configuration. Operations
-//    without one (everything behind a session cookie) are not limited.
+//    without one (everything behind a session cookie) are not limited. The invitation-e-mail
+//    budget is drawn after validation and authentication: a refused request sends no e-mail.
 //
 // Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
 //  - RATE_LIMIT_FAIL_OPEN=true (default): requests are counted in this instance's memory until
@@ -29,7 +34,7 @@ function rateLimitFor (scope: RateLimitScope, config: Config) {
       // request.ip honours TRUST_PROXY: a spoofed X-Forwarded-For from an untrusted peer is ignored.
       return { max: config.rateLimit.authPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `ip:${r.ip}` }
     case 'api-key':
-      // Authentication ran first (onRequest, above), so the key is known; a request without one got 401.
+      // Authentication ran first (onRequest), so the key is known; a request without one got 401.
       return { max: config.rateLimit.apiKeyPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
     case 'workspace-invitations':
       // One budget for every operation that sends invitation e-mail (invite and resend).
@@ -39,6 +44,10 @@ function rateLimitFor (scope: RateLimitScope, config: Config) {
 
 export interface RoutePolicyOptions {
   config: Config
+  /** The parsed contract: each operation's security requirements decide the order of checks. */
+  contract: Record<string, unknown>
+  /** The token half of the sessionCookie scheme (see createSessionPrecheck). */
+  sessionPrecheck: onRequestHookHandler
   /** Injected by tests to share one Redis client; otherwise created from REDIS_URL. */
   redis?: Redis
 }
@@ -144,20 +153,40 @@ async function firstConnection (redis: Redis, ms: number): Promise<void> {
   })
 }
 
+/** "GET /api/users/:userId" → the scheme names of each alternative security requirement. */
+function securityByRoute (contract: Record<string, unknown>): Map<string, string[][]> {
+  const global = (contract.security ?? []) as Array<Record<string, unknown>>
+  const out = new Map<string, string[][]>()
+  for (const [path, item] of Object.entries((contract.paths ?? {}) as Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>)) {
+    const url = path.replace(/\{([^}]+)\}/g, ':$1')
+    for (const [method, op] of Object.entries(item)) {
+      out.set(`${method.toUpperCase()} ${url}`, (op.security ?? global).map(req => Object.keys(req)))
+    }
+  }
+  return out
+}
+
 async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOptions): Promise<void> {
   const { config } = opts
+  const security = securityByRoute(opts.contract)
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const cfg = (route.config ?? {}) as RouteConfig
+    const requirements = security.get(`${String(route.method)} ${route.url}`) ?? []
+    const sessionOnly = requirements.length > 0 && requirements.every(r => r.length === 1 && r[0] === 'sessionCookie')
     // glue puts the security check in preHandler; nothing else has set one at this point.
-    if (cfg.authAfterBody !== true && typeof route.preHandler === 'function') {
-      const auth = route.preHandler as unknown as onRequestHookHandler
-      route.onRequest = [auth, ...[route.onRequest ?? []].flat()]
-      delete route.preHandler
+    if (typeof route.preHandler === 'function' && cfg.authAfterBody !== true) {
+      if (sessionOnly) {
+        route.onRequest = [opts.sessionPrecheck, ...[route.onRequest ?? []].flat()]
+      } else {
+        route.onRequest = [route.preHandler as unknown as onRequestHookHandler, ...[route.onRequest ?? []].flat()]
+        delete route.preHandler
+      }
     }
     if (cfg.rateLimit !== undefined && cfg.rateLimit !== false && cfg.rateLimit.scope !== undefined) {
       // A fresh object: glue hands every instance the same parsed contract. The rate-limit hook
-      // is appended after the authentication hook, so it sees request.principal.
-      route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config), hook: 'onRequest' } }
+      // is appended after the authentication hook of its phase, so it sees request.principal.
+      const hook = cfg.rateLimit.scope === 'workspace-invitations' ? 'preHandler' : 'onRequest'
+      route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config), hook } }
     }
   })
 
