@@ -3,6 +3,7 @@
 // real SMTP server on loopback. Reports p50/p90/p99/max.
 //
 //   npx tsx scripts/measure-invite.ts                       # PGlite in memory, 1000 invites
+//   npx tsx scripts/measure-invite.ts --data-dir /tmp/x     # PGlite on disk, as npm start runs it
 //   npx tsx scripts/measure-invite.ts --db postgres --url postgres://postgres@127.0.0.1:5432/postgres
 //   npx tsx scripts/measure-invite.ts --n 200 --warmup 20
 import { parseArgs } from 'node:util'
@@ -23,7 +24,8 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'pglite' },
     url: { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     n: { type: 'string', default: '1000' },
-    warmup: { type: 'string', default: '20' }
+    warmup: { type: 'string', default: '20' },
+    'data-dir': { type: 'string' }
   },
   strict: true
 })
@@ -42,7 +44,7 @@ const smtp = new SMTPServer({
 await new Promise<void>(resolve => { smtp.listen(0, '127.0.0.1', () => { resolve() }) })
 const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`
 
-// The database: PGlite in memory, or a throwaway schema on the PostgreSQL server.
+// The database: PGlite in memory (or on disk with --data-dir), or a throwaway schema on the server.
 let db: Database
 let schema: string | null = null
 if (values.db === 'postgres') {
@@ -53,7 +55,7 @@ if (values.db === 'postgres') {
   await admin.end()
   db = await openDatabase({ url: values.url, dataDir: null, schema })
 } else {
-  db = await openDatabase({ url: null, dataDir: null })
+  db = await openDatabase({ url: null, dataDir: values['data-dir'] ?? null })
 }
 await migrate(db)
 
