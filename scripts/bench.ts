@@ -11,6 +11,7 @@
 //   npm run bench                                   # 3 rounds × 5 s per scenario, 10 connections
 //   npm run bench -- --rounds 5 --duration 10 --connections 20
 //   npm run bench -- --no-postgres                  # PGlite only
+//   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
 //   npm run bench -- --profile                      # also CPU profiles of the services (bench/*.cpuprofile)
 //   npm run bench -- --only 'postgres 401' --profile   # a subset (the bare baseline always runs)
 //   npm run bench -- --analyze bench/x.cpuprofile   # top frames of a profile
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     'no-postgres': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
+    'no-pin': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
     analyze: { type: 'string' },
@@ -239,8 +241,19 @@ async function waitFor (what: string, fn: () => Promise<boolean>, ms = 90_000): 
 interface Proc { child: ChildProcess, output: () => string }
 const children: ChildProcess[] = []
 
+// On a small machine the load generator and the server fight for the same cores, and the
+// scheduler's choices swing a 5 s figure by ±50 %. With taskset (util-linux) and 2+ CPUs, the
+// servers measured (bare Fastify, the service, the raw-work loop) run on the last CPU and this
+// process (autocannon, the SMTP peer) on the first; --no-pin turns it off.
+const PIN = values['raw-worker'] === undefined && values.analyze === undefined && !values['no-pin'] && cpus().length >= 2 && (() => {
+  try { execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' }); return true } catch { return false }
+})()
+const SERVER_CPU = String(cpus().length - 1)
+const pinned = (cmd: string, args: string[]): [string, string[]] => PIN ? ['taskset', ['-c', SERVER_CPU, cmd, ...args]] : [cmd, args]
+
 function start (cmd: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(cmd, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const [file, argv] = pinned(cmd, args)
+  const child = spawn(file, argv, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   let out = ''
   child.stdout?.on('data', (c: Buffer) => { out += c.toString() })
@@ -384,6 +397,8 @@ async function main (): Promise<void> {
         where = ['--raw-dir', join(dir)]
       }
       const w = fork(fileURLToPath(import.meta.url), ['--raw-worker', svc.db, '--raw-smtp', smtpUrl, ...where], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      // A fork inherits this process's CPU; the raw-work loop runs where the service runs.
+      if (PIN && w.pid !== undefined) execFileSync('taskset', ['-a', '-cp', SERVER_CPU, String(w.pid)], { stdio: 'ignore' })
       workers.push(w)
       children.push(w)
       await new Promise<void>((resolve, reject) => {
@@ -489,7 +504,7 @@ async function main (): Promise<void> {
     const out = {
       generatedAt: new Date().toISOString(),
       machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadAverageAtEnd: loadavg().map(x => Number(x.toFixed(2))) },
-      params: { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, service: 'node --enable-source-maps dist/src/server.js, LOG_LEVEL=warn' },
+      params: { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus: PIN ? { servers: Number(SERVER_CPU), loadGenerator: 0 } : null, service: 'node --enable-source-maps dist/src/server.js, LOG_LEVEL=warn' },
       scenarios: rows.map(r => ({ ...r, rps: Math.round(r.rps), p50Ms: Number(r.p50Ms.toFixed(2)), p99Ms: Number(r.p99Ms.toFixed(2)), peakRssMb: Number(r.peakRssMb.toFixed(1)), ratio: r.ratio !== null ? Number(r.ratio.toFixed(3)) : null })),
       targets: targets.map(t => ({ ...t, value: Number(t.value.toFixed(3)) })),
       emailsReceived: received

@@ -27,7 +27,7 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
   await fastify.register(jwt, {
     secret: config.session.secret,
     sign: { algorithm: 'HS256', iss: config.publicUrl, aud: JWT_AUDIENCE, expiresIn: config.session.ttlSeconds * 1000 },
-    verify: { algorithms: ['HS256'], allowedIss: config.publicUrl, allowedAud: JWT_AUDIENCE, requiredClaims: ['exp', 'iss', 'aud', 'sid'] }
+    verify: { algorithms: ['HS256'], allowedIss: config.publicUrl, allowedAud: JWT_AUDIENCE, requiredClaims: ['exp', 'iss', 'aud', 'sid'], cache: true }
   })
   fastify.decorate('sessionSigner', {
     sign: (payload: { sid: string }) => fastify.jwt.sign(payload),
