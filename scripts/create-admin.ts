@@ -82,7 +82,8 @@ try {
   if (e instanceof ConfigError) {
     process.stderr.write(`create-admin: ${e.message}\n`)
   } else if (e.name === 'DatabaseLockedError') {
-    process.stderr.write('create-admin: the embedded database in DATA_DIR is in use by a running service: stop it, or use DATABASE_URL.\n')
+    // Names the directory and the pid holding it.
+    process.stderr.write(`create-admin: ${e.message}\n`)
   } else if (isServiceError(e) && e.code === 'USER_EXISTS') {
     process.stderr.write(`create-admin: a user with the e-mail ${email.trim().toLowerCase()} already exists.\n`)
   } else if (isServiceError(e) && e.statusCode < 500) {

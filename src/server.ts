@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { MigrationError } from './db/migrate.js'
 import { DatabaseLockedError } from './db/client.js'
 import { projectRoot } from './paths.js'
+import { anyWorkspaceExists } from './db/workspaces.js'
 
 const warnings: string[] = []
 let config: Config
@@ -61,3 +62,9 @@ app.log.info({
   rateLimitStore: app.rateLimitStore,
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')
+// A new installation: say how to get the first admin, the one step nobody can do through the API.
+if (!await anyWorkspaceExists(app.db)) {
+  app.log.info(app.db.kind === 'pglite'
+    ? 'No workspace yet. Stop the service (the embedded database is one process\'s), run `npm run create-admin -- --email you@example.com --workspace "Acme"`, then start it again and open the link it prints.'
+    : 'No workspace yet. Run `npm run create-admin -- --email you@example.com --workspace "Acme"` and open the link it prints.')
+}

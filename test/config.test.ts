@@ -1,5 +1,8 @@
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { projectRoot } from '../src/paths.js'
@@ -30,6 +33,31 @@ t.test('the server exits 1 with that one line on stderr', async t => {
   })
   t.equal(r.status, 1)
   t.equal(r.stderr.trim(), 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")')
+})
+
+t.test('a new installation says, once ready, how to create the first admin', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'ws-first-run-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const { DATABASE_URL: _server, ...env } = process.env // the embedded database, as on a new machine
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: projectRoot, env: { ...env, PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  const hint = await new Promise<string | null>(resolve => {
+    const timer = setTimeout(() => { resolve(null) }, 90_000)
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+      const line = out.split('\n').find(l => l.includes('No workspace yet'))
+      if (line !== undefined) { clearTimeout(timer); resolve(line) }
+    })
+    child.once('exit', () => { clearTimeout(timer); resolve(null) })
+  })
+  const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
+  child.kill('SIGTERM')
+  t.ok(hint, 'the hint is logged')
+  t.match(JSON.parse(hint ?? '{}').msg, /Stop the service.*`npm run create-admin -- --email you@example.com --workspace "Acme".*start it again/)
+  t.ok(out.indexOf('workspace service ready') < out.indexOf('No workspace yet'), 'after the ready line')
+  t.equal(await exited, 0, 'SIGTERM: exit 0')
 })
 
 t.test('config is typed, defaulted and frozen', async t => {

@@ -84,7 +84,7 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   // While this process holds DATA_DIR (as a running service would), the script refuses clearly.
   const locked = await createAdmin(['--email', 'other@example.com', '--workspace', 'Acme'], { DATA_DIR: dir })
   t.equal(locked.code, 1, 'database in use: exit 1')
-  t.match(locked.stderr, 'the embedded database in DATA_DIR is in use by a running service: stop it, or use DATABASE_URL')
+  t.match(locked.stderr, `create-admin: The embedded database in ${join(dir, 'pglite')} is in use by a running process (pid ${process.pid}). Stop it, or set DATABASE_URL`)
   t.equal(locked.stdout, '', 'no link printed')
 
   const old = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: new URL(link).searchParams.get('token') ?? '' } })
