@@ -245,10 +245,24 @@ const children: ChildProcess[] = []
 // scheduler's choices swing a 5 s figure by ±50 %. With taskset (util-linux) and 2+ CPUs, the
 // servers measured (bare Fastify, the service, the raw-work loop) run on the last CPU and this
 // process (autocannon, the SMTP peer) on the first; --no-pin turns it off.
-const PIN = values['raw-worker'] === undefined && values.analyze === undefined && !values['no-pin'] && cpus().length >= 2 && (() => {
-  try { execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' }); return true } catch { return false }
+/** The CPUs this process may run on ("0,1", "0-3,6" from taskset), or null without taskset. */
+function allowedCpus (): number[] | null {
+  try {
+    const list = execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' }).split(':').pop()?.trim() ?? ''
+    return list.split(',').flatMap(part => {
+      const [a, b] = part.split('-').map(Number) as [number, number | undefined]
+      return b === undefined ? [a] : Array.from({ length: b - a + 1 }, (_, i) => a + i)
+    }).filter(Number.isInteger)
+  } catch {
+    return null
+  }
+}
+const CPUS = values['raw-worker'] === undefined && values.analyze === undefined && !values['no-pin'] ? allowedCpus() : null
+const PIN = CPUS !== null && CPUS.length >= 2 && (() => {
+  try { execFileSync('taskset', ['-a', '-cp', String(CPUS[0]), String(process.pid)], { stdio: 'ignore' }); return true } catch { return false }
 })()
-const SERVER_CPU = String(cpus().length - 1)
+const SERVER_CPU = String(CPUS?.at(-1) ?? 0)
+const LOAD_CPU = CPUS?.[0] ?? 0
 const pinned = (cmd: string, args: string[]): [string, string[]] => PIN ? ['taskset', ['-c', SERVER_CPU, cmd, ...args]] : [cmd, args]
 
 function start (cmd: string, args: string[], env: NodeJS.ProcessEnv): Proc {
@@ -504,7 +518,7 @@ async function main (): Promise<void> {
     const out = {
       generatedAt: new Date().toISOString(),
       machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadAverageAtEnd: loadavg().map(x => Number(x.toFixed(2))) },
-      params: { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus: PIN ? { servers: Number(SERVER_CPU), loadGenerator: 0 } : null, service: 'node --enable-source-maps dist/src/server.js, LOG_LEVEL=warn' },
+      params: { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus: PIN ? { servers: Number(SERVER_CPU), loadGenerator: LOAD_CPU } : null, service: 'node --enable-source-maps dist/src/server.js, LOG_LEVEL=warn' },
       scenarios: rows.map(r => ({ ...r, rps: Math.round(r.rps), p50Ms: Number(r.p50Ms.toFixed(2)), p99Ms: Number(r.p99Ms.toFixed(2)), peakRssMb: Number(r.peakRssMb.toFixed(1)), ratio: r.ratio !== null ? Number(r.ratio.toFixed(3)) : null })),
       targets: targets.map(t => ({ ...t, value: Number(t.value.toFixed(3)) })),
       emailsReceived: received

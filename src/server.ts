@@ -63,7 +63,8 @@ app.log.info({
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')
 // A new installation: say how to get the first admin, the one step nobody can do through the API.
-if (!await anyWorkspaceExists(app.db)) {
+// Best effort: a database hiccup here must not take down a service that is already serving.
+if (!await anyWorkspaceExists(app.db).catch(() => true)) {
   app.log.info(app.db.kind === 'pglite'
     ? 'No workspace yet. Stop the service (the embedded database is one process\'s), run `npm run create-admin -- --email you@example.com --workspace "Acme"`, then start it again and open the link it prints.'
     : 'No workspace yet. Run `npm run create-admin -- --email you@example.com --workspace "Acme"` and open the link it prints.')

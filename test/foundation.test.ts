@@ -119,6 +119,14 @@ t.test('order of checks: token, then the request, then the session row and the r
   t.equal((await invite(member.cookie, bad)).statusCode, 400)
   t.equal((await invite(member.cookie, good())).statusCode, 403, 'member, valid request: 403')
 
+  // HEAD, which Fastify adds for every GET, keeps its GET's order.
+  for (const method of ['GET', 'HEAD'] as const) {
+    const list = async (cookie: string | null) => (await h.inject({ method, url: '/api/users?limit=0', headers: cookie === null ? {} : { cookie } })).statusCode
+    t.equal(await list(null), 401, `${method} without a cookie`)
+    t.equal(await list(revoked.cookie), 400, `${method} with a revoked session and a bad query`)
+    t.equal(await list(member.cookie), 400, `${method} as a member with a bad query`)
+  }
+
   // The invitation-e-mail budget (2 per hour here) is drawn only by requests that can send one.
   for (let i = 0; i < 5; i++) t.equal((await invite(admin.cookie, bad)).statusCode, 400)
   t.equal((await invite(admin.cookie, good())).statusCode, 200)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -10,6 +11,7 @@ import { loadMigrations, migrate, MigrationError } from '../src/db/migrate.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
 import { insertUser } from '../src/db/users.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
+import { projectRoot } from '../src/paths.js'
 import { build, testConfig, testDatabase, TEST_DATABASE_URL } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { startTcpProxy } from './helpers/tcp-proxy.js'
@@ -58,6 +60,29 @@ t.test('a failed migration rolls back and stops with a clear error', async t => 
   t.same(table.rows, [{ t: null }], 'nothing of the failed migration remains')
   const recorded = await db.query('SELECT version FROM schema_migrations WHERE version = 900')
   t.equal(recorded.rowCount, 0)
+})
+
+t.test('a new DATA_DIR is created (initdb in a worker thread) also where Node does not detect ESM in eval code', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'ws-initdb-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  // Node < 20.19 treats eval'd worker code as a script; --no-experimental-detect-module does too.
+  const script = `
+    const { openDatabase } = await import(${JSON.stringify(new URL('../src/db/client.ts', import.meta.url).href)})
+    const db = await openDatabase({ url: null, dataDir: ${JSON.stringify(dir)} })
+    const r = await db.query('SELECT 41 + 1 AS answer')
+    const rssMb = Math.round(process.memoryUsage().rss / 1048576)
+    await db.close()
+    console.log(JSON.stringify({ ...r.rows[0], rssMb }))`
+  const file = join(dir, 'open.mjs')
+  writeFileSync(file, script)
+  const flags = process.allowedNodeEnvironmentFlags.has('--no-experimental-detect-module') ? ['--no-experimental-detect-module'] : []
+  const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', file], { cwd: projectRoot, encoding: 'utf8', timeout: 120_000 })
+  t.equal(r.status, 0, r.stderr)
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { answer?: number, rssMb?: number }
+  t.equal(out.answer, 42)
+  // initdb in this process would leave ~800 MB of WebAssembly memory behind; the worker's is freed.
+  t.ok((out.rssMb ?? Infinity) < 650, `initdb's memory was freed with its worker (RSS ${out.rssMb} MB)`)
+  t.ok(existsSync(join(dir, 'pglite', 'PG_VERSION')), 'the cluster is on disk')
 })
 
 t.test('an edited, already-applied migration is refused', async t => {

@@ -134,12 +134,14 @@ function isAlive (pid: number): boolean {
  */
 async function initDataDirInWorker (dir: string): Promise<void> {
   const pglite = import.meta.resolve('@electric-sql/pglite')
+  // Dynamic imports only: eval'd worker code is a script or a module depending on the Node
+  // version (ESM detection is the default from 20.19 / 22.7) and on flags such as --input-type.
   const code = `
-    import { PGlite } from ${JSON.stringify(pglite)}
-    import { parentPort, workerData } from 'node:worker_threads'
-    const db = await PGlite.create({ dataDir: workerData })
-    await db.close()
-    parentPort.postMessage('initialized')`
+    Promise.all([import('node:worker_threads'), import(${JSON.stringify(pglite)})]).then(async ([{ parentPort, workerData }, { PGlite }]) => {
+      const db = await PGlite.create({ dataDir: workerData })
+      await db.close()
+      parentPort.postMessage('initialized')
+    })`
   const worker = new Worker(code, { eval: true, workerData: dir })
   try {
     await new Promise<void>((resolve, reject) => {
@@ -162,7 +164,8 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
   let db: PGlite
   try {
     if (dir !== null && opts.loadDataDir === undefined && !existsSync(join(dir, 'PG_VERSION'))) {
-      await initDataDirInWorker(dir)
+      // Should the worker fail, PGlite.create below runs initdb in this thread: more memory, same result.
+      await initDataDirInWorker(dir).catch(() => {})
     }
     db = await PGlite.create({
       ...(dir !== null ? { dataDir: dir } : {}),

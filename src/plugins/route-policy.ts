@@ -171,7 +171,9 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
   const security = securityByRoute(opts.contract)
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const cfg = (route.config ?? {}) as RouteConfig
-    const requirements = security.get(`${String(route.method)} ${route.url}`) ?? []
+    // HEAD routes Fastify adds for GET operations follow their GET's policy.
+    const method = route.method === 'HEAD' ? 'GET' : String(route.method)
+    const requirements = security.get(`${method} ${route.url}`) ?? []
     const sessionOnly = requirements.length > 0 && requirements.every(r => r.length === 1 && r[0] === 'sessionCookie')
     // glue puts the security check in preHandler; nothing else has set one at this point.
     if (typeof route.preHandler === 'function' && cfg.authAfterBody !== true) {
