@@ -142,7 +142,9 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   if (opts.mailer === undefined) app.addHook('onClose', async () => { await mailer.close() })
 
   await app.register(authTokens, { config })
-  const services = createServices({ config, db, clock, mailer, log: app.log, signer: app.sessionSigner })
+  // The invitation-e-mail budget lives in the rate-limit store (registered below); bound late.
+  const invitationBudget = { take: async (workspaceId: string) => { await app.invitationBudget.take(workspaceId) } }
+  const services = createServices({ config, db, clock, mailer, log: app.log, signer: app.sessionSigner, invitationBudget })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
 
@@ -153,6 +155,11 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     config,
     contract,
     sessionPrecheck: createSessionPrecheck(services.security),
+    isAnsweredRetry: async request => {
+      const key = request.headers['idempotency-key']
+      if (typeof key !== 'string' || request.principal === null || request.routeOptions.url !== '/api/users/invite') return false
+      return await services.invitations.isAnsweredRetry(request.principal, key)
+    },
     ...(opts.redis !== undefined ? { redis: opts.redis } : {})
   })
 

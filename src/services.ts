@@ -4,6 +4,7 @@ import type { Database } from './db/client.js'
 import type { Mailer } from './mail/mailer.js'
 import type { Logger } from './logger.js'
 import type { SecurityServices } from './plugins/auth.js'
+import type { InvitationBudget } from './plugins/route-policy.js'
 import { createSessionService, type SessionService, type SessionTokenSigner } from './sessions/service.js'
 import { createMemberService, type MemberService } from './members/service.js'
 import { createAuditTrailService, type AuditTrailService } from './members/audit-trail.js'
@@ -20,6 +21,8 @@ export interface Ports {
   mailer: Mailer
   log: Logger
   signer: SessionTokenSigner
+  /** The per-workspace invitation-e-mail budget (the REST route draws on it through its hook). */
+  invitationBudget: InvitationBudget
 }
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */

@@ -200,3 +200,23 @@ t.test('the workspace-invitations throttle: 429 RATE_LIMITED per workspace', asy
   const otherWs = await invite(h, other.cookie, { email: 'rl-other@example.com' })
   t.equal(otherWs.statusCode, 200, 'another workspace has its own budget')
 })
+
+t.test('a retry answered from its Idempotency-Key does not draw on the e-mail budget', async t => {
+  const smtp = await startSmtp(t)
+  const h = await build(t, { env: { SMTP_URL: smtp.url, INVITE_EMAILS_PER_HOUR: '2' } })
+  const admin = await h.signIn()
+  const first = await invite(h, admin.cookie, { email: 'idem-a@example.com' }, { 'idempotency-key': 'k-1' })
+  t.equal(first.statusCode, 200)
+  for (let i = 0; i < 3; i++) {
+    const retry = await invite(h, admin.cookie, { email: 'idem-a@example.com' }, { 'idempotency-key': 'k-1' })
+    t.equal(retry.statusCode, 200, `retry ${i + 1} replays the answer, not 429`)
+    t.same(retry.json(), first.json())
+  }
+  const reused = await invite(h, admin.cookie, { email: 'idem-other@example.com' }, { 'idempotency-key': 'k-1' })
+  t.equal(reused.statusCode, 422, 'same key, other body: 422, not counted either')
+  t.equal(smtp.messages.length, 1, 'one e-mail for all of that')
+  t.equal((await invite(h, admin.cookie, { email: 'idem-b@example.com' }, { 'idempotency-key': 'k-2' })).statusCode, 200, 'the second e-mail of the hour')
+  const over = await invite(h, admin.cookie, { email: 'idem-c@example.com' }, { 'idempotency-key': 'k-3' })
+  t.equal(over.statusCode, 429, 'a new key is a new e-mail: over the budget of 2')
+  assertContract(t, 'POST', URL_, over)
+})

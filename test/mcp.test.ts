@@ -177,6 +177,26 @@ t.test('tools call the REST services: invite, list, revoke, members; with REST\'
   t.match(unknown.json(), { error: { code: -32602 } }, 'an unknown tool is a JSON-RPC error')
 })
 
+t.test('invite_user draws on the same hourly e-mail budget as POST /api/users/invite', async t => {
+  const small = await build(t, { env: { INVITE_EMAILS_PER_HOUR: '2' } })
+  const admin = await small.signIn()
+  const created = await small.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'budget' } })
+  const key = created.json().secret as string
+  const call = async (email: string) => {
+    const res = await small.inject({ method: 'POST', url: MCP, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: ACCEPT }, payload: { jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'invite_user', arguments: { email } } } })
+    return res.json().result as ToolResult
+  }
+  const rest = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest@example.com' } })
+  t.equal(rest.statusCode, 200, 'REST: the first e-mail of the hour')
+  t.notOk((await call('budget-mcp@example.com')).isError, 'MCP: the second')
+  const over = toolErrorOf(await call('budget-over@example.com'))
+  t.equal(over.code, 'RATE_LIMITED', 'MCP: the third is refused with REST\'s code')
+  const n = await small.db.query<{ n: number }>("SELECT count(*)::int AS n FROM invitations WHERE email = 'budget-over@example.com'")
+  t.equal(n.rows[0]?.n, 0, 'nothing written when over the budget')
+  const restOver = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest2@example.com' } })
+  t.equal(restOver.statusCode, 429, 'and REST sees the same spent budget')
+})
+
 t.test('HTTP-level refusals are ErrorResponses', async t => {
   const admin = await h.signIn()
   const key = await newKey(admin)

@@ -207,6 +207,21 @@ await t.test('neither the bot token nor the secrets appear in the logs', async t
   }
 })
 
+t.test('invites from chat draw on the workspace\'s hourly e-mail budget', async t => {
+  const { h: small, slack: fake } = await buildWithSlack(t, { env: { INVITE_EMAILS_PER_HOUR: '1' } })
+  const owner = await small.signIn({ role: 'admin' })
+  t.equal((await install(small, owner)).statusCode, 302)
+  fake.emails.set('U0ADMIN1', owner.email)
+  const say = async (text: string) => {
+    t.equal((await sendEvent(small, envelope(mention('U0ADMIN1', text)))).statusCode, 200)
+    await small.app.services.slack.whenIdle()
+    return fake.posts().at(-1)?.text ?? ''
+  }
+  t.match(await say('invite first@example.com'), /Invited first@example\.com/)
+  t.match(await say('invite second@example.com'), /Could not invite second@example\.com: Too many requests/, 'the second e-mail of the hour is refused')
+  t.same((await invitationsOf(small, owner.workspaceId)).map(r => r.email), ['first@example.com'], 'nothing written for the refused one')
+})
+
 t.test('a restart picks up what was recorded; closing waits for the event in progress', async t => {
   const db = await testDatabase(t)
   const fake = await startSlackFake(t)

@@ -312,6 +312,11 @@ export interface paths {
          *     (`invitationId` in the answer); otherwise the service sends its own e-mail with a signup
          *     link (`invitationUrl`). Re-inviting an e-mail with a pending invitation re-sends that
          *     invitation with a fresh link. An optional `Idempotency-Key` replays the first answer.
+         *
+         *     Invitation e-mails are limited per workspace (`INVITE_EMAILS_PER_HOUR`, default 100): one
+         *     hourly budget shared by this operation, re-sends, the MCP tool `invite_user` and the chat
+         *     bot. Requests refused before sending (400, 401, 403) and retries answered from their
+         *     `Idempotency-Key` do not count.
          */
         post: operations["postUsersInvite"];
         delete?: never;

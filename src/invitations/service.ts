@@ -11,7 +11,7 @@ import {
   refreshInvitationToken, upsertPendingInvitation, type InvitationRow, type InvitationStatus
 } from '../db/invitations.js'
 import {
-  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, takeOverStaleIdempotencyKey
+  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, idempotencyKeyAnswered, releaseIdempotencyKey, takeOverStaleIdempotencyKey
 } from '../db/idempotency-keys.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
@@ -44,11 +44,18 @@ export interface InviteResult {
 
 export interface InvitationService {
   /** Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors. */
-  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotencyKey?: string }): Promise<InviteResult>
+  /**
+   * Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors.
+   * `metered`: draw on the workspace's invitation-e-mail budget first (MCP, Slack); the REST
+   * route draws through its rate-limit hook instead, so it passes false.
+   */
+  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotencyKey?: string, metered?: boolean }): Promise<InviteResult>
   list(actor: Principal, q: { status?: InvitationStatus, limit: number, cursor?: string }): Promise<{ items: InvitationView[], nextCursor: string | null }>
   /** Fresh token and expiry for a pending invitation, and send it again. */
   resend(actor: Principal, invitationId: string): Promise<InviteResult>
   revoke(actor: Principal, invitationId: string): Promise<InvitationView>
+  /** Whether an invite with this Idempotency-Key will be answered from the record (sends nothing). */
+  isAnsweredRetry(actor: Principal, idempotencyKey: string): Promise<boolean>
 }
 
 const DAY_MS = 86_400_000
@@ -203,8 +210,14 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
     async invite (actor, input, opts = {}) {
       const email = normalizeEmail(input.email)
       const role = input.role
+      if (opts.metered === true) await ports.invitationBudget.take(actor.workspaceId)
       if (opts.idempotencyKey === undefined) return await runInvite(actor, email, role)
       return await withIdempotency(actor, opts.idempotencyKey, requestHash({ email, role }), async () => await runInvite(actor, email, role))
+    },
+
+    async isAnsweredRetry (actor, idempotencyKey) {
+      const since = new Date(clock.now().getTime() - IDEMPOTENCY_RETENTION_MS)
+      return await idempotencyKeyAnswered(db, { workspaceId: actor.workspaceId, operation: 'postUsersInvite', key: idempotencyKey }, since)
     },
 
     async list (actor, q) {

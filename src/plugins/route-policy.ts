@@ -28,7 +28,7 @@ export type RateLimitScope = 'client-ip' | 'api-key' | 'workspace-invitations'
 
 interface RouteConfig { rateLimit?: { scope?: RateLimitScope } | false, authAfterBody?: boolean }
 
-function rateLimitFor (scope: RateLimitScope, config: Config) {
+function rateLimitFor (scope: RateLimitScope, config: Config, opts: RoutePolicyOptions) {
   switch (scope) {
     case 'client-ip':
       // request.ip honours TRUST_PROXY: a spoofed X-Forwarded-For from an untrusted peer is ignored.
@@ -38,7 +38,14 @@ function rateLimitFor (scope: RateLimitScope, config: Config) {
       return { max: config.rateLimit.apiKeyPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
     case 'workspace-invitations':
       // One budget for every operation that sends invitation e-mail (invite and resend).
-      return { max: config.inviteEmailsPerHour, timeWindow: 3_600_000, bucket: 'workspace-invitations', keyGenerator: (r: FastifyRequest) => `ws:${r.principal?.workspaceId ?? 'none:' + r.ip}` }
+      // A retry whose Idempotency-Key already has its answer is replayed and sends nothing: not counted.
+      return {
+        max: config.inviteEmailsPerHour,
+        timeWindow: 3_600_000,
+        bucket: 'workspace-invitations',
+        keyGenerator: (r: FastifyRequest) => `ws:${r.principal?.workspaceId ?? 'none:' + r.ip}`,
+        ...(opts.isAnsweredRetry !== undefined ? { allowList: opts.isAnsweredRetry } : {})
+      }
   }
 }
 
@@ -48,13 +55,22 @@ export interface RoutePolicyOptions {
   contract: Record<string, unknown>
   /** The token half of the sessionCookie scheme (see createSessionPrecheck). */
   sessionPrecheck: onRequestHookHandler
+  /** True for a request the handler will answer from an Idempotency-Key record (no e-mail). */
+  isAnsweredRetry?: (request: FastifyRequest) => Promise<boolean>
   /** Injected by tests to share one Redis client; otherwise created from REDIS_URL. */
   redis?: Redis
+}
+
+/** The per-workspace invitation-e-mail budget, for senders that are not the REST route (MCP, Slack). */
+export interface InvitationBudget {
+  /** Draws one e-mail from the workspace's hourly budget; throws RATE_LIMITED when it is spent. */
+  take(workspaceId: string): Promise<void>
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     rateLimitStore: 'memory' | 'redis'
+    invitationBudget: InvitationBudget
   }
 }
 
@@ -188,7 +204,7 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
       // A fresh object: glue hands every instance the same parsed contract. The rate-limit hook
       // is appended after the authentication hook of its phase, so it sees request.principal.
       const hook = cfg.rateLimit.scope === 'workspace-invitations' ? 'preHandler' : 'onRequest'
-      route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config), hook } }
+      route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config, opts), hook } }
     }
   })
 
@@ -220,7 +236,8 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
     return config.rateLimit.failOpen ? new FailOpenStore(remote, new LocalStore(false, false), health) : remote
   }
   // @fastify/rate-limit constructs the store itself; a class whose constructor returns ours.
-  const store = class { constructor () { return new SharedBucketStore(base()) } } as unknown as new () => Store
+  let constructed: SharedBucketStore | undefined
+  const store = class { constructor () { constructed = new SharedBucketStore(base()); return constructed } } as unknown as new () => Store
 
   await fastify.register(rateLimit, {
     global: false,
@@ -228,6 +245,19 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
     // Fail-closed: a store error reaches the error handler as a (masked) 500.
     skipOnError: false,
     errorResponseBuilder: (_req, ctx) => serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(ctx.ttl / 1000))])
+  })
+
+  // The same bucket, key and numbers as the REST route's hook: one budget whoever sends.
+  const invitations = rateLimitFor('workspace-invitations', config, opts)
+  fastify.decorate('invitationBudget', {
+    async take (workspaceId: string): Promise<void> {
+      if (constructed === undefined) throw new Error('invitationBudget: the rate-limit store is not ready')
+      const bucket = constructed.child({ ...invitations, continueExceeding: false, exponentialBackoff: false, routeInfo: { method: 'POST', url: '/api/users/invite' } } as unknown as Parameters<Store['child']>[0])
+      const res = await new Promise<{ current: number, ttl: number }>((resolve, reject) => {
+        bucket.incr(`ws:${workspaceId}`, (err, r) => { if (err !== null && err !== undefined) reject(err); else resolve(r ?? { current: 0, ttl: 0 }) }, invitations.timeWindow, invitations.max)
+      })
+      if (res.current > invitations.max) throw serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(res.ttl / 1000))])
+    }
   })
 }
 
