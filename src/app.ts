@@ -155,11 +155,6 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     config,
     contract,
     sessionPrecheck: createSessionPrecheck(services.security),
-    isAnsweredRetry: async request => {
-      const key = request.headers['idempotency-key']
-      if (typeof key !== 'string' || request.principal === null || request.routeOptions.url !== '/api/users/invite') return false
-      return await services.invitations.isAnsweredRetry(request.principal, key)
-    },
     ...(opts.redis !== undefined ? { redis: opts.redis } : {})
   })
 

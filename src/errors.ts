@@ -44,6 +44,8 @@ export interface ServiceError extends Error {
   code: ErrorCode
   statusCode: number
   details?: Record<string, unknown>
+  /** Response headers that belong to this answer (Retry-After on RATE_LIMITED). */
+  headers?: Record<string, string>
 }
 
 export function serviceError (code: ErrorCode, args: unknown[] = [], details?: Record<string, unknown>): ServiceError {

@@ -21,7 +21,7 @@ export interface Ports {
   mailer: Mailer
   log: Logger
   signer: SessionTokenSigner
-  /** The per-workspace invitation-e-mail budget (the REST route draws on it through its hook). */
+  /** The per-workspace invitation-e-mail budget; the invitation service draws on it before sending. */
   invitationBudget: InvitationBudget
 }
 

@@ -64,12 +64,3 @@ export async function forgetExpiredIdempotencyKey (q: Queryable, k: { workspaceI
     'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND created_at < $4',
     [k.workspaceId, k.operation, k.key, before])
 }
-
-/** Whether the key holds a final answer recorded since `since` (a retry that will be replayed). */
-export async function idempotencyKeyAnswered (q: Queryable, k: { workspaceId: string, operation: string, key: string }, since: Date): Promise<boolean> {
-  const r = await q.query(
-    `SELECT 1 FROM idempotency_keys
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND status_code IS NOT NULL AND created_at >= $4`,
-    [k.workspaceId, k.operation, k.key, since])
-  return r.rows.length > 0
-}

@@ -11,7 +11,7 @@ import {
   refreshInvitationToken, upsertPendingInvitation, type InvitationRow, type InvitationStatus
 } from '../db/invitations.js'
 import {
-  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, idempotencyKeyAnswered, releaseIdempotencyKey, takeOverStaleIdempotencyKey
+  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, takeOverStaleIdempotencyKey
 } from '../db/idempotency-keys.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
@@ -45,17 +45,14 @@ export interface InviteResult {
 export interface InvitationService {
   /** Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors. */
   /**
-   * Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors.
-   * `metered`: draw on the workspace's invitation-e-mail budget first (MCP, Slack); the REST
-   * route draws through its rate-limit hook instead, so it passes false.
+   * Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors. Draws on
+   * the workspace's invitation-e-mail budget, except for a replay of an Idempotency-Key.
    */
-  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotencyKey?: string, metered?: boolean }): Promise<InviteResult>
+  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotencyKey?: string }): Promise<InviteResult>
   list(actor: Principal, q: { status?: InvitationStatus, limit: number, cursor?: string }): Promise<{ items: InvitationView[], nextCursor: string | null }>
   /** Fresh token and expiry for a pending invitation, and send it again. */
   resend(actor: Principal, invitationId: string): Promise<InviteResult>
   revoke(actor: Principal, invitationId: string): Promise<InvitationView>
-  /** Whether an invite with this Idempotency-Key will be answered from the record (sends nothing). */
-  isAnsweredRetry(actor: Principal, idempotencyKey: string): Promise<boolean>
 }
 
 const DAY_MS = 86_400_000
@@ -144,6 +141,7 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
 
   async function runInvite (actor: Principal, email: string, role: Role): Promise<InviteResult> {
     const ws = await workspaceOf(actor)
+    await ports.invitationBudget.take(ws.id)
     const token = randomToken(32)
     const now = clock.now()
     // The invitation is committed before anything is sent: a failed send leaves a row that
@@ -192,8 +190,9 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
     try {
       result = await run()
     } catch (err) {
-      // A client error is the final answer for this key; a failure (5xx) is not: retry may work.
-      if (isServiceError(err) && err.statusCode < 500) {
+      // A client error is the final answer for this key; a failure (5xx) or a spent e-mail
+      // budget (429) is not: a retry may work.
+      if (isServiceError(err) && err.statusCode < 500 && err.code !== 'RATE_LIMITED') {
         const body: Record<string, unknown> = { message: err.message, code: err.code }
         if (err.details !== undefined) body.details = err.details
         await completeIdempotencyKey(db, k, err.statusCode, body)
@@ -210,14 +209,8 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
     async invite (actor, input, opts = {}) {
       const email = normalizeEmail(input.email)
       const role = input.role
-      if (opts.metered === true) await ports.invitationBudget.take(actor.workspaceId)
       if (opts.idempotencyKey === undefined) return await runInvite(actor, email, role)
       return await withIdempotency(actor, opts.idempotencyKey, requestHash({ email, role }), async () => await runInvite(actor, email, role))
-    },
-
-    async isAnsweredRetry (actor, idempotencyKey) {
-      const since = new Date(clock.now().getTime() - IDEMPOTENCY_RETENTION_MS)
-      return await idempotencyKeyAnswered(db, { workspaceId: actor.workspaceId, operation: 'postUsersInvite', key: idempotencyKey }, since)
     },
 
     async list (actor, q) {
@@ -232,6 +225,7 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
 
     async resend (actor, invitationId) {
       const ws = await workspaceOf(actor)
+      await ports.invitationBudget.take(ws.id)
       const token = randomToken(32)
       const now = clock.now()
       const inv = await db.transaction(async tx => {

@@ -39,7 +39,7 @@ const DEFS: ToolDef[] = [
     name: 'invite_user',
     operationId: 'postUsersInvite',
     description: 'Invite a person by e-mail to the workspace, as admin or member (default member). Re-inviting an e-mail with a pending invitation sends it again with a fresh link.',
-    run: async (s, p, a) => await s.invitations.invite(p, { email: a.email as string, role: a.role as Role }, { metered: true })
+    run: async (s, p, a) => await s.invitations.invite(p, { email: a.email as string, role: a.role as Role })
   },
   {
     name: 'list_invitations',

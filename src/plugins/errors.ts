@@ -103,6 +103,7 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
     if (redirect !== undefined && error.statusCode === 401) {
       return await reply.redirect(redirect, 302)
     }
+    if (error.headers !== undefined) reply.headers(error.headers)
     return await reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error))
   })
 

@@ -15,8 +15,10 @@ import { serviceError } from '../errors.js'
 //    onRequest: every request with a key counts against its rate limit, valid or not.
 //    Operations whose security needs the raw body (Slack's signature) say `authAfterBody: true`.
 //  - `rateLimit: { scope }` names a policy; the numbers come from configuration. Operations
-//    without one (everything behind a session cookie) are not limited. The invitation-e-mail
-//    budget is drawn after validation and authentication: a refused request sends no e-mail.
+//    without one (everything behind a session cookie) are not limited.
+//  - the invitation-e-mail budget is not a route policy: the invitation service draws on it
+//    (`invitationBudget`, decorated here on the same store) whoever sends — REST, MCP, the chat
+//    bot — and only when it is about to send, so refused requests and replays do not count.
 //
 // Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
 //  - RATE_LIMIT_FAIL_OPEN=true (default): requests are counted in this instance's memory until
@@ -24,11 +26,11 @@ import { serviceError } from '../errors.js'
 //    and an outage of Redis never takes the API down. Logged once per outage.
 //  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 500 INTERNAL_ERROR until Redis is back.
 
-export type RateLimitScope = 'client-ip' | 'api-key' | 'workspace-invitations'
+export type RateLimitScope = 'client-ip' | 'api-key'
 
 interface RouteConfig { rateLimit?: { scope?: RateLimitScope } | false, authAfterBody?: boolean }
 
-function rateLimitFor (scope: RateLimitScope, config: Config, opts: RoutePolicyOptions) {
+function rateLimitFor (scope: RateLimitScope, config: Config) {
   switch (scope) {
     case 'client-ip':
       // request.ip honours TRUST_PROXY: a spoofed X-Forwarded-For from an untrusted peer is ignored.
@@ -36,16 +38,6 @@ function rateLimitFor (scope: RateLimitScope, config: Config, opts: RoutePolicyO
     case 'api-key':
       // Authentication ran first (onRequest), so the key is known; a request without one got 401.
       return { max: config.rateLimit.apiKeyPerMinute, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
-    case 'workspace-invitations':
-      // One budget for every operation that sends invitation e-mail (invite and resend).
-      // A retry whose Idempotency-Key already has its answer is replayed and sends nothing: not counted.
-      return {
-        max: config.inviteEmailsPerHour,
-        timeWindow: 3_600_000,
-        bucket: 'workspace-invitations',
-        keyGenerator: (r: FastifyRequest) => `ws:${r.principal?.workspaceId ?? 'none:' + r.ip}`,
-        ...(opts.isAnsweredRetry !== undefined ? { allowList: opts.isAnsweredRetry } : {})
-      }
   }
 }
 
@@ -55,15 +47,13 @@ export interface RoutePolicyOptions {
   contract: Record<string, unknown>
   /** The token half of the sessionCookie scheme (see createSessionPrecheck). */
   sessionPrecheck: onRequestHookHandler
-  /** True for a request the handler will answer from an Idempotency-Key record (no e-mail). */
-  isAnsweredRetry?: (request: FastifyRequest) => Promise<boolean>
   /** Injected by tests to share one Redis client; otherwise created from REDIS_URL. */
   redis?: Redis
 }
 
-/** The per-workspace invitation-e-mail budget, for senders that are not the REST route (MCP, Slack). */
+/** The per-workspace invitation-e-mail budget (INVITE_EMAILS_PER_HOUR), in the rate-limit store. */
 export interface InvitationBudget {
-  /** Draws one e-mail from the workspace's hourly budget; throws RATE_LIMITED when it is spent. */
+  /** Draws one e-mail from the workspace's hourly budget; throws RATE_LIMITED (with Retry-After) when it is spent. */
   take(workspaceId: string): Promise<void>
 }
 
@@ -127,32 +117,6 @@ class FailOpenStore implements Store {
   }
 }
 
-/**
- * @fastify/rate-limit gives every route a child store of its own. Routes whose settings name the
- * same `bucket` get one shared child instead, so they draw on one budget (memory or Redis).
- */
-class SharedBucketStore implements Store {
-  readonly #children = new Map<string, Store>()
-  constructor (private readonly base: Store) {}
-
-  incr (key: string, cb: StoreCallback, timeWindow: number, max: number): void { this.base.incr(key, cb, timeWindow, max) }
-
-  read (key: string, cb: StoreCallback, timeWindow: number, max: number): void {
-    (this.base.read as NonNullable<Store['read']>).call(this.base, key, cb, timeWindow, max)
-  }
-
-  child (routeOptions: Parameters<Store['child']>[0]): Store {
-    const bucket = (routeOptions as { bucket?: unknown }).bucket
-    if (typeof bucket !== 'string') return this.base.child(routeOptions)
-    let shared = this.#children.get(bucket)
-    if (shared === undefined) {
-      shared = this.base.child(routeOptions)
-      this.#children.set(bucket, shared)
-    }
-    return shared
-  }
-}
-
 /** Waits (bounded) for the first connection attempt, so the first requests do not race it. */
 async function firstConnection (redis: Redis, ms: number): Promise<void> {
   if (redis.status === 'ready') return
@@ -202,9 +166,8 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
     }
     if (cfg.rateLimit !== undefined && cfg.rateLimit !== false && cfg.rateLimit.scope !== undefined) {
       // A fresh object: glue hands every instance the same parsed contract. The rate-limit hook
-      // is appended after the authentication hook of its phase, so it sees request.principal.
-      const hook = cfg.rateLimit.scope === 'workspace-invitations' ? 'preHandler' : 'onRequest'
-      route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config, opts), hook } }
+      // is appended after the authentication hook, so it sees request.principal.
+      route.config = { ...cfg, rateLimit: { ...rateLimitFor(cfg.rateLimit.scope, config), hook: 'onRequest' } }
     }
   })
 
@@ -230,14 +193,13 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
   fastify.log.info({ store: fastify.rateLimitStore, failOpen: config.rateLimit.failOpen }, 'rate-limit store')
 
   const shared = redis
-  const base = (): Store => {
+  const storeIn = (nameSpace: string): Store => {
     if (shared === undefined) return new LocalStore(false, false)
-    const remote = new RedisStore(false, false, shared, NAMESPACE)
+    const remote = new RedisStore(false, false, shared, nameSpace)
     return config.rateLimit.failOpen ? new FailOpenStore(remote, new LocalStore(false, false), health) : remote
   }
   // @fastify/rate-limit constructs the store itself; a class whose constructor returns ours.
-  let constructed: SharedBucketStore | undefined
-  const store = class { constructor () { constructed = new SharedBucketStore(base()); return constructed } } as unknown as new () => Store
+  const store = class { constructor () { return storeIn(NAMESPACE) } } as unknown as new () => Store
 
   await fastify.register(rateLimit, {
     global: false,
@@ -247,16 +209,19 @@ async function routePolicyPlugin (fastify: FastifyInstance, opts: RoutePolicyOpt
     errorResponseBuilder: (_req, ctx) => serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(ctx.ttl / 1000))])
   })
 
-  // The same bucket, key and numbers as the REST route's hook: one budget whoever sends.
-  const invitations = rateLimitFor('workspace-invitations', config, opts)
+  // Same store, same outage policy; its 429 carries the headers the rate-limit hook would set.
+  const budget = storeIn(`${NAMESPACE}invitation-emails:`)
+  const max = config.inviteEmailsPerHour
   fastify.decorate('invitationBudget', {
     async take (workspaceId: string): Promise<void> {
-      if (constructed === undefined) throw new Error('invitationBudget: the rate-limit store is not ready')
-      const bucket = constructed.child({ ...invitations, continueExceeding: false, exponentialBackoff: false, routeInfo: { method: 'POST', url: '/api/users/invite' } } as unknown as Parameters<Store['child']>[0])
       const res = await new Promise<{ current: number, ttl: number }>((resolve, reject) => {
-        bucket.incr(`ws:${workspaceId}`, (err, r) => { if (err !== null && err !== undefined) reject(err); else resolve(r ?? { current: 0, ttl: 0 }) }, invitations.timeWindow, invitations.max)
+        budget.incr(workspaceId, (err, r) => { if (err !== null && err !== undefined) reject(err); else resolve(r ?? { current: 0, ttl: 0 }) }, 3_600_000, max)
       })
-      if (res.current > invitations.max) throw serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(res.ttl / 1000))])
+      if (res.current <= max) return
+      const seconds = Math.max(1, Math.ceil(res.ttl / 1000))
+      const err = serviceError('RATE_LIMITED', [seconds])
+      err.headers = { 'retry-after': String(seconds), 'x-ratelimit-limit': String(max), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(seconds) }
+      throw err
     }
   })
 }

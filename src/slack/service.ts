@@ -31,7 +31,7 @@ const SWEEP_BATCH = 500
 
 /** What the bot needs from the invitations service (src/invitations/service.ts). */
 export interface InvitationsPort {
-  invite(actor: Principal, input: { email: string, role: 'admin' | 'member' }, opts?: { metered?: boolean }): Promise<{ success: boolean, message: string, invitationId?: string, invitationUrl?: string }>
+  invite(actor: Principal, input: { email: string, role: 'admin' | 'member' }): Promise<{ success: boolean, message: string, invitationId?: string, invitationUrl?: string }>
 }
 
 export interface SlackEnvelope {
@@ -223,7 +223,7 @@ export function createSlackService (deps: SlackDeps): SlackService {
     }
     const who = escapeSlackText(cmd.email)
     try {
-      const result = await deps.invitations.invite(actor, { email: cmd.email, role: cmd.role }, { metered: true })
+      const result = await deps.invitations.invite(actor, { email: cmd.email, role: cmd.role })
       // Never the signup link: it is a credential, and a channel has many readers.
       await reply(`Invited ${who} as ${cmd.role}. ${escapeSlackText(result.message)}`)
       return { status: 'processed' }
