@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify'
 import type { HandlerGroup } from './types.js'
 import type { HandlerDeps } from './index.js'
 import { OAUTH_STATE_COOKIE, OAUTH_STATE_TTL_MS } from '../src/auth/identity-provider.js'
+import { browserCookie } from '../src/plugins/auth.js'
 
 // Identity-provider (WorkOS AuthKit) login. The Slack install operations live in handlers/slack.ts.
 // The state cookie is scoped to the callback path and lives as long as the state row.
@@ -9,13 +10,7 @@ const STATE_COOKIE_PATH = '/api/oauth/callback'
 
 export function oauthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getOauthLogin' | 'getOauthCallback'> {
   const idp = services.auth.identityProvider
-  const stateCookie = (reply: FastifyReply) => ({
-    httpOnly: true,
-    // Lax: the provider's redirect back is a top-level GET, which carries Lax cookies.
-    sameSite: 'lax' as const,
-    path: STATE_COOKIE_PATH,
-    secure: config.session.secureCookie || reply.request.protocol === 'https'
-  })
+  const stateCookie = (reply: FastifyReply) => browserCookie(config, reply, STATE_COOKIE_PATH)
   return {
     async getOauthLogin (_request, reply) {
       const { url, state } = await idp.start()

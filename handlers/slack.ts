@@ -3,18 +3,13 @@ import type { HandlerGroup } from './types.js'
 import type { HandlerDeps } from './index.js'
 import { principalOf } from '../src/principal.js'
 import { serviceError } from '../src/errors.js'
+import { browserCookie } from '../src/plugins/auth.js'
 import { SLACK_STATE_COOKIE, SLACK_STATE_COOKIE_PATH, SLACK_STATE_TTL_SECONDS } from '../src/slack/service.js'
 
 export function slackHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents'> {
   const { slack } = services
-  // The state cookie is scoped to the Slack OAuth paths; Lax so Slack's top-level redirect back
-  // carries it; Secure like the session cookie (not on plain-http local).
-  const stateCookie = (reply: FastifyReply) => ({
-    httpOnly: true,
-    sameSite: 'lax' as const,
-    path: SLACK_STATE_COOKIE_PATH,
-    secure: config.session.secureCookie || reply.request.protocol === 'https'
-  })
+  // The state cookie is scoped to the Slack OAuth paths.
+  const stateCookie = (reply: FastifyReply) => browserCookie(config, reply, SLACK_STATE_COOKIE_PATH)
   return {
     async getOauthSlackInstall (request, reply) {
       const { location, state } = await slack.startInstall(principalOf(request))

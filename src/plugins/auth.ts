@@ -35,20 +35,23 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
   })
   fastify.decorateRequest('principal', null)
 
-  const cookieOptions = (reply: FastifyReply) => ({
-    httpOnly: true,
-    sameSite: 'lax' as const,
-    path: '/',
-    // Secure unless this is plain-http local; behind a TLS-terminating proxy (TRUST_PROXY),
-    // X-Forwarded-Proto: https also makes it Secure.
-    secure: config.session.secureCookie || reply.request.protocol === 'https'
-  })
+  const cookieOptions = (reply: FastifyReply) => browserCookie(config, reply, '/')
   fastify.decorateReply('setSessionCookie', function (this: FastifyReply, token: string) {
     return this.setCookie(SESSION_COOKIE, token, { ...cookieOptions(this), maxAge: config.session.ttlSeconds })
   })
   fastify.decorateReply('clearSessionCookie', function (this: FastifyReply) {
     return this.clearCookie(SESSION_COOKIE, cookieOptions(this))
   })
+}
+
+/**
+ * Options for every cookie the service sets in a browser (the session, OAuth states): HttpOnly;
+ * SameSite=Lax, so a provider's top-level redirect back carries it; Secure unless this is
+ * plain-http local — behind a TLS-terminating proxy (TRUST_PROXY), X-Forwarded-Proto: https also
+ * makes it Secure.
+ */
+export function browserCookie (config: Config, reply: FastifyReply, path: string) {
+  return { httpOnly: true, sameSite: 'lax' as const, path, secure: config.session.secureCookie || reply.request.protocol === 'https' }
 }
 
 export const authTokens = fp(authTokensPlugin, { name: 'auth-tokens', fastify: '5.x' })
