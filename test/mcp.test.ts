@@ -3,31 +3,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { build, type SignedIn } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
+import { createApiKey, MCP, MCP_ACCEPT as ACCEPT, mcpRequest } from './helpers/mcp.js'
 import { loadContract } from '../src/app.js'
 
 // The MCP endpoint: JSON-RPC over streamable HTTP (stateless, JSON answers), API key only, tools
 // that call the same services as REST and fail with the same error codes.
 
-const MCP = '/api/mcp'
-const ACCEPT = 'application/json, text/event-stream'
-
 // One app for the file (each test uses workspaces of its own): building one costs seconds.
 const h = await build(t)
 
-async function newKey (admin: SignedIn): Promise<string> {
-  const res = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'mcp test' } })
-  return res.json().secret as string
-}
-
-let rpcId = 0
-async function rpc (key: string, method: string, params?: unknown, headers: Record<string, string> = {}) {
-  return await h.inject({
-    method: 'POST',
-    url: MCP,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: ACCEPT, ...headers },
-    payload: { jsonrpc: '2.0', id: ++rpcId, method, ...(params !== undefined ? { params } : {}) }
-  })
-}
+const rpc = async (key: string, method: string, params?: unknown, headers: Record<string, string> = {}) => await mcpRequest(h, key, method, params, headers)
+const newKey = async (admin: SignedIn) => (await createApiKey(h, admin, 'mcp test')).secret
 
 interface ToolResult { isError?: boolean, content: Array<{ type: string, text: string }>, structuredContent?: Record<string, unknown> }
 
@@ -180,12 +166,8 @@ t.test('tools call the REST services: invite, list, revoke, members; with REST\'
 t.test('invite_user draws on the same hourly e-mail budget as POST /api/users/invite', async t => {
   const small = await build(t, { env: { INVITE_EMAILS_PER_HOUR: '2' } })
   const admin = await small.signIn()
-  const created = await small.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'budget' } })
-  const key = created.json().secret as string
-  const call = async (email: string) => {
-    const res = await small.inject({ method: 'POST', url: MCP, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: ACCEPT }, payload: { jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'invite_user', arguments: { email } } } })
-    return res.json().result as ToolResult
-  }
+  const key = (await createApiKey(small, admin, 'budget')).secret
+  const call = async (email: string) => (await mcpRequest(small, key, 'tools/call', { name: 'invite_user', arguments: { email } })).json().result as ToolResult
   const rest = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest@example.com' } })
   t.equal(rest.statusCode, 200, 'REST: the first e-mail of the hour')
   t.notOk((await call('budget-mcp@example.com')).isError, 'MCP: the second')

@@ -1,32 +1,17 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import type { LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
-import { build, testDatabase, TEST_REDIS_URL, type SignedIn, type TestApp } from './helpers/build.js'
+import { build, testDatabase, TEST_REDIS_URL } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
+import { createApiKey as newKey, MCP, mcpRequest as mcpCall } from './helpers/mcp.js'
 import { startTcpProxy } from './helpers/tcp-proxy.js'
 
 // The shared Redis store (TEST_REDIS_URL): several instances enforce one limit, and an outage
 // of Redis at run time falls back to per-instance memory (fail-open) and recovers by itself.
 // Keys are unique per run (a random keyPrefix, API-key ids); only keys made here are deleted.
 
-const MCP = '/api/mcp'
 const skip = TEST_REDIS_URL === null ? 'TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379); shared-store tests skipped' : false
-
-async function newKey (h: TestApp, admin: SignedIn): Promise<{ id: string, secret: string }> {
-  const res = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'rl' } })
-  return res.json()
-}
-
-async function mcpCall (h: TestApp, key: string): Promise<LightMyRequestResponse> {
-  return await h.inject({
-    method: 'POST',
-    url: MCP,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' }
-  })
-}
 
 /** Deletes the keys matching `pattern` (SCAN, never FLUSH). */
 async function deleteKeys (redis: Redis, pattern: string): Promise<string[]> {

@@ -1,28 +1,17 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { build, type SignedIn, type TestApp } from './helpers/build.js'
+import { build, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { closedPort } from './helpers/smtp.js'
+import { createApiKey, MCP, mcpRequest } from './helpers/mcp.js'
 
 // REDIS_URL set but Redis unreachable (a closed loopback port). RATE_LIMIT_FAIL_OPEN=true (the
 // default): requests are answered at once and counted in this instance's memory, so the limit
 // still holds per instance. RATE_LIMIT_FAIL_OPEN=false: limited operations answer 500.
 
-const MCP = '/api/mcp'
-
-async function newKey (h: TestApp, admin: SignedIn): Promise<string> {
-  const res = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'rl' } })
-  return res.json().secret as string
-}
-
 async function timedMcpCall (h: TestApp, key: string): Promise<{ res: LightMyRequestResponse, ms: number }> {
   const started = performance.now()
-  const res = await h.inject({
-    method: 'POST',
-    url: MCP,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' }
-  })
+  const res = await mcpRequest(h, key)
   return { res, ms: performance.now() - started }
 }
 
@@ -32,7 +21,7 @@ t.test('fail-open (default): Redis down, requests pass quickly and the limit hol
   t.equal(h.config.rateLimit.failOpen, true, 'fail-open is the default')
   t.equal(h.app.rateLimitStore, 'redis')
   const admin = await h.signIn({ role: 'admin' })
-  const key = await newKey(h, admin)
+  const key = (await createApiKey(h, admin)).secret
 
   let slowest = 0
   const statuses = new Set<number>()
@@ -53,7 +42,7 @@ t.test('fail-closed: Redis down, limited operations answer 500; unlimited ones w
   const port = await closedPort()
   const h = await build(t, { env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_FAIL_OPEN: 'false' } })
   const admin = await h.signIn({ role: 'admin' })
-  const key = await newKey(h, admin)
+  const key = (await createApiKey(h, admin)).secret
 
   const { res, ms } = await timedMcpCall(h, key)
   t.equal(res.statusCode, 500)

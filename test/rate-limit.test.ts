@@ -1,28 +1,14 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { build, type SignedIn, type TestApp } from './helpers/build.js'
+import { build, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
+import { createApiKey, MCP, mcpRequest as mcpCall } from './helpers/mcp.js'
 
 // Rate limits with the in-memory store: 100 requests a minute per API key (the spec's limit),
 // session requests unlimited, public auth operations per client IP (honouring TRUST_PROXY only
 // for trusted peers). Every 429 is an ErrorResponse with Retry-After and x-ratelimit-* headers.
 
-const MCP = '/api/mcp'
 const PREVIEW = '/api/auth/invitation'
-
-async function newKey (h: TestApp, admin: SignedIn): Promise<string> {
-  const res = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'rl' } })
-  return res.json().secret as string
-}
-
-async function mcpCall (h: TestApp, key: string): Promise<LightMyRequestResponse> {
-  return await h.inject({
-    method: 'POST',
-    url: MCP,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' }
-  })
-}
 
 function assertLimited (t: Tap, res: LightMyRequestResponse, method: string, url: string, limit: number): void {
   t.equal(res.statusCode, 429, 'limited')
@@ -40,8 +26,8 @@ type Tap = Pick<typeof t, 'equal' | 'match' | 'ok' | 'same'>
 t.test('100 requests a minute per API key; other keys and sessions unaffected', async t => {
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
-  const keyA = await newKey(h, admin)
-  const keyB = await newKey(h, admin)
+  const keyA = (await createApiKey(h, admin)).secret
+  const keyB = (await createApiKey(h, admin)).secret
 
   const statuses: number[] = []
   for (let i = 0; i < 100; i++) statuses.push((await mcpCall(h, keyA)).statusCode)
