@@ -25,18 +25,7 @@ const COLUMNS = `id, workspace_id AS "workspaceId", platform, team_id AS "teamId
   bot_user_id AS "botUserId", app_id AS "appId", scopes, bot_token_enc AS "botTokenEnc",
   installed_by AS "installedBy", active, created_at AS "createdAt", updated_at AS "updatedAt"`
 
-export interface NewChatInstallation {
-  workspaceId: string
-  platform: ChatPlatform
-  teamId: string
-  teamName: string | null
-  botUserId: string | null
-  appId: string | null
-  scopes: string
-  botTokenEnc: string
-  installedBy: string | null
-  now: Date
-}
+export type NewChatInstallation = Omit<ChatInstallationRow, 'id' | 'active' | 'createdAt' | 'updatedAt'> & { now: Date }
 
 /** Insert, or update in place on reinstall (UNIQUE(platform, team_id)); the row is active again. */
 export async function upsertChatInstallation (q: Queryable, n: NewChatInstallation): Promise<ChatInstallationRow & { created: boolean }> {
