@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type RouteOptions } from 'fastify'
 import glue from 'fastify-openapi-glue'
 import { parse as parseYaml } from 'yaml'
 import type { Config } from './config.js'
@@ -14,8 +14,11 @@ import { createSerializerCompiler, createValidatorCompiler } from './validation.
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import errors, { errorBody, formatSchemaErrors } from './plugins/errors.js'
-import { authTokens, createSecurityHandlers, createSessionPrecheck } from './plugins/auth.js'
-import routePolicy from './plugins/route-policy.js'
+import { authTokens } from './plugins/auth.js'
+import redis from './plugins/redis.js'
+import rateLimit from './plugins/rate-limit.js'
+import security from './plugins/security.js'
+import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
 import { createHandlers } from '../handlers/index.js'
 import type { Redis } from 'ioredis'
@@ -142,26 +145,28 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   if (opts.mailer === undefined) app.addHook('onClose', async () => { await mailer.close() })
 
   await app.register(authTokens, { config })
-  // The invitation-e-mail budget lives in the rate-limit store (registered below); bound late.
-  const invitationBudget = { take: async (workspaceId: string) => { await app.invitationBudget.take(workspaceId) } }
+  // Registered before glue, so @fastify/rate-limit's onRoute hook sees the contract's routes.
+  await app.register(redis, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
+  await app.register(rateLimit, { config })
+  const invitationBudget = createInvitationBudget(app.windowCounter('invitation-emails:'), config.inviteEmailsPerHour)
   const services = createServices({ config, db, clock, mailer, log: app.log, signer: app.sessionSigner, invitationBudget })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
 
-  // Registered before glue, so their onRoute hooks see the contract's routes.
   const contract = loadContract()
   app.decorate('contract', contract)
-  await app.register(routePolicy, {
-    config,
-    contract,
-    sessionPrecheck: createSessionPrecheck(services.security),
-    ...(opts.redis !== undefined ? { redis: opts.redis } : {})
-  })
+  await app.register(security, { contract, security: services.security })
 
+  const handlers = createHandlers({ services, config, contract }) as Record<string, (...args: never[]) => unknown>
   await app.register(glue, {
     specification: loadContract(),
-    serviceHandlers: createHandlers({ services, config, contract }),
-    securityHandlers: createSecurityHandlers(services.security)
+    // Each route gets its handler and, from the contract, its security hooks and rate limit.
+    // glue merges these into the route it builds (docs/operationResolver.md); its type declares
+    // a complete RouteOptions, method and url included, which glue itself supplies.
+    operationResolver: (operationId: string, method: string, openapiPath: string) => ({
+      handler: handlers[operationId]?.bind(handlers),
+      ...app.operationRoute(method, openapiPath)
+    }) as unknown as RouteOptions
   })
   return app
 }

@@ -33,6 +33,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_FAIL_OPEN: Type.Boolean({ default: true }),
   API_KEY_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 100),
   AUTH_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30),
+  RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
   WORKOS_API_KEY: Str(),
   WORKOS_CLIENT_ID: Str(),
   WORKOS_API_HOSTNAME: Str(),
@@ -71,7 +72,7 @@ export interface Config {
   readonly inviteEmailsPerHour: number
   readonly bodyLimit: number
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
-  readonly rateLimit: { readonly redisUrl: string | null, readonly failOpen: boolean, readonly apiKeyPerMinute: number, readonly authPerMinute: number }
+  readonly rateLimit: { readonly redisUrl: string | null, readonly failOpen: boolean, readonly apiKeyPerMinute: number, readonly authPerMinute: number, readonly ipv6Prefix: number }
   readonly workos: null | { readonly apiKey: string, readonly clientId: string, readonly hostname: string | null, readonly port: number | null, readonly https: boolean, readonly timeoutMs: number, readonly redirectUri: string }
   readonly slack: null | { readonly clientId: string, readonly clientSecret: string, readonly signingSecret: string, readonly apiUrl: string, readonly authorizeUrl: string, readonly scopes: readonly string[], readonly redirectUri: string }
   readonly encryptionKey: Buffer | null
@@ -239,7 +240,8 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
       redisUrl: env.REDIS_URL ?? null,
       failOpen: env.RATE_LIMIT_FAIL_OPEN,
       apiKeyPerMinute: env.API_KEY_RATE_LIMIT_PER_MINUTE,
-      authPerMinute: env.AUTH_RATE_LIMIT_PER_MINUTE
+      authPerMinute: env.AUTH_RATE_LIMIT_PER_MINUTE,
+      ipv6Prefix: env.RATE_LIMIT_IPV6_PREFIX
     },
     workos,
     slack,

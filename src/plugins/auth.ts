@@ -66,7 +66,7 @@ export interface SecurityServices {
 }
 
 /**
- * The cheap half of the sessionCookie scheme, run before the body is read (see route-policy):
+ * The cheap half of the sessionCookie scheme, run before the body is read (see security.ts):
  * no cookie, or one this service did not sign or that has expired → 401 without parsing the
  * body or touching the database. The session row and the role are checked after validation.
  */

@@ -1,0 +1,100 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
+import { isServiceError } from '../errors.js'
+import { createSecurityHandlers, createSessionPrecheck, type SecurityServices } from './auth.js'
+import type { RateLimitPolicy } from './rate-limit.js'
+
+// Each operation's hooks, built from the contract when glue creates its route (glue's documented
+// `operationResolver`: what it returns is the route's options). The order of checks, as
+// openapi.yaml's info.description promises:
+//  - sessionCookie-only operations check in two steps: the token (present, signed by us, not
+//    expired) in onRequest, before the body is read, so a caller without a session gets 401 (not
+//    400/413/415) and costs no parsing; the session row and the role (401 revoked, 403 not
+//    admin) in preHandler, after validation, so a malformed request costs no database round trip.
+//  - other secured operations (API keys) authenticate fully in onRequest, before the rate-limit
+//    hook, so every request with a key counts against that key's limit, valid or not.
+//  - operations whose security needs the raw body (Slack's signature) say `authAfterBody: true`
+//    in x-fastify-config and check in preHandler.
+// Then the operation's rate-limit policy (x-fastify-config.rateLimit), see rate-limit.ts.
+
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+type SchemeHandler = (request: FastifyRequest, reply: FastifyReply, scopes: string[]) => Promise<void>
+/** One alternative of an operation's `security`: every scheme in it must pass. */
+type Requirement = Array<[scheme: string, scopes: string[]]>
+
+interface OperationConfig { authAfterBody?: boolean, [key: string]: unknown }
+interface ContractOperation { security?: Array<Record<string, string[]>>, 'x-fastify-config'?: OperationConfig & { rateLimit?: RateLimitPolicy | false } }
+
+/** What glue's operationResolver adds to a route, besides the handler. */
+export type OperationRoute = Pick<RouteShorthandOptions, 'onRequest' | 'preHandler'> & { config: OperationConfig }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The hooks and config of the operation at `METHOD /openapi/{path}`. */
+    operationRoute(method: string, openapiPath: string): OperationRoute
+  }
+}
+
+/** The failure to answer when no alternative passed: an outage (5xx) first, then 403, then the first. */
+function mostSpecific (errors: unknown[]): unknown {
+  const status = (e: unknown) => isServiceError(e) ? e.statusCode : 500
+  return errors.find(e => status(e) >= 500) ?? errors.find(e => status(e) === 403) ?? errors[0]
+}
+
+function requirementHook (alternatives: Requirement[], handlers: Record<string, SchemeHandler>): Hook {
+  for (const [scheme] of alternatives.flat()) {
+    if (handlers[scheme] === undefined) throw new Error(`no handler for the contract's security scheme "${scheme}"`)
+  }
+  return async function authenticate (request, reply) {
+    const errors: unknown[] = []
+    for (const requirement of alternatives) {
+      try {
+        for (const [scheme, scopes] of requirement) await (handlers[scheme] as SchemeHandler)(request, reply, scopes)
+        return
+      } catch (err) {
+        errors.push(err)
+      }
+    }
+    throw mostSpecific(errors)
+  }
+}
+
+async function securityPlugin (fastify: FastifyInstance, opts: { contract: Record<string, unknown>, security: SecurityServices }): Promise<void> {
+  const handlers = createSecurityHandlers(opts.security) as Record<string, SchemeHandler>
+  const sessionPrecheck = createSessionPrecheck(opts.security)
+  const paths = (opts.contract.paths ?? {}) as Record<string, Record<string, ContractOperation>>
+  const global = (opts.contract.security ?? []) as Array<Record<string, string[]>>
+
+  fastify.decorate('operationRoute', (method: string, openapiPath: string): OperationRoute => {
+    const op = paths[openapiPath]?.[method.toLowerCase()] ?? {}
+    // A copy: the route's config must not be shared with the contract object.
+    const { rateLimit, ...config } = op['x-fastify-config'] ?? {}
+    const alternatives: Requirement[] = (op.security ?? global).map(req => Object.entries(req))
+    const onRequest: Hook[] = []
+    const preHandler: Hook[] = []
+    if (alternatives.length > 0 && alternatives.every(r => r.length > 0)) {
+      const authenticate = requirementHook(alternatives, handlers)
+      const sessionOnly = alternatives.every(r => r.length === 1 && r[0]?.[0] === 'sessionCookie')
+      if (config.authAfterBody === true) {
+        preHandler.push(authenticate)
+      } else if (sessionOnly) {
+        onRequest.push(sessionPrecheck)
+        preHandler.push(authenticate)
+      } else {
+        onRequest.push(authenticate)
+      }
+    }
+    const route: OperationRoute = { config }
+    if (rateLimit !== undefined && rateLimit !== false) {
+      const limited = fastify.rateLimitedRoute(rateLimit)
+      route.config.rateLimit = limited.rateLimit
+      if (limited.preHandler !== undefined) preHandler.push(limited.preHandler)
+    }
+    // Fresh arrays per route: @fastify/rate-limit appends its onRequest hook to them.
+    if (onRequest.length > 0) route.onRequest = onRequest
+    if (preHandler.length > 0) route.preHandler = preHandler
+    return route
+  })
+}
+
+export default fp(securityPlugin, { name: 'security', fastify: '5.x', dependencies: ['auth-tokens', 'rate-limit'] })
