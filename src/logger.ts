@@ -13,10 +13,30 @@ export const REDACT_PATHS = [
   'access_token', '*.access_token', 'bot_token', '*.bot_token'
 ]
 
-const SENSITIVE_QUERY = /([?&](?:token|code|state|client_secret)=)[^&#]*/gi
+const SENSITIVE_PARAMS = new Set(['token', 'code', 'state', 'client_secret'])
 
+/** A query parameter's name as the server reads it: percent-decoded, `+` as space, any case. */
+function paramName (raw: string): string | null {
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' ')).toLowerCase()
+  } catch {
+    return null
+  }
+}
+
+/** The URL with the values of sensitive query parameters replaced; names are matched after decoding. */
 export function redactUrl (url: string): string {
-  return url.replace(SENSITIVE_QUERY, '$1[REDACTED]')
+  const q = url.indexOf('?')
+  if (q === -1) return url
+  const hash = url.indexOf('#', q)
+  const query = url.slice(q + 1, hash === -1 ? undefined : hash)
+  const redacted = query.split('&').map(pair => {
+    const eq = pair.indexOf('=')
+    if (eq === -1) return pair
+    const name = paramName(pair.slice(0, eq))
+    return name !== null && SENSITIVE_PARAMS.has(name) ? `${pair.slice(0, eq)}=[REDACTED]` : pair
+  }).join('&')
+  return url.slice(0, q + 1) + redacted + (hash === -1 ? '' : url.slice(hash))
 }
 
 export function loggerOptions (level: string) {
