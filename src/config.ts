@@ -34,6 +34,7 @@ export const EnvSchema = Type.Object({
   API_KEY_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 100),
   AUTH_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30),
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
+  SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
   WORKOS_API_KEY: Str(),
   WORKOS_CLIENT_ID: Str(),
   WORKOS_API_HOSTNAME: Str(),
@@ -71,6 +72,7 @@ export interface Config {
   readonly invitationTtlDays: number
   readonly inviteEmailsPerHour: number
   readonly bodyLimit: number
+  readonly shutdownTimeoutMs: number
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
   readonly rateLimit: { readonly redisUrl: string | null, readonly failOpen: boolean, readonly apiKeyPerMinute: number, readonly authPerMinute: number, readonly ipv6Prefix: number }
   readonly workos: null | { readonly apiKey: string, readonly clientId: string, readonly hostname: string | null, readonly port: number | null, readonly https: boolean, readonly timeoutMs: number, readonly redirectUri: string }
@@ -235,6 +237,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     invitationTtlDays: env.INVITATION_TTL_DAYS,
     inviteEmailsPerHour: env.INVITE_EMAILS_PER_HOUR,
     bodyLimit: env.BODY_LIMIT_BYTES,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
     rateLimit: {
       redisUrl: env.REDIS_URL ?? null,

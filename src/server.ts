@@ -1,6 +1,6 @@
-// The only file that listens. Graceful shutdown: on SIGTERM/SIGINT stop accepting, let in-flight
-// requests finish, close the database and mail pool, exit 0.
+// The only file that listens, and the one that shuts down (close-with-grace, as fastify/demo).
 import type { FastifyInstance } from 'fastify'
+import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { MigrationError } from './db/migrate.js'
@@ -33,26 +33,14 @@ try {
 }
 for (const w of warnings) app.log.warn(w)
 
-let closing = false
-async function shutdown (signal: string): Promise<void> {
-  if (closing) return
-  closing = true
-  app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-  const force = setTimeout(() => {
-    app.log.error('shutdown took longer than 10 s; exiting')
-    process.exit(1)
-  }, 10_000)
-  force.unref()
-  try {
-    await app.close()
-    process.exit(0)
-  } catch (err) {
-    app.log.error({ err }, 'error during shutdown')
-    process.exit(1)
-  }
-}
-process.once('SIGTERM', () => { shutdown('SIGTERM').catch(() => process.exit(1)) })
-process.once('SIGINT', () => { shutdown('SIGINT').catch(() => process.exit(1)) })
+// Signals, uncaught exceptions and unhandled rejections all close the app the same way: stop
+// accepting, let in-flight requests finish, close the database and mail pool. A signal exits 0,
+// a fatal error 1 (logged once, here); past SHUTDOWN_TIMEOUT_MS, or on a second signal, exit 1.
+closeWithGrace({ delay: config.shutdownTimeoutMs, logger: app.log, onTimeout: ms => { app.log.error(`shutdown took longer than ${ms} ms; exiting`) } }, async ({ signal, err }) => {
+  if (err !== undefined) app.log.fatal({ err }, 'fatal error: shutting down')
+  else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+  await app.close()
+})
 
 await app.listen({ port: config.port, host: config.host })
 app.log.info({
