@@ -330,6 +330,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
                 userId: components["parameters"]["UserId"];
             };
             cookie?: never;
@@ -370,6 +371,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 invitationId: components["parameters"]["InvitationId"];
             };
             cookie?: never;
@@ -389,6 +391,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 invitationId: components["parameters"]["InvitationId"];
             };
             cookie?: never;
@@ -443,6 +446,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /** @example 9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19 */
                 apiKeyId: components["parameters"]["ApiKeyId"];
             };
             cookie?: never;
@@ -776,7 +780,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The request fails validation (`VALIDATION_FAILED`, `INVALID_JSON`, `TOKEN_INVALID`, `OAUTH_STATE_INVALID`); `details.errors` lists the failing fields. */
+        /** @description A query parameter fails validation (`VALIDATION_FAILED`); `details.errors` lists the failing fields. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -785,7 +789,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description No valid session or credential (`UNAUTHENTICATED`, `SIGNATURE_INVALID`). */
+        /** @description No valid session or API key (`UNAUTHENTICATED`). */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -803,8 +807,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description No such resource in the caller's workspace (`NOT_FOUND`). */
-        NotFound: {
+        /** @description Sign-in through an identity provider is not configured on this deployment (`IDENTITY_PROVIDER_NOT_CONFIGURED`). */
+        IdentityProviderNotConfigured: {
             headers: {
                 [name: string]: unknown;
             };
@@ -812,8 +816,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The feature is not configured on this deployment (`IDENTITY_PROVIDER_NOT_CONFIGURED`, `CHAT_PLATFORM_NOT_CONFIGURED`). */
-        NotConfigured: {
+        /** @description The chat platform (Slack) is not configured on this deployment (`CHAT_PLATFORM_NOT_CONFIGURED`). */
+        ChatPlatformNotConfigured: {
             headers: {
                 [name: string]: unknown;
             };
@@ -823,15 +827,6 @@ export interface components {
         };
         /** @description The Accept header does not allow a response type this operation produces (`NOT_ACCEPTABLE`). */
         NotAcceptable: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
-        /** @description The request conflicts with the current state (`USER_EXISTS`, `LAST_ADMIN`, `INVITATION_NOT_PENDING`, `IDEMPOTENCY_KEY_IN_USE`). */
-        Conflict: {
             headers: {
                 [name: string]: unknown;
             };
@@ -897,39 +892,58 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description An upstream provider failed (`UPSTREAM_FAILED`). */
-        BadGateway: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
     };
     parameters: {
+        /** @example 20 */
         Limit: number;
-        /** @description Opaque cursor from a previous page's `nextCursor`. */
+        /**
+         * @description Opaque cursor from a previous page's `nextCursor`.
+         * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+         */
         Cursor: string;
+        /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
         UserId: string;
+        /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
         InvitationId: string;
+        /** @example 9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19 */
         ApiKeyId: string;
-        /** @description Same key and same body replay the first answer; same key with another body is refused with 422. */
+        /**
+         * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+         * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
+         */
         IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
-        /** @description Where the browser goes next. */
+        /**
+         * @description Where the browser goes next.
+         * @example https://workspace.example.com/
+         */
         Location: string;
-        /** @description `service_session=<jwt>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` except on plain-http local). */
+        /**
+         * @description `service_session=<jwt>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` except on plain-http local).
+         * @example service_session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiI0ZjJhOWMxZS04YjNkLTRlNmYtOWEwYi0xYzJkM2U0ZjVhNmIiLCJpc3MiOiJ3b3Jrc3BhY2Utc2VydmljZSIsImF1ZCI6IndvcmtzcGFjZS1zZXJ2aWNlIiwiZXhwIjoxNzY0NDkzOTU2fQ.3q0m9Zb8lVcXyT2nR5kQ1wJ7hD4fG6sA0eU8iO3pYxM; Max-Age=604800; Path=/; HttpOnly; Secure; SameSite=Lax
+         */
         SetSessionCookie: string;
-        /** @description Seconds until a request may succeed again. */
+        /**
+         * @description Seconds until a request may succeed again.
+         * @example 42
+         */
         RetryAfter: number;
-        /** @description Requests allowed in the window. */
+        /**
+         * @description Requests allowed in the window.
+         * @example 30
+         */
         RateLimitLimit: number;
-        /** @description Requests left in the window. */
+        /**
+         * @description Requests left in the window.
+         * @example 0
+         */
         RateLimitRemaining: number;
-        /** @description Seconds until the window resets. */
+        /**
+         * @description Seconds until the window resets.
+         * @example 42
+         */
         RateLimitReset: number;
     };
     pathItems: never;
@@ -954,7 +968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The database does not answer. Same shape as 200, plus the ErrorResponse fields. */
+            /** @description The database does not answer (`SERVICE_UNAVAILABLE`). Same shape as 200, plus the ErrorResponse fields. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1002,6 +1016,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Workspace Service API reference</title>
+                     *     <meta name="viewport" content="width=device-width, initial-scale=1"></head>
+                     *     <body>
+                     *     <script id="api-reference" data-url="/api/openapi.json"></script>
+                     *     <script src="/api/docs/standalone.js"></script>
+                     *     </body>
+                     *     </html>
+                     */
                     "text/html": string;
                 };
             };
@@ -1022,6 +1047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example /*! Scalar API reference, standalone bundle *\/ (function(){"use strict";var e=document.getElementById("api-reference");})(); */
                     "application/javascript": string;
                 };
             };
@@ -1050,8 +1076,24 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token names no usable invitation (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An account with the invited e-mail exists already (`USER_EXISTS`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1081,7 +1123,15 @@ export interface operations {
                     "application/json": components["schemas"]["InvitationPreview"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token names no usable invitation (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1111,7 +1161,15 @@ export interface operations {
                     "application/json": components["schemas"]["Accepted"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1141,7 +1199,15 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is unknown (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1179,16 +1245,20 @@ export interface operations {
         requestBody?: never;
         responses: {
             302: components["responses"]["Redirect"];
-            404: components["responses"]["NotConfigured"];
+            404: components["responses"]["IdentityProviderNotConfigured"];
             500: components["responses"]["InternalError"];
         };
     };
     getOauthCallback: {
         parameters: {
             query?: {
+                /** @example 01JD4Q6H2P3R8S9T0V1W2X3Y4Z */
                 code?: string;
+                /** @example 3kTq0VbN8yXc2LmP5sRw7HdJ9fGe4AuZ1oIiYtKxE6M */
                 state?: string;
+                /** @example access_denied */
                 error?: string;
+                /** @example The user denied the request. */
                 error_description?: string;
             };
             header?: never;
@@ -1206,11 +1276,35 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotConfigured"];
+            /** @description A query parameter fails validation (`VALIDATION_FAILED`) or the sign-in attempt cannot be verified: state missing, unknown, used, expired or from another browser, or the code refused (`OAUTH_STATE_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The identity is not allowed to sign in here: e-mail not verified, account disabled, linked to another identity, or no workspace for its organization (`FORBIDDEN`, with `details.reason`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["IdentityProviderNotConfigured"];
             500: components["responses"]["InternalError"];
-            502: components["responses"]["BadGateway"];
+            /** @description The identity provider failed or timed out during the code exchange (`UPSTREAM_FAILED`). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getOauthSlackInstall: {
@@ -1224,15 +1318,18 @@ export interface operations {
         responses: {
             302: components["responses"]["Redirect"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotConfigured"];
+            404: components["responses"]["ChatPlatformNotConfigured"];
             500: components["responses"]["InternalError"];
         };
     };
     getOauthSlackCallback: {
         parameters: {
             query?: {
+                /** @example 4711318306754.8114752304391.3f0b8a1c9d2e4f6a8b0c1d2e3f4a5b6c */
                 code?: string;
+                /** @example 9hYw2KqL5mRt8VbX1cZn4DfG7jPs0AeU3oWiTyQkM6E */
                 state?: string;
+                /** @example access_denied */
                 error?: string;
             };
             header?: never;
@@ -1242,17 +1339,35 @@ export interface operations {
         requestBody?: never;
         responses: {
             302: components["responses"]["Redirect"];
-            400: components["responses"]["BadRequest"];
-            404: components["responses"]["NotConfigured"];
+            /** @description A query parameter fails validation (`VALIDATION_FAILED`) or the install cannot be verified: state missing, unknown, used, expired or from another browser, or not approved at Slack (`OAUTH_STATE_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["ChatPlatformNotConfigured"];
             500: components["responses"]["InternalError"];
-            502: components["responses"]["BadGateway"];
+            /** @description Slack's `oauth.v2.access` failed or timed out (`UPSTREAM_FAILED`). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     postSlackEvents: {
         parameters: {
             query?: never;
             header?: {
+                /** @example 1 */
                 "X-Slack-Retry-Num"?: string;
+                /** @example http_timeout */
                 "X-Slack-Retry-Reason"?: string;
             };
             path?: never;
@@ -1273,9 +1388,25 @@ export interface operations {
                     "application/json": components["schemas"]["SlackAck"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotConfigured"];
+            /** @description The envelope fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The Slack signature is missing, wrong, or its timestamp is more than 5 minutes off (`SIGNATURE_INVALID`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["ChatPlatformNotConfigured"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1306,8 +1437,12 @@ export interface operations {
     getUsers: {
         parameters: {
             query?: {
+                /** @example 20 */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous page's `nextCursor`. */
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -1325,7 +1460,15 @@ export interface operations {
                     "application/json": components["schemas"]["UserList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -1335,7 +1478,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Same key and same body replay the first answer; same key with another body is refused with 422. */
+                /**
+                 * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+                 * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
+                 */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -1356,15 +1502,31 @@ export interface operations {
                     "application/json": components["schemas"]["InviteUserResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            /** @description A user with this e-mail exists (`USER_EXISTS`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            /** @description Sending the e-mail failed (`EMAIL_SEND_FAILED`), or an internal error. The invitation is kept; retrying the request re-sends it. */
+            /** @description Sending the e-mail failed (`EMAIL_SEND_FAILED`; the invitation is kept and retrying the request re-sends it), or an internal error (`INTERNAL_ERROR`). */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1380,6 +1542,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
                 userId: components["parameters"]["UserId"];
             };
             cookie?: never;
@@ -1393,11 +1556,35 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The user id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description No such user in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The user is the workspace's last admin (`LAST_ADMIN`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1407,6 +1594,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
                 userId: components["parameters"]["UserId"];
             };
             cookie?: never;
@@ -1426,11 +1614,35 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The user id or the body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description No such user in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The change would leave the workspace without an admin (`LAST_ADMIN`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1439,9 +1651,14 @@ export interface operations {
     getInvitations: {
         parameters: {
             query?: {
+                /** @example pending */
                 status?: components["schemas"]["InvitationStatus"];
+                /** @example 20 */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous page's `nextCursor`. */
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -1459,7 +1676,15 @@ export interface operations {
                     "application/json": components["schemas"]["InvitationList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -1470,6 +1695,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 invitationId: components["parameters"]["InvitationId"];
             };
             cookie?: never;
@@ -1485,11 +1711,35 @@ export interface operations {
                     "application/json": components["schemas"]["InviteUserResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The invitation id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description No such invitation in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The invitation is no longer pending (`INVITATION_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1500,6 +1750,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 invitationId: components["parameters"]["InvitationId"];
             };
             cookie?: never;
@@ -1515,11 +1766,35 @@ export interface operations {
                     "application/json": components["schemas"]["Invitation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The invitation id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description No such invitation in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The invitation is no longer pending (`INVITATION_NOT_PENDING`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1527,11 +1802,18 @@ export interface operations {
     getAuditEvents: {
         parameters: {
             query?: {
+                /** @example invitation.created */
                 action?: components["schemas"]["AuditAction"];
+                /** @example invitation */
                 targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation";
+                /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
+                /** @example 20 */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous page's `nextCursor`. */
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -1549,7 +1831,15 @@ export interface operations {
                     "application/json": components["schemas"]["AuditEventList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -1600,7 +1890,15 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1613,6 +1911,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19 */
                 apiKeyId: components["parameters"]["ApiKeyId"];
             };
             cookie?: never;
@@ -1626,10 +1925,26 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The key id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description No such key in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1654,6 +1969,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JsonRpcMessage"];
+                    /**
+                     * @example event: message
+                     *     data: {"result":{"tools":[{"name":"invite_user"},{"name":"list_invitations"},{"name":"revoke_invitation"},{"name":"list_members"}]},"jsonrpc":"2.0","id":1}
+                     */
                     "text/event-stream": string;
                 };
             };
@@ -1664,7 +1983,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The body is not a valid JSON-RPC message (`VALIDATION_FAILED`, with the transport's JSON-RPC error in `details.jsonrpc`), or not JSON (`INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1688,6 +2015,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Workspace</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
                     "text/html": string;
                 };
             };
@@ -1696,6 +2030,7 @@ export interface operations {
     getSignupPage: {
         parameters: {
             query?: {
+                /** @example WolkFQVtGxtr2Gq2yvu73d8gXDl8-_SC-Lw8wPv7NUE */
                 token?: string;
             };
             header?: never;
@@ -1710,6 +2045,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Join Acme Robotics</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
                     "text/html": string;
                 };
             };
@@ -1719,6 +2061,7 @@ export interface operations {
     getLoginPage: {
         parameters: {
             query?: {
+                /** @example Xq2c9M0bVvJ7kR4tY1nP8sLw3eHdA6gZfU5iOyCjKmE */
                 token?: string;
             };
             header?: never;
@@ -1733,6 +2076,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Sign in</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
                     "text/html": string;
                 };
             };
