@@ -1,9 +1,10 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Errors, type ErrorCode } from '../src/errors.js'
+import { Errors, type ErrorCode, type ServiceError } from '../src/errors.js'
 import { createValidatorCompiler } from '../src/validation.js'
 import { projectRoot } from '../src/paths.js'
+import { formatSchemaErrors } from '../src/plugins/errors.js'
 import { contract, examplesOf, inlineSchema, operations, type Example, type Operation, type Parameter } from './helpers/contract-examples.js'
 
 // The contract's examples are what client authors read, what Prism's mock answers and what Dredd
@@ -105,6 +106,23 @@ function fieldsOf (op: Operation, part: string): string[] {
   }
 }
 
+// The request parts as Fastify names them when validation fails, and how the service reports each.
+const PARTS = ['body', 'querystring', 'params', 'headers']
+const reportedIn = (part: string) => ((formatSchemaErrors([{ instancePath: '/x', message: 'm' }], part) as ServiceError).details?.errors as Array<{ in: string }> | undefined)?.[0]?.in
+const partOf = (where: string) => PARTS.find(p => reportedIn(p) === where)
+
+/**
+ * What the service's formatter writes for the failing fields an example lists (Fastify validates
+ * one part of a request at a time): Ajv errors rebuilt from them, formatted as in production.
+ */
+function asFormatted (failing: Array<{ in: string, field: string, message: string }>): unknown {
+  const ajvErrors = failing.map(e => e.message === 'is not an allowed field'
+    ? { keyword: 'additionalProperties', instancePath: '', params: { additionalProperty: e.field } }
+    : { keyword: 'x', instancePath: e.field === '' ? '' : '/' + e.field.replaceAll('.', '/'), message: e.message })
+  const err = formatSchemaErrors(ajvErrors, partOf(failing[0]?.in ?? '') ?? `(no request part is reported as "${failing[0]?.in ?? ''}")`) as ServiceError
+  return { message: err.message, code: err.code, details: err.details }
+}
+
 t.test('each error response shows one example per code it names, as the service writes it', async t => {
   for (const op of ops) {
     for (const [status, response] of Object.entries(op.responses)) {
@@ -122,10 +140,13 @@ t.test('each error response shows one example per code it names, as the service 
         t.equal(String(err.statusCode), status, `${where} ${name}: the registry answers this code with ${status}`)
         const template = templateOf(body.code)
         t.match(body.message, new RegExp('^' + template.split('%s').map(escapeRe).join('.+') + '$'), `${where} ${name}: message fits the registry's "${template}"`)
+        const failing = body.details?.errors
+        if (failing === undefined) continue
         // Each failing field is one this operation has (an unknown body field is named as sent).
-        for (const e of (body.details?.errors ?? []).filter(e => e.message !== 'is not an allowed field')) {
+        for (const e of failing.filter(e => e.message !== 'is not an allowed field')) {
           t.ok(fieldsOf(op, e.in).includes(e.field.split('.')[0] as string), `${where} ${name}: ${e.in}.${e.field} is a field of ${op.operationId}`)
         }
+        t.same(asFormatted(failing), body, `${where} ${name}: the body the service's validation formatter writes for these errors`)
       }
     }
   }
