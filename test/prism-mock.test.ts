@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { projectRoot } from '../src/paths.js'
-import { examplesOf, operations, parameterExample, type Operation } from './helpers/contract-examples.js'
+import { examplesOf, operations, parameterExample, resolve, type Operation } from './helpers/contract-examples.js'
 
 // What a client author gets from `npx prism mock openapi.yaml`: one Prism process serves the
 // contract on a loopback port; every operation is called once with its example request and must
@@ -90,6 +90,18 @@ async function bodyOf (res: Response): Promise<unknown> {
 // Prism drops the trailing blank line that ends a server-sent event; text is compared without it.
 const textTrimmed = (v: unknown) => typeof v === 'string' ? v.trimEnd() : v
 
+/** The first example of each response header that has one, as Prism sends it. */
+function exampleHeaders (response: Operation['responses'][string] | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, header] of Object.entries(response?.headers ?? {})) {
+    const value = examplesOf(resolve(header))[0]?.value
+    if (value !== undefined) out[name.toLowerCase()] = String(value)
+  }
+  return out
+}
+
+const headersOf = (res: Response, names: string[]) => Object.fromEntries(names.map(n => [n, res.headers.get(n) ?? '(absent)']))
+
 t.test('Prism mocks every operation of the contract with its examples', async t => {
   const base = await startPrism(t)
   let served = 0
@@ -102,6 +114,8 @@ t.test('Prism mocks every operation of the contract with its examples', async t 
     const content = Object.values(op.responses[status]?.content ?? {})[0]
     const expected = content === undefined ? '' : examplesOf(content as never)[0]?.value
     const asDeclared = t.equal(String(res.status), status, `${op.method} ${url} → ${status}${res.status >= 400 ? ' ' + JSON.stringify(body) : ''}`)
+    const headers = exampleHeaders(op.responses[status])
+    t.same(headersOf(res, Object.keys(headers)), headers, `${op.operationId}: ${status} headers are their examples`)
     if (t.same(body, textTrimmed(expected), `${op.operationId}: the first ${status} example, not a generated body`) && asDeclared) served++
 
     // Every example of every response, on request.
@@ -113,6 +127,8 @@ t.test('Prism mocks every operation of the contract with its examples', async t 
           const r = await fetch(base + url, { ...init, headers: { ...init.headers as Record<string, string>, accept: type, prefer } })
           t.equal(String(r.status), code, `${op.operationId} Prefer: ${prefer} → ${code}`)
           t.same(await bodyOf(r), textTrimmed(ex.value), `${op.operationId} ${code} ${ex.name}: the example`)
+          const headers = exampleHeaders(response)
+          t.same(headersOf(r, Object.keys(headers)), headers, `${op.operationId} ${code}: headers are their examples`)
         }
       }
     }

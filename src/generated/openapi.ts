@@ -772,14 +772,6 @@ export interface components {
         }[];
     };
     responses: {
-        /** @description Redirect to the next step of the browser flow. */
-        Redirect: {
-            headers: {
-                Location: components["headers"]["Location"];
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
         /** @description A query parameter fails validation (`VALIDATION_FAILED`); `details.errors` lists the failing fields. */
         BadRequest: {
             headers: {
@@ -1244,7 +1236,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            302: components["responses"]["Redirect"];
+            /** @description Redirect to the identity provider's sign-in page (WorkOS AuthKit). */
+            302: {
+                headers: {
+                    /**
+                     * @description The identity provider's authorization URL, with the `state` also set in the `oauth_state` cookie.
+                     * @example https://api.workos.com/user_management/authorize?client_id=client_01JD4Q6H2P3R8S9T0V1W2X3Y4Z&provider=authkit&redirect_uri=https%3A%2F%2Fworkspace.example.com%2Fapi%2Foauth%2Fcallback&response_type=code&state=3kTq0VbN8yXc2LmP5sRw7HdJ9fGe4AuZ1oIiYtKxE6M
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             404: components["responses"]["IdentityProviderNotConfigured"];
             500: components["responses"]["InternalError"];
         };
@@ -1316,7 +1319,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            302: components["responses"]["Redirect"];
+            /** @description Redirect to Slack's install page, or to `/login` for a browser without a session. */
+            302: {
+                headers: {
+                    /** @description Slack's authorization URL (the `state` is also set in the `slack_oauth_state` cookie), or `/login`. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ChatPlatformNotConfigured"];
             500: components["responses"]["InternalError"];
@@ -1338,7 +1349,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            302: components["responses"]["Redirect"];
+            /** @description Installed; redirect to the app. */
+            302: {
+                headers: {
+                    /**
+                     * @description The app (`APP_URL`).
+                     * @example https://workspace.example.com
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description A query parameter fails validation (`VALIDATION_FAILED`) or the install cannot be verified: state missing, unknown, used, expired or from another browser, or not approved at Slack (`OAUTH_STATE_INVALID`). */
             400: {
                 headers: {
