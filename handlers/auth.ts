@@ -1,5 +1,4 @@
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 
 // The contract's 202 body for login links: one constant, so every answer is byte-identical.

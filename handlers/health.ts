@@ -1,5 +1,4 @@
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 
 export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth'> {
   const { db } = services.ports

@@ -1,6 +1,4 @@
-import type { Config } from '../src/config.js'
-import type { Services } from '../src/services.js'
-import type { HandlerMap } from './types.js'
+import type { HandlerDeps, HandlerMap } from './types.js'
 import { healthHandlers } from './health.js'
 import { metaHandlers } from './meta.js'
 import { adminHandlers } from './admin.js'
@@ -12,13 +10,6 @@ import { pagesHandlers } from './pages.js'
 import { slackHandlers } from './slack.js'
 import { apiKeyHandlers } from './api-keys.js'
 import { mcpHandlers } from './mcp.js'
-
-/** What every handler group is built from (no module singletons). */
-export interface HandlerDeps {
-  services: Services
-  config: Config
-  contract: Record<string, unknown>
-}
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {

@@ -1,5 +1,4 @@
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 
 // Thin: read the request, call the invitation service, answer. The Idempotency-Key header is

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../src/paths.js'
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 
 // The reference page's renderer ships inside @scalar/fastify-api-reference; we serve its
 // standalone bundle through the contract instead of registering the plugin's own routes.

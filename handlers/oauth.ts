@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 import { OAUTH_STATE_COOKIE, OAUTH_STATE_TTL_MS } from '../src/auth/identity-provider.js'
 import { browserCookie } from '../src/plugins/auth.js'
 

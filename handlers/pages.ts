@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 import { indexPage, loginPage, signupPage, type Page } from '../src/auth/pages.js'
 
 export function pagesHandlers ({ config }: HandlerDeps): HandlerGroup<'getIndexPage' | 'getSignupPage' | 'getLoginPage'> {

@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { serviceError } from '../src/errors.js'
 import { browserCookie } from '../src/plugins/auth.js'

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../src/generated/openapi.js'
+import type { Config } from '../src/config.js'
+import type { Services } from '../src/services.js'
 
 // Handler types derived from the generated contract types: a missing or misspelled operationId
 // in the map is a compile error, and each handler sees its operation's body, query and params.
@@ -27,3 +29,10 @@ export type HandlerMap = { [K in OperationId]: Handler<K> }
 
 /** Helper for a group module: the handlers it implements, each typed by its operationId. */
 export type HandlerGroup<K extends OperationId> = { [P in K]: Handler<P> }
+
+/** What every handler group is built from (no module singletons). */
+export interface HandlerDeps {
+  services: Services
+  config: Config
+  contract: Record<string, unknown>
+}

@@ -1,5 +1,4 @@
-import type { HandlerGroup } from './types.js'
-import type { HandlerDeps } from './index.js'
+import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 
 export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<'getUsersMe' | 'getUsers'> {

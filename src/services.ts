@@ -1,29 +1,12 @@
-import type { Config } from './config.js'
-import type { Clock } from './clock.js'
-import type { Database } from './db/client.js'
-import type { Mailer } from './mail/mailer.js'
-import type { Logger } from './logger.js'
-import type { SecurityServices } from './plugins/auth.js'
-import type { InvitationBudget } from './invitations/budget.js'
-import { createSessionService, type SessionService, type SessionTokenSigner } from './sessions/service.js'
+import type { Ports } from './ports.js'
+import type { SecurityServices } from './auth/security.js'
+import { createSessionService, type SessionService } from './sessions/service.js'
 import { createMemberService, type MemberService } from './members/service.js'
 import { createAuditTrailService, type AuditTrailService } from './members/audit-trail.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createInvitationService, type InvitationService } from './invitations/service.js'
 import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
 import { createSlackService, type SlackService } from './slack/service.js'
-
-/** What the services are built from: the ports with their real adapters. */
-export interface Ports {
-  config: Config
-  db: Database
-  clock: Clock
-  mailer: Mailer
-  log: Logger
-  signer: SessionTokenSigner
-  /** The per-workspace invitation-e-mail budget; the invitation service draws on it before sending. */
-  invitationBudget: InvitationBudget
-}
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {

@@ -1,5 +1,5 @@
 import { OauthException, type WorkOS } from '@workos-inc/node'
-import type { Ports } from '../services.js'
+import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
 import { consumeOAuthState, insertOAuthState } from '../db/oauth-states.js'
 import { findUserByEmail, insertUser, setUserWorkosId, type UserRow } from '../db/users.js'

@@ -1,4 +1,4 @@
-import type { Ports } from '../services.js'
+import type { Ports } from '../ports.js'
 import { findUserByEmail } from '../db/users.js'
 import { consumeLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'
 import { insertAuditEvent } from '../db/audit-events.js'

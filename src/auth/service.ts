@@ -1,4 +1,4 @@
-import type { Ports } from '../services.js'
+import type { Ports } from '../ports.js'
 import { findActiveSession } from '../db/sessions.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import type { SessionService } from '../sessions/service.js'

@@ -1,4 +1,4 @@
-import type { Ports } from '../services.js'
+import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
 import { effectiveStatus, findInvitationByTokenHash, type InvitationRow } from '../db/invitations.js'
 import { findUserByEmail, findUserInWorkspace, insertUser } from '../db/users.js'

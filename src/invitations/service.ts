@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Ports } from '../services.js'
+import type { Ports } from '../ports.js'
 import type { Principal } from '../principal.js'
 import type { Queryable } from '../db/client.js'
 import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'

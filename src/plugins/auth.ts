@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
 import { SESSION_COOKIE, type SessionTokenSigner } from '../sessions/service.js'
-import type { Principal } from '../principal.js'
+import type { SecurityServices } from '../auth/security.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
 // exp, iss and aud required on verify. Only the service_session cookie is ever read.
@@ -55,15 +55,6 @@ export function browserCookie (config: Config, reply: FastifyReply, path: string
 }
 
 export const authTokens = fp(authTokensPlugin, { name: 'auth-tokens', fastify: '5.x' })
-
-/** The contract's security schemes, handled here and nowhere else. glue calls them by name. */
-export interface SecurityServices {
-  authenticateSession(token: string): Promise<Principal | null>
-  /** True when the token is one this service signed and has not expired (no database access). */
-  sessionTokenVerifies(token: string): boolean
-  authenticateApiKey(key: string): Promise<Principal | null>
-  verifySlackSignature(request: FastifyRequest): void
-}
 
 /**
  * The cheap half of the sessionCookie scheme, run before the body is read (see security.ts):

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import { isServiceError } from '../errors.js'
-import { createSecurityHandlers, createSessionPrecheck, type SecurityServices } from './auth.js'
+import type { SecurityServices } from '../auth/security.js'
+import { createSecurityHandlers, createSessionPrecheck } from './auth.js'
 import type { RateLimitPolicy } from './rate-limit.js'
 
 // Each operation's hooks, built from the contract when glue creates its route (glue's documented
