@@ -5,7 +5,7 @@ import { insertAuditEvent } from '../db/audit-events.js'
 import { findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from '../db/api-keys.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
-import { auditActorOf } from '../members/audit-actor.js'
+import { auditActorOf } from '../audit/actor.js'
 import type { Principal } from '../principal.js'
 
 // API keys: `wsk_<12 lower-case alphanumerics>_<43 base64url chars = 32 random bytes>`. The first

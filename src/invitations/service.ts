@@ -5,7 +5,8 @@ import type { Queryable } from '../db/client.js'
 import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
 import { findUserByEmail, normalizeEmail, type Role } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
-import { insertAuditEvent, type AuditActor } from '../db/audit-events.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { auditActorOf } from '../audit/actor.js'
 import {
   effectiveStatus, expireStalePendingInvitation, findInvitation, listInvitations, markInvitationRevoked,
   refreshInvitationToken, upsertPendingInvitation, type InvitationRow, type InvitationStatus
@@ -78,15 +79,6 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
     revokedAt: iso(row.revokedAt),
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString()
-  }
-}
-
-/** Who the audit trail names for an action taken by this principal. */
-export function auditActorOf (p: Principal): AuditActor {
-  switch (p.kind) {
-    case 'apiKey': return { type: 'api_key', id: p.apiKeyId, label: p.name ?? p.email }
-    case 'chat': return { type: 'chat_platform', id: p.userId, label: p.email }
-    case 'session': return { type: 'user', id: p.userId, label: p.email }
   }
 }
 

@@ -8,7 +8,7 @@ import {
 } from '../db/users.js'
 import { serviceError } from '../errors.js'
 import type { Principal } from '../principal.js'
-import { auditActorOf } from './audit-actor.js'
+import { auditActorOf } from '../audit/actor.js'
 
 export interface MemberService {
   /** Sets a member's role; demoting the last active admin is refused (LAST_ADMIN). */
