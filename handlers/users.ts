@@ -2,14 +2,14 @@ import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 
 export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<'getUsersMe' | 'getUsers'> {
-  const { auth } = services
+  const { auth, members } = services
   return {
     async getUsersMe (request) {
       return await auth.me(principalOf(request))
     },
 
     async getUsers (request) {
-      return await auth.listMembers(principalOf(request), { limit: request.query.limit ?? 50, cursor: request.query.cursor })
+      return await members.list(principalOf(request), { limit: request.query.limit ?? 50, cursor: request.query.cursor })
     }
   }
 }

@@ -5,7 +5,7 @@ import { insertAuditEvent } from '../db/audit-events.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
-import { loadMe, type Me } from './me.js'
+import { loadMe, type Me } from '../members/directory.js'
 import { escapeHtml } from './html.js'
 
 export const LOGIN_TOKEN_TTL_MS = 15 * 60_000

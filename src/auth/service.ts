@@ -6,7 +6,7 @@ import type { Principal } from '../principal.js'
 import { acceptInvitation, previewInvitation, type InvitationPreview } from './signup.js'
 import { createLoginLinks } from './login-link.js'
 import { createIdentityProviderLogin, type IdentityProviderLogin } from './identity-provider.js'
-import { listMembers, loadMe, type Me, type UserList } from './me.js'
+import { loadMe, type Me } from '../members/directory.js'
 
 /** Sign-up, sign-in and sign-out; the people side of sessions. */
 export interface AuthService {
@@ -19,7 +19,6 @@ export interface AuthService {
   /** Revoke the session a cookie names, if it is live. Returns whether one was revoked. */
   logout(cookieToken: string | undefined): Promise<boolean>
   me(principal: Principal): Promise<Me>
-  listMembers(principal: Principal, page: { limit: number, cursor?: string | undefined }): Promise<UserList>
   readonly identityProvider: IdentityProviderLogin
   /** Resolves when the login links scheduled so far have been delivered (or have failed). */
   idle(): Promise<void>
@@ -54,7 +53,6 @@ export function createAuthService (ports: Ports, sessions: SessionService): Auth
     },
 
     me: async p => await loadMe(db, p.workspaceId, p.userId),
-    listMembers: async (p, page) => await listMembers(db, p.workspaceId, page),
     identityProvider: createIdentityProviderLogin(ports, sessions),
     idle: async () => { await loginLinks.idle() },
     async close () { await loginLinks.idle() }

@@ -24,7 +24,7 @@ export interface McpTool {
   run(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
-type ToolServices = Pick<Services, 'invitations' | 'auth'>
+type ToolServices = Pick<Services, 'invitations' | 'members'>
 
 interface ToolDef {
   name: string
@@ -62,7 +62,7 @@ const DEFS: ToolDef[] = [
     name: 'list_members',
     operationId: 'getUsers',
     description: 'List the members of the workspace, oldest first. Pass nextCursor as cursor for the next page.',
-    run: async (s, p, a) => await s.auth.listMembers(p, { limit: a.limit as number, cursor: a.cursor as string | undefined })
+    run: async (s, p, a) => await s.members.list(p, { limit: a.limit as number, cursor: a.cursor as string | undefined })
   }
 ]
 

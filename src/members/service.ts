@@ -9,8 +9,11 @@ import {
 import { serviceError } from '../errors.js'
 import type { Principal } from '../principal.js'
 import { auditActorOf } from '../audit/actor.js'
+import { listMembers, type UserList } from './directory.js'
 
 export interface MemberService {
+  /** One page of the actor's workspace's members, oldest first. */
+  list(actor: Principal, page: { limit: number, cursor?: string | undefined }): Promise<UserList>
   /** Sets a member's role; demoting the last active admin is refused (LAST_ADMIN). */
   changeRole(actor: Principal, userId: string, role: Role): Promise<UserRow>
   /** Removes a member: status 'removed', sessions and created API keys revoked at once. */
@@ -35,6 +38,8 @@ export function createMemberService (deps: { db: Database, clock: Clock }): Memb
   }
 
   return {
+    list: async (actor, page) => await listMembers(db, actor.workspaceId, page),
+
     async changeRole (actor, userId, role) {
       return await db.transaction(async tx => {
         const { target, lastAdmin } = await lockForChange(tx, actor, userId)
