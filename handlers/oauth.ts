@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
-import { OAUTH_STATE_COOKIE, OAUTH_STATE_TTL_MS } from '../src/auth/identity-provider.js'
+import { OAUTH_STATE_COOKIE, OAUTH_STATE_TTL_MS } from '../src/idp/login.js'
 import { browserCookie } from '../src/plugins/auth.js'
 
 // Identity-provider (WorkOS AuthKit) login. The Slack install operations live in handlers/slack.ts.

@@ -5,7 +5,7 @@ import type { SessionService } from '../sessions/service.js'
 import type { Principal } from '../principal.js'
 import { acceptInvitation, previewInvitation, type InvitationPreview } from './signup.js'
 import { createLoginLinks } from './login-link.js'
-import { createIdentityProviderLogin, type IdentityProviderLogin } from './identity-provider.js'
+import { createIdentityProviderLogin, type IdentityProviderLogin } from '../idp/login.js'
 import { loadMe, type Me } from '../members/directory.js'
 
 /** Sign-up, sign-in and sign-out; the people side of sessions. */

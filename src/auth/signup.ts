@@ -9,7 +9,7 @@ import { hashToken } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import type { components } from '../generated/openapi.js'
 import { loadMe, type Me } from '../members/directory.js'
-import { isUniqueViolation } from './db-errors.js'
+import { isUniqueViolation } from '../db/errors.js'
 
 export type InvitationPreview = components['schemas']['InvitationPreview']
 

@@ -7,9 +7,9 @@ import { findWorkspaceByOrganization } from '../db/workspaces.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
-import { createWorkOS } from '../idp/workos-client.js'
+import { createWorkOS } from './workos-client.js'
 import type { SessionService } from '../sessions/service.js'
-import { isUniqueViolation } from './db-errors.js'
+import { isUniqueViolation } from '../db/errors.js'
 
 // WorkOS AuthKit login. The `state` is bound to the browser twice: an HttpOnly cookie holds it,
 // and the database holds its hash (single use, 10 minutes). A callback must present both.
