@@ -6,7 +6,7 @@ import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import { loadMe, type Me } from '../members/directory.js'
-import { escapeHtml } from './html.js'
+import { escapeHtml } from '../lib/html.js'
 
 export const LOGIN_TOKEN_TTL_MS = 15 * 60_000
 /** Links per address per window: beyond this the request is still answered 202, nothing is sent. */

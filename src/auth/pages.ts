@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { escapeHtml } from './html.js'
+import { escapeHtml } from '../lib/html.js'
 
 // The three small HTML pages (/, /signup, /login). Nothing from the request is written into the
 // markup: the scripts read the token from location.search and render answers with textContent.

@@ -1,5 +1,6 @@
 import type { MailMessage } from '../mail/mailer.js'
 import type { Role } from '../db/users.js'
+import { escapeHtml } from '../lib/html.js'
 
 // The one invitation e-mail (fallback path, resend, create-admin): plain text and HTML naming
 // the workspace and who invited. Every value is escaped in the HTML part: workspace names and
@@ -13,12 +14,6 @@ export interface InvitationEmailInput {
   role: Role
   link: string
   expiresAt: Date
-}
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-export function escapeHtml (s: string): string {
-  return s.replace(/[&<>"']/g, c => HTML_ESCAPES[c] ?? c)
 }
 
 /** A header-safe, single-line version of user text (no CR/LF in the subject). */
