@@ -32,7 +32,8 @@ export interface DeliveryDeps {
   idp: IdentityProviderInvitations
 }
 
-export interface DeliveryResult {
+/** The contract's InviteUserResponse: what an invite or a re-send answers once delivered. */
+export interface InviteResult {
   success: boolean
   message: string
   invitationId?: string
@@ -44,7 +45,7 @@ const SYSTEM: AuditActor = { type: 'system', id: null, label: 'identity provider
 export async function deliverInvitation (
   deps: DeliveryDeps,
   d: { workspace: Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>, invitation: InvitationRow, token: string, inviter: Inviter, reinvite: boolean }
-): Promise<DeliveryResult> {
+): Promise<InviteResult> {
   const { db, clock, config, log, mailer, idp } = deps
   const inv = d.invitation
   const again = d.reinvite ? 're-sent' : 'sent'

@@ -16,7 +16,7 @@ import {
 } from '../db/idempotency-keys.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
-import { deliverInvitation, type Inviter } from './delivery.js'
+import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
 
 /** The contract's Invitation schema: dates as ISO strings, status after the expiry rule. */
 export interface InvitationView {
@@ -33,14 +33,6 @@ export interface InvitationView {
   revokedAt: string | null
   createdAt: string
   updatedAt: string
-}
-
-/** The contract's InviteUserResponse. */
-export interface InviteResult {
-  success: boolean
-  message: string
-  invitationId?: string
-  invitationUrl?: string
 }
 
 export interface InvitationService {
