@@ -29,9 +29,17 @@ async function transportRefusal (res: Response): Promise<ServiceError> {
   }
 }
 
-export function mcpHandlers ({ services, config, contract }: HandlerDeps): HandlerGroup<'postMcp'> {
+export function mcpHandlers ({ services, config, contract }: HandlerDeps): HandlerGroup<'postMcp' | 'getMcp'> {
   const endpoint = createMcpEndpoint({ tools: createMcpTools(contract, services), version: config.version })
   return {
+    // Streamable HTTP lets a client open a server-sent event stream with GET; a stateless server
+    // has none and, as the MCP specification asks, answers 405 (the SDK's client expects it).
+    async getMcp () {
+      const err = serviceError('METHOD_NOT_ALLOWED', ['GET', '/api/mcp'], { allow: ['POST'] })
+      err.headers = { allow: 'POST' }
+      throw err
+    },
+
     async postMcp (request, reply) {
       const headers = new Headers()
       for (const name of FORWARDED_HEADERS) {

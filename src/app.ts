@@ -13,7 +13,7 @@ import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
-import errors, { errorBody, formatSchemaErrors } from './plugins/errors.js'
+import errors, { clientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
 import { authTokens } from './plugins/auth.js'
 import redis from './plugins/redis.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -73,6 +73,10 @@ export function serverOptions (config: Config, logger: AppOptions['logger']): Fa
       const err = serviceError('VALIDATION_FAILED', [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed'])
       ;(reply as unknown as FastifyReply).code(400).type('application/json; charset=utf-8').send(errorBody(err))
     },
+    // What Node's HTTP parser refuses (an unknown method, a bad request line) is an ErrorResponse too.
+    clientErrorHandler,
+    // Only what the contract declares is answered: no implicit HEAD for every GET.
+    exposeHeadRoutes: false,
     // Keep-alive sockets are closed on shutdown so close() does not wait for idle clients.
     forceCloseConnections: 'idle' as const,
     routerOptions: { maxParamLength: 200 }

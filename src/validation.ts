@@ -4,9 +4,12 @@ import type { FastifySchemaCompiler } from 'fastify'
 import fastJsonStringify from 'fast-json-stringify'
 
 // fastify-openapi-glue hands Fastify the contract's schemas; these compilers decide how they are
-// enforced. Bodies are validated exactly as written: no coercion, no silent removal of unknown
-// fields (additionalProperties: false means 400), defaults filled in (role → member).
-// Query, path and header values arrive as strings, so those parts may coerce ("10" → 10).
+// enforced. What a standard validator reading openapi.yaml accepts is exactly what is accepted:
+// bodies are validated as written — no coercion, no silent removal of unknown fields
+// (additionalProperties: false means 400), no defaults filled in (a `default` documents what a
+// client should send; a required field that is missing is 400 whatever its default), and no
+// vendor keyword changes validity. Query, path and header values arrive as strings, so those parts
+// may coerce ("10" → 10) and take a parameter's documented default (limit → 50).
 
 // OpenAPI keywords that are annotations to a JSON-schema validator, allowed by name rather than
 // by turning strict mode off (which would also accept misspelled keywords).
@@ -16,7 +19,6 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
 function makeAjv (opts: Options): Ajv {
   const ajv = new Ajv({
-    useDefaults: true,
     removeAdditional: false,
     allErrors: true,
     strict: true,
@@ -27,19 +29,6 @@ function makeAjv (opts: Options): Ajv {
   })
   addFormats(ajv)
   for (const k of OPENAPI_KEYWORDS) ajv.addKeyword(k)
-  // `x-trim: true` (a contract extension on e-mail fields): surrounding spaces are removed before
-  // the other string keywords run, so " Ada@Example.com " is valid and arrives trimmed.
-  ajv.addKeyword({
-    keyword: 'x-trim',
-    type: 'string',
-    schemaType: 'boolean',
-    modifying: true,
-    before: 'maxLength',
-    compile: (on: boolean) => (data: string, ctx?: { parentData?: Record<string | number, unknown>, parentDataProperty?: string | number }) => {
-      if (on && ctx?.parentData !== undefined && ctx.parentDataProperty !== undefined) ctx.parentData[ctx.parentDataProperty] = data.trim()
-      return true
-    }
-  })
   return ajv
 }
 
@@ -51,18 +40,32 @@ const serializers = new Map<string, (data: unknown) => string>()
 let ajvs: { body: Ajv, other: Ajv } | undefined
 
 export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
-  ajvs ??= { body: makeAjv({ coerceTypes: false }), other: makeAjv({ coerceTypes: 'array' }) }
+  ajvs ??= { body: makeAjv({ coerceTypes: false, useDefaults: false }), other: makeAjv({ coerceTypes: 'array', useDefaults: true }) }
   const { body, other } = ajvs
   return ({ schema, httpPart }) => {
     const part = httpPart === 'body' ? 'body' : 'other'
-    const key = part + JSON.stringify(schema)
+    // Node gives header names in lower case; Fastify lower-cases the header schema's names only
+    // for its own compiler, never for a custom one like this, and glue keeps the contract's
+    // spelling (Idempotency-Key): without this, no header parameter would ever be checked.
+    const compiled = httpPart === 'headers' ? lowerCaseHeaderNames(schema as Record<string, unknown>) : schema
+    const key = part + JSON.stringify(compiled)
     let fn = validators.get(key)
     if (fn === undefined) {
-      fn = (part === 'body' ? body : other).compile(schema as object)
+      fn = (part === 'body' ? body : other).compile(compiled as object)
       validators.set(key, fn)
     }
     return fn
   }
+}
+
+/** The headers schema glue builds (one flat object) with its property and required names lower-cased. */
+function lowerCaseHeaderNames (schema: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...schema }
+  if (schema.properties !== null && typeof schema.properties === 'object') {
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k.toLowerCase(), v]))
+  }
+  if (Array.isArray(schema.required)) out.required = schema.required.map(n => String(n).toLowerCase())
+  return out
 }
 
 export function createSerializerCompiler () {

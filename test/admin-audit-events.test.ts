@@ -138,7 +138,7 @@ t.test('each workspace sees its own trail only', async t => {
   const byTarget = await audit(t, elsewhere, `?targetType=user&targetId=${member.userId}`)
   t.same(byTarget.page.items, [], 'not even by naming the target')
   // A cursor is only a position; it cannot open another workspace's events.
-  const cursor = Buffer.from(String(BigInt(own.page.items[0]?.id as string) + 1n)).toString('base64url')
+  const cursor = Buffer.from(`${h.clock.now().toISOString()}|${BigInt(own.page.items[0]?.id as string) + 1n}`).toString('base64url')
   t.same((await audit(t, elsewhere, `?cursor=${cursor}`)).page.items, [])
 })
 
@@ -160,7 +160,7 @@ t.test('refuses bad input, members and anonymous callers', async t => {
     t.equal((r.page as unknown as { code: string }).code, 'VALIDATION_FAILED', q)
   }
   const cursorErr = JSON.parse((await audit(t, admin, '?cursor=abc')).body)
-  t.same(cursorErr.details, { errors: [{ in: 'querystring', field: 'cursor', message: 'is not a cursor from this list' }] })
+  t.same(cursorErr.details, { errors: [{ in: 'query', field: 'cursor', message: 'is not a cursor from a previous page of this list' }] })
 
   t.equal((await audit(t, member)).status, 403)
   const anon = await h.inject({ method: 'GET', url: '/api/audit-events' })

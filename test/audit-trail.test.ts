@@ -102,7 +102,7 @@ t.test('every admin-relevant action records its events, in order, without secret
   t.same(resent?.payload, { email: alice, role: 'member' })
 
   await step('invite another, then revoke it (two actions)', async () => {
-    const res = await call({ method: 'POST', url: '/api/users/invite', headers: adminCookie, payload: { email: 'bob@example.com' } })
+    const res = await call({ method: 'POST', url: '/api/users/invite', headers: adminCookie, payload: { email: 'bob@example.com', role: 'member' } })
     secrets.push(tokenOf(res.json().invitationUrl))
     const list = await call({ method: 'GET', url: '/api/invitations?status=pending', headers: adminCookie })
     inv2 = (list.json().items as Array<{ id: string, email: string }>).find(i => i.email === 'bob@example.com')?.id ?? ''
@@ -165,6 +165,7 @@ t.test('every admin-relevant action records its events, in order, without secret
 
   let inv3 = ''
   await step('invite through MCP with the API key (actor: the key)', async () => {
+    const seen = smtp.messages.length
     const res = await call({
       method: 'POST',
       url: '/api/mcp',
@@ -173,7 +174,8 @@ t.test('every admin-relevant action records its events, in order, without secret
     })
     t.equal(res.statusCode, 200)
     t.notOk(res.json().result?.isError, 'the tool succeeded')
-    const url = res.json().result?.structuredContent?.invitationUrl as string
+    t.notOk('invitationUrl' in (res.json().result?.structuredContent ?? {}), 'the link is not handed to the assistant')
+    const url = /https?:\/\/\S+\/signup\?token=[A-Za-z0-9_-]+/.exec((await smtp.nextMessage(seen)).text)?.[0] as string
     secrets.push(tokenOf(url))
     const list = await call({ method: 'GET', url: '/api/invitations?status=pending', headers: adminCookie })
     inv3 = (list.json().items as Array<{ id: string, email: string }>).find(i => i.email === 'carol@example.com')?.id ?? ''

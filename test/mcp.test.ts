@@ -59,9 +59,10 @@ t.test('tool schemas are the contract\'s schemas', async t => {
   const tools = (await rpc(key, 'tools/list')).json().result.tools as Array<{ name: string, inputSchema: Record<string, unknown>, outputSchema: Record<string, unknown> }>
   const byName = Object.fromEntries(tools.map(x => [x.name, x]))
   const schemas = (loadContract() as { components: { schemas: Record<string, Record<string, unknown>> } }).components.schemas
-  const { 'x-trim': _trim, ...email } = (schemas.InviteUserRequest as { properties: { email: Record<string, unknown> } }).properties.email
-  t.same(byName.invite_user?.inputSchema, { ...schemas.InviteUserRequest, properties: { ...(schemas.InviteUserRequest?.properties as object), email } }, 'invite_user takes InviteUserRequest')
-  t.same(byName.invite_user?.outputSchema, schemas.InviteUserResponse, 'and answers InviteUserResponse')
+  // The REST body, except that role is optional for the tool (its default, member, applies).
+  t.same(byName.invite_user?.inputSchema, { ...schemas.InviteUserRequest, required: ['email'] }, 'invite_user takes InviteUserRequest')
+  const { invitationUrl: _link, ...answered } = (schemas.InviteUserResponse as { properties: Record<string, unknown> }).properties
+  t.same(byName.invite_user?.outputSchema, { ...schemas.InviteUserResponse, properties: answered }, 'and answers InviteUserResponse without the signup link')
   t.match(byName.list_invitations?.inputSchema, { type: 'object', additionalProperties: false, properties: { status: schemas.InvitationStatus, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } } })
   t.match(byName.revoke_invitation?.inputSchema, { required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } })
   t.match(byName.list_members?.outputSchema, { required: ['items', 'nextCursor'] })
@@ -72,16 +73,22 @@ t.test('the same inputs are accepted and refused by REST and by MCP', async t =>
   const key = await newKey(admin)
   const inviteSamples: Array<[string, unknown, boolean]> = [
     ['email and role', { email: 'same-1@example.com', role: 'admin' }, true],
-    ['role defaults to member', { email: 'same-2@example.com' }, true],
-    ['spaces are trimmed', { email: '  same-3@example.com ' }, true],
+    ['surrounding spaces', { email: '  same-3@example.com ', role: 'member' }, false],
     ['no email', { role: 'member' }, false],
-    ['not an e-mail', { email: 'nope' }, false],
-    ['e-mail not a string', { email: 42 }, false],
+    ['not an e-mail', { email: 'nope', role: 'member' }, false],
+    ['e-mail not a string', { email: 42, role: 'member' }, false],
     ['unknown role', { email: 'same-4@example.com', role: 'owner' }, false],
-    ['unknown field', { email: 'same-5@example.com', isAdmin: true }, false],
-    ['longer than 254', { email: `${'a'.repeat(250)}@example.com` }, false],
+    ['unknown field', { email: 'same-5@example.com', role: 'member', isAdmin: true }, false],
+    ['longer than 254', { email: `${'a'.repeat(250)}@example.com`, role: 'member' }, false],
     ['not an object', ['same-6@example.com'], false]
   ]
+  // Without role: REST refuses (the contract requires it); the tool's own default is member.
+  const noRole = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie }, payload: { email: 'same-2@example.com' } })
+  t.equal(noRole.statusCode, 400, 'REST invite without role')
+  const noRoleMcp = await callTool(key, 'invite_user', { email: 'same-2@example.com' })
+  t.notOk(noRoleMcp.isError, 'MCP invite_user without role')
+  const row = await h.db.query<{ role: string }>("SELECT role FROM invitations WHERE email = 'same-2@example.com'")
+  t.equal(row.rows[0]?.role, 'member', 'the tool invited a member')
   for (const [label, args, valid] of inviteSamples) {
     const rest = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: JSON.stringify(args) })
     assertContract(t, 'POST', '/api/users/invite', rest)
@@ -123,9 +130,10 @@ t.test('tools call the REST services: invite, list, revoke, members; with REST\'
   const key = await newKey(admin)
   const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
 
-  const invited = await callTool(key, 'invite_user', { email: ' Grace@Example.com ', role: 'admin' })
+  const invited = await callTool(key, 'invite_user', { email: 'Grace@Example.com', role: 'admin' })
   t.notOk(invited.isError)
   t.match(invited.structuredContent, { success: true, message: String })
+  t.notOk('invitationUrl' in (invited.structuredContent ?? {}), 'the signup link (a credential) never reaches the assistant')
   t.same(JSON.parse(invited.content[0]?.text ?? ''), invited.structuredContent, 'text content is the same JSON')
 
   const rest = await h.inject({ method: 'GET', url: '/api/invitations', headers: { cookie: admin.cookie } })
@@ -168,14 +176,14 @@ t.test('invite_user draws on the same hourly e-mail budget as POST /api/users/in
   const admin = await small.signIn()
   const key = (await createApiKey(small, admin, 'budget')).secret
   const call = async (email: string) => (await mcpRequest(small, key, 'tools/call', { name: 'invite_user', arguments: { email } })).json().result as ToolResult
-  const rest = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest@example.com' } })
+  const rest = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest@example.com', role: 'member' } })
   t.equal(rest.statusCode, 200, 'REST: the first e-mail of the hour')
   t.notOk((await call('budget-mcp@example.com')).isError, 'MCP: the second')
   const over = toolErrorOf(await call('budget-over@example.com'))
   t.equal(over.code, 'RATE_LIMITED', 'MCP: the third is refused with REST\'s code')
   const n = await small.db.query<{ n: number }>("SELECT count(*)::int AS n FROM invitations WHERE email = 'budget-over@example.com'")
   t.equal(n.rows[0]?.n, 0, 'nothing written when over the budget')
-  const restOver = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest2@example.com' } })
+  const restOver = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest2@example.com', role: 'member' } })
   t.equal(restOver.statusCode, 429, 'and REST sees the same spent budget')
 })
 
@@ -210,6 +218,8 @@ t.test('HTTP-level refusals are ErrorResponses', async t => {
 
   const get = await h.inject({ method: 'GET', url: MCP, headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } })
   t.equal(get.statusCode, 405, 'no GET stream: stateless, JSON answers only')
+  t.equal(get.headers.allow, 'POST')
+  assertContract(t, 'GET', MCP, get)
 })
 
 t.test('the SDK\'s own client over real HTTP', async t => {

@@ -1,6 +1,6 @@
 import type { Database } from '../db/client.js'
 import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
-import { serviceError } from '../errors.js'
+import { decodeCursor, pageOf, SERIAL_ID } from '../lib/pagination.js'
 
 /** An audit event as the contract's AuditEvent schema shows it. */
 export interface AuditEventView {
@@ -25,20 +25,6 @@ export interface AuditTrailService {
   list(workspaceId: string, q: AuditQuery): Promise<{ items: AuditEventView[], nextCursor: string | null }>
 }
 
-// The cursor is the id of the last event shown, base64url-encoded so clients treat it as opaque.
-export function encodeAuditCursor (id: string): string {
-  return Buffer.from(id, 'utf8').toString('base64url')
-}
-
-export function decodeAuditCursor (cursor: string): string {
-  const id = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
-  // Ids are bigserial: a positive integer of at most 19 digits, or the cursor is not ours.
-  if (!/^[1-9][0-9]{0,18}$/.test(id) || BigInt(id) > 9223372036854775807n) {
-    throw serviceError('VALIDATION_FAILED', ['querystring.cursor is not a cursor from this list'], { errors: [{ in: 'querystring', field: 'cursor', message: 'is not a cursor from this list' }] })
-  }
-  return id
-}
-
 export function toAuditEventView (row: AuditEventRow): AuditEventView {
   return {
     id: row.id,
@@ -53,15 +39,11 @@ export function toAuditEventView (row: AuditEventRow): AuditEventView {
 export function createAuditTrailService (deps: { db: Database }): AuditTrailService {
   return {
     async list (workspaceId, q) {
-      const before = q.cursor !== undefined ? decodeAuditCursor(q.cursor) : undefined
-      // One row more than asked tells whether a next page exists without a count query.
+      // Ids grow with time: the position's id alone orders the trail.
+      const before = q.cursor !== undefined ? decodeCursor(q.cursor, SERIAL_ID).id : undefined
       const rows = await listAuditEvents(deps.db, { workspaceId, action: q.action, targetType: q.targetType, targetId: q.targetId, before, limit: q.limit + 1 })
-      const page = rows.slice(0, q.limit)
-      const last = page.at(-1)
-      return {
-        items: page.map(toAuditEventView),
-        nextCursor: rows.length > q.limit && last !== undefined ? encodeAuditCursor(last.id) : null
-      }
+      const { page, nextCursor } = pageOf(rows, q.limit, r => r)
+      return { items: page.map(toAuditEventView), nextCursor }
     }
   }
 }

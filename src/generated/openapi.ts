@@ -85,7 +85,7 @@ export interface paths {
         /**
          * Accept an invitation (fallback path) and sign in
          * @description Creates the user with the invited role in the inviting workspace, consumes the token
-         *     (single use) and sets the `service_session` cookie.
+         *     (single use) and sets the `service_session` cookie. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          */
         post: operations["postAuthSignup"];
         delete?: never;
@@ -103,7 +103,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Preview an invitation without consuming its token */
+        /**
+         * Preview an invitation without consuming its token
+         * @description Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         */
         post: operations["postAuthInvitation"];
         delete?: never;
         options?: never;
@@ -124,6 +127,7 @@ export interface paths {
          * E-mail a one-time login link
          * @description Always answers 202 with the same body, whether or not the address belongs to a user
          *     (no account enumeration). The link is valid for 15 minutes and works once.
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          */
         post: operations["postAuthLoginLink"];
         delete?: never;
@@ -141,7 +145,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a login-link token for a session */
+        /**
+         * Exchange a login-link token for a session
+         * @description Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         */
         post: operations["postAuthVerify"];
         delete?: never;
         options?: never;
@@ -212,7 +219,7 @@ export interface paths {
         };
         /**
          * Start the Slack app install (OAuth v2)
-         * @description Admin session required; a browser without one is redirected to `/login`.
+         * @description Admin session required. A caller without a valid session is redirected (302) to `/login` instead of being answered 401, because this link is opened by a person in a browser.
          */
         get: operations["getOauthSlackInstall"];
         put?: never;
@@ -253,7 +260,8 @@ export interface paths {
          * Slack Events API intake
          * @description Authenticated by Slack's request signature (`X-Slack-Signature`, `X-Slack-Request-Timestamp`)
          *     over the raw body. Events are recorded durably, deduplicated by `event_id`, and processed
-         *     after the acknowledgement.
+         *     after the acknowledgement. The request is validated (400, 413, 415) before the signature
+         *     is checked (401), since the signature covers the raw body.
          */
         post: operations["postSlackEvents"];
         delete?: never;
@@ -312,6 +320,8 @@ export interface paths {
          *     (`invitationId` in the answer); otherwise the service sends its own e-mail with a signup
          *     link (`invitationUrl`). Re-inviting an e-mail with a pending invitation re-sends that
          *     invitation with a fresh link. An optional `Idempotency-Key` replays the first answer.
+         *     Only this operation returns the signup link; the MCP tool `invite_user` and the chat bot
+         *     invite the same way (their `role` defaults to `member`) but never hand the link out.
          *
          *     Invitation e-mails are limited per workspace (`INVITE_EMAILS_PER_HOUR`, default 100): one
          *     hourly budget shared by this operation, re-sends, the MCP tool `invite_user` and the chat
@@ -468,13 +478,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * No server-initiated event stream (always 405)
+         * @description The streamable HTTP transport lets a client open a server-sent event stream with GET. This
+         *     endpoint is stateless and has none: it answers 405 with `Allow: POST`, as the MCP
+         *     specification asks (MCP clients treat that as "no stream"). Every other method that an
+         *     operation here does not list, on any path, is 404 `NOT_FOUND`; HEAD is not answered.
+         */
+        get: operations["getMcp"];
         put?: never;
         /**
          * Model Context Protocol endpoint (streamable HTTP, stateless)
          * @description JSON-RPC 2.0 messages of the Model Context Protocol. Tools: `invite_user`,
          *     `list_invitations`, `revoke_invitation`, `list_members`. Limited to 100 requests per
-         *     minute per API key.
+         *     minute per API key. Each tool takes its REST operation's body or parameters and answers
+         *     its 200 body, with two differences: `invite_user`'s `role` is optional (default
+         *     `member`), and it never returns `invitationUrl` — the signup link is a credential that
+         *     goes to the invitee by e-mail only, never into an assistant's context.
          */
         post: operations["postMcp"];
         delete?: never;
@@ -541,11 +561,11 @@ export interface components {
         InviteUserRequest: {
             /**
              * Format: email
-             * @description Address of the user to invite (surrounding spaces are trimmed; compared case-insensitively).
+             * @description Address of the user to invite (compared case-insensitively). Exactly what `format email` accepts; surrounding spaces are not part of an address and are refused.
              */
             email: string;
             /**
-             * @description Role assigned to the invited user.
+             * @description Role assigned to the invited user. Required; `member` is what a client should send when in doubt (the default documents that, the service does not fill it in).
              * @default member
              * @enum {string}
              */
@@ -569,7 +589,13 @@ export interface components {
             message: string;
             /** @description Machine-readable error code (upper-case). The codes this version produces are listed by `ErrorCode`; clients should accept unknown codes too. */
             code?: components["schemas"]["ErrorCode"] | string;
-            /** @description Additional error context (e.g. `errors`, the failing fields of a 400). */
+            /**
+             * @description Additional error context. On a 400 `VALIDATION_FAILED`, `errors` lists every failing
+             *     value as `{in, field, message}`: `in` is where it is — `path`, `query` or `header` (as
+             *     a parameter's `in` in this contract) or `body` (the JSON body, or an MCP tool's
+             *     arguments: `arguments`); `field` is the parameter name (header names in lower case) or
+             *     the dotted path in the body (`''` for the whole body).
+             */
             details?: {
                 [key: string]: unknown;
             };
@@ -889,7 +915,7 @@ export interface components {
         /** @example 20 */
         Limit: number;
         /**
-         * @description Opaque cursor from a previous page's `nextCursor`.
+         * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
          * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
          */
         Cursor: string;
@@ -1462,7 +1488,7 @@ export interface operations {
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Opaque cursor from a previous page's `nextCursor`.
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
                  * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -1678,7 +1704,7 @@ export interface operations {
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Opaque cursor from a previous page's `nextCursor`.
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
                  * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -1833,7 +1859,7 @@ export interface operations {
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Opaque cursor from a previous page's `nextCursor`.
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
                  * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -1969,6 +1995,28 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    getMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Only POST is supported (`METHOD_NOT_ALLOWED`). */
+            405: {
+                headers: {
+                    /** @description The methods this path answers. */
+                    Allow?: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     postMcp: {

@@ -15,6 +15,7 @@ import {
   claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, takeOverStaleIdempotencyKey
 } from '../db/idempotency-keys.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
 import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
 
@@ -76,22 +77,6 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
 
 function inviterOf (p: Principal): Inviter {
   return { name: p.name ?? p.email, audit: auditActorOf(p), userId: p.kind === 'apiKey' ? null : p.userId }
-}
-
-// Cursor: opaque to clients, base64url of the last row's (createdAt, id) keyset position.
-function encodeCursor (row: InvitationRow): string {
-  return Buffer.from(JSON.stringify({ t: new Date(row.createdAt).toISOString(), i: row.id })).toString('base64url')
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-function decodeCursor (cursor: string): { createdAt: Date, id: string } {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown, i?: unknown }
-    const createdAt = typeof v.t === 'string' ? new Date(v.t) : new Date(NaN)
-    if (typeof v.i === 'string' && UUID.test(v.i) && !Number.isNaN(createdAt.getTime())) return { createdAt, id: v.i }
-  } catch {}
-  throw serviceError('VALIDATION_FAILED', ['query.cursor is not a cursor from a previous page'], { errors: [{ in: 'query', field: 'cursor', message: 'is not a cursor from a previous page' }] })
 }
 
 /** What "the same body" means for an Idempotency-Key: the normalized input. */
@@ -200,11 +185,9 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
     async list (actor, q) {
       const now = clock.now()
       const before = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined
-      // One row more than asked tells whether another page exists.
       const rows = await listInvitations(db, { workspaceId: actor.workspaceId, status: q.status, now, limit: q.limit + 1, before })
-      const page = rows.slice(0, q.limit)
-      const last = page[page.length - 1]
-      return { items: page.map(r => toInvitationView(r, now)), nextCursor: rows.length > q.limit && last !== undefined ? encodeCursor(last) : null }
+      const { page, nextCursor } = pageOf(rows, q.limit, r => ({ createdAt: new Date(r.createdAt), id: r.id }))
+      return { items: page.map(r => toInvitationView(r, now)), nextCursor }
     },
 
     async resend (actor, invitationId) {

@@ -36,11 +36,10 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
       const tool = byName.get(req.params.name)
       // An unknown tool is a protocol error (JSON-RPC -32602), as the specification asks.
       if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
-      // A copy: the validator trims and fills defaults in place.
-      const args = structuredClone(req.params.arguments ?? {})
+      const args = req.params.arguments ?? {}
       if (!tool.validate(args)) return toolError(argumentsError(tool.validate), log, tool.name)
       try {
-        const result = await tool.run(principal, args)
+        const result = await tool.run(principal, tool.withDefaults(args))
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
       } catch (err) {
         return toolError(err, log, tool.name)

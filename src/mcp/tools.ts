@@ -19,8 +19,10 @@ export interface McpTool {
   /** As advertised in tools/list (x- extensions removed). */
   inputSchema: Record<string, unknown>
   outputSchema: Record<string, unknown>
-  /** Validates (and, like the REST validator, trims and fills defaults in) the arguments. */
+  /** Validates the arguments (the REST body validator: nothing coerced or filled in). */
   validate: ValidateFunction
+  /** Fills in the tool's defaults for absent optional arguments (after validation). */
+  withDefaults(args: Record<string, unknown>): Record<string, unknown>
   run(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
@@ -31,6 +33,10 @@ interface ToolDef {
   operationId: string
   description: string
   rename?: Record<string, string>
+  /** Required in the REST operation, optional for the tool (its schema `default` applies). */
+  optional?: string[]
+  /** Fields of the REST answer the tool never returns (removed from its output schema too). */
+  withhold?: string[]
   run(s: ToolServices, p: Principal, a: Record<string, unknown>): Promise<unknown>
 }
 
@@ -38,7 +44,10 @@ const DEFS: ToolDef[] = [
   {
     name: 'invite_user',
     operationId: 'postUsersInvite',
-    description: 'Invite a person by e-mail to the workspace, as admin or member (default member). Re-inviting an e-mail with a pending invitation sends it again with a fresh link.',
+    description: 'Invite a person by e-mail to the workspace, as admin or member (role is optional here and defaults to member; the REST operation requires it). Re-inviting an e-mail with a pending invitation sends it again with a fresh link. The answer never contains the signup link: it is a credential, and it goes only to the invitee by e-mail.',
+    optional: ['role'],
+    // The signup link is a credential for the invitee: it never enters an assistant's context.
+    withhold: ['invitationUrl'],
     run: async (s, p, a) => await s.invitations.invite(p, { email: a.email as string, role: a.role as Role })
   },
   {
@@ -71,6 +80,17 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
   const compile = createValidatorCompiler()
   return DEFS.map(def => {
     const schemas = toolSchemasFor(contract, def.operationId, def.rename)
+    if (def.optional !== undefined) {
+      const required = (schemas.input.required as string[] | undefined ?? []).filter(n => !def.optional?.includes(n))
+      schemas.input = { ...schemas.input, required }
+    }
+    const withheld = new Set(def.withhold ?? [])
+    if (withheld.size > 0) {
+      const properties = Object.fromEntries(Object.entries((schemas.output.properties ?? {}) as Record<string, unknown>).filter(([k]) => !withheld.has(k)))
+      schemas.output = { ...schemas.output, properties }
+    }
+    const defaults = Object.entries((schemas.input.properties ?? {}) as Record<string, { default?: unknown }>)
+      .filter(([, v]) => v.default !== undefined).map(([k, v]) => [k, v.default] as const)
     // 'body' mode: JSON arguments are typed already, so nothing is coerced (as for REST bodies).
     const validate = compile({ schema: schemas.input, httpPart: 'body', method: 'POST', url: '/api/mcp' }) as ValidateFunction
     return {
@@ -80,7 +100,11 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
       inputSchema: withoutExtensions(schemas.input) as Record<string, unknown>,
       outputSchema: withoutExtensions(schemas.output) as Record<string, unknown>,
       validate,
-      run: async (principal, args) => await def.run(services, principal, args) as Record<string, unknown>
+      withDefaults: args => ({ ...Object.fromEntries(defaults), ...args }),
+      run: async (principal, args) => {
+        const result = await def.run(services, principal, args) as Record<string, unknown>
+        return withheld.size === 0 ? result : Object.fromEntries(Object.entries(result).filter(([k]) => !withheld.has(k)))
+      }
     }
   })
 }

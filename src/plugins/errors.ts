@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isServiceError, serviceError, type ServiceError } from '../errors.js'
@@ -16,8 +18,13 @@ function fieldOf (e: AjvLikeError): string {
   return base
 }
 
+// `details.errors[].in` names where the failing value is with OpenAPI's parameter locations plus
+// `body` (Fastify calls them querystring, params, headers); documented in ErrorResponse.
+const LOCATION: Record<string, string> = { querystring: 'query', params: 'path', headers: 'header' }
+
 /** Ajv's errors for one part of the request → VALIDATION_FAILED listing every failing field. */
-function validationError (validation: AjvLikeError[], part: string): ServiceError {
+function validationError (validation: AjvLikeError[], context: string): ServiceError {
+  const part = LOCATION[context] ?? context
   const errors = validation.map(e => {
     const field = fieldOf(e)
     const message = e.keyword === 'additionalProperties'
@@ -77,18 +84,26 @@ export function errorBody (err: ServiceError): ErrorBody {
   return body
 }
 
-interface RouteMatcher { re: RegExp, methods: Set<string> }
+/**
+ * Fastify's clientErrorHandler: a request Node's HTTP parser refuses before Fastify sees it (an
+ * unknown method such as `FOO`, a malformed request line, headers over the size limit, a request
+ * timeout) still gets an ErrorResponse, written as raw HTTP on the socket (there is no reply).
+ */
+export function clientErrorHandler (this: { log: FastifyInstance['log'] }, err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, why] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? [408, 'the request took too long to arrive']
+    : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'the request headers are too large'] : [400, 'it is not valid HTTP/1.1']
+  const error = serviceError('VALIDATION_FAILED', [why])
+  this.log.debug({ err: err.message, code: err.code }, 'client error')
+  if (socket.writable) {
+    const body = JSON.stringify(errorBody(error))
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
+}
 
 async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
-  // Route table for telling 405 from 404: collected as routes are added.
-  const routes = new Map<string, RouteMatcher>()
-  fastify.addHook('onRoute', route => {
-    const pattern = '^' + route.url.split('/').map(seg => seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/') + '$'
-    const entry = routes.get(pattern) ?? { re: new RegExp(pattern), methods: new Set<string>() }
-    for (const m of [route.method].flat()) entry.methods.add(m)
-    routes.set(pattern, entry)
-  })
-
   fastify.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { error, internal } = toServiceError(err, fastify.initialConfig.bodyLimit ?? 1048576)
     if (internal) {
@@ -107,16 +122,10 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
     return await reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error))
   })
 
+  // A path the contract does not list, or a method it does not list on that path (HEAD included:
+  // exposeHeadRoutes is off), is 404: only what the contract declares is answered.
   fastify.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/'
-    for (const { re, methods } of routes.values()) {
-      if (re.test(path)) {
-        const allow = [...methods].sort()
-        reply.header('allow', allow.join(', '))
-        const err = serviceError('METHOD_NOT_ALLOWED', [request.method, path], { allow })
-        return await reply.code(405).send(errorBody(err))
-      }
-    }
     return await reply.code(404).send(errorBody(serviceError('NOT_FOUND', [`${request.method} ${path}`])))
   })
 }
