@@ -2009,7 +2009,10 @@ export interface operations {
             /** @description Only POST is supported (`METHOD_NOT_ALLOWED`). */
             405: {
                 headers: {
-                    /** @description The methods this path answers. */
+                    /**
+                     * @description The methods this path answers.
+                     * @example POST
+                     */
                     Allow?: "POST";
                     [name: string]: unknown;
                 };
