@@ -1,4 +1,5 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
+import { withDeadline } from '../src/lib/deadline.js'
 
 export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth'> {
   const { db } = services.ports
@@ -14,7 +15,7 @@ export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup
     if (performance.now() < okUntil) return lastLatencyMs
     inFlight ??= (async () => {
       const started = performance.now()
-      await withTimeout(db.ping(), 2000)
+      await withDeadline(db.ping(), 2000, 'database ping')
       const finished = performance.now()
       lastLatencyMs = Math.round((finished - started) * 100) / 100
       okUntil = finished + config.healthCacheMs
@@ -40,14 +41,5 @@ export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup
       }
       return { status: 'ok', version: config.version, checks: { database: { status: 'ok', kind: db.kind, latencyMs } } }
     }
-  }
-}
-
-async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([p, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`timed out after ${ms} ms`)) }, ms) })])
-  } finally {
-    clearTimeout(timer)
   }
 }

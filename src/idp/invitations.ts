@@ -3,8 +3,8 @@ import type { Config } from '../config.js'
 import type { Role } from '../db/users.js'
 import { createWorkOS } from './workos-client.js'
 
-// The identity provider's invitation API as a port. Every call is bounded by our own deadline
-// (the SDK's default fetch timeout is a minute) and never throws: the caller needs to tell
+// The identity provider's invitation API as a port. Every call is bounded by WORKOS_TIMEOUT_MS
+// (the SDK's `timeout` option; its default is a minute) and never throws: the caller needs to tell
 // "sent", "the provider says this person already exists" (→ 409) and "unavailable" (→ fallback).
 
 export type IdpInvitationOutcome =
@@ -49,24 +49,12 @@ export function classifyIdpError (err: unknown): IdpInvitationOutcome {
   return { kind: 'unavailable', reason: status !== null ? `status ${status}${code !== '' ? ' ' + code : ''}` : `${name}: ${message.slice(0, 200)}` }
 }
 
-async function withDeadline<T> (p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([p, new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { reject(Object.assign(new Error(`no answer within ${ms} ms`), { name: 'TimeoutError' })) }, ms)
-    })])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-export function createWorkosInvitations (workos: WorkOS, timeoutMs: number): IdentityProviderInvitations {
+function createWorkosInvitations (workos: WorkOS): IdentityProviderInvitations {
   const call = async (fn: () => Promise<{ id: string }>): Promise<IdpInvitationOutcome> => {
-    const pending = fn()
-    // The losing promise of the race must not become an unhandled rejection later.
-    pending.catch(() => {})
     try {
-      const inv = await withDeadline(pending, timeoutMs)
+      // Bounded by the SDK's own `timeout` (WORKOS_TIMEOUT_MS, see workos-client.ts): it aborts
+      // the request and answers 408, which classifyIdpError reads as "unavailable".
+      const inv = await fn()
       return { kind: 'sent', invitationId: inv.id }
     } catch (err) {
       return classifyIdpError(err)
@@ -95,5 +83,5 @@ export function createWorkosInvitations (workos: WorkOS, timeoutMs: number): Ide
 
 /** The adapter the configuration selects: WorkOS when WORKOS_API_KEY/CLIENT_ID are set, else none. */
 export function createIdentityProviderInvitations (config: Config): IdentityProviderInvitations {
-  return config.workos !== null ? createWorkosInvitations(createWorkOS(config.workos), config.workos.timeoutMs) : noIdentityProvider
+  return config.workos !== null ? createWorkosInvitations(createWorkOS(config.workos)) : noIdentityProvider
 }

@@ -41,13 +41,9 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
 
   async function exchange (code: string): Promise<{ user: IdpUser, organizationId: string | null }> {
     if (cfg === null) throw notConfigured()
-    let timer: NodeJS.Timeout | undefined
-    // The SDK's own timeout is a minute; a browser waiting on this redirect gets the configured one.
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { reject(new Error(`identity provider timed out after ${cfg.timeoutMs} ms`)) }, cfg.timeoutMs)
-    })
     try {
-      const r = await Promise.race([workos().userManagement.authenticateWithCode({ code, clientId: cfg.clientId }), deadline])
+      // Bounded by the SDK's `timeout` option (WORKOS_TIMEOUT_MS, see workos-client.ts).
+      const r = await workos().userManagement.authenticateWithCode({ code, clientId: cfg.clientId })
       return { user: r.user, organizationId: r.organizationId ?? null }
     } catch (err) {
       // invalid_grant and friends: the code is bad, expired or replayed — the browser's problem.
@@ -57,8 +53,6 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
       }
       log.warn({ err: (err as Error).message, status: (err as { status?: unknown }).status }, 'identity provider code exchange failed')
       throw serviceError('UPSTREAM_FAILED', ['identity provider'])
-    } finally {
-      clearTimeout(timer)
     }
   }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import nodemailer, { type TransportOptions } from 'nodemailer'
 import type { Logger } from '../logger.js'
+import { withDeadline } from '../lib/deadline.js'
 
 export interface MailMessage {
   to: string
@@ -49,15 +50,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     async send (msg) {
       // A hard deadline on top of the socket timeouts: a server that accepts the connection
       // and then trickles bytes must still not hold the request for longer than this.
-      let timer: NodeJS.Timeout | undefined
-      const deadline = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => { reject(new Error(`SMTP send timed out after ${opts.timeoutMs * 2} ms`)) }, opts.timeoutMs * 2)
-      })
-      try {
-        await Promise.race([transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html }), deadline])
-      } finally {
-        clearTimeout(timer)
-      }
+      await withDeadline(transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html }), opts.timeoutMs * 2, 'SMTP send')
     },
     async close () { transport.close() }
   }
