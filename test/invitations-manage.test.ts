@@ -218,13 +218,13 @@ t.test('Idempotency-Key on POST /api/users/invite', async t => {
 
   await t.test('same key while the first is running → 409; a 5xx is not stored', async t => {
     const slow = await build(t, { db: h.db, clock: h.clock, env: { SMTP_URL: hole.url, SMTP_TIMEOUT_MS: '500', SESSION_SECRET } })
+    // The first request holds the key from before it sends: once it connects to the (silent)
+    // SMTP peer, the key is taken.
+    const sending = hole.connected()
     const running = invite(slow, admin.cookie, { email: 'slow@example.com' }, { 'idempotency-key': 'k-slow' })
-    // Wait until the first request holds the key.
-    for (let i = 0; i < 100; i++) {
-      const r = await h.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', ['k-slow'])
-      if (r.rows.length > 0) break
-      await new Promise(resolve => setTimeout(resolve, 20))
-    }
+    await sending
+    const held = await h.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', ['k-slow'])
+    t.equal(held.rows.length, 1, 'the first request holds the key while it sends')
     const meanwhile = await invite(h, admin.cookie, { email: 'slow@example.com' }, { 'idempotency-key': 'k-slow' })
     t.equal(meanwhile.statusCode, 409)
     t.equal(meanwhile.json().code, 'IDEMPOTENCY_KEY_IN_USE')

@@ -57,7 +57,13 @@ async function http (port: number, method: string, path: string, opts: { headers
 const sessionCookieOf = (res: Res): string | undefined =>
   [res.headers['set-cookie'] ?? []].flat().find(c => c.startsWith('service_session='))
 
-interface Proc { child: ChildProcess, output: () => string, exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }> }
+interface Proc {
+  child: ChildProcess
+  output: () => string
+  /** Resolves as soon as the process's output (stdout + stderr) so far satisfies `seen`. */
+  printed: (seen: (output: string) => boolean) => Promise<void>
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+}
 
 // Every process this file starts, so teardown can end exactly those (and only those).
 const started: Proc[] = []
@@ -65,15 +71,29 @@ const started: Proc[] = []
 function run (args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
-  child.stdout?.on('data', (c: Buffer) => { out += c.toString() })
-  child.stderr?.on('data', (c: Buffer) => { out += c.toString() })
+  const watchers = new Set<() => void>()
+  const append = (c: Buffer): void => { out += c.toString(); for (const w of watchers) w() }
+  child.stdout?.on('data', append)
+  child.stderr?.on('data', append)
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => { child.on('exit', (code, signal) => { resolve({ code, signal }) }) })
-  const p = { child, output: () => out, exited }
+  const printed = async (seen: (output: string) => boolean): Promise<void> => {
+    await new Promise<void>((resolve, reject) => {
+      const check = (): void => { if (seen(out)) { watchers.delete(check); resolve() } }
+      watchers.add(check)
+      exited.then(() => { if (watchers.delete(check)) reject(new Error(`exited before printing what the test waits for:\n${out}`)) }, reject)
+      check()
+    })
+  }
+  const p = { child, output: () => out, printed, exited }
   started.push(p)
   return p
 }
 
-/** Polls until fn() is truthy; bounded, so a service that never comes up fails the test. */
+/**
+ * Polls until fn() is truthy; bounded, so a service that never comes up fails the test. Only for
+ * what announces itself with no event we can subscribe to (a port starting to answer, a file
+ * appearing in a directory); log lines and e-mails are awaited as events.
+ */
 async function until<T> (what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms
   for (;;) {
@@ -116,6 +136,7 @@ const mailCount = (dataDir: string): number => existsSync(join(dataDir, 'mail'))
  */
 async function holdingSmtp (t: { teardown(fn: () => unknown): void }) {
   const texts: string[] = []
+  const arrivals: Array<() => void> = []
   let held: Array<() => void> | null = null
   const server = new SMTPServer({
     authOptional: true,
@@ -125,7 +146,8 @@ async function holdingSmtp (t: { teardown(fn: () => unknown): void }) {
       const chunks: Buffer[] = []
       stream.on('data', (c: Buffer) => chunks.push(c))
       stream.on('end', () => {
-        simpleParser(Buffer.concat(chunks)).then(m => { texts.push(m.text ?? '') }, () => { texts.push('(unparseable)') })
+        const keep = (text: string): void => { texts.push(text); for (const w of arrivals.splice(0)) w() }
+        simpleParser(Buffer.concat(chunks)).then(m => { keep(m.text ?? '') }, () => { keep('(unparseable)') })
         if (held !== null) held.push(() => { cb() })
         else cb()
       })
@@ -138,7 +160,15 @@ async function holdingSmtp (t: { teardown(fn: () => unknown): void }) {
     texts,
     hold () { held = [] },
     release () { const h = held ?? []; held = null; for (const f of h) f() },
-    async next (seen: number) { return await until('an e-mail at the SMTP peer', () => texts.length > seen ? texts[seen] : undefined, 15_000) }
+    /** The e-mail after `seen`, as soon as it arrives (bounded: 15 s). */
+    async next (seen: number): Promise<string> {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => { reject(new Error('no e-mail arrived at the SMTP peer within 15 s')) }, 15_000)
+        const check = (): void => { if (texts.length > seen) { clearTimeout(timer); resolve() } else arrivals.push(check) }
+        check()
+      })
+      return texts[seen] as string
+    }
   }
 }
 
@@ -355,11 +385,12 @@ http {
       return res
     })
     // In flight = every request has reached the service (its "incoming request" log line).
-    await until(`${N} requests to arrive`, () => arrived() - before >= N ? true : undefined, 30_000)
+    await a.printed(() => arrived() - before >= N)
     const pendingAtSignal = N - done
+    const shuttingDown = a.printed(out => /shutting down/.test(out))
     a.child.kill('SIGTERM')
-    // Let the shutdown begin with everything still held, then let the e-mails through.
-    await new Promise(resolve => setTimeout(resolve, 300))
+    // The shutdown has begun (its log line) with everything still held; now let the e-mails through.
+    await shuttingDown
     smtp.release()
     const results = await Promise.all(inflight)
     const exit = await a.exited

@@ -54,14 +54,14 @@ async function pgliteTemplate (): Promise<Blob> {
 }
 
 /** A fresh, migrated database for one test: PGlite from the template, or a new PostgreSQL schema. */
-export async function testDatabase (t: Teardown): Promise<Database & { schema?: string }> {
+export async function testDatabase (t: Teardown, opts: { onError?: (err: Error) => void } = {}): Promise<Database & { schema?: string }> {
   if (TEST_DATABASE_URL !== null) {
     const schema = `t_${randomBytes(6).toString('hex')}`
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })
     await admin.connect()
     await admin.query(`CREATE SCHEMA ${schema}`)
     await admin.end()
-    const db = await openDatabase({ url: TEST_DATABASE_URL, dataDir: null, schema, poolMax: 10 })
+    const db = await openDatabase({ url: TEST_DATABASE_URL, dataDir: null, schema, poolMax: 10, ...opts })
     await migrate(db)
     t.teardown(async () => {
       await db.close()

@@ -28,11 +28,14 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
     messages,
     mode: 'accept',
     async nextMessage (seen = messages.length, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs
-      while (messages.length <= seen) {
-        if (Date.now() > deadline) throw new Error('no e-mail arrived at the SMTP peer')
-        await new Promise<void>(resolve => { waiters.push(resolve); setTimeout(resolve, 50) })
-      }
+      // Woken by each arriving message (onData below); one timer bounds the whole wait.
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => { reject(new Error('no e-mail arrived at the SMTP peer')) }, timeoutMs)
+        const check = (): void => {
+          if (messages.length > seen) { clearTimeout(timer); resolve() } else waiters.push(check)
+        }
+        check()
+      })
       return messages[seen] as CaughtMail
     },
     async close () { await new Promise<void>(resolve => { server.close(() => { resolve() }) }) }
@@ -72,15 +75,24 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
 }
 
 /** A TCP server that accepts connections and never answers: an SMTP server that hangs. */
-export async function startBlackhole (t: { teardown(fn: () => unknown): void }): Promise<{ url: string }> {
+export async function startBlackhole (t: { teardown(fn: () => unknown): void }): Promise<{ url: string, connected: () => Promise<void> }> {
   const sockets = new Set<Socket>()
-  const server: NetServer = createServer(s => { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)) })
+  let onConnection: Array<() => void> = []
+  const server: NetServer = createServer(s => {
+    sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s))
+    for (const f of onConnection) f()
+    onConnection = []
+  })
   await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', () => { resolve() }) })
   t.teardown(async () => {
     for (const s of sockets) s.destroy()
     await new Promise<void>(resolve => { server.close(() => { resolve() }) })
   })
-  return { url: `smtp://127.0.0.1:${(server.address() as { port: number }).port}` }
+  return {
+    url: `smtp://127.0.0.1:${(server.address() as { port: number }).port}`,
+    /** Resolves at the next connection a client opens (a send has begun). */
+    connected: async () => { await new Promise<void>(resolve => { onConnection.push(resolve) }) }
+  }
 }
 
 /** A loopback port with nothing listening (connection refused). */

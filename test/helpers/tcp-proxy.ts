@@ -4,13 +4,23 @@ import { connect, createServer, type Socket } from 'node:net'
 // without touching the server other tests share: down() cuts every connection and refuses new
 // ones; up() forwards again.
 
-export interface TcpProxy { port: number, down(): void, up(): void, close(): Promise<void> }
+export interface TcpProxy {
+  port: number
+  down(): void
+  up(): void
+  /** Resolves when the proxy next forwards a new client connection (e.g. a reconnect). */
+  connected(): Promise<void>
+  close(): Promise<void>
+}
 
 export async function startTcpProxy (t: { teardown(fn: () => unknown): void }, target: { host: string, port: number }): Promise<TcpProxy> {
   let isUp = true
   const pairs = new Set<[Socket, Socket]>()
+  let onConnection: Array<() => void> = []
   const server = createServer(client => {
     if (!isUp) { client.destroy(); return }
+    for (const f of onConnection) f()
+    onConnection = []
     const upstream = connect(target.port, target.host)
     const pair: [Socket, Socket] = [client, upstream]
     pairs.add(pair)
@@ -28,6 +38,7 @@ export async function startTcpProxy (t: { teardown(fn: () => unknown): void }, t
       pairs.clear()
     },
     up () { isUp = true },
+    async connected () { await new Promise<void>(resolve => { onConnection.push(resolve) }) },
     async close () {
       proxy.down()
       await new Promise<void>(resolve => { server.close(() => { resolve() }) })
