@@ -1,4 +1,8 @@
 import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadContract } from '../src/app.js'
+import { pageScriptsDir } from '../src/auth/pages.js'
 import { build } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 
@@ -22,15 +26,33 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
       t.match(csp, /connect-src 'self'/)
       t.match(csp, /frame-ancestors 'none'/)
       t.notMatch(csp, /unsafe-inline|unsafe-eval|\*/, `${url}: no unsafe-inline, no wildcard`)
-      const scripts = [...res.body.matchAll(/<script([^>]*)>/g)].map(m => m[1])
+      const scripts = [...res.body.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)].map(m => ({ attrs: m[1], code: m[2] }))
       t.ok(scripts.length > 0)
-      t.ok(scripts.every(attrs => attrs === ` nonce="${nonce}"`), `${url}: every script carries the nonce, none is external`)
+      t.ok(scripts.every(s => /^ nonce="([^"]+)" src="\/assets\/[a-z-]+\.js"$/.exec(s.attrs ?? '')?.[1] === nonce && s.code === ''),
+        `${url}: every script carries the nonce and is one of the service's own files; no inline code`)
       t.equal(res.headers['referrer-policy'], 'no-referrer', `${url}: tokens in the URL are not sent onwards`)
       t.equal(res.headers['cache-control'], 'no-store')
       t.equal(res.headers['x-content-type-options'], 'nosniff')
       nonces.add(nonce as string)
     }
     t.equal(nonces.size, 6, 'a fresh nonce per response')
+  })
+
+  await t.test('the page scripts are static files served as JavaScript, exactly those the contract names', async t => {
+    const contract = loadContract() as { paths: Record<string, { get: { parameters: Array<{ schema: { enum: string[] } }> } }> }
+    const named = contract.paths['/assets/{script}']?.get.parameters[0]?.schema.enum ?? []
+    t.same([...named].sort(), readdirSync(pageScriptsDir).filter(f => f.endsWith('.js')).sort(), 'the contract\'s enum lists every file in src/auth/assets')
+    for (const name of named) {
+      const url = `/assets/${name}`
+      const res = await h.inject({ method: 'GET', url })
+      assertContract(t, 'GET', url, res)
+      t.equal(res.statusCode, 200, url)
+      t.match(res.headers['content-type'], /^application\/javascript; charset=utf-8/)
+      t.equal(res.headers['x-content-type-options'], 'nosniff')
+      t.equal(res.body, readFileSync(join(pageScriptsDir, name), 'utf8'), `${url}: the file as it is`)
+    }
+    const other = await h.inject({ method: 'GET', url: '/assets/pages.ts' })
+    t.equal(other.statusCode, 400, 'no other file is served')
   })
 
   await t.test('nothing from the URL is written into the markup', async t => {
@@ -44,7 +66,9 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
     }
     const index = await h.inject({ method: 'GET', url: '/' })
     t.notMatch(index.body, /\/api\/oauth\/login/, 'no identity-provider link when WorkOS is not configured')
-    t.match(index.body, /fetch\('\/api\/users\/me'/, 'the landing page asks the API who is signed in')
+    t.match(index.body, /<script [^>]*src="\/assets\/index\.js"/, 'the landing page loads its script')
+    const script = await h.inject({ method: 'GET', url: '/assets/index.js' })
+    t.match(script.body, /fetch\('\/api\/users\/me'/, 'which asks the API who is signed in')
   })
 
   await t.test('without WorkOS configuration the login operations answer 404 IDENTITY_PROVIDER_NOT_CONFIGURED', async t => {

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { operations } from '../generated/openapi.js'
 import { escapeHtml } from '../lib/html.js'
+import { projectRoot } from '../paths.js'
 
 // The three small HTML pages (/, /signup, /login). Nothing from the request is written into the
 // markup: the scripts read the token from location.search and render answers with textContent.
-// Each response carries a fresh CSP nonce; only the page's own inline script and style run.
+// Each response carries a fresh CSP nonce; only the script elements and the style that carry it run.
 
 export interface Page { html: string, headers: Record<string, string> }
 
@@ -12,19 +15,12 @@ h1{font-size:1.5rem}label{display:block;margin:.75rem 0 .25rem}input{font:inheri
 button{font:inherit;margin-top:1rem;padding:.4rem 1rem;cursor:pointer}.error{color:#b00020}.muted{color:#666}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{font-weight:600}[hidden]{display:none}`
 
-// Shared by the page scripts: POST JSON, resolve to { ok, status, body }.
-const CLIENT_HELPERS = `
-async function postJson (url, body) {
-  const res = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  let data = null
-  try { data = await res.json() } catch {}
-  return { ok: res.ok, status: res.status, body: data }
-}
-function show (id, text) { const el = document.getElementById(id); el.textContent = text; el.hidden = false }
-function errorText (r) { return (r.body && typeof r.body.message === 'string') ? r.body.message : 'Something went wrong (' + r.status + '). Try again.' }
-`
+// The pages' scripts are real files in ./assets (linted, type-checked with checkJs), served by
+// getPageScript. Each page loads the shared helpers, then its own script, both with the nonce.
+export type PageScript = operations['getPageScript']['parameters']['path']['script']
+export const pageScriptsDir = join(projectRoot, 'src', 'auth', 'assets')
 
-function layout (title: string, body: string, script: string): Page {
+function layout (title: string, body: string, script: Exclude<PageScript, 'page-helpers.js'>): Page {
   const nonce = randomBytes(16).toString('base64')
   const html = `<!doctype html>
 <html lang="en">
@@ -36,7 +32,8 @@ function layout (title: string, body: string, script: string): Page {
 </head>
 <body>
 ${body}
-<script nonce="${nonce}">'use strict';${CLIENT_HELPERS}${script}</script>
+<script nonce="${nonce}" src="/assets/page-helpers.js"></script>
+<script nonce="${nonce}" src="/assets/${script}"></script>
 </body>
 </html>
 `
@@ -70,29 +67,7 @@ export function indexPage (opts: { identityProvider: boolean }): Page {
 <div id="signed-out" hidden>
   <p><a href="/login">Sign in with an e-mail link</a></p>${idpLink}
 </div>
-<p class="muted"><a href="/api/docs">API reference</a></p>`, `
-(async () => {
-  const status = document.getElementById('status')
-  const res = await fetch('/api/users/me', { credentials: 'same-origin' })
-  if (res.ok) {
-    const me = await res.json()
-    status.textContent = 'Signed in as ' + me.user.email
-    document.getElementById('me-email').textContent = me.user.email
-    document.getElementById('me-name').textContent = me.user.name ?? '—'
-    document.getElementById('me-role').textContent = me.user.role
-    document.getElementById('me-workspace').textContent = me.workspace.name
-    document.getElementById('signed-in').hidden = false
-  } else {
-    status.textContent = res.status === 401 ? 'You are not signed in.' : 'Could not load your account (' + res.status + ').'
-    document.getElementById('signed-out').hidden = false
-  }
-})()
-document.getElementById('logout').addEventListener('click', async () => {
-  // No body and no content-type: the operation takes none.
-  await fetch('/api/auth/logout', { method: 'POST', credentials: 'same-origin' }).catch(() => {})
-  location.reload()
-})
-`)
+<p class="muted"><a href="/api/docs">API reference</a></p>`, 'index.js')
 }
 
 export function signupPage (): Page {
@@ -111,33 +86,7 @@ export function signupPage (): Page {
   <label for="name">Your name (optional)</label>
   <input id="name" name="name" maxlength="200" autocomplete="name">
   <button id="accept-button" type="submit">Accept invitation</button>
-</form>`, `
-const token = new URLSearchParams(location.search).get('token') ?? ''
-const status = document.getElementById('status')
-const form = document.getElementById('accept')
-;(async () => {
-  if (token === '') { status.hidden = true; show('error', 'This page needs the link from your invitation e-mail.'); return }
-  const r = await postJson('/api/auth/invitation', { token })
-  status.hidden = true
-  if (!r.ok) { show('error', errorText(r)); return }
-  document.getElementById('inv-workspace').textContent = r.body.workspace.name
-  document.getElementById('inv-email').textContent = r.body.email
-  document.getElementById('inv-role').textContent = r.body.role
-  document.getElementById('inv-by').textContent = r.body.invitedBy ?? '—'
-  document.getElementById('inv-expires').textContent = new Date(r.body.expiresAt).toLocaleString()
-  form.hidden = false
-})()
-form.addEventListener('submit', async event => {
-  event.preventDefault()
-  const button = document.getElementById('accept-button')
-  button.disabled = true
-  const name = document.getElementById('name').value.trim()
-  const r = await postJson('/api/auth/signup', name === '' ? { token } : { token, name })
-  if (r.ok) { location.assign('/'); return }
-  button.disabled = false
-  show('error', errorText(r))
-})
-`)
+</form>`, 'signup.js')
 }
 
 export function loginPage (opts: { identityProvider: boolean }): Page {
@@ -150,28 +99,5 @@ export function loginPage (opts: { identityProvider: boolean }): Page {
   <label for="email">E-mail address</label>
   <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
   <button id="send-button" type="submit">E-mail me a sign-in link</button>
-</form>${idpLink}`, `
-const token = new URLSearchParams(location.search).get('token') ?? ''
-const form = document.getElementById('request-link')
-;(async () => {
-  if (token === '') return
-  form.hidden = true
-  show('status', 'Signing you in…')
-  const r = await postJson('/api/auth/verify', { token })
-  if (r.ok) { location.replace('/'); return }
-  document.getElementById('status').hidden = true
-  show('error', errorText(r))
-  form.hidden = false
-})()
-form.addEventListener('submit', async event => {
-  event.preventDefault()
-  const button = document.getElementById('send-button')
-  button.disabled = true
-  document.getElementById('error').hidden = true
-  const r = await postJson('/api/auth/login-link', { email: document.getElementById('email').value })
-  button.disabled = false
-  if (r.ok) show('status', r.body.message)
-  else show('error', errorText(r))
-})
-`)
+</form>${idpLink}`, 'login.js')
 }

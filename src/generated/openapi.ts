@@ -554,6 +554,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assets/{script}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A script of the pages above (static; runs only under the page's CSP nonce) */
+        get: operations["getPageScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2157,6 +2174,29 @@ export interface operations {
                      *     </html>
                      */
                     "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getPageScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                script: "page-helpers.js" | "index.js" | "signup.js" | "login.js";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
                 };
             };
             400: components["responses"]["BadRequest"];

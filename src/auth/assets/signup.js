@@ -1,0 +1,34 @@
+// @ts-check
+// The signup page: preview the invitation named by ?token=…, then accept it.
+/* global byId, inputById, postJson, show, errorText */
+'use strict'
+
+;(() => {
+  const token = new URLSearchParams(location.search).get('token') ?? ''
+  const status = byId('status')
+  const form = byId('accept')
+
+  ;(async () => {
+    if (token === '') { status.hidden = true; show('error', 'This page needs the link from your invitation e-mail.'); return }
+    const r = await postJson('/api/auth/invitation', { token })
+    status.hidden = true
+    if (!r.ok) { show('error', errorText(r)); return }
+    byId('inv-workspace').textContent = r.body.workspace.name
+    byId('inv-email').textContent = r.body.email
+    byId('inv-role').textContent = r.body.role
+    byId('inv-by').textContent = r.body.invitedBy ?? '—'
+    byId('inv-expires').textContent = new Date(r.body.expiresAt).toLocaleString()
+    form.hidden = false
+  })()
+
+  form.addEventListener('submit', async event => {
+    event.preventDefault()
+    const button = inputById('accept-button')
+    button.disabled = true
+    const name = inputById('name').value.trim()
+    const r = await postJson('/api/auth/signup', name === '' ? { token } : { token, name })
+    if (r.ok) { location.assign('/'); return }
+    button.disabled = false
+    show('error', errorText(r))
+  })
+})()
