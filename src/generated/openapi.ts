@@ -2184,6 +2184,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example signup.js */
                 script: "page-helpers.js" | "index.js" | "signup.js" | "login.js";
             };
             cookie?: never;
@@ -2196,10 +2197,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example // @ts-check
+                     *     // The signup page: preview the invitation named by ?token=…, then accept it.
+                     *     /* global byId, inputById, postJson, show, errorText *\/
+                     *     'use strict'
+                     */
                     "application/javascript": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Not one of the pages' scripts (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
 }
