@@ -17,11 +17,11 @@ export interface ApiKeyRow {
 const COLUMNS = `id, workspace_id AS "workspaceId", created_by AS "createdBy", name, prefix, secret_hash AS "secretHash",
   created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`
 
-export async function insertApiKey (q: Queryable, k: { workspaceId: string, createdBy: string, name: string, prefix: string, secretHash: string, now: Date }): Promise<ApiKeyRow> {
+export async function insertApiKey (q: Queryable, newKey: { workspaceId: string, createdBy: string, name: string, prefix: string, secretHash: string, now: Date }): Promise<ApiKeyRow> {
   const r = await q.query<ApiKeyRow>(
     `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-    [k.workspaceId, k.createdBy, k.name, k.prefix, k.secretHash, k.now])
+    [newKey.workspaceId, newKey.createdBy, newKey.name, newKey.prefix, newKey.secretHash, newKey.now])
   return r.rows[0] as ApiKeyRow
 }
 

@@ -20,11 +20,11 @@ export interface ChatEventRow {
 }
 
 /** Record an event; false when this event_id was already recorded (a duplicate or a retry). */
-export async function insertChatEvent (q: Queryable, e: { eventId: string, teamId: string | null, type: string, payload: Record<string, unknown>, now: Date }): Promise<boolean> {
+export async function insertChatEvent (q: Queryable, event: { eventId: string, teamId: string | null, type: string, payload: Record<string, unknown>, now: Date }): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO chat_events (event_id, team_id, type, payload, status, received_at)
      VALUES ($1, $2, $3, $4, 'received', $5) ON CONFLICT (event_id) DO NOTHING`,
-    [e.eventId, e.teamId, e.type, JSON.stringify(e.payload), e.now])
+    [event.eventId, event.teamId, event.type, JSON.stringify(event.payload), event.now])
   return r.rowCount === 1
 }
 
@@ -50,8 +50,8 @@ export async function listClaimableChatEvents (q: Queryable, now: Date, leaseMs:
 }
 
 /** The outcome of processing. `error` is a short internal note, never a token. */
-export async function finishChatEvent (q: Queryable, eventId: string, f: { status: Exclude<ChatEventStatus, 'received'>, error?: string | null, now: Date }): Promise<void> {
+export async function finishChatEvent (q: Queryable, eventId: string, outcome: { status: Exclude<ChatEventStatus, 'received'>, error?: string | null, now: Date }): Promise<void> {
   await q.query(
     "UPDATE chat_events SET status = $2, error = $3, processed_at = $4 WHERE event_id = $1 AND status = 'received'",
-    [eventId, f.status, f.error ?? null, f.now])
+    [eventId, outcome.status, outcome.error ?? null, outcome.now])
 }

@@ -28,7 +28,7 @@ const COLUMNS = `id, workspace_id AS "workspaceId", platform, team_id AS "teamId
 export type NewChatInstallation = Omit<ChatInstallationRow, 'id' | 'active' | 'createdAt' | 'updatedAt'> & { now: Date }
 
 /** Insert, or update in place on reinstall (UNIQUE(platform, team_id)); the row is active again. */
-export async function upsertChatInstallation (q: Queryable, n: NewChatInstallation): Promise<ChatInstallationRow & { created: boolean }> {
+export async function upsertChatInstallation (q: Queryable, installation: NewChatInstallation): Promise<ChatInstallationRow & { created: boolean }> {
   const r = await q.query<ChatInstallationRow & { created: boolean }>(
     `INSERT INTO chat_installations (workspace_id, platform, team_id, team_name, bot_user_id, app_id, scopes, bot_token_enc, installed_by, active, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10, $10)
@@ -37,7 +37,7 @@ export async function upsertChatInstallation (q: Queryable, n: NewChatInstallati
        app_id = EXCLUDED.app_id, scopes = EXCLUDED.scopes, bot_token_enc = EXCLUDED.bot_token_enc,
        installed_by = EXCLUDED.installed_by, active = true, updated_at = EXCLUDED.updated_at
      RETURNING ${COLUMNS}, (xmax = 0) AS created`,
-    [n.workspaceId, n.platform, n.teamId, n.teamName, n.botUserId, n.appId, n.scopes, n.botTokenEnc, n.installedBy, n.now])
+    [installation.workspaceId, installation.platform, installation.teamId, installation.teamName, installation.botUserId, installation.appId, installation.scopes, installation.botTokenEnc, installation.installedBy, installation.now])
   return r.rows[0] as ChatInstallationRow & { created: boolean }
 }
 

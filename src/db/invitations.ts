@@ -53,7 +53,7 @@ export interface NewInvitation {
  * one statement safe under concurrent invites: exactly one pending row results.
  * `created` tells which happened.
  */
-export async function upsertPendingInvitation (q: Queryable, n: NewInvitation): Promise<InvitationRow & { created: boolean }> {
+export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation): Promise<InvitationRow & { created: boolean }> {
   const r = await q.query<InvitationRow & { created: boolean }>(
     `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
@@ -62,7 +62,7 @@ export async function upsertPendingInvitation (q: Queryable, n: NewInvitation): 
                    invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
                    delivery_status = 'pending', delivery_error = NULL, updated_at = EXCLUDED.updated_at
      RETURNING ${INVITATION_COLUMNS}, (xmax = 0) AS created`,
-    [n.workspaceId, n.email, n.role, n.tokenHash, n.expiresAt, n.invitedBy, n.invitedByApiKey ?? null, n.now])
+    [invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt, invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now])
   return r.rows[0] as InvitationRow & { created: boolean }
 }
 
@@ -96,13 +96,13 @@ export async function expireStalePendingInvitation (q: Queryable, workspaceId: s
       WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3`, [workspaceId, email, now])
 }
 
-export async function recordDelivery (q: Queryable, id: string, d: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }): Promise<void> {
+export async function recordDelivery (q: Queryable, id: string, delivery: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }): Promise<void> {
   await q.query(
     `UPDATE invitations SET delivery_status = $2, delivery_error = $3, idp_invitation_id = COALESCE($4, idp_invitation_id),
             delivery_attempts = delivery_attempts + 1, last_sent_at = CASE WHEN $2 IN ('sent', 'identity_provider') THEN $5 ELSE last_sent_at END,
             updated_at = $5
       WHERE id = $1`,
-    [id, d.status, d.error ?? null, d.idpInvitationId ?? null, d.now])
+    [id, delivery.status, delivery.error ?? null, delivery.idpInvitationId ?? null, delivery.now])
 }
 
 /**
@@ -125,7 +125,7 @@ export async function markInvitationRevoked (q: Queryable, workspaceId: string, 
 }
 
 /** Newest first, keyset-paginated on (created_at, id); status filter applies the expiry rule. */
-export async function listInvitations (q: Queryable, f: { workspaceId: string, status?: InvitationStatus | undefined, now: Date, limit: number, before?: { createdAt: Date, id: string } | undefined }): Promise<InvitationRow[]> {
+export async function listInvitations (q: Queryable, filter: { workspaceId: string, status?: InvitationStatus | undefined, now: Date, limit: number, before?: { createdAt: Date, id: string } | undefined }): Promise<InvitationRow[]> {
   const r = await q.query<InvitationRow>(
     `SELECT ${INVITATION_COLUMNS} FROM invitations
       WHERE workspace_id = $1
@@ -135,7 +135,7 @@ export async function listInvitations (q: Queryable, f: { workspaceId: string, s
              OR ($2 IN ('accepted', 'revoked') AND status = $2))
         AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::uuid))
       ORDER BY created_at DESC, id DESC LIMIT $4`,
-    [f.workspaceId, f.status ?? null, f.now, f.limit, f.before?.createdAt ?? null, f.before?.id ?? null])
+    [filter.workspaceId, filter.status ?? null, filter.now, filter.limit, filter.before?.createdAt ?? null, filter.before?.id ?? null])
   return r.rows
 }
 

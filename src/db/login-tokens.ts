@@ -10,13 +10,13 @@ export interface LoginTokenUse { userId: string, workspaceId: string }
  * was inserted. A transaction-scoped advisory lock on the user serialises concurrent requests
  * for one address, so the count cannot be raced past the limit.
  */
-export async function insertLoginTokenWithinLimit (q: Queryable, t: { userId: string, tokenHash: string, expiresAt: Date, now: Date, since: Date, max: number }): Promise<boolean> {
-  await q.query("SELECT pg_advisory_xact_lock(hashtextextended('login_tokens:' || $1, 0))", [t.userId])
+export async function insertLoginTokenWithinLimit (q: Queryable, loginToken: { userId: string, tokenHash: string, expiresAt: Date, now: Date, since: Date, max: number }): Promise<boolean> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtextextended('login_tokens:' || $1, 0))", [loginToken.userId])
   const r = await q.query(
     `INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at)
      SELECT $1, $2, $3, $4
       WHERE (SELECT count(*) FROM login_tokens WHERE user_id = $1 AND created_at > $5) < $6`,
-    [t.userId, t.tokenHash, t.expiresAt, t.now, t.since, t.max])
+    [loginToken.userId, loginToken.tokenHash, loginToken.expiresAt, loginToken.now, loginToken.since, loginToken.max])
   return r.rowCount === 1
 }
 

@@ -8,10 +8,10 @@ export type OAuthStateKind = 'identity_provider' | 'slack'
 
 export interface OAuthStateRow { kind: OAuthStateKind, workspaceId: string | null, userId: string | null, expiresAt: Date }
 
-export async function insertOAuthState (q: Queryable, s: { stateHash: string, kind: OAuthStateKind, workspaceId: string | null, userId: string | null, expiresAt: Date, now: Date }): Promise<void> {
+export async function insertOAuthState (q: Queryable, state: { stateHash: string, kind: OAuthStateKind, workspaceId: string | null, userId: string | null, expiresAt: Date, now: Date }): Promise<void> {
   await q.query(
     'INSERT INTO oauth_states (state_hash, kind, workspace_id, user_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-    [s.stateHash, s.kind, s.workspaceId, s.userId, s.expiresAt, s.now])
+    [state.stateHash, state.kind, state.workspaceId, state.userId, state.expiresAt, state.now])
 }
 
 /**

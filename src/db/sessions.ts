@@ -3,10 +3,10 @@ import type { Role } from './users.js'
 
 export type SessionMethod = 'signup' | 'login_link' | 'identity_provider'
 
-export async function insertSession (q: Queryable, s: { userId: string, method: SessionMethod, now: Date, expiresAt: Date }): Promise<{ id: string }> {
+export async function insertSession (q: Queryable, session: { userId: string, method: SessionMethod, now: Date, expiresAt: Date }): Promise<{ id: string }> {
   const r = await q.query<{ id: string }>(
     'INSERT INTO sessions (user_id, method, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id',
-    [s.userId, s.method, s.now, s.expiresAt])
+    [session.userId, session.method, session.now, session.expiresAt])
   return r.rows[0] as { id: string }
 }
 

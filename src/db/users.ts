@@ -23,11 +23,11 @@ export function normalizeEmail (email: string): string {
   return email.trim().toLowerCase()
 }
 
-export async function insertUser (q: Queryable, u: { workspaceId: string, email: string, name: string | null, role: Role, workosUserId?: string | null, now: Date }): Promise<UserRow> {
+export async function insertUser (q: Queryable, user: { workspaceId: string, email: string, name: string | null, role: Role, workosUserId?: string | null, now: Date }): Promise<UserRow> {
   const r = await q.query<UserRow>(
     `INSERT INTO users (workspace_id, email, name, role, workos_user_id, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${COLUMNS}`,
-    [u.workspaceId, normalizeEmail(u.email), u.name, u.role, u.workosUserId ?? null, u.now])
+    [user.workspaceId, normalizeEmail(user.email), user.name, user.role, user.workosUserId ?? null, user.now])
   return r.rows[0] as UserRow
 }
 

@@ -4,10 +4,10 @@ export interface WorkspaceRow { id: string, name: string, workosOrganizationId: 
 
 const COLUMNS = 'id, name, workos_organization_id AS "workosOrganizationId", created_at AS "createdAt"'
 
-export async function insertWorkspace (q: Queryable, w: { name: string, workosOrganizationId?: string | null, now: Date }): Promise<WorkspaceRow> {
+export async function insertWorkspace (q: Queryable, workspace: { name: string, workosOrganizationId?: string | null, now: Date }): Promise<WorkspaceRow> {
   const r = await q.query<WorkspaceRow>(
     `INSERT INTO workspaces (name, workos_organization_id, created_at) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-    [w.name, w.workosOrganizationId ?? null, w.now])
+    [workspace.name, workspace.workosOrganizationId ?? null, workspace.now])
   return r.rows[0] as WorkspaceRow
 }
 
