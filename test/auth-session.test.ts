@@ -5,6 +5,7 @@ import { assertContract } from './helpers/contract.js'
 import { JWT_AUDIENCE } from '../src/plugins/auth.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 import { insertUser } from '../src/db/users.js'
+import { createApiKey, MCP, mcpRequest } from './helpers/mcp.js'
 
 // Session cookies: hand-made JWTs (node:crypto only) that must all be refused, logout, and a
 // role change that takes effect on the very next request.
@@ -176,4 +177,26 @@ t.test('session cookies', async t => {
     t.equal(forbidden.statusCode, 403)
     assertContract(t, 'GET', '/api/users', forbidden)
   })
+})
+
+t.test('a database that does not answer is 503 with Retry-After, never 401 (embedded database closed)', async t => {
+  const h = await build(t)
+  const me = await h.signIn({ role: 'admin' })
+  const key = await createApiKey(h, me, 'outage')
+  await h.db.close()
+  const answers = [
+    { what: 'session cookie', method: 'GET', url: '/api/users/me', res: await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: me.cookie } }) },
+    { what: 'API key', method: 'POST', url: MCP, res: await mcpRequest(h, key.secret) }
+  ]
+  for (const { what, method, url, res } of answers) {
+    t.equal(res.statusCode, 503, `${what}: 503, not 401`)
+    t.equal(res.json().code, 'SERVICE_UNAVAILABLE', `${what}: SERVICE_UNAVAILABLE`)
+    t.match(res.headers['retry-after'], /^[1-9][0-9]?$/, `${what}: Retry-After in seconds`)
+    assertContract(t, method, url, res)
+  }
+  // A credential that is really invalid is still 401 without the database (checked before it).
+  const forged = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=garbage` } })
+  t.equal(forged.statusCode, 401)
+  const unknownKey = await mcpRequest(h, 'not-a-key')
+  t.equal(unknownKey.statusCode, 401)
 })

@@ -63,6 +63,9 @@ t.test('accepting invitations', async t => {
     t.equal(cookie?.path, '/')
     t.equal(cookie?.secure, undefined, 'not Secure on plain-http local')
     t.equal(cookie?.maxAge, h.config.session.ttlSeconds)
+    // The JWT inside lives exactly as long as the cookie and the session row (iat/exp in seconds).
+    const claims = JSON.parse(Buffer.from(cookie?.value.split('.')[1] ?? '', 'base64url').toString()) as { iat: number, exp: number }
+    t.equal(claims.exp - claims.iat, h.config.session.ttlSeconds, 'the token expires after the session lifetime, not 1000 times later')
 
     const who = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${cookie?.value}` } })
     assertContract(t, 'GET', '/api/users/me', who)

@@ -26,6 +26,49 @@ export interface Database extends Queryable {
   dumpDataDir?: () => Promise<Blob>
 }
 
+/**
+ * The database did not answer: refused, reset or terminated connection, a connect/acquire or
+ * query timeout, a closed embedded database. Not the caller's fault and not a bug: the error
+ * handler answers 503 SERVICE_UNAVAILABLE with Retry-After, and nobody may read it as "no such
+ * row" (an outage is never a logout).
+ */
+export class DatabaseUnavailableError extends Error {
+  override name = 'DatabaseUnavailableError'
+  constructor (cause: unknown) {
+    super(`database unavailable: ${(cause as Error | null)?.message ?? String(cause)}`, { cause })
+  }
+}
+
+// Node socket errors that mean "no usable connection to the server".
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+// What pg and pg-pool say (plain Errors without a code) when a connection breaks or a deadline passes.
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is clos(ed|ing))/
+
+/** True for a failure to reach the database at all, as opposed to an error in a statement. */
+export function isDatabaseUnavailable (err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError) return true
+  const e = err as { code?: unknown, message?: unknown } | null
+  const code = typeof e?.code === 'string' ? e.code : ''
+  // SQLSTATE class 08 (connection exception), 57014 (statement_timeout / cancel), 57P01–57P05
+  // (server shutting down or restarting), 53300 (too many connections).
+  if (/^08...$/.test(code) || code === '57014' || /^57P0[1-5]$/.test(code) || code === '53300') return true
+  if (NETWORK_CODES.has(code)) return true
+  return typeof e?.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)
+}
+
+/** Re-throws a connectivity failure as DatabaseUnavailableError; anything else unchanged. */
+function classified (err: unknown): unknown {
+  return isDatabaseUnavailable(err) && !(err instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError(err) : err
+}
+
+async function guarded<T> (p: Promise<T>): Promise<T> {
+  try {
+    return await p
+  } catch (err) {
+    throw classified(err)
+  }
+}
+
 export interface DatabaseOptions {
   /** postgres:// URL; null selects the embedded PGlite. */
   url: string | null
@@ -36,58 +79,83 @@ export interface DatabaseOptions {
   /** PostgreSQL schema to use as search_path (tests isolate each app instance this way). */
   schema?: string
   poolMax?: number
+  /** Deadlines (PostgreSQL only; PGlite runs in-process): see DEFAULT_TIMEOUTS. */
+  connectTimeoutMs?: number
+  queryTimeoutMs?: number
+  transactionTimeoutMs?: number
   /** Called for pool-level connection errors (logged, never thrown). */
   onError?: (err: Error) => void
 }
+
+/** Defaults of DATABASE_CONNECT_TIMEOUT_MS, DATABASE_QUERY_TIMEOUT_MS, DATABASE_TRANSACTION_TIMEOUT_MS. */
+export const DEFAULT_TIMEOUTS = { connectTimeoutMs: 3000, queryTimeoutMs: 5000, transactionTimeoutMs: 10000 } as const
 
 export async function openDatabase (opts: DatabaseOptions): Promise<Database> {
   return opts.url !== null ? openPostgres(opts.url, opts) : await openPglite(opts)
 }
 
 function openPostgres (url: string, opts: DatabaseOptions): Database {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_TIMEOUTS.connectTimeoutMs
+  const queryTimeoutMs = opts.queryTimeoutMs ?? DEFAULT_TIMEOUTS.queryTimeoutMs
+  const transactionTimeoutMs = opts.transactionTimeoutMs ?? DEFAULT_TIMEOUTS.transactionTimeoutMs
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolMax ?? 10,
-    // Fail fast when the server is away; the pool reconnects by itself when it is back.
-    connectionTimeoutMillis: 5000,
+    // Every wait has a deadline, so a frozen server costs a request seconds, not minutes:
+    // connecting and waiting for a free client (connectionTimeoutMillis), each statement on the
+    // server (statement_timeout) and on the wire (query_timeout: a server that stopped answering
+    // cannot cancel anything), and an open transaction left idle by a stuck caller.
+    connectionTimeoutMillis: connectTimeoutMs,
+    statement_timeout: queryTimeoutMs,
+    query_timeout: queryTimeoutMs + 1000,
+    idle_in_transaction_session_timeout: transactionTimeoutMs,
     idleTimeoutMillis: 30000,
     ...(opts.schema !== undefined ? { options: `-c search_path=${opts.schema}`, application_name: opts.schema } : {})
   })
   // An idle client whose backend was terminated emits 'error' on the pool; without a listener
   // that would crash the process. The pool discards the client and makes a new one on demand.
   pool.on('error', err => opts.onError?.(err))
-  const query = async <R>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
-    const r = await pool.query(text, params as unknown[] | undefined)
+  const run = async <R>(q: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+    const r = await guarded(q.query(text, params as unknown[] | undefined))
     return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
   }
   return {
     kind: 'postgres',
-    query,
-    async exec (text) { await pool.query(text) },
+    query: async (text, params) => await run(pool, text, params),
+    async exec (text) { await run(pool, text) },
     async transaction (fn) {
-      const client = await pool.connect()
+      const client = await guarded(pool.connect())
       let broken: Error | undefined
-      try {
-        await client.query('BEGIN')
-        const tx: Queryable = {
-          async query<R>(text: string, params?: readonly unknown[]) {
-            const r = await client.query(text, params as unknown[] | undefined)
-            return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
-          },
-          async exec (text: string) { await client.query(text) }
+      // The whole transaction has one deadline too: when it passes, the connection is cut, so
+      // the statement in flight fails at once, the server rolls back, and the caller gets 503.
+      let expired = false
+      const timer = setTimeout(() => {
+        expired = true
+        broken = new Error(`transaction exceeded ${transactionTimeoutMs} ms`)
+        ;(client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+      }, transactionTimeoutMs)
+      const query = async <R>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+        try {
+          return await run<R>(client, text, params)
+        } catch (err) {
+          throw expired ? new DatabaseUnavailableError(broken) : err
         }
-        const result = await fn(tx)
-        await client.query('COMMIT')
+      }
+      try {
+        await query('BEGIN')
+        const result = await fn({ query, async exec (text: string) { await query(text) } })
+        await query('COMMIT')
         return result
       } catch (err) {
-        await client.query('ROLLBACK').catch((e: Error) => { broken = e })
-        throw err
+        if (broken === undefined) await client.query('ROLLBACK').catch((e: Error) => { broken = e })
+        throw expired ? new DatabaseUnavailableError(broken) : err
       } finally {
-        // A client whose ROLLBACK failed is not returned to the pool.
+        clearTimeout(timer)
+        // A client whose ROLLBACK failed (or whose deadline passed) is not returned to the pool.
         client.release(broken)
       }
     },
-    async ping () { await pool.query('SELECT 1') },
+    async ping () { await run(pool, 'SELECT 1') },
     async close () {
       if (!pool.ended) await pool.end()
     }
@@ -177,10 +245,10 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
   }
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(text: string, params?: readonly unknown[]) {
-      const r = await q.query<R>(text, params as unknown[] | undefined)
+      const r = await guarded(q.query<R>(text, params as unknown[] | undefined))
       return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
     },
-    async exec (text) { await q.exec(text) }
+    async exec (text) { await guarded(q.exec(text)) }
   })
   const base = wrap(db)
   return {
@@ -188,8 +256,8 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
     query: base.query,
     exec: base.exec,
     // PGlite has one connection; its transaction() holds an exclusive lock for the duration.
-    async transaction (fn) { return await db.transaction(async tx => await fn(wrap(tx))) },
-    async ping () { await db.query('SELECT 1') },
+    async transaction (fn) { return await guarded(db.transaction(async tx => await fn(wrap(tx)))) },
+    async ping () { await base.query('SELECT 1') },
     async close () {
       if (db.closed) return
       try { await db.close() } finally { unlock() }

@@ -8,7 +8,8 @@ import { SESSION_COOKIE, type SessionTokenSigner } from '../sessions/service.js'
 import type { SecurityServices } from '../auth/security.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
-// exp, iss and aud required on verify. Only the service_session cookie is ever read.
+// exp, iss and aud required on verify. Only the service_session cookie is ever read. A numeric
+// expiresIn is in seconds (as the JWT's iat and exp are), so exp - iat is the session lifetime.
 export const JWT_AUDIENCE = 'workspace-service'
 
 declare module 'fastify' {
@@ -26,7 +27,7 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
   await fastify.register(cookie)
   await fastify.register(jwt, {
     secret: config.session.secret,
-    sign: { algorithm: 'HS256', iss: config.publicUrl, aud: JWT_AUDIENCE, expiresIn: config.session.ttlSeconds * 1000 },
+    sign: { algorithm: 'HS256', iss: config.publicUrl, aud: JWT_AUDIENCE, expiresIn: config.session.ttlSeconds },
     verify: { algorithms: ['HS256'], allowedIss: config.publicUrl, allowedAud: JWT_AUDIENCE, requiredClaims: ['exp', 'iss', 'aud', 'sid'], cache: true }
   })
   fastify.decorate('sessionSigner', {
