@@ -137,6 +137,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolMax: config.databasePoolMax,
+    ...config.databaseTimeouts,
     onError: err => { app.log.warn({ err: err.message }, 'database connection lost; the pool will reconnect') }
   })
   if (opts.db === undefined) {

@@ -20,6 +20,9 @@ export const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Str({ pattern: '^postgres(ql)?://' }),
   DATABASE_POOL_MAX: Int(1, 200, 10),
+  DATABASE_CONNECT_TIMEOUT_MS: Int(100, 60000, 3000),
+  DATABASE_QUERY_TIMEOUT_MS: Int(100, 300000, 5000),
+  DATABASE_TRANSACTION_TIMEOUT_MS: Int(100, 600000, 10000),
   HEALTH_CACHE_MS: Int(0, 60000, 1000),
   SESSION_SECRET: Str(),
   SESSION_TTL_HOURS: Int(1, 24 * 90, 24 * 7),
@@ -66,6 +69,8 @@ export interface Config {
   readonly dataDir: string | null
   readonly databaseUrl: string | null
   readonly databasePoolMax: number
+  /** Deadlines of every database use (PostgreSQL): connect/acquire, one statement, one transaction. */
+  readonly databaseTimeouts: { readonly connectTimeoutMs: number, readonly queryTimeoutMs: number, readonly transactionTimeoutMs: number }
   /** How long a successful database check answers /api/health; failures are never reused. */
   readonly healthCacheMs: number
   readonly session: { readonly secret: string, readonly ttlSeconds: number, readonly secureCookie: boolean, readonly generated: boolean }
@@ -226,6 +231,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     dataDir,
     databaseUrl: env.DATABASE_URL ?? null,
     databasePoolMax: env.DATABASE_POOL_MAX,
+    databaseTimeouts: { connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS, transactionTimeoutMs: env.DATABASE_TRANSACTION_TIMEOUT_MS },
     healthCacheMs: env.HEALTH_CACHE_MS,
     session: {
       secret,

@@ -87,8 +87,8 @@ export interface DatabaseOptions {
   onError?: (err: Error) => void
 }
 
-/** Defaults of DATABASE_CONNECT_TIMEOUT_MS, DATABASE_QUERY_TIMEOUT_MS, DATABASE_TRANSACTION_TIMEOUT_MS. */
-export const DEFAULT_TIMEOUTS = { connectTimeoutMs: 3000, queryTimeoutMs: 5000, transactionTimeoutMs: 10000 } as const
+/** For callers without a Config (scripts, tests); the service passes DATABASE_*_TIMEOUT_MS. */
+const DEFAULT_TIMEOUTS = { connectTimeoutMs: 3000, queryTimeoutMs: 5000, transactionTimeoutMs: 10000 } as const
 
 export async function openDatabase (opts: DatabaseOptions): Promise<Database> {
   return opts.url !== null ? openPostgres(opts.url, opts) : await openPglite(opts)
