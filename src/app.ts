@@ -20,6 +20,7 @@ import rateLimit from './plugins/rate-limit.js'
 import security from './plugins/security.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
+import { createRetentionSweep, type RetentionSweep } from './housekeeping/retention.js'
 import { createHandlers } from '../handlers/index.js'
 import type { Redis } from 'ioredis'
 
@@ -39,6 +40,8 @@ declare module 'fastify' {
     config: Config
     db: Database
     services: Services
+    /** Deletes dead rows on an interval; tests call sweep() directly. */
+    retention: RetentionSweep
     /** The contract, parsed once (served at /api/openapi.json). */
     contract: Record<string, unknown>
   }
@@ -157,6 +160,10 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const services = createServices({ config, db, clock, mailer, log: app.log, signer: app.sessionSigner, invitationBudget })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
+  const retention = createRetentionSweep({ db, clock, log: app.log, retention: config.retention })
+  app.decorate('retention', retention)
+  app.addHook('onReady', async () => { retention.start() })
+  app.addHook('onClose', async () => { await retention.stop() })
 
   const contract = loadContract()
   app.decorate('contract', contract)

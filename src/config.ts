@@ -24,6 +24,10 @@ export const EnvSchema = Type.Object({
   DATABASE_QUERY_TIMEOUT_MS: Int(100, 300000, 5000),
   DATABASE_TRANSACTION_TIMEOUT_MS: Int(100, 600000, 10000),
   HEALTH_CACHE_MS: Int(0, 60000, 1000),
+  RETENTION_SWEEP_MINUTES: Int(0, 24 * 60, 60),
+  RETENTION_ENDED_DAYS: Int(1, 3650, 7),
+  RETENTION_IDEMPOTENCY_HOURS: Int(24, 24 * 365, 24),
+  RETENTION_CHAT_EVENTS_DAYS: Int(1, 3650, 7),
   SESSION_SECRET: Str(),
   SESSION_TTL_HOURS: Int(1, 24 * 90, 24 * 7),
   INVITATION_TTL_DAYS: Int(1, 30, 7),
@@ -73,6 +77,8 @@ export interface Config {
   readonly databaseTimeouts: { readonly connectTimeoutMs: number, readonly queryTimeoutMs: number, readonly transactionTimeoutMs: number }
   /** How long a successful database check answers /api/health; failures are never reused. */
   readonly healthCacheMs: number
+  /** The retention sweep: how often (0: never) and how long dead rows are kept (src/housekeeping). */
+  readonly retention: { readonly sweepMinutes: number, readonly endedDays: number, readonly idempotencyHours: number, readonly chatEventsDays: number }
   readonly session: { readonly secret: string, readonly ttlSeconds: number, readonly secureCookie: boolean, readonly generated: boolean }
   readonly invitationTtlDays: number
   readonly inviteEmailsPerHour: number
@@ -233,6 +239,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     databasePoolMax: env.DATABASE_POOL_MAX,
     databaseTimeouts: { connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS, transactionTimeoutMs: env.DATABASE_TRANSACTION_TIMEOUT_MS },
     healthCacheMs: env.HEALTH_CACHE_MS,
+    retention: { sweepMinutes: env.RETENTION_SWEEP_MINUTES, endedDays: env.RETENTION_ENDED_DAYS, idempotencyHours: env.RETENTION_IDEMPOTENCY_HOURS, chatEventsDays: env.RETENTION_CHAT_EVENTS_DAYS },
     session: {
       secret,
       ttlSeconds: env.SESSION_TTL_HOURS * 3600,

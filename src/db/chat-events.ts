@@ -55,3 +55,15 @@ export async function finishChatEvent (q: Queryable, eventId: string, outcome: {
     "UPDATE chat_events SET status = $2, error = $3, processed_at = $4 WHERE event_id = $1 AND status = 'received'",
     [eventId, outcome.status, outcome.error ?? null, outcome.now])
 }
+
+/**
+ * Housekeeping: up to `limit` finished events received before `before`. Rows still 'received'
+ * stay (the sweep in the Slack service owns them); a retry of a deleted event would be recorded
+ * again, so `before` must lie well beyond the platform's retry window (Slack: about an hour).
+ */
+export async function deleteFinishedChatEvents (q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM chat_events WHERE event_id IN (
+       SELECT event_id FROM chat_events WHERE received_at < $1 AND status <> 'received' LIMIT $2)`, [before, limit])
+  return r.rowCount
+}

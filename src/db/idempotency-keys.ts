@@ -64,3 +64,11 @@ export async function forgetExpiredIdempotencyKey (q: Queryable, k: { workspaceI
     'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND created_at < $4',
     [k.workspaceId, k.operation, k.key, before])
 }
+
+/** Housekeeping: up to `limit` records created before `before` (past the replay window). */
+export async function deleteIdempotencyKeysBefore (q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM idempotency_keys WHERE (workspace_id, operation, key) IN (
+       SELECT workspace_id, operation, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)`, [before, limit])
+  return r.rowCount
+}

@@ -41,8 +41,8 @@ export async function consumeLoginToken (q: Queryable, tokenHash: string, now: D
   return { reason: row.usedAt !== null ? 'used' : 'expired' }
 }
 
-/** Housekeeping: tokens past expiry are useless; drop those older than `before`. */
-export async function deleteExpiredLoginTokens (q: Queryable, before: Date): Promise<number> {
-  const r = await q.query('DELETE FROM login_tokens WHERE expires_at < $1', [before])
+/** Housekeeping: up to `limit` tokens that expired before `before` (used or not: either way dead). */
+export async function deleteExpiredLoginTokens (q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query('DELETE FROM login_tokens WHERE id IN (SELECT id FROM login_tokens WHERE expires_at < $1 LIMIT $2)', [before, limit])
   return r.rowCount
 }

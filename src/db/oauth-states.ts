@@ -31,3 +31,9 @@ export async function consumeOAuthState (q: Queryable, stateHash: string, kind: 
   if (row === undefined) return { reason: 'unknown' }
   return { reason: row.usedAt !== null ? 'used' : 'expired' }
 }
+
+/** Housekeeping: up to `limit` states that expired before `before` (used or not: either way dead). */
+export async function deleteExpiredOAuthStates (q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query('DELETE FROM oauth_states WHERE state_hash IN (SELECT state_hash FROM oauth_states WHERE expires_at < $1 LIMIT $2)', [before, limit])
+  return r.rowCount
+}

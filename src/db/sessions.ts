@@ -38,3 +38,11 @@ export async function revokeUserSessions (q: Queryable, userId: string, now: Dat
   const r = await q.query('UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [userId, now])
   return r.rowCount
 }
+
+/** Housekeeping: up to `limit` sessions that expired, or were revoked, before `before`. */
+export async function deleteEndedSessions (q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM sessions WHERE id IN (
+       SELECT id FROM sessions WHERE expires_at < $1 OR revoked_at < $1 LIMIT $2)`, [before, limit])
+  return r.rowCount
+}

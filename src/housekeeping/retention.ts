@@ -1,0 +1,84 @@
+import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Database, Queryable } from '../db/client.js'
+import { deleteFinishedChatEvents } from '../db/chat-events.js'
+import { deleteIdempotencyKeysBefore } from '../db/idempotency-keys.js'
+import { deleteExpiredLoginTokens } from '../db/login-tokens.js'
+import { deleteExpiredOAuthStates } from '../db/oauth-states.js'
+import { deleteEndedSessions } from '../db/sessions.js'
+import type { Logger } from '../logger.js'
+
+// The retention sweep: rows that no longer do anything — used or expired login tokens and OAuth
+// states, ended sessions, Idempotency-Key records past their replay window, finished chat events —
+// are deleted once they are older than the configured ages. Deletes run in small batches, each
+// its own short statement, so the sweep never holds locks for long; several instances sweeping at
+// once only share the work.
+
+const DAY_MS = 86_400_000
+const HOUR_MS = 3_600_000
+/** Rows per DELETE statement. */
+export const RETENTION_BATCH = 500
+
+export type RetentionCounts = Record<'loginTokens' | 'oauthStates' | 'sessions' | 'idempotencyKeys' | 'chatEvents', number>
+
+export interface RetentionSweep {
+  /** One pass over every table; resolves with the rows removed per table. */
+  sweep(): Promise<RetentionCounts>
+  /** Sweeps every RETENTION_SWEEP_MINUTES (0: never) on an unref'd timer. */
+  start(): void
+  /** Stops the timer and waits for a sweep in progress. */
+  stop(): Promise<void>
+}
+
+/** Deletes in batches until a batch comes back short. */
+async function drain (del: (limit: number) => Promise<number>): Promise<number> {
+  let total = 0
+  for (;;) {
+    const n = await del(RETENTION_BATCH)
+    total += n
+    if (n < RETENTION_BATCH) return total
+  }
+}
+
+export function createRetentionSweep (deps: { db: Database, clock: Clock, log: Logger, retention: Config['retention'] }): RetentionSweep {
+  const { db, clock, log, retention } = deps
+  const q: Queryable = db
+  let timer: NodeJS.Timeout | null = null
+  let running: Promise<unknown> | null = null
+
+  const sweep = async (): Promise<RetentionCounts> => {
+    const now = clock.now().getTime()
+    const ended = new Date(now - retention.endedDays * DAY_MS)
+    const counts: RetentionCounts = {
+      loginTokens: await drain(async n => await deleteExpiredLoginTokens(q, ended, n)),
+      oauthStates: await drain(async n => await deleteExpiredOAuthStates(q, ended, n)),
+      sessions: await drain(async n => await deleteEndedSessions(q, ended, n)),
+      idempotencyKeys: await drain(async n => await deleteIdempotencyKeysBefore(q, new Date(now - retention.idempotencyHours * HOUR_MS), n)),
+      chatEvents: await drain(async n => await deleteFinishedChatEvents(q, new Date(now - retention.chatEventsDays * DAY_MS), n))
+    }
+    const removed = Object.values(counts).reduce((a, b) => a + b, 0)
+    log[removed > 0 ? 'info' : 'debug']({ removed: counts }, `retention sweep removed ${removed} rows`)
+    return counts
+  }
+
+  const tick = (): void => {
+    if (running !== null) return
+    running = sweep()
+      .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'retention sweep failed; retrying at the next interval') })
+      .finally(() => { running = null })
+  }
+
+  return {
+    sweep,
+    start () {
+      if (retention.sweepMinutes === 0 || timer !== null) return
+      timer = setInterval(tick, retention.sweepMinutes * 60_000)
+      timer.unref()
+    },
+    async stop () {
+      if (timer !== null) clearInterval(timer)
+      timer = null
+      await running
+    }
+  }
+}
