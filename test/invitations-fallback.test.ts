@@ -228,3 +228,17 @@ t.test('a retry answered from its Idempotency-Key does not draw on the e-mail bu
   const held = await h.db.query("SELECT key FROM idempotency_keys WHERE key = 'k-3'")
   t.equal(held.rows.length, 0, 'a 429 is not the final answer for its key: once the budget refills, the retry runs')
 })
+
+t.test('refused invites do not spend the e-mail budget: 5 × 409 USER_EXISTS, then an invite still sends (budget 1)', async t => {
+  const smtp = await startSmtp(t)
+  const h = await build(t, { env: { SMTP_URL: smtp.url, INVITE_EMAILS_PER_HOUR: '1' } })
+  const admin = await h.signIn()
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  const refused: number[] = []
+  for (let i = 0; i < 5; i++) refused.push((await invite(h, admin.cookie, { email: member.email, role: 'member' })).statusCode)
+  t.same(refused, [409, 409, 409, 409, 409])
+  const real = await invite(h, admin.cookie, { email: 'budget-real@example.com', role: 'member' })
+  t.equal(real.statusCode, 200, 'the one e-mail of the hour is still there')
+  t.equal(smtp.messages.length, 1)
+  t.equal((await invite(h, admin.cookie, { email: 'budget-next@example.com', role: 'member' })).statusCode, 429, 'and now it is spent')
+})

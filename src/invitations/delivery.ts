@@ -44,7 +44,15 @@ const SYSTEM: AuditActor = { type: 'system', id: null, label: 'identity provider
 
 export async function deliverInvitation (
   deps: DeliveryDeps,
-  d: { workspace: Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>, invitation: InvitationRow, token: string, inviter: Inviter, reinvite: boolean }
+  d: {
+    workspace: Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>
+    invitation: InvitationRow
+    token: string
+    inviter: Inviter
+    reinvite: boolean
+    /** Called once the invitation left us (the IdP created it, or the SMTP server accepted the e-mail). */
+    handedOver?: () => void
+  }
 ): Promise<InviteResult> {
   const { db, clock, config, log, mailer, idp } = deps
   const inv = d.invitation
@@ -57,6 +65,7 @@ export async function deliverInvitation (
       ? await idp.resend(inv.idpInvitationId)
       : await idp.send({ email: inv.email, organizationId: d.workspace.workosOrganizationId, role: inv.role, inviterUserId: inviter?.workosUserId ?? null, expiresInDays: config.invitationTtlDays })
     if (outcome.kind === 'sent') {
+      d.handedOver?.()
       await recordDelivery(db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() })
       return { success: true, message: `Invitation ${again} to ${inv.email} through the identity provider`, invitationId: outcome.invitationId }
     }
@@ -93,6 +102,7 @@ export async function deliverInvitation (
     })
     throw serviceError('EMAIL_SEND_FAILED')
   }
+  d.handedOver?.()
   await recordDelivery(db, inv.id, { status: 'sent', now: clock.now() })
   return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }
 }

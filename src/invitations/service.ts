@@ -105,40 +105,59 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
     return ws
   }
 
-  const deliver = async (actor: Principal, ws: { id: string, name: string, workosOrganizationId: string | null }, inv: InvitationRow, token: string, reinvite: boolean): Promise<InviteResult> =>
-    await deliverInvitation({ db, clock, config, log, mailer: ports.mailer, idp }, { workspace: ws, invitation: inv, token, inviter: inviterOf(actor), reinvite })
+  type Deliver = (inv: InvitationRow, token: string, reinvite: boolean) => Promise<InviteResult>
+
+  /**
+   * Runs `work` on one e-mail of the workspace's budget: drawn before anything is written (a 429
+   * changes nothing), given back unless the invitation was handed to the SMTP server or the
+   * identity provider — a refused request (409, 404) or a failed send does not count.
+   */
+  async function onBudget (actor: Principal, ws: { id: string, name: string, workosOrganizationId: string | null }, work: (deliver: Deliver) => Promise<InviteResult>): Promise<InviteResult> {
+    await ports.invitationBudget.take(ws.id)
+    let handedOver = false
+    const deliver: Deliver = async (inv, token, reinvite) => await deliverInvitation(
+      { db, clock, config, log, mailer: ports.mailer, idp },
+      { workspace: ws, invitation: inv, token, inviter: inviterOf(actor), reinvite, handedOver: () => { handedOver = true } })
+    try {
+      return await work(deliver)
+    } catch (err) {
+      if (!handedOver) await ports.invitationBudget.refund(ws.id).catch((e: Error) => { log.warn({ err: e.message }, 'could not refund the invitation-e-mail budget') })
+      throw err
+    }
+  }
 
   async function runInvite (actor: Principal, email: string, role: Role): Promise<InviteResult> {
     const ws = await workspaceOf(actor)
-    await ports.invitationBudget.take(ws.id)
-    const token = randomToken(32)
-    const now = clock.now()
-    // The invitation is committed before anything is sent: a failed send leaves a row that
-    // records the failure, and a retry re-sends this same invitation.
-    const inv = await db.transaction(async tx => {
-      if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
-      await expireStalePendingInvitation(tx, ws.id, email, now)
-      const row = await upsertPendingInvitation(tx, {
-        workspaceId: ws.id,
-        email,
-        role,
-        tokenHash: hashToken(token),
-        expiresAt: new Date(now.getTime() + ttlMs),
-        invitedBy: actor.kind === 'apiKey' ? null : actor.userId,
-        invitedByApiKey: actor.apiKeyId,
-        now
+    return await onBudget(actor, ws, async deliver => {
+      const token = randomToken(32)
+      const now = clock.now()
+      // The invitation is committed before anything is sent: a failed send leaves a row that
+      // records the failure, and a retry re-sends this same invitation.
+      const inv = await db.transaction(async tx => {
+        if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
+        await expireStalePendingInvitation(tx, ws.id, email, now)
+        const row = await upsertPendingInvitation(tx, {
+          workspaceId: ws.id,
+          email,
+          role,
+          tokenHash: hashToken(token),
+          expiresAt: new Date(now.getTime() + ttlMs),
+          invitedBy: actor.kind === 'apiKey' ? null : actor.userId,
+          invitedByApiKey: actor.apiKeyId,
+          now
+        })
+        await insertAuditEvent(tx, {
+          workspaceId: ws.id,
+          action: row.created ? 'invitation.created' : 'invitation.resent',
+          actor: auditActorOf(actor),
+          target: { type: 'invitation', id: row.id },
+          payload: { email, role },
+          now
+        })
+        return row
       })
-      await insertAuditEvent(tx, {
-        workspaceId: ws.id,
-        action: row.created ? 'invitation.created' : 'invitation.resent',
-        actor: auditActorOf(actor),
-        target: { type: 'invitation', id: row.id },
-        payload: { email, role },
-        now
-      })
-      return row
+      return await deliver(inv, token, !inv.created)
     })
-    return await deliver(actor, ws, inv, token, !inv.created)
   }
 
   async function withIdempotency (actor: Principal, key: string, hash: string, run: () => Promise<InviteResult>): Promise<InviteResult> {
@@ -192,24 +211,25 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
 
     async resend (actor, invitationId) {
       const ws = await workspaceOf(actor)
-      await ports.invitationBudget.take(ws.id)
-      const token = randomToken(32)
-      const now = clock.now()
-      const inv = await db.transaction(async tx => {
-        const current = await findInvitation(tx, ws.id, invitationId)
-        if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
-        const status = effectiveStatus(current, now)
-        if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
-        if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
-        const row = await refreshInvitationToken(tx, current.id, hashToken(token), new Date(now.getTime() + ttlMs), now)
-        // Accepted or revoked between the read and the update.
-        if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
-        await insertAuditEvent(tx, {
-          workspaceId: ws.id, action: 'invitation.resent', actor: auditActorOf(actor), target: { type: 'invitation', id: row.id }, payload: { email: row.email, role: row.role }, now
+      return await onBudget(actor, ws, async deliver => {
+        const token = randomToken(32)
+        const now = clock.now()
+        const inv = await db.transaction(async tx => {
+          const current = await findInvitation(tx, ws.id, invitationId)
+          if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+          const status = effectiveStatus(current, now)
+          if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
+          if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
+          const row = await refreshInvitationToken(tx, current.id, hashToken(token), new Date(now.getTime() + ttlMs), now)
+          // Accepted or revoked between the read and the update.
+          if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
+          await insertAuditEvent(tx, {
+            workspaceId: ws.id, action: 'invitation.resent', actor: auditActorOf(actor), target: { type: 'invitation', id: row.id }, payload: { email: row.email, role: row.role }, now
+          })
+          return row
         })
-        return row
+        return await deliver(inv, token, true)
       })
-      return await deliver(actor, ws, inv, token, true)
     },
 
     async revoke (actor, invitationId) {

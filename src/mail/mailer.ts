@@ -1,9 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import nodemailer, { type TransportOptions } from 'nodemailer'
+import nodemailer, { type SendMailOptions, type TransportOptions } from 'nodemailer'
 import type { Logger } from '../logger.js'
-import { withDeadline } from '../lib/deadline.js'
 
 export interface MailMessage {
   to: string
@@ -25,7 +24,7 @@ export interface Mailer {
 export interface MailerOptions {
   smtpUrl: string | null
   from: string
-  /** Connection, greeting and socket timeouts (nodemailer's defaults are minutes). */
+  /** The deadline of one send, connect to accepted (nodemailer's own timeouts are minutes). */
   timeoutMs: number
   dataDir: string | null
   log: Logger
@@ -36,21 +35,31 @@ export function createMailer (opts: MailerOptions): Mailer {
 }
 
 function smtpMailer (url: string, opts: MailerOptions): Mailer {
+  // One connection per message, never a pool: a pooled message outlives the caller's deadline
+  // in the pool's queue and leaves when the server comes back, after we answered "not sent".
+  // The send has one deadline (SMTP_TIMEOUT_MS, from connect to the server's "250 queued");
+  // when it passes the signal aborts the send and nodemailer destroys the socket
+  // (socketCloseTimeout 0: no graceful QUIT), so the message can no longer leave.
   const transport = nodemailer.createTransport({
     url,
-    pool: true,
-    maxConnections: 5,
+    pool: false,
     connectionTimeout: opts.timeoutMs,
     greetingTimeout: opts.timeoutMs,
     socketTimeout: opts.timeoutMs,
-    dnsTimeout: opts.timeoutMs
+    dnsTimeout: opts.timeoutMs,
+    socketCloseTimeout: 0
   } as TransportOptions)
   return {
     kind: 'smtp',
     async send (msg) {
-      // A hard deadline on top of the socket timeouts: a server that accepts the connection
-      // and then trickles bytes must still not hold the request for longer than this.
-      await withDeadline(transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html }), opts.timeoutMs * 2, 'SMTP send')
+      const signal = AbortSignal.timeout(opts.timeoutMs)
+      try {
+        // `signal` is nodemailer's (10.x); its type declarations do not have it yet.
+        await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, signal } as SendMailOptions)
+      } catch (err) {
+        if (signal.aborted) throw new Error(`SMTP send abandoned after ${opts.timeoutMs} ms`, { cause: err })
+        throw err
+      }
     },
     async close () { transport.close() }
   }

@@ -1,4 +1,4 @@
-import { createServer, type Server as NetServer, type Socket } from 'node:net'
+import { connect, createServer, type Server as NetServer, type Socket } from 'node:net'
 import { SMTPServer } from 'smtp-server'
 import { simpleParser } from 'mailparser'
 
@@ -102,4 +102,73 @@ export async function closedPort (): Promise<number> {
   const port = (server.address() as { port: number }).port
   await new Promise<void>(resolve => { server.close(() => { resolve() }) })
   return port
+}
+
+/**
+ * A front for an SMTP peer on a fixed port that can fail the way a real server does:
+ * 'silent' accepts TCP and never speaks (a frozen server: held connections are handed to the
+ * server when it comes back, as a thawed process would answer them), 'refusing' has nothing
+ * listening (connection refused), 'up' forwards. `idle()` resolves once no connection is open.
+ */
+export interface SmtpFront {
+  url: string
+  silent(): void
+  refusing(): Promise<void>
+  up(): Promise<void>
+  idle(timeoutMs?: number): Promise<void>
+}
+
+export async function startSmtpFront (t: { teardown(fn: () => unknown): void }, peer: { port: number }): Promise<SmtpFront> {
+  let mode: 'up' | 'silent' | 'refusing' = 'up'
+  const held = new Set<Socket>()
+  const open = new Set<Socket>()
+  const idleWaiters: Array<() => void> = []
+  const forward = (client: Socket) => {
+    const upstream = connect(peer.port, '127.0.0.1')
+    const end = () => { client.destroy(); upstream.destroy() }
+    upstream.on('error', end).on('close', end)
+    client.on('error', end).on('close', end)
+    client.pipe(upstream).pipe(client)
+  }
+  const server = createServer(client => {
+    open.add(client)
+    client.on('error', () => {})
+    client.on('close', () => {
+      open.delete(client)
+      held.delete(client)
+      if (open.size === 0) for (const w of idleWaiters.splice(0)) w()
+    })
+    if (mode === 'silent') held.add(client)
+    else forward(client)
+  })
+  const listen = async (port: number) => { await new Promise<void>(resolve => { server.listen(port, '127.0.0.1', () => { resolve() }) }) }
+  await listen(0)
+  const port = (server.address() as { port: number }).port
+  t.teardown(async () => {
+    for (const s of open) s.destroy()
+    if (server.listening) await new Promise<void>(resolve => { server.close(() => { resolve() }) })
+  })
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    silent () { mode = 'silent' },
+    async refusing () {
+      mode = 'refusing'
+      for (const s of open) s.destroy()
+      await new Promise<void>(resolve => { server.close(() => { resolve() }) })
+    },
+    async up () {
+      const was = mode
+      mode = 'up'
+      if (was === 'refusing') await listen(port)
+      for (const s of held) if (!s.destroyed) forward(s)
+      held.clear()
+    },
+    async idle (timeoutMs = 10_000) {
+      if (open.size === 0) return
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => { reject(new Error(`${open.size} SMTP connection(s) still open after ${timeoutMs} ms`)) }, timeoutMs)
+        idleWaiters.push(() => { clearTimeout(timer); resolve() })
+      })
+    }
+  }
 }
