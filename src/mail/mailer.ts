@@ -49,19 +49,51 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     dnsTimeout: opts.timeoutMs,
     socketCloseTimeout: 0
   } as TransportOptions)
+  const connections = semaphore(MAX_CONNECTIONS)
   return {
     kind: 'smtp',
     async send (msg) {
       const signal = AbortSignal.timeout(opts.timeoutMs)
       try {
-        // `signal` is nodemailer's (10.x); its type declarations do not have it yet.
-        await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, signal } as SendMailOptions)
+        // At most MAX_CONNECTIONS at once (servers limit connections per client); the wait for a
+        // turn counts against the same deadline.
+        await connections.acquire(signal)
+        try {
+          // `signal` is nodemailer's (10.x); its type declarations do not have it yet.
+          await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, signal } as SendMailOptions)
+        } finally {
+          connections.release()
+        }
       } catch (err) {
         if (signal.aborted) throw new Error(`SMTP send abandoned after ${opts.timeoutMs} ms`, { cause: err })
         throw err
       }
     },
     async close () { transport.close() }
+  }
+}
+
+const MAX_CONNECTIONS = 5
+
+/** A counting semaphore whose wait ends (rejects) when the signal aborts. */
+function semaphore (max: number) {
+  let free = max
+  const waiting: Array<() => void> = []
+  return {
+    async acquire (signal: AbortSignal): Promise<void> {
+      if (free > 0) { free--; return }
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => { signal.removeEventListener('abort', abort); resolve() }
+        const abort = () => { waiting.splice(waiting.indexOf(turn), 1); reject(signal.reason) }
+        waiting.push(turn)
+        signal.addEventListener('abort', abort, { once: true })
+      })
+    },
+    release (): void {
+      const next = waiting.shift()
+      if (next !== undefined) next()
+      else free++
+    }
   }
 }
 

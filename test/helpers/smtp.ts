@@ -67,6 +67,9 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
       })
     }
   })
+  // A client that hangs up mid-conversation (a send abandoned at its deadline) is routine for a
+  // server: smtp-server reports it as an 'error' event, which would otherwise be thrown.
+  server.on('error', () => {})
   await new Promise<void>(resolve => { server.listen(0, '127.0.0.1', () => { resolve() }) })
   peer.port = (server.server.address() as { port: number }).port
   peer.url = `smtp://127.0.0.1:${peer.port}`
@@ -115,6 +118,8 @@ export interface SmtpFront {
   silent(): void
   refusing(): Promise<void>
   up(): Promise<void>
+  /** Connections the silent server holds now. */
+  held(): number
   idle(timeoutMs?: number): Promise<void>
 }
 
@@ -163,6 +168,7 @@ export async function startSmtpFront (t: { teardown(fn: () => unknown): void }, 
       for (const s of held) if (!s.destroyed) forward(s)
       held.clear()
     },
+    held: () => held.size,
     async idle (timeoutMs = 10_000) {
       if (open.size === 0) return
       await new Promise<void>((resolve, reject) => {
