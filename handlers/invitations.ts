@@ -1,15 +1,16 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
+import { idempotencyKeyOf } from '../src/idempotency/idempotency.js'
 
 // Thin: read the request, call the invitation service, answer. The Idempotency-Key header is
-// validated by the contract (1–255 characters) before it gets here.
+// validated by the contract (1–255 characters) before it gets here; its operation is the route's.
 
 export function invitationHandlers ({ services }: HandlerDeps): HandlerGroup<'postUsersInvite' | 'getInvitations' | 'postInvitationsInvitationIdResend' | 'deleteInvitationsInvitationId'> {
   const svc = services.invitations
   return {
     async postUsersInvite (request) {
-      const key = request.headers['idempotency-key' as keyof typeof request.headers]
-      return await svc.invite(principalOf(request), request.body, typeof key === 'string' ? { idempotencyKey: key } : {})
+      const idempotency = idempotencyKeyOf(request)
+      return await svc.invite(principalOf(request), request.body, idempotency !== undefined ? { idempotency } : {})
     },
     async getInvitations (request) {
       const { status, limit, cursor } = request.query

@@ -32,6 +32,7 @@ export const EnvSchema = Type.Object({
   SESSION_TTL_HOURS: Int(1, 24 * 90, 24 * 7),
   INVITATION_TTL_DAYS: Int(1, 30, 7),
   INVITE_EMAILS_PER_HOUR: Int(1, 100000, 100),
+  IDEMPOTENCY_LEASE_MS: Int(1000, 600000, 30000),
   BODY_LIMIT_BYTES: Int(1024, 10 * 1024 * 1024, 64 * 1024),
   SMTP_URL: Str({ pattern: '^smtps?://' }),
   SMTP_TIMEOUT_MS: Int(100, 120000, 5000),
@@ -82,6 +83,8 @@ export interface Config {
   readonly session: { readonly secret: string, readonly ttlSeconds: number, readonly secureCookie: boolean, readonly generated: boolean }
   readonly invitationTtlDays: number
   readonly inviteEmailsPerHour: number
+  /** How long an Idempotency-Key claim holds without renewal (its owner renews it while working). */
+  readonly idempotencyLeaseMs: number
   readonly bodyLimit: number
   readonly shutdownTimeoutMs: number
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
@@ -249,6 +252,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     },
     invitationTtlDays: env.INVITATION_TTL_DAYS,
     inviteEmailsPerHour: env.INVITE_EMAILS_PER_HOUR,
+    idempotencyLeaseMs: env.IDEMPOTENCY_LEASE_MS,
     bodyLimit: env.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },

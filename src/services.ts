@@ -5,6 +5,10 @@ import { createMemberService, type MemberService } from './members/service.js'
 import { createAuditTrailService, type AuditTrailService } from './audit/trail.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createInvitationService, type InvitationService } from './invitations/service.js'
+import { createIdempotency } from './idempotency/idempotency.js'
+
+// Idempotency-Keys are remembered this long (as Stripe does); after that a key may be used afresh.
+const IDEMPOTENCY_RETENTION_MS = 86_400_000
 import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
 import { createSlackService, type SlackService } from './slack/service.js'
 
@@ -32,7 +36,10 @@ export function createServices (ports: Ports): Services {
     verifySlackSignature: request => { slack.verifySignature(request) }
   }
   const auth = createAuthService(ports, sessions)
-  const invitations = createInvitationService(ports)
+  const idempotency = createIdempotency({
+    db: ports.db, clock: ports.clock, log: ports.log, secret: ports.config.session.secret, leaseMs: ports.config.idempotencyLeaseMs, retentionMs: IDEMPOTENCY_RETENTION_MS
+  })
+  const invitations = createInvitationService(ports, idempotency)
   const slack = createSlackService({ config: ports.config, db: ports.db, clock: ports.clock, log: ports.log, invitations })
   return {
     ports,

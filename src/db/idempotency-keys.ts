@@ -1,68 +1,79 @@
 import type { Queryable } from './client.js'
 
 // Idempotency-Key records: one row per (workspace, operation, key). A row without status_code is
-// a request still running; with one, the stored answer to replay. Failed (5xx) runs delete their
-// row, so a retry with the same key runs again.
+// a claim — a lease held by `owner` until `locked_until`, renewed while its request works; with
+// one, the stored (encrypted) answer to replay. Failed (5xx) runs delete their row, so a retry
+// with the same key runs again.
+
+export interface IdempotencyKeyId { workspaceId: string, operation: string, key: string }
 
 export interface IdempotencyRow {
   requestHash: string
   statusCode: number | null
-  response: unknown
+  /** The sealed answer (see src/idempotency), null while the claim runs. */
+  response: string | null
+  lockedUntil: Date | null
   createdAt: Date
 }
 
-const COLUMNS = 'request_hash AS "requestHash", status_code AS "statusCode", response, created_at AS "createdAt"'
+const COLUMNS = 'request_hash AS "requestHash", status_code AS "statusCode", response, locked_until AS "lockedUntil", created_at AS "createdAt"'
 
 /**
- * Claim a key. Returns null when this call inserted the row (the caller runs the request), or
- * the row another request holds. One statement, so two concurrent claims cannot both win.
+ * Claim a key for `owner` until `lockedUntil`. Returns null when this call now holds it — it
+ * inserted the row, or took over a claim whose lease ran out (its process died) — or the row as
+ * another request holds or answered it. Each step is one statement, so two concurrent claims
+ * cannot both win.
  */
-export async function claimIdempotencyKey (q: Queryable, k: { workspaceId: string, operation: string, key: string, requestHash: string, now: Date }): Promise<IdempotencyRow | null> {
+export async function claimIdempotencyKey (
+  q: Queryable, claim: IdempotencyKeyId & { requestHash: string, owner: string, lockedUntil: Date, now: Date }
+): Promise<IdempotencyRow | null> {
   const ins = await q.query(
-    `INSERT INTO idempotency_keys (workspace_id, operation, key, request_hash, created_at)
-     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace_id, operation, key) DO NOTHING`,
-    [k.workspaceId, k.operation, k.key, k.requestHash, k.now])
+    `INSERT INTO idempotency_keys (workspace_id, operation, key, request_hash, owner, locked_until, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (workspace_id, operation, key) DO NOTHING`,
+    [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
   if (ins.rowCount === 1) return null
+  const took = await q.query(
+    `UPDATE idempotency_keys SET owner = $5, locked_until = $6
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND request_hash = $4
+        AND status_code IS NULL AND locked_until < $7`,
+    [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
+  if (took.rowCount === 1) return null
   const r = await q.query<IdempotencyRow>(
     `SELECT ${COLUMNS} FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3`,
-    [k.workspaceId, k.operation, k.key])
-  // Deleted between the two statements (the holder failed): claim it again.
-  return r.rows[0] ?? await claimIdempotencyKey(q, k)
+    [claim.workspaceId, claim.operation, claim.key])
+  // Deleted between the statements (the holder failed): claim it again.
+  return r.rows[0] ?? await claimIdempotencyKey(q, claim)
 }
 
-/**
- * Take over a claim left running for longer than `staleBefore` (its process died mid-request).
- * Returns true when this call now holds the key.
- */
-export async function takeOverStaleIdempotencyKey (q: Queryable, k: { workspaceId: string, operation: string, key: string, requestHash: string, staleBefore: Date, now: Date }): Promise<boolean> {
+/** Extend the owner's lease; false when the claim is no longer this owner's. */
+export async function renewIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string, lockedUntil: Date): Promise<boolean> {
   const r = await q.query(
-    `UPDATE idempotency_keys SET created_at = $5
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND request_hash = $4
-        AND status_code IS NULL AND created_at < $6`,
-    [k.workspaceId, k.operation, k.key, k.requestHash, k.now, k.staleBefore])
+    `UPDATE idempotency_keys SET locked_until = $5
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
+    [id.workspaceId, id.operation, id.key, owner, lockedUntil])
   return r.rowCount === 1
 }
 
-/** Store the final answer of a claimed key. */
-export async function completeIdempotencyKey (q: Queryable, k: { workspaceId: string, operation: string, key: string }, statusCode: number, response: unknown): Promise<void> {
+/** Store the final (sealed) answer of the owner's claim. */
+export async function completeIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string, statusCode: number, sealed: string): Promise<void> {
   await q.query(
-    `UPDATE idempotency_keys SET status_code = $4, response = $5
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND status_code IS NULL`,
-    [k.workspaceId, k.operation, k.key, statusCode, JSON.stringify(response)])
+    `UPDATE idempotency_keys SET status_code = $5, response = $6, locked_until = NULL
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
+    [id.workspaceId, id.operation, id.key, owner, statusCode, sealed])
 }
 
-/** Give up a claim without an answer (the request failed with a 5xx): a retry runs again. */
-export async function releaseIdempotencyKey (q: Queryable, k: { workspaceId: string, operation: string, key: string }): Promise<void> {
+/** Give up the owner's claim without an answer (the request failed with a 5xx): a retry runs again. */
+export async function releaseIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string): Promise<void> {
   await q.query(
-    'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND status_code IS NULL',
-    [k.workspaceId, k.operation, k.key])
+    'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL',
+    [id.workspaceId, id.operation, id.key, owner])
 }
 
 /** Forget this key if it was first used before `before` (past the retention period). */
-export async function forgetExpiredIdempotencyKey (q: Queryable, k: { workspaceId: string, operation: string, key: string }, before: Date): Promise<void> {
+export async function forgetExpiredIdempotencyKey (q: Queryable, id: IdempotencyKeyId, before: Date): Promise<void> {
   await q.query(
     'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND created_at < $4',
-    [k.workspaceId, k.operation, k.key, before])
+    [id.workspaceId, id.operation, id.key, before])
 }
 
 /** Housekeeping: up to `limit` records created before `before` (past the replay window). */

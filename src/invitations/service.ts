@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto'
 import type { Ports } from '../ports.js'
 import type { Principal } from '../principal.js'
 import type { Queryable } from '../db/client.js'
-import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
+import { serviceError } from '../errors.js'
 import { findUserByEmail, normalizeEmail, type Role } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { insertAuditEvent } from '../db/audit-events.js'
@@ -11,10 +10,8 @@ import {
   effectiveStatus, expireStalePendingInvitation, findInvitation, listInvitations, markInvitationRevoked,
   refreshInvitationToken, upsertPendingInvitation, type InvitationRow, type InvitationStatus
 } from '../db/invitations.js'
-import {
-  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, takeOverStaleIdempotencyKey
-} from '../db/idempotency-keys.js'
-import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
+import { hashToken, randomToken } from '../lib/tokens.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
 import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
@@ -37,12 +34,12 @@ export interface InvitationView {
 }
 
 export interface InvitationService {
-  /** Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors. */
   /**
    * Invite (or re-invite) an e-mail into the actor's workspace. Throws registry errors. Draws on
-   * the workspace's invitation-e-mail budget, except for a replay of an Idempotency-Key.
+   * the workspace's invitation-e-mail budget, except for a replay of an Idempotency-Key. With
+   * `idempotency`, the key's semantics (src/idempotency) over the normalized input.
    */
-  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotencyKey?: string }): Promise<InviteResult>
+  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotency?: IdempotencyKeyOf }): Promise<InviteResult>
   list(actor: Principal, q: { status?: InvitationStatus, limit: number, cursor?: string }): Promise<{ items: InvitationView[], nextCursor: string | null }>
   /** Fresh token and expiry for a pending invitation, and send it again. */
   resend(actor: Principal, invitationId: string): Promise<InviteResult>
@@ -50,11 +47,6 @@ export interface InvitationService {
 }
 
 const DAY_MS = 86_400_000
-// An Idempotency-Key claim still "running" after this long belongs to a process that died; a
-// request is bounded far below it (SMTP and IdP deadlines are seconds).
-const IDEMPOTENCY_STALE_MS = 10 * 60_000
-// Keys are remembered this long (as Stripe does); after that the key may be used afresh.
-const IDEMPOTENCY_RETENTION_MS = DAY_MS
 
 export function toInvitationView (row: InvitationRow, now: Date): InvitationView {
   const iso = (d: Date | null): string | null => d === null ? null : new Date(d).toISOString()
@@ -79,22 +71,7 @@ function inviterOf (p: Principal): Inviter {
   return { name: p.name ?? p.email, audit: auditActorOf(p), userId: p.kind === 'apiKey' ? null : p.userId }
 }
 
-/** What "the same body" means for an Idempotency-Key: the normalized input. */
-function requestHash (input: { email: string, role: Role }): string {
-  return createHash('sha256').update(JSON.stringify([input.email, input.role])).digest('hex')
-}
-
-/** A stored error answer, thrown again as the registry error it was. */
-function replayedError (statusCode: number, body: unknown): Error {
-  const b = (body ?? {}) as { message?: unknown, code?: unknown, details?: unknown }
-  const err = serviceError(typeof b.code === 'string' && Object.hasOwn(Errors, b.code) ? b.code as ErrorCode : 'INTERNAL_ERROR')
-  if (typeof b.message === 'string') err.message = b.message
-  if (b.details !== null && typeof b.details === 'object') err.details = b.details as Record<string, unknown>
-  err.statusCode = statusCode
-  return err
-}
-
-export function createInvitationService (ports: Ports, idpOverride?: IdentityProviderInvitations): InvitationService {
+export function createInvitationService (ports: Ports, idempotency: Idempotency, idpOverride?: IdentityProviderInvitations): InvitationService {
   const { db, clock, config, log } = ports
   const idp = idpOverride ?? createIdentityProviderInvitations(config)
   const ttlMs = config.invitationTtlDays * DAY_MS
@@ -160,45 +137,13 @@ export function createInvitationService (ports: Ports, idpOverride?: IdentityPro
     })
   }
 
-  async function withIdempotency (actor: Principal, key: string, hash: string, run: () => Promise<InviteResult>): Promise<InviteResult> {
-    const k = { workspaceId: actor.workspaceId, operation: 'postUsersInvite', key }
-    const now = clock.now()
-    await forgetExpiredIdempotencyKey(db, k, new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS))
-    const held = await claimIdempotencyKey(db, { ...k, requestHash: hash, now })
-    if (held !== null) {
-      if (!safeEqual(held.requestHash, hash)) throw serviceError('IDEMPOTENCY_KEY_REUSED')
-      if (held.statusCode !== null) {
-        if (held.statusCode >= 200 && held.statusCode < 300) return held.response as InviteResult
-        throw replayedError(held.statusCode, held.response)
-      }
-      const tookOver = await takeOverStaleIdempotencyKey(db, { ...k, requestHash: hash, staleBefore: new Date(now.getTime() - IDEMPOTENCY_STALE_MS), now })
-      if (!tookOver) throw serviceError('IDEMPOTENCY_KEY_IN_USE')
-    }
-    let result: InviteResult
-    try {
-      result = await run()
-    } catch (err) {
-      // A client error is the final answer for this key; a failure (5xx) or a spent e-mail
-      // budget (429) is not: a retry may work.
-      if (isServiceError(err) && err.statusCode < 500 && err.code !== 'RATE_LIMITED') {
-        const body: Record<string, unknown> = { message: err.message, code: err.code }
-        if (err.details !== undefined) body.details = err.details
-        await completeIdempotencyKey(db, k, err.statusCode, body)
-      } else {
-        await releaseIdempotencyKey(db, k).catch((e: Error) => { log.warn({ err: e.message }, 'could not release an Idempotency-Key claim') })
-      }
-      throw err
-    }
-    await completeIdempotencyKey(db, k, 200, result)
-    return result
-  }
-
   return {
     async invite (actor, input, opts = {}) {
       const email = normalizeEmail(input.email)
       const role = input.role
-      if (opts.idempotencyKey === undefined) return await runInvite(actor, email, role)
-      return await withIdempotency(actor, opts.idempotencyKey, requestHash({ email, role }), async () => await runInvite(actor, email, role))
+      if (opts.idempotency === undefined) return await runInvite(actor, email, role)
+      // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.
+      return await idempotency.run({ workspaceId: actor.workspaceId, ...opts.idempotency, request: [email, role] }, async () => await runInvite(actor, email, role))
     },
 
     async list (actor, q) {

@@ -1,6 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
-// Secrets kept at rest (Slack bot tokens): AES-256-GCM with ENCRYPTION_KEY and a random 96-bit IV
+// Secrets kept at rest (Slack bot tokens, stored Idempotency-Key answers): AES-256-GCM with ENCRYPTION_KEY and a random 96-bit IV
 // per value, stored as base64(iv | tag | ciphertext). `context` is bound as additional
 // authenticated data, so a ciphertext copied to another row (another team) does not decrypt.
 
@@ -25,4 +25,9 @@ export function decryptSecret (key: Buffer, encoded: string, context = ''): stri
   decipher.setAAD(Buffer.from(context, 'utf8'))
   decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES))
   return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
+}
+
+/** A 32-byte key for one purpose, derived (HKDF-SHA256) from a configured secret. */
+export function deriveKey (secret: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, '', purpose, 32))
 }

@@ -1,0 +1,137 @@
+import { createHash, randomUUID } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+import type { Clock } from '../clock.js'
+import type { Database } from '../db/client.js'
+import type { Logger } from '../logger.js'
+import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
+import {
+  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, renewIdempotencyKey, type IdempotencyKeyId
+} from '../db/idempotency-keys.js'
+import { decryptSecret, deriveKey, encryptSecret } from '../lib/crypto.js'
+import { safeEqual } from '../lib/tokens.js'
+
+// The Idempotency-Key semantics, for any operation whose contract declares the header:
+//  - same key + same request → the first answer again (success or client error), the work runs once;
+//  - same key + another request → 422 IDEMPOTENCY_KEY_REUSED;
+//  - while the first request works → 409 IDEMPOTENCY_KEY_IN_USE. Its claim is a lease that
+//    the request renews while it works, so a claim left by a process that died (kill -9) is
+//    taken over by a retry once the lease runs out — seconds, not minutes;
+//  - a failure (5xx) or a spent budget (429) is not an answer: the key is released, a retry runs.
+// Stored answers are sealed (AES-256-GCM, key derived from SESSION_SECRET, bound to the key's
+// identity): they can hold live secrets, such as the signup link of an invitation.
+
+export interface IdempotencyOptions {
+  db: Database
+  clock: Clock
+  log: Logger
+  /** The secret the answers' key is derived from (SESSION_SECRET). */
+  secret: string
+  /** How long a claim holds without renewal; renewed every third of it. */
+  leaseMs: number
+  /** How long a key is remembered (Stripe: 24 h); after that it may be used afresh. */
+  retentionMs: number
+}
+
+/** Which key, for which operation: what a request carries (see idempotencyKeyOf). */
+export interface IdempotencyKeyOf {
+  key: string
+  /** The contract's operationId. */
+  operation: string
+}
+
+/**
+ * The request's Idempotency-Key and its operation (the contract's operationId, from the route
+ * glue made), or undefined without the header. The contract validates the header (1–255 chars).
+ */
+export function idempotencyKeyOf (request: FastifyRequest): IdempotencyKeyOf | undefined {
+  const key = request.headers['idempotency-key']
+  const operation = (request.routeOptions.schema as { operationId?: unknown } | undefined)?.operationId
+  if (typeof key !== 'string' || typeof operation !== 'string') return undefined
+  return { key, operation }
+}
+
+export interface IdempotentRequest {
+  workspaceId: string
+  /** The contract's operationId. */
+  operation: string
+  key: string
+  /** What "the same request" means: the normalized input, compared by hash. */
+  request: unknown
+}
+
+export interface Idempotency {
+  /** Runs `work` at most once per key (see above) and answers every retry as the first time. */
+  run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T>
+}
+
+interface Answer { status: number, body: unknown }
+
+/** A stored error answer, thrown again as the registry error it was. */
+function replayedError ({ status, body }: Answer): Error {
+  const b = (body ?? {}) as { message?: unknown, code?: unknown, details?: unknown }
+  const err = serviceError(typeof b.code === 'string' && Object.hasOwn(Errors, b.code) ? b.code as ErrorCode : 'INTERNAL_ERROR')
+  if (typeof b.message === 'string') err.message = b.message
+  if (b.details !== null && typeof b.details === 'object') err.details = b.details as Record<string, unknown>
+  err.statusCode = status
+  return err
+}
+
+/** A client error is the final answer for its key; a failure (5xx) or a spent budget (429) is not. */
+function finalAnswerOf (err: unknown): Answer | null {
+  if (!isServiceError(err) || err.statusCode >= 500 || err.code === 'RATE_LIMITED') return null
+  const body: Record<string, unknown> = { message: err.message, code: err.code }
+  if (err.details !== undefined) body.details = err.details
+  return { status: err.statusCode, body }
+}
+
+export function createIdempotency (opts: IdempotencyOptions): Idempotency {
+  const { db, clock, log } = opts
+  const answerKey = deriveKey(opts.secret, 'idempotency-key answers')
+  const context = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key])
+  const seal = (id: IdempotencyKeyId, a: Answer) => encryptSecret(answerKey, JSON.stringify(a), context(id))
+  const open = (id: IdempotencyKeyId, sealed: string) => JSON.parse(decryptSecret(answerKey, sealed, context(id))) as Answer
+  const leaseEnd = () => new Date(clock.now().getTime() + opts.leaseMs)
+
+  /** Renews the lease every third of it until stopped. */
+  function holdLease (id: IdempotencyKeyId, owner: string): () => void {
+    const timer = setInterval(() => {
+      renewIdempotencyKey(db, id, owner, leaseEnd()).then(held => {
+        if (!held) log.warn({ operation: id.operation }, 'an Idempotency-Key lease was lost while its request was running')
+      }, (err: Error) => { log.warn({ err: err.message }, 'could not renew an Idempotency-Key lease') })
+    }, Math.max(100, Math.floor(opts.leaseMs / 3)))
+    timer.unref()
+    return () => { clearInterval(timer) }
+  }
+
+  return {
+    async run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T> {
+      const id: IdempotencyKeyId = { workspaceId: req.workspaceId, operation: req.operation, key: req.key }
+      const requestHash = createHash('sha256').update(JSON.stringify(req.request) ?? 'null').digest('hex')
+      const owner = randomUUID()
+      const now = clock.now()
+      await forgetExpiredIdempotencyKey(db, id, new Date(now.getTime() - opts.retentionMs))
+      const held = await claimIdempotencyKey(db, { ...id, requestHash, owner, lockedUntil: leaseEnd(), now })
+      if (held !== null) {
+        if (!safeEqual(held.requestHash, requestHash)) throw serviceError('IDEMPOTENCY_KEY_REUSED')
+        if (held.statusCode === null || held.response === null) throw serviceError('IDEMPOTENCY_KEY_IN_USE')
+        const answer = open(id, held.response)
+        if (answer.status >= 200 && answer.status < 300) return answer.body as T
+        throw replayedError(answer)
+      }
+      const stop = holdLease(id, owner)
+      let result: T
+      try {
+        result = await work()
+      } catch (err) {
+        const answer = finalAnswerOf(err)
+        if (answer !== null) await completeIdempotencyKey(db, id, owner, answer.status, seal(id, answer))
+        else await releaseIdempotencyKey(db, id, owner).catch((e: Error) => { log.warn({ err: e.message }, 'could not release an Idempotency-Key claim') })
+        throw err
+      } finally {
+        stop()
+      }
+      await completeIdempotencyKey(db, id, owner, 200, seal(id, { status: 200, body: result }))
+      return result
+    }
+  }
+}
