@@ -11,7 +11,7 @@ import { startSmtp, startSmtpFront } from './helpers/smtp.js'
 // workspace's e-mail budget (a budget of 1 still lets the retry through).
 
 const URL_ = '/api/users/invite'
-const TIMEOUT_MS = 3000
+const TIMEOUT_MS = 8000
 
 async function invite (h: TestApp, cookie: string, email: string) {
   return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify({ email, role: 'member' }) })
