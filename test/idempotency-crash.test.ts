@@ -13,6 +13,10 @@ import { startSmtp, startSmtpFront } from './helpers/smtp.js'
 
 const LEASE_MS = 3000
 
+// Three child processes start here (create-admin, the service twice); on a loaded machine each
+// takes a while, so this file gets more than the suite's default 120 s.
+t.setTimeout(400_000)
+
 async function freePort (): Promise<number> {
   const s = createServer()
   await new Promise<void>(resolve => { s.listen(0, '127.0.0.1', () => { resolve() }) })
@@ -24,7 +28,7 @@ async function freePort (): Promise<number> {
 const children: ChildProcess[] = []
 t.teardown(() => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL') })
 
-async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
+async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 180_000): Promise<T> {
   const deadline = Date.now() + ms
   for (;;) {
     const v = await fn().catch(() => undefined)
@@ -59,7 +63,7 @@ t.test('kill -9 during a send; the retry with the same key succeeds within the l
   // The first admin, through the real script and the real signup.
   const link = await new Promise<string>((resolve, reject) => {
     execFile(process.execPath, ['--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', 'Crash'],
-      { cwd: projectRoot, env: { ...env, SMTP_URL: '' }, timeout: 90_000 }, (err, stdout) => { if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '') })
+      { cwd: projectRoot, env: { ...env, SMTP_URL: '' }, timeout: 300_000 }, (err, stdout) => { if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '') })
   })
   const port = await freePort()
   let child = await startService(port, env)
