@@ -1,4 +1,5 @@
 import t from 'tap'
+import { randomUUID } from 'node:crypto'
 import { build } from './helpers/build.js'
 import { finishChatEvent, insertChatEvent } from '../src/db/chat-events.js'
 import { claimIdempotencyKey } from '../src/db/idempotency-keys.js'
@@ -27,7 +28,7 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
      SELECT $1, md5(g::text), $2, $3 FROM generate_series(1, $4::int) g`,
     [old.userId, new Date(t0.getTime() + 15 * 60_000), t0, RETENTION_BATCH * 2 + 1])
   await insertOAuthState(h.db, { stateHash: 'old-state', kind: 'slack', workspaceId: old.workspaceId, userId: old.userId, expiresAt: new Date(t0.getTime() + 600_000), now: t0 })
-  await claimIdempotencyKey(h.db, { workspaceId: old.workspaceId, operation: 'postUsersInvite', key: 'old-key', requestHash: 'x', now: t0 })
+  await claimIdempotencyKey(h.db, { workspaceId: old.workspaceId, operation: 'postUsersInvite', key: 'old-key', requestHash: 'x', owner: randomUUID(), lockedUntil: t0, now: t0 })
   await insertChatEvent(h.db, { eventId: 'Ev-old', teamId: 'T1', type: 'app_mention', payload: {}, now: t0 })
   await finishChatEvent(h.db, 'Ev-old', { status: 'processed', now: t0 })
   await insertChatEvent(h.db, { eventId: 'Ev-stuck', teamId: 'T1', type: 'app_mention', payload: {}, now: t0 })
@@ -38,7 +39,7 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
   const live = await h.signIn({ workspaceId: old.workspaceId })
   await h.db.query('INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at) VALUES ($1, $2, $3, $4)', [live.userId, 'fresh-token', new Date(t1.getTime() + 15 * 60_000), t1])
   await insertOAuthState(h.db, { stateHash: 'fresh-state', kind: 'slack', workspaceId: live.workspaceId, userId: live.userId, expiresAt: new Date(t1.getTime() + 600_000), now: t1 })
-  await claimIdempotencyKey(h.db, { workspaceId: live.workspaceId, operation: 'postUsersInvite', key: 'fresh-key', requestHash: 'x', now: t1 })
+  await claimIdempotencyKey(h.db, { workspaceId: live.workspaceId, operation: 'postUsersInvite', key: 'fresh-key', requestHash: 'x', owner: randomUUID(), lockedUntil: t1, now: t1 })
   await insertChatEvent(h.db, { eventId: 'Ev-fresh', teamId: 'T1', type: 'app_mention', payload: {}, now: t1 })
   await finishChatEvent(h.db, 'Ev-fresh', { status: 'processed', now: t1 })
 
