@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type RouteOptions } from 'fastify'
+import type { Server } from 'node:http'
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions, type RouteOptions } from 'fastify'
 import glue from 'fastify-openapi-glue'
 import { parse as parseYaml } from 'yaml'
 import type { Config } from './config.js'
@@ -57,7 +58,7 @@ export function loadContract (): Record<string, unknown> {
 }
 
 /** Server options shared by production and tests: a test instance must be the same program. */
-export function serverOptions (config: Config, logger: AppOptions['logger']): FastifyServerOptions {
+export function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHttpOptions<Server> {
   return {
     logger: (logger ?? loggerOptions(config.logLevel)) as NonNullable<FastifyServerOptions['logger']>,
     trustProxy: config.trustProxy as NonNullable<FastifyServerOptions['trustProxy']>,
@@ -80,6 +81,14 @@ export function serverOptions (config: Config, logger: AppOptions['logger']): Fa
     clientErrorHandler,
     // Only what the contract declares is answered: no implicit HEAD for every GET.
     exposeHeadRoutes: false,
+    // Slow clients are bounded (HEADERS_/REQUEST_/CONNECTION_/KEEP_ALIVE_TIMEOUT_MS): the headers
+    // and the whole request must arrive in time (else 408 and the connection is closed), a
+    // connection silent for connectionTimeout is closed. Node checks the first two every
+    // connectionsCheckingInterval (its 30 s default would let a trickling body live 30 s longer).
+    connectionTimeout: config.timeouts.connection,
+    keepAliveTimeout: config.timeouts.keepAlive,
+    requestTimeout: config.timeouts.request,
+    http: { headersTimeout: config.timeouts.headers, connectionsCheckingInterval: Math.min(1000, config.timeouts.headers) },
     // Keep-alive sockets are closed on shutdown so close() does not wait for idle clients.
     forceCloseConnections: 'idle' as const,
     routerOptions: { maxParamLength: 200 }

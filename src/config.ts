@@ -43,6 +43,10 @@ export const EnvSchema = Type.Object({
   AUTH_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30),
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
+  HEADERS_TIMEOUT_MS: Int(100, 600000, 10000),
+  REQUEST_TIMEOUT_MS: Int(100, 600000, 30000),
+  CONNECTION_TIMEOUT_MS: Int(100, 3600000, 120000),
+  KEEP_ALIVE_TIMEOUT_MS: Int(100, 600000, 72000),
   WORKOS_API_KEY: Str(),
   WORKOS_CLIENT_ID: Str(),
   WORKOS_API_HOSTNAME: Str(),
@@ -87,6 +91,8 @@ export interface Config {
   readonly idempotencyLeaseMs: number
   readonly bodyLimit: number
   readonly shutdownTimeoutMs: number
+  /** Bounds on one client connection (slow or idle clients), in ms. */
+  readonly timeouts: { readonly headers: number, readonly request: number, readonly connection: number, readonly keepAlive: number }
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
   readonly rateLimit: { readonly redisUrl: string | null, readonly failOpen: boolean, readonly apiKeyPerMinute: number, readonly authPerMinute: number, readonly ipv6Prefix: number }
   readonly workos: null | { readonly apiKey: string, readonly clientId: string, readonly hostname: string | null, readonly port: number | null, readonly https: boolean, readonly timeoutMs: number, readonly redirectUri: string }
@@ -159,6 +165,9 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
   }
   if (production && !publicUrl.startsWith('https://')) {
     throw new ConfigError('Invalid configuration: PUBLIC_URL must be an https:// URL when APP_ENV=production')
+  }
+  if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)')
   }
 
   let secret = env.SESSION_SECRET
@@ -255,6 +264,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     idempotencyLeaseMs: env.IDEMPOTENCY_LEASE_MS,
     bodyLimit: env.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    timeouts: { headers: env.HEADERS_TIMEOUT_MS, request: env.REQUEST_TIMEOUT_MS, connection: env.CONNECTION_TIMEOUT_MS, keepAlive: env.KEEP_ALIVE_TIMEOUT_MS },
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
     rateLimit: {
       redisUrl: env.REDIS_URL ?? null,
