@@ -490,11 +490,15 @@ export interface paths {
         /**
          * Model Context Protocol endpoint (streamable HTTP, stateless)
          * @description JSON-RPC 2.0 messages of the Model Context Protocol. Tools: `invite_user`,
-         *     `list_invitations`, `revoke_invitation`, `list_members`. Limited to 100 requests per
-         *     minute per API key. Each tool takes its REST operation's body or parameters and answers
-         *     its 200 body, with two differences: `invite_user`'s `role` is optional (default
-         *     `member`), and it never returns `invitationUrl` — the signup link is a credential that
-         *     goes to the invitee by e-mail only, never into an assistant's context.
+         *     `list_invitations`, `revoke_invitation`, `list_members`. Limited to 100 messages per
+         *     minute per API key (`API_KEY_RATE_LIMIT_PER_MINUTE`): a batch (protocol versions up to
+         *     2025-03-26) counts once per message, and a batch larger than what is left of the minute
+         *     is refused whole with 429. An empty batch is a JSON-RPC Invalid Request: 400
+         *     `VALIDATION_FAILED` with `details.jsonrpc.code` -32600. Each tool takes its REST
+         *     operation's body or parameters and answers its 200 body, with two differences:
+         *     `invite_user`'s `role` is optional (default `member`), and it never returns
+         *     `invitationUrl` — the signup link is a credential that goes to the invitee by e-mail
+         *     only, never into an assistant's context.
          */
         post: operations["postMcp"];
         delete?: never;

@@ -51,6 +51,11 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
   return {
     tools,
     async handle ({ principal, request, body, log }) {
+      // JSON-RPC 2.0: an empty batch is an Invalid Request (the SDK would accept it with 202).
+      if (Array.isArray(body) && body.length === 0) {
+        const error = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: an empty batch' } }
+        return new Response(JSON.stringify(error), { status: 400, headers: { 'content-type': 'application/json' } })
+      }
       const server = serverFor(principal, log)
       // No sessionIdGenerator: stateless mode (no Mcp-Session-Id; any instance can answer).
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
