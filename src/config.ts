@@ -42,6 +42,7 @@ export const EnvSchema = Type.Object({
   API_KEY_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 100),
   AUTH_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30),
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
+  API_KEYS_PER_WORKSPACE: Int(1, 10000, 10),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
   HEADERS_TIMEOUT_MS: Int(100, 600000, 10000),
   REQUEST_TIMEOUT_MS: Int(100, 600000, 30000),
@@ -91,6 +92,8 @@ export interface Config {
   readonly idempotencyLeaseMs: number
   readonly bodyLimit: number
   readonly shutdownTimeoutMs: number
+  /** Live API keys a workspace may hold (each has its own MCP rate limit). */
+  readonly apiKeysPerWorkspace: number
   /** Bounds on one client connection (slow or idle clients), in ms. */
   readonly timeouts: { readonly headers: number, readonly request: number, readonly connection: number, readonly keepAlive: number }
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
@@ -264,6 +267,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     idempotencyLeaseMs: env.IDEMPOTENCY_LEASE_MS,
     bodyLimit: env.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    apiKeysPerWorkspace: env.API_KEYS_PER_WORKSPACE,
     timeouts: { headers: env.HEADERS_TIMEOUT_MS, request: env.REQUEST_TIMEOUT_MS, connection: env.CONNECTION_TIMEOUT_MS, keepAlive: env.KEEP_ALIVE_TIMEOUT_MS },
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
     rateLimit: {

@@ -24,6 +24,7 @@ export const Errors = {
   USER_EXISTS: define('USER_EXISTS', 'A user with this e-mail already exists', 409),
   LAST_ADMIN: define('LAST_ADMIN', 'The last admin of a workspace cannot be demoted or removed', 409),
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
+  API_KEY_LIMIT_REACHED: define('API_KEY_LIMIT_REACHED', 'The workspace already has %s live API keys, the most it may hold; revoke one first', 409),
   IDEMPOTENCY_KEY_IN_USE: define('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed', 409),
   TOKEN_EXPIRED: define('TOKEN_EXPIRED', 'This link has expired. Ask for a new one.', 410),
   TOKEN_USED: define('TOKEN_USED', 'This link has already been used.', 410),

@@ -28,7 +28,7 @@ export interface Services {
 
 export function createServices (ports: Ports): Services {
   const sessions = createSessionService({ db: ports.db, clock: ports.clock, signer: ports.signer, ttlSeconds: ports.config.session.ttlSeconds })
-  const apiKeys = createApiKeyService({ db: ports.db, clock: ports.clock })
+  const apiKeys = createApiKeyService({ db: ports.db, clock: ports.clock, maxPerWorkspace: ports.config.apiKeysPerWorkspace })
   const security: SecurityServices = {
     authenticateSession: async token => await sessions.authenticate(token),
     sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,

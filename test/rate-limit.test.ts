@@ -129,7 +129,7 @@ t.test('IPv6 clients are keyed by their /64 (configurable); IPv4-mapped IPv6 as 
 t.test('the public auth operations share one budget per client IP', async t => {
   const limit = 4
   const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit) } })
-  const post = async (url: string, payload: unknown) => await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload, remoteAddress: '192.0.2.50' })
+  const post = async (url: string, payload: Record<string, string>) => await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload, remoteAddress: '192.0.2.50' })
   t.not((await post('/api/auth/invitation', { token: 'x' })).statusCode, 429)
   t.not((await post('/api/auth/signup', { token: 'x' })).statusCode, 429)
   t.not((await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429)
@@ -137,4 +137,26 @@ t.test('the public auth operations share one budget per client IP', async t => {
   const fifth = await post('/api/auth/invitation', { token: 'x' })
   assertLimited(t, fifth, 'POST', '/api/auth/invitation', limit)
   t.equal((await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429, 'every operation draws on the same budget')
+})
+
+t.test('a workspace holds at most API_KEYS_PER_WORKSPACE live keys (its MCP budget is bounded)', async t => {
+  const h = await build(t, { env: { API_KEYS_PER_WORKSPACE: '3' } })
+  const admin = await h.signIn({ role: 'admin' })
+  const create = async () => await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'k' } })
+  // Concurrent creations cannot overshoot the cap.
+  const first = await Promise.all(Array.from({ length: 5 }, create))
+  t.same(first.map(r => r.statusCode).sort(), [201, 201, 201, 409, 409], 'three created, two refused')
+  const refused = first.find(r => r.statusCode === 409)
+  t.match(refused?.json(), { code: 'API_KEY_LIMIT_REACHED' })
+  assertContract(t, 'POST', '/api/api-keys', refused as LightMyRequestResponse)
+  const list = (await h.inject({ method: 'GET', url: '/api/api-keys', headers: { cookie: admin.cookie } })).json().items as Array<{ id: string }>
+  t.equal(list.length, 3)
+
+  const revoked = await h.inject({ method: 'DELETE', url: `/api/api-keys/${list[0]?.id as string}`, headers: { cookie: admin.cookie } })
+  t.equal(revoked.statusCode, 204)
+  t.equal((await create()).statusCode, 201, 'a revoked key frees its place')
+
+  const other = await h.signIn({ role: 'admin' })
+  const elsewhere = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: other.cookie, 'content-type': 'application/json' }, payload: { name: 'k' } })
+  t.equal(elsewhere.statusCode, 201, 'another workspace has its own cap')
 })

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import { insertAuditEvent } from '../db/audit-events.js'
-import { findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from '../db/api-keys.js'
+import { countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from '../db/api-keys.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import { auditActorOf } from '../audit/actor.js'
@@ -55,13 +55,14 @@ function newPrefix (): string {
   return `wsk_${id}`
 }
 
-export function createApiKeyService (deps: { db: Database, clock: Clock }): ApiKeyService {
-  const { db, clock } = deps
+export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerWorkspace: number }): ApiKeyService {
+  const { db, clock, maxPerWorkspace } = deps
   return {
     async create (actor, input) {
       const prefix = newPrefix()
       const secret = `${prefix}_${randomToken(32)}`
       return await db.transaction(async tx => {
+        if (await countLiveApiKeysLocked(tx, actor.workspaceId) >= maxPerWorkspace) throw serviceError('API_KEY_LIMIT_REACHED', [maxPerWorkspace])
         const now = clock.now()
         const row = await insertApiKey(tx, { workspaceId: actor.workspaceId, createdBy: actor.userId, name: input.name, prefix, secretHash: hashToken(secret), now })
         await insertAuditEvent(tx, {

@@ -25,6 +25,16 @@ export async function insertApiKey (q: Queryable, newKey: { workspaceId: string,
   return r.rows[0] as ApiKeyRow
 }
 
+/**
+ * The number of live keys of a workspace, with a transaction-scoped lock on the workspace's keys:
+ * concurrent creations are serialised, so a cap checked with it holds.
+ */
+export async function countLiveApiKeysLocked (q: Queryable, workspaceId: string): Promise<number> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtextextended('api_keys:' || $1, 0))", [workspaceId])
+  const r = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL', [workspaceId])
+  return r.rows[0]?.n ?? 0
+}
+
 /** The workspace's live (not revoked) keys, newest first. A workspace holds few keys: no paging. */
 export async function listActiveApiKeys (q: Queryable, workspaceId: string): Promise<ApiKeyRow[]> {
   const r = await q.query<ApiKeyRow>(
