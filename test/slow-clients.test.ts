@@ -16,7 +16,7 @@ const IDLE_MS = 3000
 // Node checks the header and request bounds once a second (connectionsCheckingInterval).
 const CHECK_MS = 1000
 
-interface Observed { closedAfterMs: number | null, status: number | null }
+interface Observed { closedAfterMs: number | null, status: number | null, body?: string }
 
 /** Opens a connection, sends `head`, then one byte of `trickle` every `everyMs` until the server closes it. */
 function slowClient (port: number, head: string, trickle: string, everyMs: number): { socket: Socket, done: Promise<Observed> } {
@@ -34,7 +34,7 @@ function slowClient (port: number, head: string, trickle: string, everyMs: numbe
     socket.once('close', () => {
       clearInterval(timer)
       const m = /^HTTP\/1\.1 (\d{3})/.exec(received)
-      resolve({ closedAfterMs: performance.now() - started, status: m === null ? null : Number(m[1]) })
+      resolve({ closedAfterMs: performance.now() - started, status: m === null ? null : Number(m[1]), body: received.split('\r\n\r\n')[1] ?? '' })
     })
   })
   return { socket, done }
@@ -86,7 +86,9 @@ t.test('200 trickling bodies, slow headers and a silent connection are closed in
     closedWithin([silent], IDLE_MS + slack)
   ])
   t.equal(b.filter(o => o.closedAfterMs === null).length, 0, `every trickling body is closed within ${REQUEST_MS + CHECK_MS + slack} ms`)
-  t.same([...new Set(b.map(o => o.status))], [408], 'each is answered 408 before the close')
+  const other = b.find(o => o.status !== 408)
+  t.same([...new Set(b.map(o => o.status))], [408], `each is answered 408 before the close${other === undefined ? '' : ` (also: ${JSON.stringify(other)})`}`)
+  t.match(JSON.parse(b[0]?.body ?? '{}'), { code: 'VALIDATION_FAILED', message: /took too long to arrive/ }, 'an ErrorResponse')
   t.ok(Math.min(...b.map(o => o.closedAfterMs ?? 0)) >= REQUEST_MS - 100, 'not before REQUEST_TIMEOUT_MS')
   t.equal(hd.filter(o => o.closedAfterMs === null).length, 0, 'every trickling header block is closed')
   t.ok(hd.every(o => o.status === 408 || o.status === null), 'with 408 or nothing')
