@@ -265,3 +265,28 @@ t.test('no vendor extension decides what is valid or hides behaviour', async t =
     }
   }
 })
+
+t.test('every free-text string in a request says what it refuses (enum, format or pattern)', async t => {
+  // A NUL byte in an API key name or a signup name reached PostgreSQL and answered 500; with a
+  // pattern on every free-text field the contract says it is invalid and the walk above sends it.
+  const loose: string[] = []
+  const check = (schema: Schema, at: string): void => {
+    const s = deref<Schema>(schema)
+    const types = [s.type].flat()
+    if (types.includes('string') && s.enum === undefined && s.format === undefined && s.pattern === undefined) loose.push(at)
+  }
+  for (const [path, item] of Object.entries(contract.paths)) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+      const op = item[method] as Op | undefined
+      if (op === undefined) continue
+      for (const p of [...((item.parameters as unknown[] | undefined) ?? []), ...(op.parameters ?? [])].map(x => deref<Param>(x))) {
+        // Header values cannot carry control characters in HTTP at all.
+        if (p.in !== 'header') check(p.schema, `${method} ${path} ${p.in} ${p.name}`)
+      }
+      const body = op.requestBody?.content?.['application/json']?.schema
+      const props = body !== undefined ? (deref<Schema>(body).properties ?? {}) as Record<string, Schema> : {}
+      for (const [name, prop] of Object.entries(props)) check(prop, `${method} ${path} body ${name}`)
+    }
+  }
+  t.same(loose, [], 'no free-text string without a pattern')
+})

@@ -34,6 +34,9 @@ t.test('bad arguments: a clear message, usage, exit 1, nothing created', async t
     [[], /--email is required/],
     [['--email', 'boss@example.com'], /--workspace is required/],
     [['--email', 'not-an-address', '--workspace', 'Acme'], /--email must be an e-mail address/],
+    // The one rule of every entry point (src/lib/email.ts): no surrounding spaces, no commas, ASCII.
+    [['--email', ' boss@example.com', '--workspace', 'Acme'], /--email must be an e-mail address/],
+    [['--email', 'a,b@example.com', '--workspace', 'Acme'], /--email must be an e-mail address/],
     [['--email', 'boss@example.com', '--workspace', 'Acme', '--force'], /Unknown option '--force'/]
   ]
   for (const [args, message] of cases) {
@@ -51,7 +54,7 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   const smtp = await startSmtp(t)
   const env = { DATA_DIR: dir, APP_URL: 'https://app.example.test', SMTP_URL: smtp.url }
 
-  const r = await createAdmin(['--email', ' Boss@Example.com', '--workspace', 'Acme Rockets'], env)
+  const r = await createAdmin(['--email', 'Boss@Example.com', '--workspace', 'Acme Rockets'], env)
   t.equal(r.code, 0, r.stderr)
   const link = lastLine(r.stdout)
   t.match(link, /^https:\/\/app\.example\.test\/signup\?token=[A-Za-z0-9_-]{43}$/, 'last line is the signup link')

@@ -2,7 +2,7 @@ import type { Ports } from '../ports.js'
 import type { Principal } from '../principal.js'
 import type { Queryable } from '../db/client.js'
 import { serviceError } from '../errors.js'
-import { findUserByEmail, normalizeEmail, type Role } from '../db/users.js'
+import { findUserByEmail, type Role } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { auditActorOf } from '../audit/actor.js'
@@ -13,6 +13,7 @@ import {
 import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
+import { emailAddress } from '../lib/email.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
 import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
 
@@ -139,7 +140,8 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
 
   return {
     async invite (actor, input, opts = {}) {
-      const email = normalizeEmail(input.email)
+      // The last gate before the mailer, whoever calls (REST, MCP, the chat bot): one rule.
+      const email = emailAddress(input.email)
       const role = input.role
       if (opts.idempotency === undefined) return await runInvite(actor, email, role)
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.

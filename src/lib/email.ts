@@ -1,0 +1,25 @@
+import { fullFormats } from 'ajv-formats/dist/formats.js'
+import { serviceError } from '../errors.js'
+
+// The one e-mail address rule, for every entry point (REST via the contract's `format: email`,
+// MCP, the chat bot, create-admin) and as the last gate before the mailer: the very function
+// ajv-formats uses for `format: email` (so what a standard validator of openapi.yaml accepts is
+// exactly what is accepted: ASCII only, no commas, no surrounding spaces), at most 254
+// characters (`maxLength`), compared and stored in lower case.
+
+export const EMAIL_MAX_LENGTH = 254
+
+const format = fullFormats.email as RegExp
+
+/** Whether `s` is an e-mail address as the contract's `format: email, maxLength: 254` says. */
+export function isEmailAddress (s: string): boolean {
+  return s.length <= EMAIL_MAX_LENGTH && format.test(s)
+}
+
+/** The address as stored and compared (lower case); throws VALIDATION_FAILED when it is not one. */
+export function emailAddress (s: string, field = 'email'): string {
+  if (!isEmailAddress(s)) {
+    throw serviceError('VALIDATION_FAILED', [`${field} must be an e-mail address`], { errors: [{ in: 'body', field, message: 'must be an e-mail address' }] })
+  }
+  return s.toLowerCase()
+}
