@@ -12,6 +12,7 @@ export const LOGIN_TOKEN_TTL_MS = 15 * 60_000
 /** Links per address per window: beyond this the request is still answered 202, nothing is sent. */
 export const LOGIN_LINKS_PER_EMAIL = 5
 export const LOGIN_LINK_WINDOW_MS = 15 * 60_000
+const NO_USER = '00000000-0000-0000-0000-000000000000'
 
 export interface LoginLinks {
   /**
@@ -30,17 +31,22 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
 
   async function deliver (email: string): Promise<void> {
     const user = await findUserByEmail(db, email)
-    if (user === null || user.status !== 'active') return
+    const active = user !== null && user.status === 'active'
+    // The same work whether or not the address is a user's: the work after one answer delays the
+    // next request (PGlite shares the event loop), so a difference here is a timing oracle. An
+    // unknown address runs the same limit transaction for a user id that matches no row, with a
+    // limit of 0: the same queries and lock, nothing inserted.
     const token = randomToken()
     const now = clock.now()
     const inserted = await db.transaction(async tx => await insertLoginTokenWithinLimit(tx, {
-      userId: user.id,
+      userId: active ? user.id : NO_USER,
       tokenHash: hashToken(token),
       expiresAt: new Date(now.getTime() + LOGIN_TOKEN_TTL_MS),
       now,
       since: new Date(now.getTime() - LOGIN_LINK_WINDOW_MS),
-      max: LOGIN_LINKS_PER_EMAIL
+      max: active ? LOGIN_LINKS_PER_EMAIL : 0
     }))
+    if (!active) return
     if (!inserted) {
       log.info({ userId: user.id }, 'login link not sent: per-address limit reached')
       return

@@ -1,0 +1,118 @@
+// Timing of POST /api/auth/login-link for a known and an unknown address (account enumeration
+// by timing): sequential blocks over real HTTP (loopback, keep-alive) to the app as production
+// builds it, e-mails through a real SMTP server on loopback. Blocks alternate known / unknown;
+// reports the median latency of each kind and the median of the per-pair differences.
+//
+//   npx tsx scripts/measure-login-link.ts                 # PGlite in memory, 40 pairs of 50
+//   npx tsx scripts/measure-login-link.ts --db postgres --url postgres://postgres@127.0.0.1:5432/postgres
+//   npx tsx scripts/measure-login-link.ts --blocks 20 --size 100
+import { parseArgs } from 'node:util'
+import { randomBytes } from 'node:crypto'
+import { SMTPServer } from 'smtp-server'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { openDatabase, type Database } from '../src/db/client.js'
+import { migrate } from '../src/db/migrate.js'
+import { insertWorkspace } from '../src/db/workspaces.js'
+import { insertUser } from '../src/db/users.js'
+import { projectRoot } from '../src/paths.js'
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'pglite' },
+    url: { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    blocks: { type: 'string', default: '40' },
+    size: { type: 'string', default: '50' }
+  },
+  strict: true
+})
+const blocks = Number(values.blocks)
+const size = Number(values.size)
+if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
+
+let received = 0
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS'],
+  logger: false,
+  onData (stream, _session, cb) { stream.on('data', () => {}); stream.on('end', () => { received++; cb() }) }
+})
+await new Promise<void>(resolve => { smtp.listen(0, '127.0.0.1', () => { resolve() }) })
+const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`
+
+let db: Database
+let schema: string | null = null
+if (values.db === 'postgres') {
+  schema = `measure_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: values.url })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  await admin.end()
+  db = await openDatabase({ url: values.url, dataDir: null, schema })
+} else {
+  db = await openDatabase({ url: null, dataDir: null })
+}
+await migrate(db)
+
+const config = loadConfig({ LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, AUTH_RATE_LIMIT_PER_MINUTE: '1000000', APP_URL: 'https://app.example.test' }, { root: projectRoot, ephemeral: true })
+const app = await buildApp({ config, db, logger: false })
+await app.listen({ port: 0, host: '127.0.0.1' })
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+
+const now = new Date()
+const ws = await insertWorkspace(db, { name: 'Measure', now })
+// Many known addresses, each asked for a few times, so most known requests really send a link
+// (an address gets 5 links per 15 minutes) as an attacker probing a list would see.
+const known = await Promise.all(Array.from({ length: Math.ceil((blocks * size) / 4) }, async (_, i) =>
+  (await insertUser(db, { workspaceId: ws.id, email: `known-${i}@example.com`, name: null, role: 'member', now })).email))
+
+let non202 = 0
+let k = 0
+let u = 0
+async function timed (email: string): Promise<number> {
+  const t0 = performance.now()
+  const res = await fetch(`${base}/api/auth/login-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })
+  await res.arrayBuffer()
+  if (res.status !== 202) non202++
+  return performance.now() - t0
+}
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] ?? NaN }
+
+// Warm-up (JIT, connection), not counted.
+for (let i = 0; i < 50; i++) await timed(i % 2 === 0 ? (known[0] as string) : `warm-${i}@example.com`)
+const all = { known: [] as number[], unknown: [] as number[] }
+const diffs: number[] = []
+for (let b = 0; b < blocks; b++) {
+  const kb: number[] = []
+  const ub: number[] = []
+  for (let i = 0; i < size; i++) kb.push(await timed(known[Math.floor(k++ / 4) % known.length] as string))
+  for (let i = 0; i < size; i++) ub.push(await timed(`unknown-${u++}@example.com`))
+  all.known.push(...kb)
+  all.unknown.push(...ub)
+  diffs.push(median(kb) - median(ub))
+}
+await app.services.auth.idle()
+const f = (x: number) => Number(x.toFixed(3))
+console.log(JSON.stringify({
+  database: db.kind,
+  pairs: blocks,
+  blockSize: size,
+  non202,
+  emailsReceived: received,
+  medianMs: { known: f(median(all.known)), unknown: f(median(all.unknown)) },
+  medianOfBlockDifferencesMs: f(median(diffs)),
+  blockDifferencesMs: { min: f(Math.min(...diffs)), max: f(Math.max(...diffs)) },
+  node: process.version
+}, null, 2))
+
+await app.close()
+await db.close()
+await new Promise<void>(resolve => { smtp.close(() => { resolve() }) })
+if (schema !== null) {
+  const c = new pg.Client({ connectionString: values.url })
+  await c.connect()
+  await c.query(`DROP SCHEMA ${schema} CASCADE`)
+  await c.end()
+}
+process.exit(non202 === 0 ? 0 : 1)
