@@ -8,12 +8,9 @@
 //   npx tsx scripts/measure-invite.ts --n 200 --warmup 20
 import { parseArgs } from 'node:util'
 import { randomBytes } from 'node:crypto'
-import { SMTPServer } from 'smtp-server'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
+import { openMeasureDatabase, startSinkSmtp } from './lib/measure-peers.js'
 import { loadConfig } from '../src/config.js'
-import { openDatabase, type Database } from '../src/db/client.js'
-import { migrate } from '../src/db/migrate.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
 import { insertUser } from '../src/db/users.js'
 import { projectRoot } from '../src/paths.js'
@@ -32,32 +29,12 @@ const { values } = parseArgs({
 const n = Number(values.n)
 const warmup = Number(values.warmup)
 if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
+const kind: 'pglite' | 'postgres' = values.db
 
 // The SMTP peer: accepts and discards (counting), like a relay that answers quickly.
-let received = 0
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData (stream, _session, cb) { stream.on('data', () => {}); stream.on('end', () => { received++; cb() }) }
-})
-await new Promise<void>(resolve => { smtp.listen(0, '127.0.0.1', () => { resolve() }) })
-const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`
-
-// The database: PGlite in memory (or on disk with --data-dir), or a throwaway schema on the server.
-let db: Database
-let schema: string | null = null
-if (values.db === 'postgres') {
-  schema = `measure_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: values.url })
-  await admin.connect()
-  await admin.query(`CREATE SCHEMA ${schema}`)
-  await admin.end()
-  db = await openDatabase({ url: values.url, dataDir: null, schema })
-} else {
-  db = await openDatabase({ url: null, dataDir: values['data-dir'] ?? null })
-}
-await migrate(db)
+const smtp = await startSinkSmtp()
+const smtpUrl = smtp.url
+const { db, close: closeDatabase } = await openMeasureDatabase(kind, values.url, values['data-dir'] ?? null)
 
 const config = loadConfig({ LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, INVITE_EMAILS_PER_HOUR: '100000', APP_URL: 'https://app.example.test' }, { root: projectRoot, ephemeral: true })
 const app = await buildApp({ config, db, logger: false })
@@ -92,19 +69,13 @@ console.log(JSON.stringify({
   invites: n,
   warmup,
   non200: failures,
-  emailsReceived: received,
+  emailsReceived: smtp.received(),
   ms: { p50: f(pct(50)), p90: f(pct(90)), p99: f(pct(99)), max: f(samples.at(-1) ?? NaN), mean: f(mean) },
   wallSeconds: f(wall / 1000),
   node: process.version
 }, null, 2))
 
 await app.close()
-await db.close()
-await new Promise<void>(resolve => { smtp.close(() => { resolve() }) })
-if (schema !== null) {
-  const c = new pg.Client({ connectionString: values.url })
-  await c.connect()
-  await c.query(`DROP SCHEMA ${schema} CASCADE`)
-  await c.end()
-}
+await closeDatabase()
+await smtp.close()
 process.exit(failures === 0 ? 0 : 1)

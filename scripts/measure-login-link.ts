@@ -7,13 +7,9 @@
 //   npx tsx scripts/measure-login-link.ts --db postgres --url postgres://postgres@127.0.0.1:5432/postgres
 //   npx tsx scripts/measure-login-link.ts --blocks 20 --size 100
 import { parseArgs } from 'node:util'
-import { randomBytes } from 'node:crypto'
-import { SMTPServer } from 'smtp-server'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
+import { openMeasureDatabase, startSinkSmtp } from './lib/measure-peers.js'
 import { loadConfig } from '../src/config.js'
-import { openDatabase, type Database } from '../src/db/client.js'
-import { migrate } from '../src/db/migrate.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
 import { insertUser } from '../src/db/users.js'
 import { projectRoot } from '../src/paths.js'
@@ -30,30 +26,11 @@ const { values } = parseArgs({
 const blocks = Number(values.blocks)
 const size = Number(values.size)
 if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
+const kind: 'pglite' | 'postgres' = values.db
 
-let received = 0
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData (stream, _session, cb) { stream.on('data', () => {}); stream.on('end', () => { received++; cb() }) }
-})
-await new Promise<void>(resolve => { smtp.listen(0, '127.0.0.1', () => { resolve() }) })
-const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`
-
-let db: Database
-let schema: string | null = null
-if (values.db === 'postgres') {
-  schema = `measure_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: values.url })
-  await admin.connect()
-  await admin.query(`CREATE SCHEMA ${schema}`)
-  await admin.end()
-  db = await openDatabase({ url: values.url, dataDir: null, schema })
-} else {
-  db = await openDatabase({ url: null, dataDir: null })
-}
-await migrate(db)
+const smtp = await startSinkSmtp()
+const smtpUrl = smtp.url
+const { db, close: closeDatabase } = await openMeasureDatabase(kind, values.url, null)
 
 const config = loadConfig({ LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, AUTH_RATE_LIMIT_PER_MINUTE: '1000000', APP_URL: 'https://app.example.test' }, { root: projectRoot, ephemeral: true })
 const app = await buildApp({ config, db, logger: false })
@@ -99,7 +76,7 @@ console.log(JSON.stringify({
   pairs: blocks,
   blockSize: size,
   non202,
-  emailsReceived: received,
+  emailsReceived: smtp.received(),
   medianMs: { known: f(median(all.known)), unknown: f(median(all.unknown)) },
   medianOfBlockDifferencesMs: f(median(diffs)),
   blockDifferencesMs: { min: f(Math.min(...diffs)), max: f(Math.max(...diffs)) },
@@ -107,12 +84,6 @@ console.log(JSON.stringify({
 }, null, 2))
 
 await app.close()
-await db.close()
-await new Promise<void>(resolve => { smtp.close(() => { resolve() }) })
-if (schema !== null) {
-  const c = new pg.Client({ connectionString: values.url })
-  await c.connect()
-  await c.query(`DROP SCHEMA ${schema} CASCADE`)
-  await c.end()
-}
+await closeDatabase()
+await smtp.close()
 process.exit(non202 === 0 ? 0 : 1)
