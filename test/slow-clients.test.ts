@@ -26,10 +26,14 @@ function slowClient (port: number, head: string, trickle: string, everyMs: numbe
   let i = 0
   socket.on('data', (c: Buffer) => { received += c.toString() })
   socket.on('error', () => {})
-  socket.once('connect', () => { if (head !== '') socket.write(head) })
-  const timer = setInterval(() => {
-    if (socket.writable && i < trickle.length) socket.write(trickle[i++] as string)
-  }, everyMs)
+  let timer: NodeJS.Timeout | undefined
+  // The trickle starts once the head is written: on a loaded machine a timer could fire first.
+  socket.once('connect', () => {
+    if (head !== '') socket.write(head)
+    timer = setInterval(() => {
+      if (socket.writable && i < trickle.length) socket.write(trickle[i++] as string)
+    }, everyMs)
+  })
   const done = new Promise<Observed>(resolve => {
     socket.once('close', () => {
       clearInterval(timer)
