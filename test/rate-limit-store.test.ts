@@ -7,7 +7,7 @@ import { createApiKey, MCP, mcpRequest } from './helpers/mcp.js'
 
 // REDIS_URL set but Redis unreachable (a closed loopback port). RATE_LIMIT_FAIL_OPEN=true (the
 // default): requests are answered at once and counted in this instance's memory, so the limit
-// still holds per instance. RATE_LIMIT_FAIL_OPEN=false: limited operations answer 500.
+// still holds per instance. RATE_LIMIT_FAIL_OPEN=false: limited operations answer 503 with Retry-After.
 
 async function timedMcpCall (h: TestApp, key: string): Promise<{ res: LightMyRequestResponse, ms: number }> {
   const started = performance.now()
@@ -38,22 +38,23 @@ t.test('fail-open (default): Redis down, requests pass quickly and the limit hol
   assertContract(t, 'POST', MCP, res)
 })
 
-t.test('fail-closed: Redis down, limited operations answer 500; unlimited ones work', async t => {
+t.test('fail-closed: Redis down, limited operations answer 503 with Retry-After; unlimited ones work', async t => {
   const port = await closedPort()
   const h = await build(t, { env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_FAIL_OPEN: 'false' } })
   const admin = await h.signIn({ role: 'admin' })
   const key = (await createApiKey(h, admin)).secret
 
   const { res, ms } = await timedMcpCall(h, key)
-  t.equal(res.statusCode, 500)
-  t.equal(res.json().code, 'INTERNAL_ERROR')
-  t.match(res.json().message, /^Internal server error/)
+  t.equal(res.statusCode, 503, 'an outage of Redis is not the caller\'s fault: 503, not 500')
+  t.equal(res.json().code, 'SERVICE_UNAVAILABLE')
+  t.equal(res.headers['retry-after'], '5')
   t.notMatch(res.body, /redis|stream|ECONN|writeable|enableOfflineQueue/i, 'masked: no Redis error text')
   assertContract(t, 'POST', MCP, res)
   t.ok(ms < 2000, `answered quickly (${Math.round(ms)} ms)`)
 
   const preview = await h.inject({ method: 'POST', url: '/api/auth/invitation', headers: { 'content-type': 'application/json' }, payload: { token: 'x' } })
-  t.equal(preview.statusCode, 500, 'public auth operations (per-IP limit) too')
+  t.equal(preview.statusCode, 503, 'public auth operations (per-IP limit) too')
+  t.equal(preview.headers['retry-after'], '5')
   assertContract(t, 'POST', '/api/auth/invitation', preview)
 
   const me = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: admin.cookie } })

@@ -71,7 +71,15 @@ export class RedisWindowCounter implements WindowCounter {
   }
 
   async add (key: string, amount: number, windowMs: number): Promise<WindowCount> {
-    const [current, ttl] = await this.#redis.windowCounterAdd(this.namespace + key, amount, windowMs)
+    let answer: [number, number]
+    try {
+      answer = await this.#redis.windowCounterAdd(this.namespace + key, amount, windowMs)
+    } catch (err) {
+      // An outage of the shared store is not the caller's fault: 503 with Retry-After (fail-closed),
+      // or, behind FailOpenWindowCounter, the signal to count in memory instead.
+      throw storeUnavailable(err)
+    }
+    const [current, ttl] = answer
     return { current, ttl }
   }
 }
@@ -102,6 +110,16 @@ export class FailOpenWindowCounter implements WindowCounter {
 }
 
 /** RATE_LIMITED for a spent window, with the headers @fastify/rate-limit sets on its own 429s. */
+/** Seconds a client should wait after the shared rate-limit store did not answer. */
+const STORE_RETRY_AFTER_SECONDS = 5
+
+function storeUnavailable (cause: unknown): ServiceError {
+  const err = serviceError('SERVICE_UNAVAILABLE', ['the rate-limit store does not answer; retry shortly'])
+  err.cause = cause
+  err.headers = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) }
+  return err
+}
+
 export function windowSpent (max: number, ttlMs: number): ServiceError {
   const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
   const err = serviceError('RATE_LIMITED', [seconds])

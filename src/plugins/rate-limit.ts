@@ -20,7 +20,8 @@ import { FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, windowS
 // Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
 //  - RATE_LIMIT_FAIL_OPEN=true (default): counted in this instance's memory until Redis answers
 //    again (N instances: at most N × the limit); an outage of Redis never takes the API down.
-//  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 500 INTERNAL_ERROR until Redis is back.
+//  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 503 SERVICE_UNAVAILABLE
+//    (Retry-After) until Redis is back: an outage of a peer is never the caller's fault.
 
 export type RateLimitScope = 'client-ip' | 'api-key'
 
