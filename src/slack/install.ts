@@ -1,0 +1,168 @@
+import type { Config } from '../config.js'
+import type { Clock } from '../clock.js'
+import type { Database, Queryable } from '../db/client.js'
+import type { Logger } from '../logger.js'
+import type { Principal } from '../principal.js'
+import { serviceError } from '../errors.js'
+import { randomToken, hashToken, safeEqual } from '../lib/tokens.js'
+import { encryptSecret } from '../lib/crypto.js'
+import { consumeOAuthState, insertOAuthState, type OAuthStateRow } from '../db/oauth-states.js'
+import { findUserInWorkspace, type UserRow } from '../db/users.js'
+import { insertAuditEvent } from '../db/audit-events.js'
+import { findChatInstallation, upsertChatInstallation } from '../db/chat-installations.js'
+import { SlackApiError, type OAuthAccess, type SlackWebApi } from './web-api.js'
+
+// The Slack app's OAuth v2 install: a state bound to the installing admin, the code exchanged
+// for a bot token, and the installation stored with its token encrypted for its own team.
+
+export const SLACK_STATE_COOKIE = 'slack_oauth_state'
+export const SLACK_STATE_COOKIE_PATH = '/api/oauth/slack'
+export const SLACK_STATE_TTL_SECONDS = 10 * 60
+
+export type SlackConfig = NonNullable<Config['slack']>
+
+/** Additional authenticated data for a bot token: a ciphertext only decrypts for its own team. */
+export const botTokenContext = (teamId: string): string => `slack-bot-token:${teamId}`
+
+export interface InstallCallback {
+  cookieState: string | undefined
+  queryState: string | undefined
+  code: string | undefined
+  error: string | undefined
+}
+
+export interface SlackInstall {
+  startInstall(actor: Principal): Promise<{ location: string, state: string }>
+  completeInstall(input: InstallCallback): Promise<{ installationId: string, teamId: string }>
+}
+
+export interface SlackInstallDeps {
+  db: Database
+  clock: Clock
+  log: Logger
+  api: SlackWebApi
+  /** Throws CHAT_PLATFORM_NOT_CONFIGURED when the app is not set up. */
+  requireConfigured(): { slack: SlackConfig, key: Buffer }
+}
+
+const invalid = (reason: string) => serviceError('OAUTH_STATE_INVALID', [reason])
+
+export function createSlackInstall (deps: SlackInstallDeps): SlackInstall {
+  return {
+    startInstall: async actor => await startInstall(deps, actor),
+    completeInstall: async input => await completeInstall(deps, input)
+  }
+}
+
+/** A fresh single-use state bound to the admin, and Slack's authorize URL carrying it. */
+async function startInstall (deps: SlackInstallDeps, actor: Principal): Promise<{ location: string, state: string }> {
+  const { db, clock } = deps
+  const { slack } = deps.requireConfigured()
+  const state = randomToken()
+  const now = clock.now()
+  await insertOAuthState(db, {
+    stateHash: hashToken(state),
+    kind: 'slack',
+    workspaceId: actor.workspaceId,
+    userId: actor.userId,
+    expiresAt: new Date(now.getTime() + SLACK_STATE_TTL_SECONDS * 1000),
+    now
+  })
+  const url = new URL(slack.authorizeUrl)
+  url.searchParams.set('client_id', slack.clientId)
+  url.searchParams.set('scope', slack.scopes.join(','))
+  url.searchParams.set('redirect_uri', slack.redirectUri)
+  url.searchParams.set('state', state)
+  return { location: url.toString(), state }
+}
+
+async function completeInstall (deps: SlackInstallDeps, input: InstallCallback): Promise<{ installationId: string, teamId: string }> {
+  const { db, clock, log } = deps
+  const { slack, key } = deps.requireConfigured()
+  const bound = await consumeState(deps, input)
+  if (input.error !== undefined) {
+    // Slack's error codes are short snake_case words; anything else is not echoed back.
+    const slackError = /^[a-z_]{1,64}$/.test(input.error) ? input.error : 'unknown'
+    throw serviceError('OAUTH_STATE_INVALID', [`the install was not approved at Slack: ${slackError}`], { slackError })
+  }
+  if (input.code === undefined || input.code === '') throw invalid('Slack sent no authorization code')
+  const admin = await installingAdmin(db, bound)
+  const access = await exchangeCode(deps, slack, input.code)
+  const row = await db.transaction(async tx => await saveInstallation(tx, clock.now(), { key, admin, access }))
+  log.info({ teamId: row.teamId, workspaceId: admin.workspaceId, reinstall: !row.created }, 'slack: app installed')
+  return { installationId: row.id, teamId: row.teamId }
+}
+
+/** The state presented by the callback, checked against the browser's cookie and used up. */
+async function consumeState ({ db, clock }: SlackInstallDeps, input: InstallCallback): Promise<OAuthStateRow> {
+  if (input.queryState === undefined || input.queryState === '' || input.cookieState === undefined || input.cookieState === '') {
+    throw invalid('the state is missing')
+  }
+  if (!safeEqual(input.cookieState, input.queryState)) throw invalid('the state does not belong to this browser')
+  const bound = await consumeOAuthState(db, hashToken(input.queryState), 'slack', clock.now())
+  if ('reason' in bound) {
+    throw invalid({ unknown: 'the state is unknown', used: 'the state was already used', expired: 'the state has expired' }[bound.reason])
+  }
+  return bound
+}
+
+/** The admin the state was issued to, if they still are one. */
+async function installingAdmin (db: Queryable, bound: OAuthStateRow): Promise<UserRow> {
+  if (bound.workspaceId === null || bound.userId === null) throw invalid('the state is not bound to an admin')
+  const admin = await findUserInWorkspace(db, bound.workspaceId, bound.userId)
+  if (admin === null || admin.status !== 'active' || admin.role !== 'admin') throw invalid('the installing user is no longer an admin')
+  return admin
+}
+
+async function exchangeCode ({ api, log }: SlackInstallDeps, slack: SlackConfig, code: string): Promise<OAuthAccess> {
+  try {
+    return await api.oauthV2Access({ clientId: slack.clientId, clientSecret: slack.clientSecret, code, redirectUri: slack.redirectUri })
+  } catch (err) {
+    if (!(err instanceof SlackApiError)) throw err
+    log.warn({ slackError: err.slackError }, 'slack: oauth.v2.access failed')
+    throw serviceError('UPSTREAM_FAILED', ['Slack API'])
+  }
+}
+
+/**
+ * Stores (or renews) the installation with its encrypted bot token, and audits it; when the Slack
+ * team moves to another workspace, the old one loses it and its trail says so.
+ */
+async function saveInstallation (tx: Queryable, now: Date, input: { key: Buffer, admin: UserRow, access: OAuthAccess }) {
+  const { key, admin, access } = input
+  const workspaceId = admin.workspaceId
+  const previous = await findChatInstallation(tx, 'slack', access.teamId, { forUpdate: true })
+  const inst = await upsertChatInstallation(tx, {
+    workspaceId,
+    platform: 'slack',
+    teamId: access.teamId,
+    teamName: access.teamName,
+    botUserId: access.botUserId,
+    appId: access.appId,
+    scopes: access.scope,
+    botTokenEnc: encryptSecret(key, access.accessToken, botTokenContext(access.teamId)),
+    installedBy: admin.id,
+    now
+  })
+  const actor = { type: 'user' as const, id: admin.id, label: admin.email }
+  const target = { type: 'chat_installation' as const, id: inst.id }
+  await insertAuditEvent(tx, {
+    workspaceId,
+    action: 'chat.installed',
+    actor,
+    target,
+    payload: { platform: 'slack', teamId: access.teamId, teamName: access.teamName, scopes: access.scope, reinstall: !inst.created },
+    now
+  })
+  if (previous !== null && previous.active && previous.workspaceId !== workspaceId) {
+    await insertAuditEvent(tx, {
+      workspaceId: previous.workspaceId,
+      action: 'chat.uninstalled',
+      actor,
+      target,
+      payload: { platform: 'slack', teamId: access.teamId, reason: 'installed_in_another_workspace' },
+      now
+    })
+  }
+  return inst
+}
