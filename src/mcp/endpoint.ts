@@ -3,7 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../logger.js'
 import type { Principal } from '../principal.js'
-import { errorBody, toServiceError } from '../plugins/errors.js'
+import { errorBody, toServiceError } from '../error-response.js'
 import { argumentsError, type McpTool } from './tools.js'
 
 // The MCP endpoint, stateless: every HTTP request gets a fresh server and transport bound to the

@@ -4,7 +4,7 @@ import type { Services } from '../services.js'
 import type { InvitationStatus } from '../db/invitations.js'
 import type { Role } from '../db/users.js'
 import { serviceError, type ServiceError } from '../errors.js'
-import { toServiceError } from '../plugins/errors.js'
+import { toServiceError } from '../error-response.js'
 import { createValidatorCompiler } from '../validation.js'
 import { toolSchemasFor, withoutExtensions } from './contract-schemas.js'
 
