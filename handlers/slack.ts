@@ -1,26 +1,22 @@
-import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { serviceError } from '../src/errors.js'
-import { browserCookie } from '../src/plugins/auth.js'
-import { SLACK_STATE_COOKIE, SLACK_STATE_COOKIE_PATH, SLACK_STATE_TTL_SECONDS } from '../src/slack/service.js'
+import { oauthStateCookie } from '../src/plugins/auth.js'
 
 export function slackHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents'> {
   const { slack } = services
   // The state cookie is scoped to the Slack OAuth paths.
-  const stateCookie = (reply: FastifyReply) => browserCookie(config, reply, SLACK_STATE_COOKIE_PATH)
+  const stateCookie = oauthStateCookie(config, { name: 'slack_oauth_state', path: '/api/oauth/slack' })
   return {
     async getOauthSlackInstall (request, reply) {
       const { location, state } = await slack.startInstall(principalOf(request))
-      reply.setCookie(SLACK_STATE_COOKIE, state, { ...stateCookie(reply), maxAge: SLACK_STATE_TTL_SECONDS })
+      stateCookie.set(reply, state)
       return await reply.redirect(location, 302)
     },
 
     async getOauthSlackCallback (request, reply) {
-      // Cleared whatever the outcome: a state is good for one attempt only.
-      reply.clearCookie(SLACK_STATE_COOKIE, stateCookie(reply))
       const q = request.query
-      await slack.completeInstall({ cookieState: request.cookies[SLACK_STATE_COOKIE], queryState: q.state, code: q.code, error: q.error })
+      await slack.completeInstall({ cookieState: stateCookie.take(request, reply), queryState: q.state, code: q.code, error: q.error })
       return await reply.redirect(config.appUrl, 302)
     },
 

@@ -1,21 +1,16 @@
 import { OauthException, type WorkOS } from '@workos-inc/node'
 import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
-import { consumeOAuthState, insertOAuthState } from '../db/oauth-states.js'
 import { findUserByEmail, insertUser, setUserWorkosId, type UserRow } from '../db/users.js'
 import { findWorkspaceByOrganization } from '../db/workspaces.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { serviceError } from '../errors.js'
-import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
 import { createWorkOS } from './workos-client.js'
 import type { SessionService } from '../sessions/service.js'
 import { isUniqueViolation } from '../db/errors.js'
 
-// WorkOS AuthKit login. The `state` is bound to the browser twice: an HttpOnly cookie holds it,
-// and the database holds its hash (single use, 10 minutes). A callback must present both.
-
-export const OAUTH_STATE_COOKIE = 'oauth_state'
-export const OAUTH_STATE_TTL_MS = 10 * 60_000
+// WorkOS AuthKit login, with the browser-bound `state` of src/auth/oauth-state.ts.
 
 export interface CallbackInput {
   cookieState: string | undefined
@@ -97,9 +92,7 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
 
     async start () {
       if (cfg === null) throw notConfigured()
-      const state = randomToken()
-      const now = clock.now()
-      await insertOAuthState(db, { stateHash: hashToken(state), kind: 'identity_provider', workspaceId: null, userId: null, expiresAt: new Date(now.getTime() + OAUTH_STATE_TTL_MS), now })
+      const state = await issueOAuthState(db, clock.now(), 'identity_provider', { workspaceId: null, userId: null })
       const url = workos().userManagement.getAuthorizationUrl({ provider: 'authkit', clientId: cfg.clientId, redirectUri: cfg.redirectUri, state })
       return { url, state }
     },
@@ -107,11 +100,7 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
     async complete ({ cookieState, query }) {
       if (cfg === null) throw notConfigured()
       const invalid = (why: string) => serviceError('OAUTH_STATE_INVALID', [why])
-      if (query.state === undefined || query.state === '') throw invalid('the state parameter is missing')
-      if (cookieState === undefined || cookieState === '') throw invalid('this browser did not start the sign-in')
-      if (!safeEqual(cookieState, query.state)) throw invalid('the state does not match this browser')
-      const consumed = await consumeOAuthState(db, hashToken(query.state), 'identity_provider', clock.now())
-      if ('reason' in consumed) throw invalid(consumed.reason === 'used' ? 'the state was already used' : consumed.reason === 'expired' ? 'the state has expired' : 'the state is unknown')
+      await consumeBrowserOAuthState(db, clock.now(), 'identity_provider', { cookieState, queryState: query.state })
       if (query.error !== undefined) throw invalid('the identity provider reported an error')
       if (query.code === undefined || query.code === '') throw invalid('the authorization code is missing')
       const { user, organizationId } = await exchange(query.code)

@@ -6,6 +6,7 @@ import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
 import { SESSION_COOKIE, type SessionTokenSigner } from '../sessions/service.js'
 import type { SecurityServices } from '../auth/security.js'
+import { OAUTH_STATE_TTL_MS } from '../auth/oauth-state.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
 // exp, iss and aud required on verify. Only the service_session cookie is ever read. A numeric
@@ -53,6 +54,20 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
  */
 export function browserCookie (config: Config, reply: FastifyReply, path: string) {
   return { httpOnly: true, sameSite: 'lax' as const, path, secure: config.session.secureCookie || reply.request.protocol === 'https' }
+}
+
+/** A browser's OAuth state cookie, one per flow: set at the redirect, read and cleared at the callback (single use, whatever the outcome). */
+export function oauthStateCookie (config: Config, cookie: { name: string, path: string }) {
+  const options = (reply: FastifyReply) => browserCookie(config, reply, cookie.path)
+  return {
+    set (reply: FastifyReply, state: string): void {
+      reply.setCookie(cookie.name, state, { ...options(reply), maxAge: OAUTH_STATE_TTL_MS / 1000 })
+    },
+    take (request: FastifyRequest, reply: FastifyReply): string | undefined {
+      reply.clearCookie(cookie.name, options(reply))
+      return request.cookies[cookie.name]
+    }
+  }
 }
 
 export const authTokens = fp(authTokensPlugin, { name: 'auth-tokens', fastify: '5.x' })

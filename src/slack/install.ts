@@ -4,20 +4,17 @@ import type { Database, Queryable } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
-import { randomToken, hashToken, safeEqual } from '../lib/tokens.js'
 import { encryptSecret } from '../lib/crypto.js'
-import { consumeOAuthState, insertOAuthState, type OAuthStateRow } from '../db/oauth-states.js'
+import type { OAuthStateRow } from '../db/oauth-states.js'
+import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
 import { findUserInWorkspace, type UserRow } from '../db/users.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { findChatInstallation, upsertChatInstallation } from '../db/chat-installations.js'
 import { SlackApiError, type OAuthAccess, type SlackWebApi } from './web-api.js'
 
-// The Slack app's OAuth v2 install: a state bound to the installing admin, the code exchanged
-// for a bot token, and the installation stored with its token encrypted for its own team.
-
-export const SLACK_STATE_COOKIE = 'slack_oauth_state'
-export const SLACK_STATE_COOKIE_PATH = '/api/oauth/slack'
-export const SLACK_STATE_TTL_SECONDS = 10 * 60
+// The Slack app's OAuth v2 install: a browser-bound state (src/auth/oauth-state.ts) tied to the
+// installing admin, the code exchanged for a bot token, and the installation stored with its
+// token encrypted for its own team.
 
 export type SlackConfig = NonNullable<Config['slack']>
 
@@ -58,16 +55,7 @@ export function createSlackInstall (deps: SlackInstallDeps): SlackInstall {
 async function startInstall (deps: SlackInstallDeps, actor: Principal): Promise<{ location: string, state: string }> {
   const { db, clock } = deps
   const { slack } = deps.requireConfigured()
-  const state = randomToken()
-  const now = clock.now()
-  await insertOAuthState(db, {
-    stateHash: hashToken(state),
-    kind: 'slack',
-    workspaceId: actor.workspaceId,
-    userId: actor.userId,
-    expiresAt: new Date(now.getTime() + SLACK_STATE_TTL_SECONDS * 1000),
-    now
-  })
+  const state = await issueOAuthState(db, clock.now(), 'slack', { workspaceId: actor.workspaceId, userId: actor.userId })
   const url = new URL(slack.authorizeUrl)
   url.searchParams.set('client_id', slack.clientId)
   url.searchParams.set('scope', slack.scopes.join(','))
@@ -79,7 +67,7 @@ async function startInstall (deps: SlackInstallDeps, actor: Principal): Promise<
 async function completeInstall (deps: SlackInstallDeps, input: InstallCallback): Promise<{ installationId: string, teamId: string }> {
   const { db, clock, log } = deps
   const { slack, key } = deps.requireConfigured()
-  const bound = await consumeState(deps, input)
+  const bound = await consumeBrowserOAuthState(db, clock.now(), 'slack', input)
   if (input.error !== undefined) {
     // Slack's error codes are short snake_case words; anything else is not echoed back.
     const slackError = /^[a-z_]{1,64}$/.test(input.error) ? input.error : 'unknown'
@@ -91,19 +79,6 @@ async function completeInstall (deps: SlackInstallDeps, input: InstallCallback):
   const row = await db.transaction(async tx => await saveInstallation(tx, clock.now(), { key, admin, access }))
   log.info({ teamId: row.teamId, workspaceId: admin.workspaceId, reinstall: !row.created }, 'slack: app installed')
   return { installationId: row.id, teamId: row.teamId }
-}
-
-/** The state presented by the callback, checked against the browser's cookie and used up. */
-async function consumeState ({ db, clock }: SlackInstallDeps, input: InstallCallback): Promise<OAuthStateRow> {
-  if (input.queryState === undefined || input.queryState === '' || input.cookieState === undefined || input.cookieState === '') {
-    throw invalid('the state is missing')
-  }
-  if (!safeEqual(input.cookieState, input.queryState)) throw invalid('the state does not belong to this browser')
-  const bound = await consumeOAuthState(db, hashToken(input.queryState), 'slack', clock.now())
-  if ('reason' in bound) {
-    throw invalid({ unknown: 'the state is unknown', used: 'the state was already used', expired: 'the state has expired' }[bound.reason])
-  }
-  return bound
 }
 
 /** The admin the state was issued to, if they still are one. */

@@ -14,7 +14,7 @@ import { handleSlackEvent, type InvitationsPort } from './bot.js'
 // invite people from Slack (bot.ts). Without a Slack config or an encryption key every operation
 // answers CHAT_PLATFORM_NOT_CONFIGURED.
 
-export { botTokenContext, SLACK_STATE_COOKIE, SLACK_STATE_COOKIE_PATH, SLACK_STATE_TTL_SECONDS } from './install.js'
+export { botTokenContext } from './install.js'
 export type { SlackEnvelope } from './event-queue.js'
 export type { InvitationsPort } from './bot.js'
 
