@@ -68,7 +68,7 @@ t.test('WorkOS AuthKit login', async t => {
       WORKOS_API_HOSTNAME: fake.hostname,
       WORKOS_API_PORT: String(fake.port),
       WORKOS_API_HTTPS: 'false',
-      WORKOS_TIMEOUT_MS: '700',
+      WORKOS_TIMEOUT_MS: '2000',
       PUBLIC_URL: 'http://service.example.test',
       APP_URL: 'http://app.example.test'
     }
