@@ -47,23 +47,43 @@ export interface NewInvitation {
   now: Date
 }
 
+/** A send lease (see migration 004): who rotates and sends this invitation now, and until when. */
+export interface SendLease { owner: string, until: Date }
+
 /**
  * Insert a pending invitation, or — when one is already pending for this workspace + e-mail —
  * refresh that one (same id, new token, role and expiry). The partial unique index makes this
  * one statement safe under concurrent invites: exactly one pending row results.
- * `created` tells which happened.
+ * `created` tells which happened. With `lease`, the same statement takes the send lease, and
+ * changes nothing (answers null) while another owner's lease runs: the caller waits for it.
  */
-export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation): Promise<InvitationRow & { created: boolean }> {
+export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation): Promise<InvitationRow & { created: boolean }>
+export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation, lease: SendLease): Promise<(InvitationRow & { created: boolean }) | null>
+export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation, lease?: SendLease): Promise<(InvitationRow & { created: boolean }) | null> {
   const r = await q.query<InvitationRow & { created: boolean }>(
-    `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+    `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at, send_owner, send_until)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
      ON CONFLICT (workspace_id, email) WHERE status = 'pending'
      DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
                    invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
-                   delivery_status = 'pending', delivery_error = NULL, updated_at = EXCLUDED.updated_at
+                   delivery_status = 'pending', delivery_error = NULL, updated_at = EXCLUDED.updated_at,
+                   send_owner = EXCLUDED.send_owner, send_until = EXCLUDED.send_until
+       WHERE $9::uuid IS NULL OR invitations.send_until IS NULL OR invitations.send_until <= $8
      RETURNING ${INVITATION_COLUMNS}, (xmax = 0) AS created`,
-    [invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt, invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now])
-  return r.rows[0] as InvitationRow & { created: boolean }
+    [invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt, invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now, lease?.owner ?? null, lease?.until ?? null])
+  return r.rows[0] ?? null
+}
+
+/** Take the send lease of an invitation if it is free or has run out; false while another owner holds it. */
+export async function takeSendLease (q: Queryable, id: string, lease: SendLease, now: Date): Promise<boolean> {
+  const r = await q.query(
+    'UPDATE invitations SET send_owner = $2, send_until = $3 WHERE id = $1 AND (send_until IS NULL OR send_until <= $4)', [id, lease.owner, lease.until, now])
+  return r.rowCount === 1
+}
+
+/** Give the send lease back (only its owner can). */
+export async function releaseSendLease (q: Queryable, id: string, owner: string): Promise<void> {
+  await q.query('UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = $1 AND send_owner = $2', [id, owner])
 }
 
 export async function findInvitation (q: Queryable, workspaceId: string, id: string): Promise<InvitationRow | null> {

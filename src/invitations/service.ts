@@ -8,8 +8,9 @@ import { insertAuditEvent } from '../db/audit-events.js'
 import { auditActorOf } from '../audit/actor.js'
 import {
   effectiveStatus, expireStalePendingInvitation, findInvitation, listInvitations, markInvitationRevoked,
-  refreshInvitationToken, upsertPendingInvitation, type InvitationRow, type InvitationStatus
+  refreshInvitationToken, takeSendLease, upsertPendingInvitation, type InvitationRow, type InvitationStatus
 } from '../db/invitations.js'
+import { underSendLease } from './send-lease.js'
 import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
@@ -76,6 +77,10 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
   const { db, clock, config, log } = ports
   const idp = idpOverride ?? createIdentityProviderInvitations(config)
   const ttlMs = config.invitationTtlDays * DAY_MS
+  // A send lease covers the longest delivery: the SMTP deadline plus the bounded wait for the
+  // server's reply after the whole message went out, or the identity provider's calls; + margin.
+  const leaseMs = Math.max(2 * config.smtp.timeoutMs, 3 * (config.workos?.timeoutMs ?? 0)) + 5_000
+  const lease = { db, clock, log, leaseMs }
 
   const workspaceOf = async (actor: Principal) => {
     const ws = await findWorkspace(db, actor.workspaceId)
@@ -108,10 +113,10 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
     const ws = await workspaceOf(actor)
     return await onBudget(actor, ws, async deliver => {
       const token = randomToken(32)
-      const now = clock.now()
       // The invitation is committed before anything is sent: a failed send leaves a row that
-      // records the failure, and a retry re-sends this same invitation.
-      const inv = await db.transaction(async tx => {
+      // records the failure, and a retry re-sends this same invitation. Rotation and send are
+      // ordered by the send lease, taken by the upsert itself.
+      return await underSendLease(lease, async (sendLease, now) => await db.transaction(async tx => {
         if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
         await expireStalePendingInvitation(tx, ws.id, email, now)
         const row = await upsertPendingInvitation(tx, {
@@ -123,7 +128,8 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
           invitedBy: actor.kind === 'apiKey' ? null : actor.userId,
           invitedByApiKey: actor.apiKeyId,
           now
-        })
+        }, sendLease)
+        if (row === null) return null
         await insertAuditEvent(tx, {
           workspaceId: ws.id,
           action: row.created ? 'invitation.created' : 'invitation.resent',
@@ -133,8 +139,7 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
           now
         })
         return row
-      })
-      return await deliver(inv, token, !inv.created)
+      }), async inv => await deliver(inv, token, !inv.created))
     })
   }
 
@@ -160,13 +165,13 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
       const ws = await workspaceOf(actor)
       return await onBudget(actor, ws, async deliver => {
         const token = randomToken(32)
-        const now = clock.now()
-        const inv = await db.transaction(async tx => {
+        return await underSendLease(lease, async (sendLease, now) => await db.transaction(async tx => {
           const current = await findInvitation(tx, ws.id, invitationId)
           if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
           const status = effectiveStatus(current, now)
           if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
           if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
+          if (!await takeSendLease(tx, current.id, sendLease, now)) return null
           const row = await refreshInvitationToken(tx, current.id, hashToken(token), new Date(now.getTime() + ttlMs), now)
           // Accepted or revoked between the read and the update.
           if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
@@ -174,8 +179,7 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
             workspaceId: ws.id, action: 'invitation.resent', actor: auditActorOf(actor), target: { type: 'invitation', id: row.id }, payload: { email: row.email, role: row.role }, now
           })
           return row
-        })
-        return await deliver(inv, token, true)
+        }), async inv => await deliver(inv, token, true))
       })
     },
 

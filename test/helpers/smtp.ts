@@ -14,6 +14,11 @@ export interface SmtpPeer {
   messages: CaughtMail[]
   /** 'accept' (default) or 'reject-rcpt' (550 at RCPT TO). */
   mode: 'accept' | 'reject-rcpt'
+  /**
+   * When set, the first message received is kept back (not recorded, not answered) until `others`
+   * more messages have arrived, at most `ms`: a server where later sends overtake an earlier one.
+   */
+  holdFirst: { others: number, ms: number } | null
   /** Resolves with the next message received (or one already waiting beyond `seen`). */
   nextMessage(seen?: number, timeoutMs?: number): Promise<CaughtMail>
   close(): Promise<void>
@@ -22,11 +27,16 @@ export interface SmtpPeer {
 export async function startSmtp (t: { teardown(fn: () => unknown): void }): Promise<SmtpPeer> {
   const messages: CaughtMail[] = []
   const waiters: Array<() => void> = []
+  let received = 0
+  const overtaken = async (hold: { others: number, ms: number }): Promise<void> => {
+    await peer.nextMessage(messages.length + hold.others - 1, hold.ms).catch(() => {})
+  }
   const peer: SmtpPeer = {
     url: '',
     port: 0,
     messages,
     mode: 'accept',
+    holdFirst: null,
     async nextMessage (seen = messages.length, timeoutMs = 5000) {
       // Woken by each arriving message (onData below); one timer bounds the whole wait.
       await new Promise<void>((resolve, reject) => {
@@ -53,7 +63,8 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
       stream.on('data', (c: Buffer) => chunks.push(c))
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8')
-        simpleParser(raw).then(parsed => {
+        const hold = received++ === 0 && peer.holdFirst !== null ? overtaken(peer.holdFirst) : Promise.resolve()
+        hold.then(async () => await simpleParser(raw)).then(parsed => {
           messages.push({
             to: session.envelope.rcptTo.map(r => r.address),
             subject: parsed.subject ?? '',
