@@ -81,6 +81,12 @@ export async function takeSendLease (q: Queryable, id: string, lease: SendLease,
   return r.rowCount === 1
 }
 
+/** Extend the send lease while its owner still sends; false if it was lost (ran out and was taken). */
+export async function renewSendLease (q: Queryable, id: string, owner: string, until: Date): Promise<boolean> {
+  const r = await q.query('UPDATE invitations SET send_until = $3 WHERE id = $1 AND send_owner = $2', [id, owner, until])
+  return r.rowCount === 1
+}
+
 /** Give the send lease back (only its owner can). */
 export async function releaseSendLease (q: Queryable, id: string, owner: string): Promise<void> {
   await q.query('UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = $1 AND send_owner = $2', [id, owner])

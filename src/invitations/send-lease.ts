@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
-import { releaseSendLease, type SendLease } from '../db/invitations.js'
+import { releaseSendLease, renewSendLease, type SendLease } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 
 // Rotating an invitation's token and sending the e-mail that carries it are one ordered step,
@@ -15,31 +14,68 @@ import { serviceError } from '../errors.js'
 
 /** Seconds a client is told to wait when the lease stayed busy for the whole wait. */
 const BUSY_RETRY_AFTER_SECONDS = 5
-const POLL_MS = [20, 40, 80, 160, 250]
+// Waiters in this process are woken when a lease here is released; polling (rarely: each poll
+// is a transaction) covers leases held by other instances or left by a dead one.
+const POLL_MS = [50, 100, 200, 400, 1000]
 
-export interface SendLeaseDeps { db: Database, clock: Clock, log: Logger, leaseMs: number }
+export interface SendLeaseDeps {
+  db: Database
+  clock: Clock
+  log: Logger
+  /** How long the lease holds without renewal (IDEMPOTENCY_LEASE_MS); renewed every third of it. */
+  leaseMs: number
+  /** How long a request waits for another's send: the longest delivery, plus margin. */
+  waitMs: number
+}
 
 /**
  * `rotate` rotates the token and takes the lease in its statement (null: another owner holds
  * it); `send` delivers with the new token while the lease is held. The lease is released after
- * the send, whatever its outcome, and runs out by itself after `leaseMs` if this process dies.
+ * the send, whatever its outcome; the owner renews it while it sends, so it runs out by itself
+ * within `leaseMs` if this process dies (kill -9), not after the whole send deadline.
  */
-export async function underSendLease<Row extends { id: string }, R> (
-  deps: SendLeaseDeps,
+export type UnderSendLease = <Row extends { id: string }, R>(
   rotate: (lease: SendLease, now: Date) => Promise<Row | null>,
   send: (row: Row) => Promise<R>
+) => Promise<R>
+
+export function createSendLease (deps: SendLeaseDeps): UnderSendLease {
+  let sleepers: Array<() => void> = []
+  const wakeAll = (): void => { for (const w of sleepers.splice(0)) w() }
+  const nap = async (ms: number): Promise<void> => {
+    await new Promise<void>(resolve => {
+      const timer = setTimeout(done, ms)
+      function done (): void { clearTimeout(timer); sleepers = sleepers.filter(w => w !== done); resolve() }
+      sleepers.push(done)
+    })
+  }
+  return async (rotate, send) => await underSendLease(deps, rotate, send, wakeAll, nap)
+}
+
+async function underSendLease<Row extends { id: string }, R> (
+  deps: SendLeaseDeps,
+  rotate: (lease: SendLease, now: Date) => Promise<Row | null>,
+  send: (row: Row) => Promise<R>,
+  released: () => void,
+  nap: (ms: number) => Promise<void>
 ): Promise<R> {
-  // The wait is bounded in real time (a fake clock in tests does not move by itself): one lease.
-  const giveUpAt = performance.now() + deps.leaseMs
+  // The wait is bounded in real time (a fake clock in tests does not move by itself).
+  const giveUpAt = performance.now() + deps.waitMs
   for (let attempt = 0; ; attempt++) {
     const now = deps.clock.now()
     const lease = { owner: randomUUID(), until: new Date(now.getTime() + deps.leaseMs) }
     const row = await rotate(lease, now)
     if (row !== null) {
+      const renew = setInterval(() => {
+        renewSendLease(deps.db, row.id, lease.owner, new Date(deps.clock.now().getTime() + deps.leaseMs)).catch((e: Error) => { deps.log.warn({ invitationId: row.id, err: e.message }, 'could not renew the send lease') })
+      }, Math.max(1, Math.floor(deps.leaseMs / 3)))
+      renew.unref()
       try {
         return await send(row)
       } finally {
+        clearInterval(renew)
         await releaseSendLease(deps.db, row.id, lease.owner).catch((e: Error) => { deps.log.warn({ invitationId: row.id, err: e.message }, 'could not release the send lease; it runs out by itself') })
+        released()
       }
     }
     if (performance.now() >= giveUpAt) {
@@ -47,6 +83,6 @@ export async function underSendLease<Row extends { id: string }, R> (
       err.headers = { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) }
       throw err
     }
-    await sleep(POLL_MS[Math.min(attempt, POLL_MS.length - 1)])
+    await nap(POLL_MS[Math.min(attempt, POLL_MS.length - 1)] as number)
   }
 }

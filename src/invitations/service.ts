@@ -10,7 +10,7 @@ import {
   effectiveStatus, expireStalePendingInvitation, findInvitation, listInvitations, markInvitationRevoked,
   refreshInvitationToken, takeSendLease, upsertPendingInvitation, type InvitationRow, type InvitationStatus
 } from '../db/invitations.js'
-import { underSendLease } from './send-lease.js'
+import { createSendLease } from './send-lease.js'
 import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
@@ -77,10 +77,10 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
   const { db, clock, config, log } = ports
   const idp = idpOverride ?? createIdentityProviderInvitations(config)
   const ttlMs = config.invitationTtlDays * DAY_MS
-  // A send lease covers the longest delivery: the SMTP deadline plus the bounded wait for the
-  // server's reply after the whole message went out, or the identity provider's calls; + margin.
-  const leaseMs = Math.max(2 * config.smtp.timeoutMs, 3 * (config.workos?.timeoutMs ?? 0)) + 5_000
-  const lease = { db, clock, log, leaseMs }
+  // A request waits for another's send at most the longest delivery (the SMTP deadline, or the
+  // identity provider's calls) plus margin; the lease itself is short and renewed while sending.
+  const waitMs = Math.max(2 * config.smtp.timeoutMs, 3 * (config.workos?.timeoutMs ?? 0)) + 5_000
+  const underSendLease = createSendLease({ db, clock, log, leaseMs: config.idempotencyLeaseMs, waitMs })
 
   const workspaceOf = async (actor: Principal) => {
     const ws = await findWorkspace(db, actor.workspaceId)
@@ -116,7 +116,7 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
       // The invitation is committed before anything is sent: a failed send leaves a row that
       // records the failure, and a retry re-sends this same invitation. Rotation and send are
       // ordered by the send lease, taken by the upsert itself.
-      return await underSendLease(lease, async (sendLease, now) => await db.transaction(async tx => {
+      return await underSendLease(async (sendLease, now) => await db.transaction(async tx => {
         if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
         await expireStalePendingInvitation(tx, ws.id, email, now)
         const row = await upsertPendingInvitation(tx, {
@@ -165,7 +165,7 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
       const ws = await workspaceOf(actor)
       return await onBudget(actor, ws, async deliver => {
         const token = randomToken(32)
-        return await underSendLease(lease, async (sendLease, now) => await db.transaction(async tx => {
+        return await underSendLease(async (sendLease, now) => await db.transaction(async tx => {
           const current = await findInvitation(tx, ws.id, invitationId)
           if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
           const status = effectiveStatus(current, now)
