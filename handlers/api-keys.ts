@@ -6,7 +6,7 @@ export function apiKeyHandlers ({ services }: HandlerDeps): HandlerGroup<'postAp
     async postApiKeys (request, reply) {
       const created = await services.apiKeys.create(principalOf(request), { name: request.body.name })
       // The secret is in this one answer only; keep it out of any shared cache.
-      return await reply.code(201).header('cache-control', 'no-store').send(created)
+      return await reply.header('cache-control', 'no-store').code(201).send(created)
     },
     async getApiKeys (request) {
       return { items: await services.apiKeys.list(principalOf(request)) }

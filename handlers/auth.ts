@@ -24,7 +24,7 @@ export function authHandlers ({ services }: HandlerDeps): HandlerGroup<'postAuth
 
     async postAuthVerify (request, reply) {
       const { me, token } = await auth.verifyLoginLink(request.body.token)
-      return await reply.setSessionCookie(token).send(me)
+      return await reply.setSessionCookie(token).code(200).send(me)
     },
 
     async postAuthLogout (request, reply) {

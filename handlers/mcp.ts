@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { serviceError, type ServiceError } from '../src/errors.js'
@@ -53,7 +54,8 @@ export function mcpHandlers ({ services, config, contract }: HandlerDeps): Handl
       const type = res.headers.get('content-type')
       if (type !== null) reply.type(type)
       const text = await res.text()
-      return await reply.code(res.status).send(text === '' ? undefined : text)
+      // The SDK's transport chose the status and serialized the JSON-RPC body: not ours to type.
+      return await (reply as FastifyReply).code(res.status).send(text === '' ? undefined : text)
     }
   }
 }

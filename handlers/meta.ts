@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../src/paths.js'
+import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 
 // The reference page's renderer ships inside @scalar/fastify-api-reference; we serve its
@@ -13,13 +14,14 @@ export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpena
   return {
     async getDocsScript (_request, reply) {
       script ??= readFileSync(SCALAR_BUNDLE)
-      return await reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(script)
+      return await reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').code(200).send(script)
     },
     async getOpenapiJson (_request, reply) {
-      return await reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(json)
+      // Serialized once at start: the declared body is the contract object, sent as its JSON text.
+      return await (reply as FastifyReply).type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(json)
     },
     async getDocs (_request, reply) {
-      return await reply.type('text/html; charset=utf-8').send(docsPage())
+      return await reply.type('text/html; charset=utf-8').code(200).send(docsPage())
     }
   }
 }

@@ -16,14 +16,49 @@ type Query<K extends OperationId> = Op<K> extends { parameters: { query?: infer 
 type Params<K extends OperationId> = Op<K> extends { parameters: { path?: infer P } } ? (P extends undefined ? Record<string, never> : NonNullable<P>) : Record<string, never>
 type Headers<K extends OperationId> = Op<K> extends { parameters: { header?: infer H } } ? (H extends undefined ? Record<string, never> : Partial<NonNullable<H>>) : Record<string, never>
 
-export type OperationRequest<K extends OperationId> = FastifyRequest<{
+type Responses<K extends OperationId> = Op<K>['responses']
+/** The statuses operation K declares (numeric keys only; the contract uses no `default` or `2XX`). */
+export type StatusOf<K extends OperationId> = Extract<keyof Responses<K>, number>
+
+/**
+ * The body operation K declares for status S: the JSON schema's type, `undefined` for a response
+ * without content (204, redirects), and raw text or bytes for any other media type (HTML, scripts),
+ * which the contract describes only as a string. Distributes over a union of statuses.
+ */
+export type ResponseOf<K extends OperationId, S extends StatusOf<K>> = S extends unknown
+  ? Responses<K>[S] extends { content: { 'application/json': infer B } } ? B
+    : Responses<K>[S] extends { content?: never } ? undefined
+      : string | Buffer
+  : never
+
+/** The bodies of K's declared 2xx answers (a union when it declares more than one). */
+export type SuccessBody<K extends OperationId> = ResponseOf<K, Extract<StatusOf<K>, 200 | 201 | 202 | 203 | 204>>
+
+/** Status → declared body, in the shape Fastify's `Reply` generic reads, so `reply.code(s).send(b)` is checked. */
+type ReplyMap<K extends OperationId> = { [S in StatusOf<K>]: ResponseOf<K, S> }
+
+type OperationGeneric<K extends OperationId> = {
   Body: JsonBody<K>
   Querystring: Query<K>
   Params: Params<K>
   Headers: Headers<K>
-}>
+  Reply: ReplyMap<K>
+}
 
-export type Handler<K extends OperationId> = (request: OperationRequest<K>, reply: FastifyReply) => Promise<unknown>
+export type OperationRequest<K extends OperationId> = FastifyRequest<OperationGeneric<K>>
+/**
+ * The reply of operation K: `code()` accepts only K's declared statuses and `send()` after it only
+ * that status's body. Methods that return Fastify's own reply type (`header`, `type`, `redirect`)
+ * widen `send()` to the union of K's declared bodies.
+ */
+export type OperationReply<K extends OperationId> = FastifyReply<OperationGeneric<K>>
+
+/**
+ * A handler answers either by returning its operation's 200 body (Fastify sends a returned value
+ * with status 200, so an operation without a declared 200 cannot return a body) or by returning
+ * the reply it sent through, typed as above.
+ */
+export type Handler<K extends OperationId> = (request: OperationRequest<K>, reply: OperationReply<K>) => Promise<ResponseOf<K, Extract<StatusOf<K>, 200>> | OperationReply<K>>
 
 export type HandlerMap = { [K in OperationId]: Handler<K> }
 

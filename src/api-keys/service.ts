@@ -1,3 +1,4 @@
+import type { components } from '../generated/openapi.js'
 import { randomInt } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
@@ -19,18 +20,11 @@ const PREFIX_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 export const LAST_USED_RESOLUTION_MS = 60_000
 
 /** A key as the contract's ApiKey schema shows it (never the secret or its hash). */
-export interface ApiKeyView {
-  id: string
-  name: string
-  prefix: string
-  createdBy: string | null
-  createdAt: string
-  lastUsedAt: string | null
-}
+export type ApiKeyView = components['schemas']['ApiKey']
 
 export interface ApiKeyService {
   /** Creates a key for the actor's workspace; `secret` is the whole key, returned only here. */
-  create(actor: Principal, input: { name: string }): Promise<ApiKeyView & { secret: string }>
+  create(actor: Principal, input: { name: string }): Promise<components['schemas']['ApiKeyCreated']>
   list(actor: Principal): Promise<ApiKeyView[]>
   /** Revokes a live key of the actor's workspace (NOT_FOUND otherwise); effective at once. */
   revoke(actor: Principal, apiKeyId: string): Promise<void>

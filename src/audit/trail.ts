@@ -1,16 +1,10 @@
+import type { components } from '../generated/openapi.js'
 import type { Database } from '../db/client.js'
 import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
 import { decodeCursor, pageOf, SERIAL_ID } from '../lib/pagination.js'
 
 /** An audit event as the contract's AuditEvent schema shows it. */
-export interface AuditEventView {
-  id: string
-  action: AuditAction
-  actor: { type: AuditEventRow['actorType'], id: string | null, label: string | null }
-  target: { type: string, id: string } | null
-  payload: Record<string, unknown>
-  createdAt: string
-}
+export type AuditEventView = components['schemas']['AuditEvent']
 
 export interface AuditQuery {
   action?: AuditAction | undefined
@@ -22,7 +16,7 @@ export interface AuditQuery {
 
 export interface AuditTrailService {
   /** One page of a workspace's audit trail, newest first. */
-  list(workspaceId: string, q: AuditQuery): Promise<{ items: AuditEventView[], nextCursor: string | null }>
+  list(workspaceId: string, q: AuditQuery): Promise<components['schemas']['AuditEventList']>
 }
 
 export function toAuditEventView (row: AuditEventRow): AuditEventView {

@@ -1,13 +1,9 @@
+import type { components } from '../generated/openapi.js'
 import type { Queryable } from './client.js'
 
-export type AuditAction =
-  | 'invitation.created' | 'invitation.resent' | 'invitation.revoked' | 'invitation.accepted' | 'invitation.email_failed'
-  | 'member.role_changed' | 'member.removed'
-  | 'api_key.created' | 'api_key.revoked'
-  | 'chat.installed' | 'chat.uninstalled'
-  | 'session.login' | 'session.logout'
+export type AuditAction = components['schemas']['AuditAction']
 
-export type ActorType = 'user' | 'api_key' | 'system' | 'chat_platform'
+export type ActorType = components['schemas']['AuditEvent']['actor']['type']
 
 export interface AuditActor { type: ActorType, id: string | null, label: string | null }
 export interface AuditTarget { type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation', id: string }

@@ -1,3 +1,4 @@
+import type { components } from '../generated/openapi.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/client.js'
@@ -33,12 +34,7 @@ export interface DeliveryDeps {
 }
 
 /** The contract's InviteUserResponse: what an invite or a re-send answers once delivered. */
-export interface InviteResult {
-  success: boolean
-  message: string
-  invitationId?: string
-  invitationUrl?: string
-}
+export type InviteResult = components['schemas']['InviteUserResponse']
 
 const SYSTEM: AuditActor = { type: 'system', id: null, label: 'identity provider' }
 

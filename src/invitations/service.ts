@@ -16,24 +16,11 @@ import { hashToken, randomToken } from '../lib/tokens.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { emailAddress } from '../lib/email.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
+import type { components } from '../generated/openapi.js'
 import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
 
 /** The contract's Invitation schema: dates as ISO strings, status after the expiry rule. */
-export interface InvitationView {
-  id: string
-  email: string
-  role: Role
-  status: InvitationStatus
-  deliveryStatus: InvitationRow['deliveryStatus']
-  identityProviderInvitationId: string | null
-  invitedBy: string | null
-  expiresAt: string
-  lastSentAt: string | null
-  acceptedAt: string | null
-  revokedAt: string | null
-  createdAt: string
-  updatedAt: string
-}
+export type InvitationView = components['schemas']['Invitation']
 
 export interface InvitationService {
   /**

@@ -18,8 +18,8 @@ declare module 'fastify' {
     sessionSigner: SessionTokenSigner
   }
   interface FastifyReply {
-    setSessionCookie(token: string): FastifyReply
-    clearSessionCookie(): FastifyReply
+    setSessionCookie(token: string): this
+    clearSessionCookie(): this
   }
 }
 
