@@ -58,7 +58,7 @@ export function loadContract (): Record<string, unknown> {
 }
 
 /** Server options shared by production and tests: a test instance must be the same program. */
-export function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHttpOptions<Server> {
+function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHttpOptions<Server> {
   return {
     logger: (logger ?? loggerOptions(config.logLevel)) as NonNullable<FastifyServerOptions['logger']>,
     trustProxy: config.trustProxy as NonNullable<FastifyServerOptions['trustProxy']>,

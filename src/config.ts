@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def })
 const Str = (opts: Record<string, unknown> = {}) => Type.Optional(Type.String({ minLength: 1, ...opts }))
 
-export const EnvSchema = Type.Object({
+const EnvSchema = Type.Object({
   APP_ENV: Type.Union([Type.Literal('local'), Type.Literal('staging'), Type.Literal('production')], { default: 'local' }),
   PORT: Int(0, 65535, 3000),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -62,9 +62,9 @@ export const EnvSchema = Type.Object({
   SLACK_BOT_SCOPES: Type.String({ minLength: 1, default: 'app_mentions:read,chat:write,im:history,users:read,users:read.email' }),
   ENCRYPTION_KEY: Str()
 })
-export type Env = Static<typeof EnvSchema>
+type Env = Static<typeof EnvSchema>
 
-export type TrustProxy = boolean | number | string
+type TrustProxy = boolean | number | string
 
 export interface Config {
   readonly appEnv: 'local' | 'staging' | 'production'
@@ -117,7 +117,7 @@ function describe (schema: TSchema): string {
 }
 
 /** Parse the environment. Throws ConfigError with one line naming the first bad variable. */
-export function parseEnv (raw: Record<string, string | undefined>): Env {
+function parseEnv (raw: Record<string, string | undefined>): Env {
   const picked: Record<string, unknown> = {}
   for (const key of Object.keys(EnvSchema.properties)) {
     const v = raw[key]

@@ -42,8 +42,6 @@ export function formatSchemaErrors (validation: AjvLikeError[], dataVar: string)
   return validationError(validation, dataVar)
 }
 
-interface SecurityErrorLike extends Error { errors?: unknown[] }
-
 /** Seconds a client should wait before retrying after a database outage (short: pools reconnect fast). */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
 
@@ -54,28 +52,12 @@ function databaseUnavailable (): ServiceError {
   return err
 }
 
-/**
- * glue's SecurityError wraps what each security handler threw; answer the most specific one.
- * A scheme that could not be checked (database outage, a bug) outranks "not authenticated": a
- * valid credential must never be answered 401 because we failed to look it up.
- */
-function securityError (err: SecurityErrorLike): { error: ServiceError, internal: boolean } {
-  const thrown = err.errors ?? []
-  const inner = thrown.filter(isServiceError)
-  const forbidden = inner.find(e => e.statusCode === 403)
-  if (forbidden !== undefined) return { error: forbidden, internal: false }
-  const failure = thrown.find(e => !isServiceError(e))
-  if (failure !== undefined) return toServiceError(failure)
-  return { error: inner[0] ?? serviceError('UNAUTHENTICATED'), internal: false }
-}
-
 /** Map anything thrown to a registry error. Unknown errors become INTERNAL_ERROR (masked). */
 export function toServiceError (err: unknown, bodyLimit?: number): { error: ServiceError, internal: boolean } {
   if (isServiceError(err)) return { error: err, internal: false }
   if (isDatabaseUnavailable(err)) return { error: databaseUnavailable(), internal: false }
-  const e = err as FastifyError & SecurityErrorLike
+  const e = err as FastifyError
   if (e.validation !== undefined) return { error: validationError(e.validation as AjvLikeError[], e.validationContext ?? 'body'), internal: false }
-  if (e.name === 'Unauthorized' && Array.isArray(e.errors)) return securityError(e)
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return { error: serviceError('UNSUPPORTED_MEDIA_TYPE'), internal: false }
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return { error: serviceError('PAYLOAD_TOO_LARGE', [bodyLimit !== undefined ? String(bodyLimit) : 'the allowed number of']), internal: false }

@@ -4,7 +4,7 @@ export type Logger = FastifyBaseLogger
 
 // Secrets never reach the logs: cookies, authorization headers and anything named like a token
 // or secret are censored, and query strings of browser flows lose their token/code/state values.
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.cookie',
   'req.headers.authorization',
   'req.headers["x-slack-signature"]',

@@ -3,7 +3,7 @@ import { build, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { startFakeHttp, type FakeRequest } from './helpers/fake-http.js'
 import { startSmtp } from './helpers/smtp.js'
-import { setWorkspaceOrganization } from '../src/db/workspaces.js'
+import { insertWorkspace } from '../src/db/workspaces.js'
 import { withRole } from './helpers/invite.js'
 
 // Path 1: the official WorkOS SDK pointed at a loopback fake of the WorkOS API. Success answers
@@ -54,8 +54,8 @@ t.test('WorkOS invitations path and its fallbacks', async t => {
       WORKOS_TIMEOUT_MS: '500'
     }
   })
-  const admin = await h.signIn({ role: 'admin' })
-  await setWorkspaceOrganization(h.db, admin.workspaceId, ORG)
+  const workspace = await insertWorkspace(h.db, { name: 'Acme', workosOrganizationId: ORG, now: h.clock.now() })
+  const admin = await h.signIn({ role: 'admin', workspaceId: workspace.id })
   const sent = () => fake.requests.filter(r => r.path.startsWith('/user_management/invitations'))
 
   await t.test('success: the provider invites; the answer carries its invitation id', async t => {

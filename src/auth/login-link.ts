@@ -11,7 +11,7 @@ import { escapeHtml } from '../lib/html.js'
 export const LOGIN_TOKEN_TTL_MS = 15 * 60_000
 /** Links per address per window: beyond this the request is still answered 202, nothing is sent. */
 export const LOGIN_LINKS_PER_EMAIL = 5
-export const LOGIN_LINK_WINDOW_MS = 15 * 60_000
+const LOGIN_LINK_WINDOW_MS = 15 * 60_000
 const NO_USER = '00000000-0000-0000-0000-000000000000'
 
 export interface LoginLinks {

@@ -1,6 +1,5 @@
 import type { Ports } from '../ports.js'
-import type { Queryable } from '../db/client.js'
-import { effectiveStatus, findInvitationByTokenHash, type InvitationRow } from '../db/invitations.js'
+import { effectiveStatus, findInvitationByTokenHash, markInvitationAccepted, type InvitationRow } from '../db/invitations.js'
 import { findUserByEmail, findUserInWorkspace, insertUser } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { insertAuditEvent } from '../db/audit-events.js'
@@ -12,18 +11,6 @@ import { loadMe, type Me } from '../members/directory.js'
 import { isUniqueViolation } from '../db/errors.js'
 
 export type InvitationPreview = components['schemas']['InvitationPreview']
-
-/**
- * Mark a pending, unexpired invitation accepted (the WHERE clause makes it single use). Unlike
- * markInvitationAccepted in src/db/invitations.ts it keeps token_hash, so a second use of the
- * link is recognised and answered 410 TOKEN_USED rather than 400 TOKEN_INVALID.
- */
-async function acceptPendingInvitation (q: Queryable, id: string, userId: string, now: Date): Promise<boolean> {
-  const r = await q.query(
-    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, updated_at = $3
-      WHERE id = $1 AND status = 'pending' AND expires_at > $3`, [id, userId, now])
-  return r.rowCount === 1
-}
 
 /** The invitation a token names, if it may still be accepted; otherwise the registry error. */
 function usable (inv: InvitationRow | null, now: Date): InvitationRow {
@@ -65,7 +52,7 @@ export async function acceptInvitation (ports: Ports, sessions: SessionService, 
       const inv = usable(await findInvitationByTokenHash(tx, hashToken(input.token), { forUpdate: true }), now)
       if (await findUserByEmail(tx, inv.email) !== null) throw serviceError('USER_EXISTS')
       const user = await insertUser(tx, { workspaceId: inv.workspaceId, email: inv.email, name, role: inv.role, now })
-      if (!await acceptPendingInvitation(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
+      if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
       const session = await sessions.start(tx, user.id, 'signup')
       const actor = { type: 'user' as const, id: user.id, label: user.email }
       await insertAuditEvent(tx, { workspaceId: inv.workspaceId, action: 'invitation.accepted', actor, target: { type: 'invitation', id: inv.id }, payload: { userId: user.id, role: inv.role }, now })

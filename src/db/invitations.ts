@@ -26,7 +26,7 @@ export interface InvitationRow {
   updatedAt: Date
 }
 
-export const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, status, expires_at AS "expiresAt",
+const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, status, expires_at AS "expiresAt",
   invited_by AS "invitedBy", invited_by_api_key AS "invitedByApiKey", delivery_status AS "deliveryStatus",
   delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
   last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",
@@ -133,11 +133,12 @@ export async function recordDelivery (q: Queryable, id: string, delivery: { stat
 
 /**
  * Mark a pending, unexpired invitation accepted. The WHERE clause is the single-use guarantee:
- * of two concurrent accepts only one updates a row. The token hash is cleared with it.
+ * of two concurrent accepts only one updates a row. The token hash is kept, so a second use of
+ * the link is recognised and answered 410 TOKEN_USED rather than 400 TOKEN_INVALID.
  */
 export async function markInvitationAccepted (q: Queryable, id: string, userId: string, now: Date): Promise<boolean> {
   const r = await q.query(
-    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, token_hash = NULL, updated_at = $3
+    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, updated_at = $3
       WHERE id = $1 AND status = 'pending' AND expires_at > $3`, [id, userId, now])
   return r.rowCount === 1
 }

@@ -52,11 +52,6 @@ export async function listUsers (q: Queryable, workspaceId: string, page: { limi
   return r.rows
 }
 
-export async function countActiveAdmins (q: Queryable, workspaceId: string): Promise<number> {
-  const r = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active'", [workspaceId])
-  return r.rows[0]?.n ?? 0
-}
-
 export async function updateUserRole (q: Queryable, userId: string, role: Role, now: Date): Promise<UserRow | null> {
   const r = await q.query<UserRow>(`UPDATE users SET role = $2, updated_at = $3 WHERE id = $1 RETURNING ${COLUMNS}`, [userId, role, now])
   return r.rows[0] ?? null

@@ -21,10 +21,6 @@ export async function findWorkspaceByOrganization (q: Queryable, organizationId:
   return r.rows[0] ?? null
 }
 
-export async function setWorkspaceOrganization (q: Queryable, id: string, organizationId: string): Promise<void> {
-  await q.query('UPDATE workspaces SET workos_organization_id = $2 WHERE id = $1', [id, organizationId])
-}
-
 /** Whether any workspace exists (a new installation has none until create-admin runs). */
 export async function anyWorkspaceExists (q: Queryable): Promise<boolean> {
   const r = await q.query('SELECT 1 FROM workspaces LIMIT 1')

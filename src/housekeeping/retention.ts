@@ -19,7 +19,7 @@ const HOUR_MS = 3_600_000
 /** Rows per DELETE statement. */
 export const RETENTION_BATCH = 500
 
-export type RetentionCounts = Record<'loginTokens' | 'oauthStates' | 'sessions' | 'idempotencyKeys' | 'chatEvents', number>
+type RetentionCounts = Record<'loginTokens' | 'oauthStates' | 'sessions' | 'idempotencyKeys' | 'chatEvents', number>
 
 export interface RetentionSweep {
   /** One pass over every table; resolves with the rows removed per table. */

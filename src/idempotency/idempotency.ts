@@ -50,7 +50,7 @@ export function idempotencyKeyOf (request: FastifyRequest): IdempotencyKeyOf | u
   return { key, operation }
 }
 
-export interface IdempotentRequest {
+interface IdempotentRequest {
   workspaceId: string
   /** The contract's operationId. */
   operation: string

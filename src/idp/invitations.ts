@@ -7,7 +7,7 @@ import { createWorkOS } from './workos-client.js'
 // (the SDK's `timeout` option; its default is a minute) and never throws: the caller needs to tell
 // "sent", "the provider says this person already exists" (→ 409) and "unavailable" (→ fallback).
 
-export type IdpInvitationOutcome =
+type IdpInvitationOutcome =
   | { kind: 'sent', invitationId: string }
   | { kind: 'user_exists', reason: string }
   | { kind: 'unavailable', reason: string }
@@ -37,7 +37,7 @@ function saysUserExists (text: string): boolean {
   return /user|member/i.test(text) && /already|exist/i.test(text) && !/invit/i.test(text)
 }
 
-export function classifyIdpError (err: unknown): IdpInvitationOutcome {
+function classifyIdpError (err: unknown): IdpInvitationOutcome {
   const e = (err ?? {}) as SdkError
   const status = typeof e.status === 'number' ? e.status : null
   const code = typeof e.code === 'string' ? e.code : (typeof e.error === 'string' ? e.error : '')

@@ -12,7 +12,7 @@ import { isUniqueViolation } from '../db/errors.js'
 
 // WorkOS AuthKit login, with the browser-bound `state` of src/auth/oauth-state.ts.
 
-export interface CallbackInput {
+interface CallbackInput {
   cookieState: string | undefined
   query: { code?: string | undefined, state?: string | undefined, error?: string | undefined }
 }

@@ -20,7 +20,7 @@ import { validateFirstAdminInput } from './validate.js'
 // Running it again for the same e-mail and workspace name re-issues that invitation (fresh link)
 // instead of making a second workspace.
 
-export const CREATE_ADMIN_ACTOR: AuditActor = { type: 'system', id: null, label: 'create-admin' }
+const CREATE_ADMIN_ACTOR: AuditActor = { type: 'system', id: null, label: 'create-admin' }
 
 export interface FirstAdminResult {
   workspaceId: string

@@ -7,7 +7,7 @@ import { serviceError } from '../errors.js'
 // exactly what is accepted: ASCII only, no commas, no surrounding spaces), at most 254
 // characters (`maxLength`), compared and stored in lower case.
 
-export const EMAIL_MAX_LENGTH = 254
+const EMAIL_MAX_LENGTH = 254
 
 const format = fullFormats.email as RegExp
 

@@ -21,7 +21,7 @@ function resolveRef (doc: ContractDoc, ref: string): Json {
 }
 
 /** A deep copy with every `$ref` replaced by what it names (the contract's schemas are not recursive). */
-export function inlineRefs (doc: ContractDoc, value: unknown, depth = 0): unknown {
+function inlineRefs (doc: ContractDoc, value: unknown, depth = 0): unknown {
   if (depth > 32) throw new Error('openapi.yaml: $ref nesting too deep (recursive schema?)')
   if (Array.isArray(value)) return value.map(v => inlineRefs(doc, v, depth + 1))
   if (value === null || typeof value !== 'object') return value

@@ -23,12 +23,12 @@ import { FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, windowS
 //  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 503 SERVICE_UNAVAILABLE
 //    (Retry-After) until Redis is back: an outage of a peer is never the caller's fault.
 
-export type RateLimitScope = 'client-ip' | 'api-key'
+type RateLimitScope = 'client-ip' | 'api-key'
 
 /** An operation's `x-fastify-config.rateLimit` in the contract. */
 export interface RateLimitPolicy { scope: RateLimitScope, countBodyItems?: boolean }
 
-export interface RateLimitedRoute {
+interface RateLimitedRoute {
   /** @fastify/rate-limit's route config (its hook runs in onRequest, after authentication). */
   rateLimit: Record<string, unknown>
   /** Counts the rest of an array body, when the policy says so. */

@@ -15,7 +15,7 @@ declare module 'fastify' {
   }
 }
 
-export interface RedisPluginOptions {
+interface RedisPluginOptions {
   config: Config
   /** Injected by tests to share one client; otherwise created from REDIS_URL. */
   redis?: Redis

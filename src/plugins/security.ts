@@ -27,7 +27,7 @@ interface OperationConfig { authAfterBody?: boolean, [key: string]: unknown }
 interface ContractOperation { security?: Array<Record<string, string[]>>, 'x-fastify-config'?: OperationConfig & { rateLimit?: RateLimitPolicy | false } }
 
 /** What glue's operationResolver adds to a route, besides the handler. */
-export type OperationRoute = Pick<RouteShorthandOptions, 'onRequest' | 'preHandler'> & { config: OperationConfig }
+type OperationRoute = Pick<RouteShorthandOptions, 'onRequest' | 'preHandler'> & { config: OperationConfig }
 
 declare module 'fastify' {
   interface FastifyInstance {

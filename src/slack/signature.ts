@@ -5,7 +5,7 @@ import { safeEqual } from '../lib/tokens.js'
 // 'v0:{X-Slack-Request-Timestamp}:{raw body}' with the signing secret. The timestamp bounds
 // replay: a request more than five minutes from our clock, in either direction, is refused.
 
-export const MAX_SKEW_SECONDS = 5 * 60
+const MAX_SKEW_SECONDS = 5 * 60
 
 export function slackSignature (signingSecret: string, timestamp: string, rawBody: Buffer | string): string {
   const hmac = createHmac('sha256', signingSecret)

@@ -9,7 +9,7 @@ export class SlackApiError extends Error {
   }
 }
 
-export interface OAuthAccess {
+interface OAuthAccess {
   accessToken: string
   scope: string
   botUserId: string | null

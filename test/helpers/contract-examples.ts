@@ -12,7 +12,7 @@ export const contract = loadContract() as Node & { paths: Record<string, Record<
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 /** The node a local JSON pointer (`#/components/...`) names. */
-export function pointer (ref: string): Node {
+function pointer (ref: string): Node {
   if (!ref.startsWith('#/')) throw new Error(`only local $refs are used in openapi.yaml: ${ref}`)
   let node: unknown = contract
   for (const raw of ref.slice(2).split('/')) {
@@ -53,8 +53,8 @@ export function examplesOf (holder: Node): Example[] {
 }
 
 export interface Parameter { name: string, in: string, required?: boolean, schema: unknown, example?: unknown, examples?: unknown }
-export interface MediaType { schema?: unknown, example?: unknown, examples?: Record<string, Node> }
-export interface Response { description: string, content?: Record<string, MediaType>, headers?: Record<string, Node> }
+interface MediaType { schema?: unknown, example?: unknown, examples?: Record<string, Node> }
+interface Response { description: string, content?: Record<string, MediaType>, headers?: Record<string, Node> }
 
 export interface Operation {
   method: string

@@ -31,7 +31,7 @@ export function operations (): Array<{ method: string, path: string, op: Operati
   return out
 }
 
-export function findOperation (method: string, url: string): { path: string, op: Operation } {
+function findOperation (method: string, url: string): { path: string, op: Operation } {
   const path = url.split('?')[0] as string
   for (const o of operations()) {
     const re = new RegExp('^' + o.path.replace(/\{[^}]+\}/g, '[^/]+') + '$')

@@ -4,8 +4,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 // handlers per "METHOD /path"; every request is recorded so tests can assert what was sent.
 
 export interface FakeRequest { method: string, path: string, query: URLSearchParams, headers: IncomingMessage['headers'], body: string, json: unknown }
-export interface FakeReply { status?: number, json?: unknown, text?: string, headers?: Record<string, string>, delayMs?: number, hang?: boolean }
-export type FakeHandler = (req: FakeRequest) => FakeReply | Promise<FakeReply>
+interface FakeReply { status?: number, json?: unknown, text?: string, headers?: Record<string, string>, delayMs?: number, hang?: boolean }
+type FakeHandler = (req: FakeRequest) => FakeReply | Promise<FakeReply>
 
 export interface FakeHttp {
   url: string
