@@ -43,7 +43,7 @@ export function formatSchemaErrors (validation: AjvLikeError[], dataVar: string)
 }
 
 /** Seconds a client should wait before retrying after a database outage (short: pools reconnect fast). */
-export const DATABASE_RETRY_AFTER_SECONDS = 5
+const DATABASE_RETRY_AFTER_SECONDS = 5
 
 /** 503 SERVICE_UNAVAILABLE with Retry-After: the database did not answer; the caller did nothing wrong. */
 function databaseUnavailable (): ServiceError {

@@ -52,7 +52,7 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
  * plain-http local — behind a TLS-terminating proxy (TRUST_PROXY), X-Forwarded-Proto: https also
  * makes it Secure.
  */
-export function browserCookie (config: Config, reply: FastifyReply, path: string) {
+function browserCookie (config: Config, reply: FastifyReply, path: string) {
   return { httpOnly: true, sameSite: 'lax' as const, path, secure: config.session.secureCookie || reply.request.protocol === 'https' }
 }
 

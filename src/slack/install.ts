@@ -21,7 +21,7 @@ export type SlackConfig = NonNullable<Config['slack']>
 /** Additional authenticated data for a bot token: a ciphertext only decrypts for its own team. */
 export const botTokenContext = (teamId: string): string => `slack-bot-token:${teamId}`
 
-export interface InstallCallback {
+interface InstallCallback {
   cookieState: string | undefined
   queryState: string | undefined
   code: string | undefined

@@ -15,8 +15,6 @@ import { handleSlackEvent, type InvitationsPort } from './bot.js'
 // answers CHAT_PLATFORM_NOT_CONFIGURED.
 
 export { botTokenContext } from './install.js'
-export type { SlackEnvelope } from './event-queue.js'
-export type { InvitationsPort } from './bot.js'
 
 export interface SlackService extends SlackInstall, EventQueue {
   readonly configured: boolean

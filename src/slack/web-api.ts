@@ -9,7 +9,7 @@ export class SlackApiError extends Error {
   }
 }
 
-interface OAuthAccess {
+export interface OAuthAccess {
   accessToken: string
   scope: string
   botUserId: string | null
