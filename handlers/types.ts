@@ -6,7 +6,7 @@ import type { Services } from '../src/services.js'
 // Handler types derived from the generated contract types: a missing or misspelled operationId
 // in the map is a compile error, and each handler sees its operation's body, query and params.
 
-export type OperationId = keyof operations
+type OperationId = keyof operations
 type Op<K extends OperationId> = operations[K]
 
 type JsonBody<K extends OperationId> = Op<K> extends { requestBody: { content: { 'application/json': infer B } } }
@@ -18,7 +18,7 @@ type Headers<K extends OperationId> = Op<K> extends { parameters: { header?: inf
 
 type Responses<K extends OperationId> = Op<K>['responses']
 /** The statuses operation K declares (numeric keys only; the contract uses no `default` or `2XX`). */
-export type StatusOf<K extends OperationId> = Extract<keyof Responses<K>, number>
+type StatusOf<K extends OperationId> = Extract<keyof Responses<K>, number>
 
 /**
  * The body operation K declares for status S: the JSON schema's type, `undefined` for a response
@@ -45,7 +45,7 @@ type OperationGeneric<K extends OperationId> = {
   Reply: ReplyMap<K>
 }
 
-export type OperationRequest<K extends OperationId> = FastifyRequest<OperationGeneric<K>>
+type OperationRequest<K extends OperationId> = FastifyRequest<OperationGeneric<K>>
 /**
  * The reply of operation K: `code()` accepts only K's declared statuses and `send()` after it only
  * that status's body. Methods that return Fastify's own reply type (`header`, `type`, `redirect`)

@@ -17,10 +17,10 @@ import type { Principal } from '../principal.js'
 const KEY_PATTERN = /^(wsk_[0-9a-z]{12})_[A-Za-z0-9_-]{43}$/
 const PREFIX_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 /** last_used_at is written at most this often per key (it is shown to admins, not used for limits). */
-export const LAST_USED_RESOLUTION_MS = 60_000
+const LAST_USED_RESOLUTION_MS = 60_000
 
 /** A key as the contract's ApiKey schema shows it (never the secret or its hash). */
-export type ApiKeyView = components['schemas']['ApiKey']
+type ApiKeyView = components['schemas']['ApiKey']
 
 export interface ApiKeyService {
   /** Creates a key for the actor's workspace; `secret` is the whole key, returned only here. */
@@ -32,7 +32,7 @@ export interface ApiKeyService {
   authenticate(key: string): Promise<Principal | null>
 }
 
-export function apiKeyView (k: ApiKeyRow): ApiKeyView {
+function apiKeyView (k: ApiKeyRow): ApiKeyView {
   return {
     id: k.id,
     name: k.name,

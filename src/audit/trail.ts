@@ -4,9 +4,9 @@ import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/aud
 import { decodeCursor, pageOf, SERIAL_ID } from '../lib/pagination.js'
 
 /** An audit event as the contract's AuditEvent schema shows it. */
-export type AuditEventView = components['schemas']['AuditEvent']
+type AuditEventView = components['schemas']['AuditEvent']
 
-export interface AuditQuery {
+interface AuditQuery {
   action?: AuditAction | undefined
   targetType?: string | undefined
   targetId?: string | undefined
@@ -19,7 +19,7 @@ export interface AuditTrailService {
   list(workspaceId: string, q: AuditQuery): Promise<components['schemas']['AuditEventList']>
 }
 
-export function toAuditEventView (row: AuditEventRow): AuditEventView {
+function toAuditEventView (row: AuditEventRow): AuditEventView {
   return {
     id: row.id,
     action: row.action,

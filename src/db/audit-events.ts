@@ -3,10 +3,10 @@ import type { Queryable } from './client.js'
 
 export type AuditAction = components['schemas']['AuditAction']
 
-export type ActorType = components['schemas']['AuditEvent']['actor']['type']
+type ActorType = components['schemas']['AuditEvent']['actor']['type']
 
 export interface AuditActor { type: ActorType, id: string | null, label: string | null }
-export interface AuditTarget { type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation', id: string }
+interface AuditTarget { type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation', id: string }
 
 export interface AuditEntry {
   workspaceId: string

@@ -20,7 +20,7 @@ import type { components } from '../generated/openapi.js'
 import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
 
 /** The contract's Invitation schema: dates as ISO strings, status after the expiry rule. */
-export type InvitationView = components['schemas']['Invitation']
+type InvitationView = components['schemas']['Invitation']
 
 export interface InvitationService {
   /**
@@ -37,7 +37,7 @@ export interface InvitationService {
 
 const DAY_MS = 86_400_000
 
-export function toInvitationView (row: InvitationRow, now: Date): InvitationView {
+function toInvitationView (row: InvitationRow, now: Date): InvitationView {
   const iso = (d: Date | null): string | null => d === null ? null : new Date(d).toISOString()
   return {
     id: row.id,
