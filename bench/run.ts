@@ -1,0 +1,143 @@
+// `npm run bench` (not part of npm test): throughput, latency and memory of the service as
+// `npm start` runs it (compiled, dist/src/server.js, LOG_LEVEL=warn), against two baselines
+// measured in the same run, scenarios alternating round by round so drift hits all alike:
+//   - a bare Fastify hello-world (for GET /api/health and the 401/400 paths);
+//   - the "raw work" of an invitation (bench/raw-worker.ts: the session's authentication and the
+//     invitation service's own invite, SMTP send included, in a loop, no HTTP, same concurrency).
+// Scenarios: health, 401 (invite without a cookie), 400 (admin, invalid body), invite (admin,
+// fallback path, a unique e-mail per request, loopback SMTP), on PGlite and on PostgreSQL (a
+// throwaway database created and dropped here). Prints a table; writes bench/results.json.
+// Modules: bench/servers.ts (the processes), bench/load.ts (autocannon, RSS, taskset),
+// bench/scenarios.ts, bench/report.ts (table, targets, results.json), bench/profile.ts.
+//
+//   npm run bench                                   # 3 rounds × 5 s per scenario, 10 connections
+//   npm run bench -- --rounds 5 --duration 10 --connections 20
+//   npm run bench -- --no-postgres                  # PGlite only
+//   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
+//   npm run bench -- --profile                      # also CPU profiles of the services (bench/*.cpuprofile)
+//   npm run bench -- --only 'postgres 401' --profile   # a subset (the bare baseline always runs)
+//   npm run bench -- --analyze bench/x.cpuprofile   # top frames of a profile
+//   npm run bench -- --out /tmp/results.json        # write the results elsewhere
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { projectRoot } from '../src/paths.js'
+import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
+import { measure, pinCpus, type Round } from './load.js'
+import { analyzeProfile } from './profile.js'
+import { formatTable, summarize, targets, writeResults } from './report.js'
+import { scenarios as scenarioList, type Scenario } from './scenarios.js'
+import { cleanUp, startBare, startRawWorker, startService, stop, type RawWorker, type Service } from './servers.js'
+
+const POSTGRES_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '10' },
+    'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? POSTGRES_SERVER },
+    'no-postgres': { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
+    'no-pin': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
+    analyze: { type: 'string' },
+    only: { type: 'string' }
+  },
+  strict: true
+})
+
+/** A throwaway PostgreSQL database on the server of `--pg-url`; `drop` removes it. */
+async function throwawayDatabase (serverUrl: string): Promise<{ url: string, drop: () => Promise<void> }> {
+  const name = `ws_bench_${Date.now()}_${process.pid}`
+  const admin = async (sql: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: serverUrl })
+    await c.connect()
+    try { await c.query(sql) } finally { await c.end() }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const u = new URL(serverUrl)
+  u.pathname = `/${name}`
+  return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
+}
+
+/** Warm-up, then `rounds` rounds of every scenario in turn, each round printed as it ends. */
+async function runRounds (
+  list: Scenario[], rounds: number, seconds: number, warmup: number
+): Promise<Map<Scenario, Round[]>> {
+  const results = new Map<Scenario, Round[]>(list.map(s => [s, []]))
+  for (const s of list) await s.run(warmup)
+  for (let r = 1; r <= rounds; r++) {
+    for (const s of list) {
+      const m = await measure(s.run, s.pid, seconds)
+      results.get(s)?.push(m)
+      const unexpected = m.unexpected > 0 ? `  (${m.unexpected} unexpected)` : ''
+      const latency = `p50 ${m.p50.toFixed(1)} ms  p99 ${m.p99.toFixed(1)} ms`
+      const figures = `${m.rps.toFixed(0).padStart(7)} req/s  ${latency}  rss ${m.peakRssMb.toFixed(0)} MB`
+      process.stdout.write(`  round ${r}: ${s.group.padEnd(8)} ${s.name.padEnd(26)} ${figures}${unexpected}\n`)
+    }
+  }
+  return results
+}
+
+async function main (): Promise<void> {
+  const rounds = Number(values.rounds)
+  const seconds = Number(values.duration)
+  const warmup = Number(values.warmup)
+  const connections = Number(values.connections)
+  const pin = pinCpus(!values['no-pin'])
+
+  if (!values['no-build']) {
+    process.stdout.write('bench: npm run build\n')
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: projectRoot, stdio: 'inherit' })
+  }
+  if (!existsSync(join(projectRoot, 'dist/src/server.js'))) {
+    throw new Error('dist/src/server.js is missing: run npm run build')
+  }
+
+  const smtp = await startSinkSmtp()
+  const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'])
+  const profileDir = values.profile ? join(projectRoot, 'bench') : null
+  try {
+    const bare = await startBare(pin)
+    const services: Service[] = [await startService(pin, 'pglite', smtp.url, null, profileDir)]
+    if (pgDb !== null) services.push(await startService(pin, 'postgres', smtp.url, pgDb.url, profileDir))
+    const raws = new Map<string, RawWorker>()
+    for (const svc of services) {
+      raws.set(svc.db, await startRawWorker(pin, svc.db, smtp.url, pgDb?.url ?? null, connections))
+    }
+
+    const barePid = (): number => bare.proc.child.pid ?? 0
+    const list = scenarioList({ barePort: bare.port, barePid, services, raws, connections, only: values.only })
+    const plan = `${list.length} scenarios × ${rounds} rounds × ${seconds} s, ${connections} connections`
+    process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)
+    const results = await runRounds(list, rounds, seconds, warmup)
+
+    const rows = summarize(results)
+    const goals = targets(rows, services.map(s => s.db))
+    process.stdout.write(formatTable(rows, goals, smtp.received()))
+    const pinnedCpus = pin.on ? { servers: pin.serverCpu, loadGenerator: pin.loadCpu } : null
+    const params = { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus }
+    writeResults(values.out, params, rows, goals, smtp.received())
+    process.stdout.write(`bench: wrote ${relative(projectRoot, values.out)}\n`)
+
+    for (const w of raws.values()) w.child.send({ type: 'stop' })
+    await stop(bare.proc.child)
+    for (const s of services) await stop(s.proc.child)
+    if (profileDir !== null) {
+      for (const f of readdirSync(profileDir).filter(f => /^service-.*\.cpuprofile$/.test(f))) {
+        process.stdout.write('\n' + analyzeProfile(join(profileDir, f)) + '\n')
+      }
+    }
+  } finally {
+    cleanUp()
+    await smtp.close()
+    await pgDb?.drop()
+  }
+}
+
+if (values.analyze !== undefined) process.stdout.write(analyzeProfile(values.analyze) + '\n')
+else await main()
