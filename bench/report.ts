@@ -7,7 +7,7 @@ import { HEALTH, INVALID, INVITE, RAW, UNAUTHENTICATED, type Scenario } from './
 // The summary of the rounds: a table of medians with each ratio to its baseline, the MET/MISS
 // lines of the performance targets, and bench/results.json.
 
-export interface Row {
+interface Row {
   scenario: string
   group: string
   rps: number
@@ -20,7 +20,7 @@ export interface Row {
   ratio: number | null
   ratioTo: string | null
 }
-export interface Target { target: string, value: number, met: boolean, min?: number, max?: number }
+interface Target { target: string, value: number, met: boolean, min?: number, max?: number }
 
 /**
  * Medians over rounds (peak RSS: the highest of any round). Ratios are paired by round (same
@@ -97,7 +97,7 @@ export function formatTable (rows: Row[], goals: Target[], emailsReceived: numbe
   ].join('\n') + '\n'
 }
 
-export interface RunParams {
+interface RunParams {
   rounds: number
   durationSeconds: number
   warmupSeconds: number

@@ -13,8 +13,8 @@ import type { Measured, Pinning } from './load.js'
 // Fastify hello-world, and the raw-work worker (bench/raw-worker.ts). Every child and temporary
 // directory is recorded here, so `cleanUp` leaves nothing behind whatever failed.
 
-export type DbKind = 'pglite' | 'postgres'
-export interface Proc { child: ChildProcess, output: () => string }
+type DbKind = 'pglite' | 'postgres'
+interface Proc { child: ChildProcess, output: () => string }
 export interface Service { db: DbKind, port: number, proc: Proc, cookie: string }
 export interface RawWorker { child: ChildProcess, run: (seconds: number) => Promise<Measured> }
 
