@@ -38,11 +38,13 @@ async function freePort (): Promise<number> {
 interface Res { status: number, headers: Record<string, string | string[] | undefined>, body: string }
 
 /** One HTTP/1.1 request on its own connection; node:http, so Host can be forged. */
-async function http (port: number, method: string, path: string, opts: { headers?: Record<string, string>, body?: unknown } = {}): Promise<Res> {
+// `from`: the loopback address the request leaves from. The public auth operations share one
+// budget per client address, so checks that must not spend each other's budget use their own.
+async function http (port: number, method: string, path: string, opts: { headers?: Record<string, string>, body?: unknown, from?: string } = {}): Promise<Res> {
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body)
   const headers: Record<string, string> = { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers }
   return await new Promise<Res>((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false, timeout: 30_000 }, res => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false, timeout: 30_000, ...(opts.from !== undefined ? { localAddress: opts.from } : {}) }, res => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
@@ -311,10 +313,10 @@ http {
 
   await t.test('(a) a spoofed X-Forwarded-For from an untrusted peer does not change the key', async t => {
     const statuses: number[] = []
-    // Each request claims a new address; B does not trust 127.0.0.1, so all share one budget.
-    // (Invitation previews: a route no other check here uses on B; limits are per route.)
+    // Each request claims a new address; B does not trust 127.0.0.3, so all share one budget
+    // (the public auth operations share one per client address: this check leaves from its own).
     for (let i = 1; i <= LIMIT + 1; i++) {
-      const res = await http(portB, 'POST', '/api/auth/invitation', { headers: { 'x-forwarded-for': `198.51.100.${i}` }, body: { token: 'not-a-real-token' } })
+      const res = await http(portB, 'POST', '/api/auth/invitation', { headers: { 'x-forwarded-for': `198.51.100.${i}` }, body: { token: 'not-a-real-token' }, from: '127.0.0.3' })
       statuses.push(res.status)
     }
     t.equal(statuses.filter(s => s === 429).length, 1, `limited after ${LIMIT} requests whatever X-Forwarded-For says (${statuses.join(', ')})`)
@@ -335,16 +337,19 @@ http {
     adminCookieA = cookie.split(';')[0] as string
 
     // B is plain-http local: Secure only when a trusted proxy says the client used https.
-    const direct = await http(portB, 'POST', '/api/auth/signup', { headers: { 'x-forwarded-proto': 'https' }, body: { token: tokens.b } })
+    const direct = await http(portB, 'POST', '/api/auth/signup', { headers: { 'x-forwarded-proto': 'https' }, body: { token: tokens.b }, from: '127.0.0.6' })
     t.equal(direct.status, 201, 'signup directly at B')
     t.notMatch(sessionCookieOf(direct) ?? '', /Secure/i, 'X-Forwarded-Proto from an untrusted peer is ignored')
 
     for (const proto of ['https', 'http']) {
       const seen = mailCount(dataB)
-      const asked = await http(proxyB, 'POST', '/api/auth/login-link', { headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` }, body: { email: 'admin-b@proxy.test' } })
+      // nginx appends the address it was reached from, and B trusts only nginx: that address is the
+      // client, one per protocol so that the two rounds do not share an auth budget.
+      const from = `127.0.0.${proto.length}`
+      const asked = await http(proxyB, 'POST', '/api/auth/login-link', { headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` }, body: { email: 'admin-b@proxy.test' }, from })
       t.equal(asked.status, 202)
       const mail = await nextMail(dataB, seen)
-      const verify = await http(proxyB, 'POST', '/api/auth/verify', { headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` }, body: { token: decodeURIComponent(tokenIn(mail.text, '/login')) } })
+      const verify = await http(proxyB, 'POST', '/api/auth/verify', { headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` }, body: { token: decodeURIComponent(tokenIn(mail.text, '/login')) }, from })
       t.equal(verify.status, 200, `login link verified through nginx (${proto})`)
       const c = sessionCookieOf(verify) ?? ''
       if (proto === 'https') t.match(c, /; Secure/i, 'through the proxy, X-Forwarded-Proto: https → Secure')
