@@ -2,7 +2,9 @@ import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { toApiUser } from '../src/members/directory.js'
 
-export function adminHandlers ({ services }: HandlerDeps): HandlerGroup<'patchUsersUserId' | 'deleteUsersUserId' | 'getAuditEvents'> {
+export function adminHandlers (
+  { services }: HandlerDeps
+): HandlerGroup<'patchUsersUserId' | 'deleteUsersUserId' | 'getAuditEvents'> {
   return {
     async patchUsersUserId (request) {
       const user = await services.members.changeRole(principalOf(request), request.params.userId, request.body.role)
@@ -14,7 +16,9 @@ export function adminHandlers ({ services }: HandlerDeps): HandlerGroup<'patchUs
     },
     async getAuditEvents (request) {
       const { action, targetType, targetId, limit, cursor } = request.query
-      return await services.auditTrail.list(principalOf(request).workspaceId, { action, targetType, targetId, limit: limit ?? 50, cursor })
+      return await services.auditTrail.list(
+        principalOf(request).workspaceId, { action, targetType, targetId, limit: limit ?? 50, cursor }
+      )
     }
   }
 }

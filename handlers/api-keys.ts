@@ -1,7 +1,9 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 
-export function apiKeyHandlers ({ services }: HandlerDeps): HandlerGroup<'postApiKeys' | 'getApiKeys' | 'deleteApiKeysApiKeyId'> {
+export function apiKeyHandlers (
+  { services }: HandlerDeps
+): HandlerGroup<'postApiKeys' | 'getApiKeys' | 'deleteApiKeysApiKeyId'> {
   return {
     async postApiKeys (request, reply) {
       const created = await services.apiKeys.create(principalOf(request), { name: request.body.name })

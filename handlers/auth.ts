@@ -2,9 +2,13 @@ import type { HandlerDeps, HandlerGroup } from './types.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 
 // The contract's 202 body for login links: one constant, so every answer is byte-identical.
-const LOGIN_LINK_ACCEPTED = { message: 'If this address belongs to an account, a sign-in link is on its way. It works once, for 15 minutes.' }
+const LOGIN_LINK_ACCEPTED = {
+  message: 'If this address belongs to an account, a sign-in link is on its way. It works once, for 15 minutes.'
+}
 
-export function authHandlers ({ services }: HandlerDeps): HandlerGroup<'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'> {
+export function authHandlers (
+  { services }: HandlerDeps
+): HandlerGroup<'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'> {
   const { auth } = services
   return {
     async postAuthSignup (request, reply) {

@@ -49,7 +49,12 @@ export function mcpHandlers ({ services, config, contract }: HandlerDeps): Handl
       }
       // A fixed origin: the Host header is the client's to choose and is not needed here.
       const webRequest = new Request(new URL(request.url, 'http://localhost'), { method: 'POST', headers })
-      const res = await endpoint.handle({ principal: principalOf(request), request: webRequest, body: request.body, log: request.log })
+      const res = await endpoint.handle({
+        principal: principalOf(request),
+        request: webRequest,
+        body: request.body,
+        log: request.log
+      })
       if (res.status >= 400) throw await transportRefusal(res)
       const type = res.headers.get('content-type')
       if (type !== null) reply.type(type)

@@ -6,7 +6,9 @@ import type { HandlerDeps, HandlerGroup } from './types.js'
 
 // The reference page's renderer ships inside @scalar/fastify-api-reference; we serve its
 // standalone bundle through the contract instead of registering the plugin's own routes.
-const SCALAR_BUNDLE = join(projectRoot, 'node_modules', '@scalar', 'fastify-api-reference', 'dist', 'js', 'standalone.js')
+const SCALAR_BUNDLE = join(
+  projectRoot, 'node_modules', '@scalar', 'fastify-api-reference', 'dist', 'js', 'standalone.js'
+)
 
 export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpenapiJson' | 'getDocs' | 'getDocsScript'> {
   const json = JSON.stringify(contract)
@@ -14,11 +16,15 @@ export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpena
   return {
     async getDocsScript (_request, reply) {
       script ??= readFileSync(SCALAR_BUNDLE)
-      return await reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').code(200).send(script)
+      return await reply.type(
+        'application/javascript; charset=utf-8'
+      ).header('cache-control', 'public, max-age=86400').code(200).send(script)
     },
     async getOpenapiJson (_request, reply) {
       // Serialized once at start: the declared body is the contract object, sent as its JSON text.
-      return await (reply as FastifyReply).type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(json)
+      return await (reply as FastifyReply).type(
+        'application/json; charset=utf-8'
+      ).header('cache-control', 'no-cache').send(json)
     },
     async getDocs (_request, reply) {
       return await reply.type('text/html; charset=utf-8').code(200).send(docsPage())

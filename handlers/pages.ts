@@ -4,9 +4,14 @@ import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { indexPage, loginPage, signupPage, pageScriptsDir, type Page, type PageScript } from '../src/auth/pages.js'
 
-export function pagesHandlers ({ config }: HandlerDeps): HandlerGroup<'getIndexPage' | 'getSignupPage' | 'getLoginPage' | 'getPageScript'> {
+export function pagesHandlers (
+  { config }: HandlerDeps
+): HandlerGroup<'getIndexPage' | 'getSignupPage' | 'getLoginPage' | 'getPageScript'> {
   const identityProvider = config.workos !== null
-  const send = async (reply: FastifyReply, page: Page) => await reply.headers(page.headers).type('text/html; charset=utf-8').send(page.html)
+  const send = async (
+    reply: FastifyReply,
+    page: Page
+  ) => await reply.headers(page.headers).type('text/html; charset=utf-8').send(page.html)
   // The contract's enum limits `script` to the files in pageScriptsDir; each is read once.
   const scripts = new Map<PageScript, Buffer>()
   return {
@@ -15,7 +20,9 @@ export function pagesHandlers ({ config }: HandlerDeps): HandlerGroup<'getIndexP
       let body = scripts.get(name)
       if (body === undefined) { body = readFileSync(join(pageScriptsDir, name)); scripts.set(name, body) }
       // no-cache: revalidated on each page load, so a new version of a script is picked up at once.
-      return await reply.type('application/javascript; charset=utf-8').headers({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).code(200).send(body)
+      return await reply.type(
+        'application/javascript; charset=utf-8'
+      ).headers({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).code(200).send(body)
     },
     async getIndexPage (_request, reply) { return await send(reply, indexPage({ identityProvider })) },
     // The token stays in the URL for the page's script; the page itself is the same for every token.

@@ -3,7 +3,9 @@ import { principalOf } from '../src/principal.js'
 import { serviceError } from '../src/errors.js'
 import { oauthStateCookie } from '../src/plugins/auth.js'
 
-export function slackHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents'> {
+export function slackHandlers (
+  { services, config }: HandlerDeps
+): HandlerGroup<'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents'> {
   const { slack } = services
   // The state cookie is scoped to the Slack OAuth paths.
   const stateCookie = oauthStateCookie(config, { name: 'slack_oauth_state', path: '/api/oauth/slack' })
@@ -16,7 +18,12 @@ export function slackHandlers ({ services, config }: HandlerDeps): HandlerGroup<
 
     async getOauthSlackCallback (request, reply) {
       const q = request.query
-      await slack.completeInstall({ cookieState: stateCookie.take(request, reply), queryState: q.state, code: q.code, error: q.error })
+      await slack.completeInstall({
+        cookieState: stateCookie.take(request, reply),
+        queryState: q.state,
+        code: q.code,
+        error: q.error
+      })
       return await reply.redirect(config.appUrl, 302)
     },
 
@@ -24,7 +31,10 @@ export function slackHandlers ({ services, config }: HandlerDeps): HandlerGroup<
       const body = request.body
       if (body.type === 'url_verification') {
         if (typeof body.challenge !== 'string') {
-          throw serviceError('VALIDATION_FAILED', ['url_verification needs a challenge'], { errors: [{ in: 'body', field: 'challenge', message: 'is required for url_verification' }] })
+          throw serviceError(
+            'VALIDATION_FAILED', ['url_verification needs a challenge'],
+            { errors: [{ in: 'body', field: 'challenge', message: 'is required for url_verification' }] }
+          )
         }
         return { challenge: body.challenge }
       }

@@ -12,9 +12,15 @@ type Op<K extends OperationId> = operations[K]
 type JsonBody<K extends OperationId> = Op<K> extends { requestBody: { content: { 'application/json': infer B } } }
   ? B
   : Op<K> extends { requestBody?: { content: { 'application/json': infer B } } } ? B | undefined : undefined
-type Query<K extends OperationId> = Op<K> extends { parameters: { query?: infer Q } } ? (Q extends undefined ? Record<string, never> : NonNullable<Q>) : Record<string, never>
-type Params<K extends OperationId> = Op<K> extends { parameters: { path?: infer P } } ? (P extends undefined ? Record<string, never> : NonNullable<P>) : Record<string, never>
-type Headers<K extends OperationId> = Op<K> extends { parameters: { header?: infer H } } ? (H extends undefined ? Record<string, never> : Partial<NonNullable<H>>) : Record<string, never>
+type Query<K extends OperationId> = Op<K> extends {
+  parameters: { query?: infer Q }
+} ? (Q extends undefined ? Record<string, never> : NonNullable<Q>) : Record<string, never>
+type Params<K extends OperationId> = Op<K> extends {
+  parameters: { path?: infer P }
+} ? (P extends undefined ? Record<string, never> : NonNullable<P>) : Record<string, never>
+type Headers<K extends OperationId> = Op<K> extends {
+  parameters: { header?: infer H }
+} ? (H extends undefined ? Record<string, never> : Partial<NonNullable<H>>) : Record<string, never>
 
 type Responses<K extends OperationId> = Op<K>['responses']
 /** The statuses operation K declares (numeric keys only; the contract uses no `default` or `2XX`). */
@@ -58,7 +64,10 @@ export type OperationReply<K extends OperationId> = FastifyReply<OperationGeneri
  * with status 200, so an operation without a declared 200 cannot return a body) or by returning
  * the reply it sent through, typed as above.
  */
-export type Handler<K extends OperationId> = (request: OperationRequest<K>, reply: OperationReply<K>) => Promise<ResponseOf<K, Extract<StatusOf<K>, 200>> | OperationReply<K>>
+export type Handler<K extends OperationId> = (
+  request: OperationRequest<K>,
+  reply: OperationReply<K>
+) => Promise<ResponseOf<K, Extract<StatusOf<K>, 200>> | OperationReply<K>>
 
 export type HandlerMap = { [K in OperationId]: Handler<K> }
 

@@ -9,7 +9,9 @@ export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<'getUser
     },
 
     async getUsers (request) {
-      return await members.list(principalOf(request), { limit: request.query.limit ?? 50, cursor: request.query.cursor })
+      return await members.list(
+        principalOf(request), { limit: request.query.limit ?? 50, cursor: request.query.cursor }
+      )
     }
   }
 }

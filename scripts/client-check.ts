@@ -55,13 +55,22 @@ const tsconfig = {
 }
 
 try {
-  execFileSync(bin('openapi-ts'), ['-i', join(projectRoot, 'openapi.yaml'), '-o', join(dir, 'client'), '-c', '@hey-api/client-fetch', '--no-log-file', '-s'], { stdio: 'inherit' })
+  execFileSync(
+    bin('openapi-ts'),
+    [
+      '-i', join(projectRoot, 'openapi.yaml'), '-o', join(dir, 'client'), '-c', '@hey-api/client-fetch',
+      '--no-log-file', '-s'
+    ],
+    { stdio: 'inherit' }
+  )
   writeFileSync(join(dir, 'usage.ts'), usage)
   // The output is ESM; "type": "module" makes NodeNext treat it so.
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }))
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2))
   execFileSync(bin('tsc'), ['-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' })
-  process.stdout.write(`client:check: the @hey-api/openapi-ts client for openapi.yaml compiles (strict, noUncheckedIndexedAccess)${keep ? ` — kept in ${dir}` : ''}\n`)
+  process.stdout.write(
+    `client:check: the @hey-api/openapi-ts client for openapi.yaml compiles (strict, noUncheckedIndexedAccess)${keep ? ` — kept in ${dir}` : ''}\n`
+  )
 } catch (err) {
   process.stderr.write(`client:check failed: ${(err as Error).message.split('\n')[0] ?? ''}\n`)
   process.exitCode = 1

@@ -47,12 +47,35 @@ const write = (level: string) => (a: unknown, b?: unknown) => {
   const err = typeof a === 'object' && a !== null && 'err' in a ? ` (${String((a as { err: unknown }).err)})` : ''
   process.stderr.write(`${level}: ${msg}${err}\n`)
 }
-const log = { level: 'warn', fatal: write('fatal'), error: write('error'), warn: write('warn'), info: () => {}, debug: () => {}, trace: () => {}, silent: () => {}, child: () => log } as unknown as Logger
+const log = {
+  level: 'warn',
+  fatal: write('fatal'),
+  error: write('error'),
+  warn: write('warn'),
+  info: () => {},
+  debug: () => {},
+  trace: () => {},
+  silent: () => {},
+  child: () => log
+} as unknown as Logger
 
 // Loaded only now: the database and mail modules are heavy, and bad arguments need neither.
-const [{ ConfigError, loadConfig }, { openDatabase }, { migrate }, { createMailer }, { systemClock }, { projectRoot }, { isServiceError }, { createFirstAdmin }] = await Promise.all([
-  import('../src/config.js'), import('../src/db/client.js'), import('../src/db/migrate.js'), import('../src/mail/mailer.js'),
-  import('../src/clock.js'), import('../src/paths.js'), import('../src/errors.js'), import('../src/invitations/first-admin.js')
+const [
+  { ConfigError, loadConfig },
+  { openDatabase },
+  { migrate },
+  { createMailer },
+  { systemClock },
+  { projectRoot },
+  { isServiceError },
+  { createFirstAdmin }
+] = await Promise.all([
+  import('../src/config.js'), import(
+    '../src/db/client.js'
+  ), import('../src/db/migrate.js'), import('../src/mail/mailer.js'),
+  import('../src/clock.js'), import('../src/paths.js'), import('../src/errors.js'), import(
+    '../src/invitations/first-admin.js'
+  )
 ])
 
 let db: Database | undefined
@@ -62,7 +85,15 @@ try {
   const config = loadConfig(process.env, { root: projectRoot })
   db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
   await migrate(db)
-  mailer = config.smtp.url !== null ? createMailer({ smtpUrl: config.smtp.url, from: config.smtp.from, timeoutMs: config.smtp.timeoutMs, dataDir: config.dataDir, log }) : null
+  mailer = config.smtp.url !== null
+    ? createMailer({
+      smtpUrl: config.smtp.url,
+      from: config.smtp.from,
+      timeoutMs: config.smtp.timeoutMs,
+      dataDir: config.dataDir,
+      log
+    })
+    : null
   const r = await createFirstAdmin({ db, clock: systemClock, config, log, mailer }, { email, workspaceName: workspace })
   const out = process.stdout
   out.write(r.reissued

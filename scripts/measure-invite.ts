@@ -36,14 +36,26 @@ const smtp = await startSinkSmtp()
 const smtpUrl = smtp.url
 const { db, close: closeDatabase } = await openMeasureDatabase(kind, values.url, values['data-dir'] ?? null)
 
-const config = loadConfig({ LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, INVITE_EMAILS_PER_HOUR: '100000', APP_URL: 'https://app.example.test' }, { root: projectRoot, ephemeral: true })
+const config = loadConfig(
+  { LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, INVITE_EMAILS_PER_HOUR: '100000', APP_URL: 'https://app.example.test' },
+  { root: projectRoot, ephemeral: true }
+)
 const app = await buildApp({ config, db, logger: false })
 await app.listen({ port: 0, host: '127.0.0.1' })
 const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
 const now = new Date()
 const ws = await insertWorkspace(db, { name: 'Measure', now })
-const user = await insertUser(db, { workspaceId: ws.id, email: `admin-${randomBytes(4).toString('hex')}@example.com`, name: 'Admin', role: 'admin', now })
+const user = await insertUser(
+  db,
+  {
+    workspaceId: ws.id,
+    email: `admin-${randomBytes(4).toString('hex')}@example.com`,
+    name: 'Admin',
+    role: 'admin',
+    now
+  }
+)
 const { token } = await app.services.sessions.start(db, user.id, 'signup')
 const headers = { cookie: `${SESSION_COOKIE}=${token}`, 'content-type': 'application/json' }
 
@@ -52,7 +64,10 @@ let failures = 0
 const started = performance.now()
 for (let i = 0; i < warmup + n; i++) {
   const t0 = performance.now()
-  const res = await fetch(`${base}/api/users/invite`, { method: 'POST', headers, body: JSON.stringify({ email: `invitee-${i}@example.com`, role: 'member' }) })
+  const res = await fetch(
+    `${base}/api/users/invite`,
+    { method: 'POST', headers, body: JSON.stringify({ email: `invitee-${i}@example.com`, role: 'member' }) }
+  )
   await res.arrayBuffer()
   const ms = performance.now() - t0
   if (res.status !== 200) failures++

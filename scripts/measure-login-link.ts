@@ -32,7 +32,15 @@ const smtp = await startSinkSmtp()
 const smtpUrl = smtp.url
 const { db, close: closeDatabase } = await openMeasureDatabase(kind, values.url, null)
 
-const config = loadConfig({ LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, AUTH_RATE_LIMIT_PER_MINUTE: '1000000', APP_URL: 'https://app.example.test' }, { root: projectRoot, ephemeral: true })
+const config = loadConfig(
+  {
+    LOG_LEVEL: 'silent',
+    SMTP_URL: smtpUrl,
+    AUTH_RATE_LIMIT_PER_MINUTE: '1000000',
+    APP_URL: 'https://app.example.test'
+  },
+  { root: projectRoot, ephemeral: true }
+)
 const app = await buildApp({ config, db, logger: false })
 await app.listen({ port: 0, host: '127.0.0.1' })
 const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
@@ -42,14 +50,19 @@ const ws = await insertWorkspace(db, { name: 'Measure', now })
 // Many known addresses, each asked for a few times, so most known requests really send a link
 // (an address gets 5 links per 15 minutes) as an attacker probing a list would see.
 const known = await Promise.all(Array.from({ length: Math.ceil((blocks * size) / 4) }, async (_, i) =>
-  (await insertUser(db, { workspaceId: ws.id, email: `known-${i}@example.com`, name: null, role: 'member', now })).email))
+  (await insertUser(
+    db, { workspaceId: ws.id, email: `known-${i}@example.com`, name: null, role: 'member', now }
+  )).email))
 
 let non202 = 0
 let k = 0
 let u = 0
 async function timed (email: string): Promise<number> {
   const t0 = performance.now()
-  const res = await fetch(`${base}/api/auth/login-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })
+  const res = await fetch(
+    `${base}/api/auth/login-link`,
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) }
+  )
   await res.arrayBuffer()
   if (res.status !== 202) non202++
   return performance.now() - t0

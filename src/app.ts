@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
-import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions, type RouteOptions } from 'fastify'
+import Fastify, {
+  type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions, type RouteOptions
+} from 'fastify'
 import glue from 'fastify-openapi-glue'
 import { parse as parseYaml } from 'yaml'
 import type { Config } from './config.js'
@@ -74,7 +76,10 @@ function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHt
     // Router-level refusals (a path parameter over maxParamLength, a malformed URL) leave as a
     // contract ErrorResponse too: a 400 every operation with path parameters declares.
     frameworkErrors: (error, _request, reply) => {
-      const err = serviceError('VALIDATION_FAILED', [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed'])
+      const err = serviceError(
+        'VALIDATION_FAILED',
+        [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed']
+      )
       ;(reply as unknown as FastifyReply).code(400).type('application/json; charset=utf-8').send(errorBody(err))
     },
     // What Node's HTTP parser refuses (an unknown method, a bad request line) is an ErrorResponse too.
@@ -88,7 +93,10 @@ function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHt
     connectionTimeout: config.timeouts.connection,
     keepAliveTimeout: config.timeouts.keepAlive,
     requestTimeout: config.timeouts.request,
-    http: { headersTimeout: config.timeouts.headers, connectionsCheckingInterval: Math.min(1000, config.timeouts.headers) },
+    http: {
+      headersTimeout: config.timeouts.headers,
+      connectionsCheckingInterval: Math.min(1000, config.timeouts.headers)
+    },
     // Keep-alive sockets are closed on shutdown so close() does not wait for idle clients.
     forceCloseConnections: 'idle' as const,
     routerOptions: { maxParamLength: 200 }
@@ -111,13 +119,17 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser(['application/json', 'text/plain'])
   // Operations without a request body in the contract ignore whatever body is sent, of any type;
   // operations with one accept JSON only (anything else: 415) and require it (absent: 400).
-  const takesBody = (request: { routeOptions: { schema?: { body?: unknown } } }) => request.routeOptions.schema?.body !== undefined
+  const takesBody = (
+    request: { routeOptions: { schema?: { body?: unknown } } }
+  ) => request.routeOptions.schema?.body !== undefined
   app.addContentTypeParser('*', (request, _payload, done) => {
     done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
   })
   app.addHook('preValidation', async request => {
     if (request.body === undefined && takesBody(request)) {
-      throw serviceError('VALIDATION_FAILED', ['body is required'], { errors: [{ in: 'body', field: '', message: 'is required' }] })
+      throw serviceError(
+        'VALIDATION_FAILED', ['body is required'], { errors: [{ in: 'body', field: '', message: 'is required' }] }
+      )
     }
   })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -158,7 +170,13 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   }
   app.decorate('db', db)
 
-  const mailer = opts.mailer ?? createMailer({ smtpUrl: config.smtp.url, from: config.smtp.from, timeoutMs: config.smtp.timeoutMs, dataDir: config.dataDir, log: app.log })
+  const mailer = opts.mailer ?? createMailer({
+    smtpUrl: config.smtp.url,
+    from: config.smtp.from,
+    timeoutMs: config.smtp.timeoutMs,
+    dataDir: config.dataDir,
+    log: app.log
+  })
   if (opts.mailer === undefined) app.addHook('onClose', async () => { await mailer.close() })
 
   await app.register(authTokens, { config })
@@ -166,7 +184,15 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   await app.register(redis, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
   await app.register(rateLimit, { config })
   const invitationBudget = createInvitationBudget(app.windowCounter('invitation-emails:'), config.inviteEmailsPerHour)
-  const services = createServices({ config, db, clock, mailer, log: app.log, signer: app.sessionSigner, invitationBudget })
+  const services = createServices({
+    config,
+    db,
+    clock,
+    mailer,
+    log: app.log,
+    signer: app.sessionSigner,
+    invitationBudget
+  })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
   const retention = createRetentionSweep({ db, clock, log: app.log, retention: config.retention })

@@ -10,11 +10,18 @@ const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: m
 const Str = (opts: Record<string, unknown> = {}) => Type.Optional(Type.String({ minLength: 1, ...opts }))
 
 const EnvSchema = Type.Object({
-  APP_ENV: Type.Union([Type.Literal('local'), Type.Literal('staging'), Type.Literal('production')], { default: 'local' }),
+  APP_ENV: Type.Union(
+    [Type.Literal('local'), Type.Literal('staging'), Type.Literal('production')], { default: 'local' }
+  ),
   PORT: Int(0, 65535, 3000),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
-  TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|[0-9]+|[0-9a-fA-F.:/, ]+|loopback|linklocal|uniquelocal)$' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }
+  ),
+  TRUST_PROXY: Type.String({
+    default: 'false',
+    pattern: '^(true|false|[0-9]+|[0-9a-fA-F.:/, ]+|loopback|linklocal|uniquelocal)$'
+  }),
   PUBLIC_URL: Str({ pattern: '^https?://' }),
   APP_URL: Str({ pattern: '^https?://' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
@@ -59,7 +66,10 @@ const EnvSchema = Type.Object({
   SLACK_SIGNING_SECRET: Str(),
   SLACK_API_URL: Type.String({ pattern: '^https?://', default: 'https://slack.com/api' }),
   SLACK_AUTHORIZE_URL: Type.String({ pattern: '^https?://', default: 'https://slack.com/oauth/v2/authorize' }),
-  SLACK_BOT_SCOPES: Type.String({ minLength: 1, default: 'app_mentions:read,chat:write,im:history,users:read,users:read.email' }),
+  SLACK_BOT_SCOPES: Type.String({
+    minLength: 1,
+    default: 'app_mentions:read,chat:write,im:history,users:read,users:read.email'
+  }),
   ENCRYPTION_KEY: Str()
 })
 type Env = Static<typeof EnvSchema>
@@ -80,12 +90,26 @@ export interface Config {
   readonly databaseUrl: string | null
   readonly databasePoolMax: number
   /** Deadlines of every database use (PostgreSQL): connect/acquire, one statement, one transaction. */
-  readonly databaseTimeouts: { readonly connectTimeoutMs: number, readonly queryTimeoutMs: number, readonly transactionTimeoutMs: number }
+  readonly databaseTimeouts: {
+    readonly connectTimeoutMs: number,
+    readonly queryTimeoutMs: number,
+    readonly transactionTimeoutMs: number
+  }
   /** How long a successful database check answers /api/health; failures are never reused. */
   readonly healthCacheMs: number
   /** The retention sweep: how often (0: never) and how long dead rows are kept (src/housekeeping). */
-  readonly retention: { readonly sweepMinutes: number, readonly endedDays: number, readonly idempotencyHours: number, readonly chatEventsDays: number }
-  readonly session: { readonly secret: string, readonly ttlSeconds: number, readonly secureCookie: boolean, readonly generated: boolean }
+  readonly retention: {
+    readonly sweepMinutes: number,
+    readonly endedDays: number,
+    readonly idempotencyHours: number,
+    readonly chatEventsDays: number
+  }
+  readonly session: {
+    readonly secret: string,
+    readonly ttlSeconds: number,
+    readonly secureCookie: boolean,
+    readonly generated: boolean
+  }
   readonly invitationTtlDays: number
   readonly inviteEmailsPerHour: number
   /** How long an Idempotency-Key claim holds without renewal (its owner renews it while working). */
@@ -95,11 +119,38 @@ export interface Config {
   /** Live API keys a workspace may hold (each has its own MCP rate limit). */
   readonly apiKeysPerWorkspace: number
   /** Bounds on one client connection (slow or idle clients), in ms. */
-  readonly timeouts: { readonly headers: number, readonly request: number, readonly connection: number, readonly keepAlive: number }
+  readonly timeouts: {
+    readonly headers: number,
+    readonly request: number,
+    readonly connection: number,
+    readonly keepAlive: number
+  }
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
-  readonly rateLimit: { readonly redisUrl: string | null, readonly failOpen: boolean, readonly apiKeyPerMinute: number, readonly authPerMinute: number, readonly ipv6Prefix: number }
-  readonly workos: null | { readonly apiKey: string, readonly clientId: string, readonly hostname: string | null, readonly port: number | null, readonly https: boolean, readonly timeoutMs: number, readonly redirectUri: string }
-  readonly slack: null | { readonly clientId: string, readonly clientSecret: string, readonly signingSecret: string, readonly apiUrl: string, readonly authorizeUrl: string, readonly scopes: readonly string[], readonly redirectUri: string }
+  readonly rateLimit: {
+    readonly redisUrl: string | null,
+    readonly failOpen: boolean,
+    readonly apiKeyPerMinute: number,
+    readonly authPerMinute: number,
+    readonly ipv6Prefix: number
+  }
+  readonly workos: null | {
+    readonly apiKey: string,
+    readonly clientId: string,
+    readonly hostname: string | null,
+    readonly port: number | null,
+    readonly https: boolean,
+    readonly timeoutMs: number,
+    readonly redirectUri: string
+  }
+  readonly slack: null | {
+    readonly clientId: string,
+    readonly clientSecret: string,
+    readonly signingSecret: string,
+    readonly apiUrl: string,
+    readonly authorizeUrl: string,
+    readonly scopes: readonly string[],
+    readonly redirectUri: string
+  }
   readonly encryptionKey: Buffer | null
 }
 
@@ -129,7 +180,9 @@ function parseEnv (raw: Record<string, string | undefined>): Env {
     const name = first.path.replace(/^\//, '')
     const prop = (EnvSchema.properties as Record<string, TSchema>)[name]
     const got = raw[name]
-    throw new ConfigError(`Invalid configuration: ${name} must be ${prop ? describe(prop) : 'valid'} (got ${JSON.stringify(got)})`)
+    throw new ConfigError(
+      `Invalid configuration: ${name} must be ${prop ? describe(prop) : 'valid'} (got ${JSON.stringify(got)})`
+    )
   }
   return converted as Env
 }
@@ -164,13 +217,17 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
   const dataDir = opts.ephemeral === true ? null : resolve(env.DATA_DIR)
 
   if (production && env.DATABASE_URL === undefined) {
-    throw new ConfigError('Invalid configuration: DATABASE_URL is required when APP_ENV=production (the embedded database is for local use only)')
+    throw new ConfigError(
+      'Invalid configuration: DATABASE_URL is required when APP_ENV=production (the embedded database is for local use only)'
+    )
   }
   if (production && !publicUrl.startsWith('https://')) {
     throw new ConfigError('Invalid configuration: PUBLIC_URL must be an https:// URL when APP_ENV=production')
   }
   if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError('Invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)')
+    throw new ConfigError(
+      'Invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)'
+    )
   }
 
   let secret = env.SESSION_SECRET
@@ -180,7 +237,9 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
   }
   if (secret === undefined) {
     if (env.APP_ENV !== 'local') {
-      throw new ConfigError(`Invalid configuration: SESSION_SECRET (at least 32 bytes) is required when APP_ENV=${env.APP_ENV}`)
+      throw new ConfigError(
+        `Invalid configuration: SESSION_SECRET (at least 32 bytes) is required when APP_ENV=${env.APP_ENV}`
+      )
     }
     generated = true
     if (dataDir === null) {
@@ -195,14 +254,24 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
         secret = randomBytes(32).toString('base64url')
         writeFileSync(file, secret + '\n', { mode: 0o600 })
       }
-      warn(`SESSION_SECRET is not set; using a generated secret kept in ${file} (set SESSION_SECRET outside local development)`)
+      warn(
+        `SESSION_SECRET is not set; using a generated secret kept in ${file} (set SESSION_SECRET outside local development)`
+      )
     }
   }
 
   let encryptionKey: Buffer | null = null
   if (env.ENCRYPTION_KEY !== undefined) {
-    const k = /^[0-9a-fA-F]{64}$/.test(env.ENCRYPTION_KEY) ? Buffer.from(env.ENCRYPTION_KEY, 'hex') : Buffer.from(env.ENCRYPTION_KEY, 'base64')
-    if (k.length !== 32) throw new ConfigError('Invalid configuration: ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64')
+    const k = /^[0-9a-fA-F]{64}$/.test(env.ENCRYPTION_KEY)
+      ? Buffer.from(
+        env.ENCRYPTION_KEY, 'hex'
+      )
+      : Buffer.from(env.ENCRYPTION_KEY, 'base64')
+    if (k.length !== 32) {
+      throw new ConfigError(
+        'Invalid configuration: ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64'
+      )
+    }
     encryptionKey = k
   }
 
@@ -223,12 +292,17 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
 
   const slackVars = [env.SLACK_CLIENT_ID, env.SLACK_CLIENT_SECRET, env.SLACK_SIGNING_SECRET]
   if (slackVars.some(v => v !== undefined) && slackVars.some(v => v === undefined)) {
-    throw new ConfigError('Invalid configuration: SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET must be set together')
+    throw new ConfigError(
+      'Invalid configuration: SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET must be set together'
+    )
   }
   if (slackVars.every(v => v !== undefined) && encryptionKey === null) {
-    throw new ConfigError('Invalid configuration: ENCRYPTION_KEY is required when Slack is configured (bot tokens are encrypted at rest)')
+    throw new ConfigError(
+      'Invalid configuration: ENCRYPTION_KEY is required when Slack is configured (bot tokens are encrypted at rest)'
+    )
   }
-  const slack = env.SLACK_CLIENT_ID !== undefined && env.SLACK_CLIENT_SECRET !== undefined && env.SLACK_SIGNING_SECRET !== undefined
+  const slack = env.SLACK_CLIENT_ID !== undefined && env.SLACK_CLIENT_SECRET !== undefined &&
+    env.SLACK_SIGNING_SECRET !== undefined
     ? {
         clientId: env.SLACK_CLIENT_ID,
         clientSecret: env.SLACK_CLIENT_SECRET,
@@ -252,9 +326,18 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     dataDir,
     databaseUrl: env.DATABASE_URL ?? null,
     databasePoolMax: env.DATABASE_POOL_MAX,
-    databaseTimeouts: { connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS, transactionTimeoutMs: env.DATABASE_TRANSACTION_TIMEOUT_MS },
+    databaseTimeouts: {
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
+      transactionTimeoutMs: env.DATABASE_TRANSACTION_TIMEOUT_MS
+    },
     healthCacheMs: env.HEALTH_CACHE_MS,
-    retention: { sweepMinutes: env.RETENTION_SWEEP_MINUTES, endedDays: env.RETENTION_ENDED_DAYS, idempotencyHours: env.RETENTION_IDEMPOTENCY_HOURS, chatEventsDays: env.RETENTION_CHAT_EVENTS_DAYS },
+    retention: {
+      sweepMinutes: env.RETENTION_SWEEP_MINUTES,
+      endedDays: env.RETENTION_ENDED_DAYS,
+      idempotencyHours: env.RETENTION_IDEMPOTENCY_HOURS,
+      chatEventsDays: env.RETENTION_CHAT_EVENTS_DAYS
+    },
     session: {
       secret,
       ttlSeconds: env.SESSION_TTL_HOURS * 3600,
@@ -268,7 +351,12 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     bodyLimit: env.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     apiKeysPerWorkspace: env.API_KEYS_PER_WORKSPACE,
-    timeouts: { headers: env.HEADERS_TIMEOUT_MS, request: env.REQUEST_TIMEOUT_MS, connection: env.CONNECTION_TIMEOUT_MS, keepAlive: env.KEEP_ALIVE_TIMEOUT_MS },
+    timeouts: {
+      headers: env.HEADERS_TIMEOUT_MS,
+      request: env.REQUEST_TIMEOUT_MS,
+      connection: env.CONNECTION_TIMEOUT_MS,
+      keepAlive: env.KEEP_ALIVE_TIMEOUT_MS
+    },
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
     rateLimit: {
       redisUrl: env.REDIS_URL ?? null,

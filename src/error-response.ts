@@ -57,10 +57,18 @@ export function toServiceError (err: unknown, bodyLimit?: number): { error: Serv
   if (isServiceError(err)) return { error: err, internal: false }
   if (isDatabaseUnavailable(err)) return { error: databaseUnavailable(), internal: false }
   const e = err as FastifyError
-  if (e.validation !== undefined) return { error: validationError(e.validation as AjvLikeError[], e.validationContext ?? 'body'), internal: false }
+  if (e.validation !== undefined) {
+    return {
+      error: validationError(e.validation as AjvLikeError[], e.validationContext ?? 'body'),
+      internal: false
+    }
+  }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return { error: serviceError('UNSUPPORTED_MEDIA_TYPE'), internal: false }
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': return { error: serviceError('PAYLOAD_TOO_LARGE', [bodyLimit !== undefined ? String(bodyLimit) : 'the allowed number of']), internal: false }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return {
+      error: serviceError('PAYLOAD_TOO_LARGE', [bodyLimit !== undefined ? String(bodyLimit) : 'the allowed number of']),
+      internal: false
+    }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY': return { error: serviceError('INVALID_JSON'), internal: false }
   }
@@ -68,13 +76,25 @@ export function toServiceError (err: unknown, bodyLimit?: number): { error: Serv
   if (status >= 400 && status < 500) {
     // Other client errors from Fastify (bad Content-Length, aborted body, ...): keep the status,
     // use the registry code for it; Fastify's 4xx messages name no internals.
-    const code = ({ 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 406: 'NOT_ACCEPTABLE', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' } as const)[status as 401] ?? 'VALIDATION_FAILED'
+    const code = ({
+      401: 'UNAUTHENTICATED',
+      403: 'FORBIDDEN',
+      404: 'NOT_FOUND',
+      406: 'NOT_ACCEPTABLE',
+      413: 'PAYLOAD_TOO_LARGE',
+      415: 'UNSUPPORTED_MEDIA_TYPE',
+      429: 'RATE_LIMITED'
+    } as const)[status as 401] ?? 'VALIDATION_FAILED'
     const out = serviceError(code, ['request'])
     out.statusCode = status
     out.message = e.message
     return { error: out, internal: false }
   }
-  const masked = status === 503 ? serviceError('SERVICE_UNAVAILABLE', ['try again later']) : serviceError('INTERNAL_ERROR')
+  const masked = status === 503
+    ? serviceError(
+      'SERVICE_UNAVAILABLE', ['try again later']
+    )
+    : serviceError('INTERNAL_ERROR')
   return { error: masked, internal: true }
 }
 

@@ -6,34 +6,54 @@ import createError from '@fastify/error'
 
 // 4xx errors are expected outcomes on hot paths (401 on every request without a session):
 // they skip the stack trace capture, which profiling showed was a third of the 401 path's CPU.
-const define = (code: string, message: string, status: number) => createError(code, message, status, Error, status >= 500)
+const define = (
+  code: string,
+  message: string,
+  status: number
+) => createError(code, message, status, Error, status >= 500)
 
 export const Errors = {
   VALIDATION_FAILED: define('VALIDATION_FAILED', 'The request is not valid: %s', 400),
   INVALID_JSON: define('INVALID_JSON', 'The request body is not valid JSON', 400),
   TOKEN_INVALID: define('TOKEN_INVALID', 'This link is not valid. Ask for a new one.', 400),
-  OAUTH_STATE_INVALID: define('OAUTH_STATE_INVALID', 'The sign-in attempt could not be verified (%s). Start again.', 400),
+  OAUTH_STATE_INVALID: define(
+    'OAUTH_STATE_INVALID', 'The sign-in attempt could not be verified (%s). Start again.', 400
+  ),
   UNAUTHENTICATED: define('UNAUTHENTICATED', 'Authentication required', 401),
   SIGNATURE_INVALID: define('SIGNATURE_INVALID', 'Request signature verification failed', 401),
   FORBIDDEN: define('FORBIDDEN', 'This operation requires the %s role', 403),
   NOT_FOUND: define('NOT_FOUND', '%s not found', 404),
-  IDENTITY_PROVIDER_NOT_CONFIGURED: define('IDENTITY_PROVIDER_NOT_CONFIGURED', 'Sign-in through an identity provider is not configured on this service', 404),
-  CHAT_PLATFORM_NOT_CONFIGURED: define('CHAT_PLATFORM_NOT_CONFIGURED', 'The chat platform (Slack) is not configured on this service', 404),
+  IDENTITY_PROVIDER_NOT_CONFIGURED: define(
+    'IDENTITY_PROVIDER_NOT_CONFIGURED', 'Sign-in through an identity provider is not configured on this service', 404
+  ),
+  CHAT_PLATFORM_NOT_CONFIGURED: define(
+    'CHAT_PLATFORM_NOT_CONFIGURED', 'The chat platform (Slack) is not configured on this service', 404
+  ),
   METHOD_NOT_ALLOWED: define('METHOD_NOT_ALLOWED', 'Method %s is not allowed on %s', 405),
-  NOT_ACCEPTABLE: define('NOT_ACCEPTABLE', 'The Accept header does not allow any response this operation produces', 406),
+  NOT_ACCEPTABLE: define(
+    'NOT_ACCEPTABLE', 'The Accept header does not allow any response this operation produces', 406
+  ),
   USER_EXISTS: define('USER_EXISTS', 'A user with this e-mail already exists', 409),
   LAST_ADMIN: define('LAST_ADMIN', 'The last admin of a workspace cannot be demoted or removed', 409),
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
-  API_KEY_LIMIT_REACHED: define('API_KEY_LIMIT_REACHED', 'The workspace already has %s live API keys, the most it may hold; revoke one first', 409),
-  IDEMPOTENCY_KEY_IN_USE: define('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed', 409),
+  API_KEY_LIMIT_REACHED: define(
+    'API_KEY_LIMIT_REACHED', 'The workspace already has %s live API keys, the most it may hold; revoke one first', 409
+  ),
+  IDEMPOTENCY_KEY_IN_USE: define(
+    'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed', 409
+  ),
   TOKEN_EXPIRED: define('TOKEN_EXPIRED', 'This link has expired. Ask for a new one.', 410),
   TOKEN_USED: define('TOKEN_USED', 'This link has already been used.', 410),
   PAYLOAD_TOO_LARGE: define('PAYLOAD_TOO_LARGE', 'The request body is larger than %s bytes', 413),
   UNSUPPORTED_MEDIA_TYPE: define('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json', 415),
-  IDEMPOTENCY_KEY_REUSED: define('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body', 422),
+  IDEMPOTENCY_KEY_REUSED: define(
+    'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body', 422
+  ),
   RATE_LIMITED: define('RATE_LIMITED', 'Too many requests; retry in %s seconds', 429),
   INTERNAL_ERROR: define('INTERNAL_ERROR', 'Internal server error', 500),
-  EMAIL_SEND_FAILED: define('EMAIL_SEND_FAILED', 'Sending the e-mail failed. The invitation is kept; retry the request.', 500),
+  EMAIL_SEND_FAILED: define(
+    'EMAIL_SEND_FAILED', 'Sending the e-mail failed. The invitation is kept; retry the request.', 500
+  ),
   UPSTREAM_FAILED: define('UPSTREAM_FAILED', 'The %s did not answer as expected. Try again later.', 502),
   SERVICE_UNAVAILABLE: define('SERVICE_UNAVAILABLE', 'The service is unavailable: %s', 503)
 } as const

@@ -19,7 +19,10 @@ export function parseJsonBody (body: Buffer): unknown {
     return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
   } catch (err) {
     if (err instanceof SyntaxError && /prototype/i.test(err.message)) {
-      throw serviceError('VALIDATION_FAILED', FORBIDDEN, { errors: [{ in: 'body', field: '', message: 'contains a forbidden key (__proto__ or constructor)' }] })
+      throw serviceError(
+        'VALIDATION_FAILED', FORBIDDEN,
+        { errors: [{ in: 'body', field: '', message: 'contains a forbidden key (__proto__ or constructor)' }] }
+      )
     }
     throw serviceError('INVALID_JSON')
   }

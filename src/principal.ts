@@ -21,6 +21,10 @@ declare module 'fastify' {
 
 /** The principal of a request that passed a security handler (glue guarantees it ran). */
 export function principalOf (request: { principal: Principal | null }): Principal {
-  if (request.principal === null) throw new Error('principalOf: no principal; is the operation missing its security requirement?')
+  if (request.principal === null) {
+    throw new Error(
+      'principalOf: no principal; is the operation missing its security requirement?'
+    )
+  }
   return request.principal
 }

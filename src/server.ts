@@ -36,7 +36,11 @@ for (const w of warnings) app.log.warn(w)
 // Signals, uncaught exceptions and unhandled rejections all close the app the same way: stop
 // accepting, let in-flight requests finish, close the database and mail pool. A signal exits 0,
 // a fatal error 1 (logged once, here); past SHUTDOWN_TIMEOUT_MS, or on a second signal, exit 1.
-closeWithGrace({ delay: config.shutdownTimeoutMs, logger: app.log, onTimeout: ms => { app.log.error(`shutdown took longer than ${ms} ms; exiting`) } }, async ({ signal, err }) => {
+closeWithGrace({
+  delay: config.shutdownTimeoutMs,
+  logger: app.log,
+  onTimeout: ms => { app.log.error(`shutdown took longer than ${ms} ms; exiting`) }
+}, async ({ signal, err }) => {
   if (err !== undefined) app.log.fatal({ err }, 'fatal error: shutting down')
   else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await app.close()

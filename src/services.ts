@@ -27,8 +27,17 @@ export interface Services {
 }
 
 export function createServices (ports: Ports): Services {
-  const sessions = createSessionService({ db: ports.db, clock: ports.clock, signer: ports.signer, ttlSeconds: ports.config.session.ttlSeconds })
-  const apiKeys = createApiKeyService({ db: ports.db, clock: ports.clock, maxPerWorkspace: ports.config.apiKeysPerWorkspace })
+  const sessions = createSessionService({
+    db: ports.db,
+    clock: ports.clock,
+    signer: ports.signer,
+    ttlSeconds: ports.config.session.ttlSeconds
+  })
+  const apiKeys = createApiKeyService({
+    db: ports.db,
+    clock: ports.clock,
+    maxPerWorkspace: ports.config.apiKeysPerWorkspace
+  })
   const security: SecurityServices = {
     authenticateSession: async token => await sessions.authenticate(token),
     sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,
@@ -37,10 +46,21 @@ export function createServices (ports: Ports): Services {
   }
   const auth = createAuthService(ports, sessions)
   const idempotency = createIdempotency({
-    db: ports.db, clock: ports.clock, log: ports.log, secret: ports.config.session.secret, leaseMs: ports.config.idempotencyLeaseMs, retentionMs: IDEMPOTENCY_RETENTION_MS
+    db: ports.db,
+    clock: ports.clock,
+    log: ports.log,
+    secret: ports.config.session.secret,
+    leaseMs: ports.config.idempotencyLeaseMs,
+    retentionMs: IDEMPOTENCY_RETENTION_MS
   })
   const invitations = createInvitationService(ports, idempotency)
-  const slack = createSlackService({ config: ports.config, db: ports.db, clock: ports.clock, log: ports.log, invitations })
+  const slack = createSlackService({
+    config: ports.config,
+    db: ports.db,
+    clock: ports.clock,
+    log: ports.log,
+    invitations
+  })
   return {
     ports,
     sessions,

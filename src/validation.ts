@@ -40,7 +40,10 @@ const serializers = new Map<string, (data: unknown) => string>()
 let ajvs: { body: Ajv, other: Ajv } | undefined
 
 export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
-  ajvs ??= { body: makeAjv({ coerceTypes: false, useDefaults: false }), other: makeAjv({ coerceTypes: 'array', useDefaults: true }) }
+  ajvs ??= {
+    body: makeAjv({ coerceTypes: false, useDefaults: false }),
+    other: makeAjv({ coerceTypes: 'array', useDefaults: true })
+  }
   const { body, other } = ajvs
   return ({ schema, httpPart }) => {
     const part = httpPart === 'body' ? 'body' : 'other'

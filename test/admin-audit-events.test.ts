@@ -9,7 +9,18 @@ import { insertAuditEvent } from '../src/db/audit-events.js'
 // One app for the file (a build costs seconds); every test works in workspaces of its own.
 const h = await build(t)
 
-interface Event { id: string, action: string, actor: { type: string, id: string | null, label: string | null }, target: { type: string, id: string } | null, payload: Record<string, unknown>, createdAt: string }
+interface Event {
+  id: string,
+  action: string,
+  actor: {
+    type: string,
+    id: string | null,
+    label: string | null
+  },
+  target: { type: string, id: string } | null,
+  payload: Record<string, unknown>,
+  createdAt: string
+}
 interface Page { items: Event[], nextCursor: string | null }
 type Tap = Parameters<typeof assertContract>[0]
 
@@ -33,7 +44,9 @@ async function allPages (t: Tap, who: SignedIn, query: string, limit: number): P
   let cursor: string | null = null
   do {
     const sep = query === '' ? '?' : '&'
-    const { status, page } = await audit(t, who, `${query}${sep}limit=${limit}${cursor !== null ? `&cursor=${cursor}` : ''}`)
+    const { status, page } = await audit(
+      t, who, `${query}${sep}limit=${limit}${cursor !== null ? `&cursor=${cursor}` : ''}`
+    )
     if (status !== 200) throw new Error(`page answered ${status}`)
     pages.push(page)
     cursor = page.nextCursor
@@ -52,7 +65,11 @@ t.test('member operations are recorded in order, with actor, target and payload'
   t.equal(await patchRole(t, admin, member.userId, 'member'), 200)
   h.clock.advance(1000)
   const removedAt = h.clock.now().toISOString()
-  const del = await h.inject({ method: 'DELETE', url: `/api/users/${member.userId}`, headers: { cookie: admin.cookie } })
+  const del = await h.inject({
+    method: 'DELETE',
+    url: `/api/users/${member.userId}`,
+    headers: { cookie: admin.cookie }
+  })
   t.equal(del.statusCode, 204)
 
   const { status, page, body } = await audit(t, admin)
@@ -61,7 +78,13 @@ t.test('member operations are recorded in order, with actor, target and payload'
   const actor = { type: 'user', id: admin.userId, label: admin.email }
   const target = { type: 'user', id: member.userId }
   t.match(page.items, [
-    { action: 'member.removed', actor, target, payload: { email: member.email, role: 'member', revokedSessions: 1, revokedApiKeys: 0 }, createdAt: removedAt },
+    {
+      action: 'member.removed',
+      actor,
+      target,
+      payload: { email: member.email, role: 'member', revokedSessions: 1, revokedApiKeys: 0 },
+      createdAt: removedAt
+    },
     { action: 'member.role_changed', actor, target, payload: { from: 'admin', to: 'member' } },
     { action: 'member.role_changed', actor, target, payload: { from: 'member', to: 'admin' }, createdAt: promotedAt }
   ])
@@ -70,7 +93,11 @@ t.test('member operations are recorded in order, with actor, target and payload'
   t.ok(ids[0]! > ids[1]! && ids[1]! > ids[2]!, 'newest first')
   t.same(page.items[1]?.payload, { from: 'admin', to: 'member' }, 'role change payload is exactly {from, to}')
   // No session token (the JWT in either cookie) appears anywhere in the trail.
-  for (const who of [admin, member]) t.notOk(body.includes(who.cookie.split('=')[1] as string), 'no cookie value in the trail')
+  for (const who of [admin, member]) {
+    t.notOk(
+      body.includes(who.cookie.split('=')[1] as string), 'no cookie value in the trail'
+    )
+  }
 })
 
 t.test('pages follow the cursor without gaps or repeats; filters narrow the list', async t => {
@@ -78,7 +105,9 @@ t.test('pages follow the cursor without gaps or repeats; filters narrow the list
   const a = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
   const b = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
   // 4 changes of a, 3 of b, interleaved: 7 events.
-  for (const [who, role] of [[a, 'admin'], [b, 'admin'], [a, 'member'], [b, 'member'], [a, 'admin'], [b, 'admin'], [a, 'member']] as const) {
+  for (const [who, role] of [
+    [a, 'admin'], [b, 'admin'], [a, 'member'], [b, 'member'], [a, 'admin'], [b, 'admin'], [a, 'member']
+  ] as const) {
     t.equal(await patchRole(t, admin, who.userId, role), 200)
   }
   const everything = (await audit(t, admin)).page.items
@@ -115,11 +144,31 @@ t.test('default page size is 50', async t => {
   const admin = await h.signIn({ role: 'admin' })
   // Written as the feature modules write them; only the listing is under test here.
   for (let i = 0; i < 55; i++) {
-    await insertAuditEvent(h.db, { workspaceId: admin.workspaceId, action: 'session.login', actor: { type: 'user', id: admin.userId, label: null }, target: null, payload: { n: i }, now: h.clock.now() })
+    await insertAuditEvent(
+      h.db,
+      {
+        workspaceId: admin.workspaceId,
+        action: 'session.login',
+        actor: { type: 'user', id: admin.userId, label: null },
+        target: null,
+        payload: { n: i },
+        now: h.clock.now()
+      }
+    )
   }
   const first = await audit(t, admin)
   t.equal(first.page.items.length, 50)
-  t.same(first.page.items[0], { id: first.page.items[0]?.id, action: 'session.login', actor: { type: 'user', id: admin.userId, label: null }, target: null, payload: { n: 54 }, createdAt: h.clock.now().toISOString() })
+  t.same(
+    first.page.items[0],
+    {
+      id: first.page.items[0]?.id,
+      action: 'session.login',
+      actor: { type: 'user', id: admin.userId, label: null },
+      target: null,
+      payload: { n: 54 },
+      createdAt: h.clock.now().toISOString()
+    }
+  )
   t.not(first.page.nextCursor, null)
   const second = await audit(t, admin, `?cursor=${first.page.nextCursor}`)
   t.same(second.page.items.map(e => e.payload.n), [4, 3, 2, 1, 0])
@@ -138,7 +187,9 @@ t.test('each workspace sees its own trail only', async t => {
   const byTarget = await audit(t, elsewhere, `?targetType=user&targetId=${member.userId}`)
   t.same(byTarget.page.items, [], 'not even by naming the target')
   // A cursor is only a position; it cannot open another workspace's events.
-  const cursor = Buffer.from(`${h.clock.now().toISOString()}|${BigInt(own.page.items[0]?.id as string) + 1n}`).toString('base64url')
+  const cursor = Buffer.from(
+    `${h.clock.now().toISOString()}|${BigInt(own.page.items[0]?.id as string) + 1n}`
+  ).toString('base64url')
   t.same((await audit(t, elsewhere, `?cursor=${cursor}`)).page.items, [])
 })
 
@@ -160,7 +211,10 @@ t.test('refuses bad input, members and anonymous callers', async t => {
     t.equal((r.page as unknown as { code: string }).code, 'VALIDATION_FAILED', q)
   }
   const cursorErr = JSON.parse((await audit(t, admin, '?cursor=abc')).body)
-  t.same(cursorErr.details, { errors: [{ in: 'query', field: 'cursor', message: 'is not a cursor from a previous page of this list' }] })
+  t.same(
+    cursorErr.details,
+    { errors: [{ in: 'query', field: 'cursor', message: 'is not a cursor from a previous page of this list' }] }
+  )
 
   t.equal((await audit(t, member)).status, 403)
   const anon = await h.inject({ method: 'GET', url: '/api/audit-events' })

@@ -34,7 +34,10 @@ async function userRow (h: TestApp, id: string) {
 }
 
 async function activeAdmins (h: TestApp, workspaceId: string): Promise<number> {
-  const r = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active'", [workspaceId])
+  const r = await h.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active'",
+    [workspaceId]
+  )
   return r.rows[0]?.n ?? -1
 }
 
@@ -91,7 +94,9 @@ t.test('removing a member ends their session, frees their e-mail, and is final',
   t.equal(await adminProbe(h, member), 401, 'the removed member\'s next request is unauthenticated')
   t.equal(await adminProbe(h, other), 403, 'other members keep their sessions')
   t.same(await userRow(h, member.userId), { role: 'member', status: 'removed' })
-  const sessions = await h.db.query<{ revoked: boolean }>('SELECT revoked_at IS NOT NULL AS revoked FROM sessions WHERE user_id = $1', [member.userId])
+  const sessions = await h.db.query<{ revoked: boolean }>(
+    'SELECT revoked_at IS NOT NULL AS revoked FROM sessions WHERE user_id = $1', [member.userId]
+  )
   t.same(sessions.rows, [{ revoked: true }], 'the session row is revoked, not only hidden by the status')
 
   const twice = await remove(h, admin, member.userId)
@@ -103,7 +108,12 @@ t.test('removing a member ends their session, frees their e-mail, and is final',
   assertContract(t, 'PATCH', patch.url, patch.res)
 
   // The unique e-mail index excludes removed users: the address can hold a user again.
-  const inv = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie }, payload: { email: member.email, role: 'member' } })
+  const inv = await h.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie: admin.cookie },
+    payload: { email: member.email, role: 'member' }
+  })
   t.equal(inv.statusCode, 200, 'the removed e-mail can be invited again')
   assertContract(t, 'POST', '/api/users/invite', inv)
   const back = await h.signIn({ role: 'member', workspaceId: admin.workspaceId, email: member.email })
@@ -127,22 +137,39 @@ t.test('removing an admin revokes the API keys they created, in the same transac
   const { res, url } = await remove(h, admin, leaving.userId)
   t.equal(res.statusCode, 204)
   assertContract(t, 'DELETE', url, res)
-  const keys = await h.db.query<{ id: string, revoked: boolean }>('SELECT id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE workspace_id = $1 ORDER BY prefix', [admin.workspaceId])
+  const keys = await h.db.query<{ id: string, revoked: boolean }>(
+    'SELECT id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE workspace_id = $1 ORDER BY prefix',
+    [admin.workspaceId]
+  )
   t.same(keys.rows, [{ id: theirs, revoked: true }, { id: kept, revoked: false }])
 })
 
 t.test('API keys created by a removed admin stop working at once (REST round trip)', async t => {
   const admin = await h.signIn({ role: 'admin' })
   const leaving = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
-  const created = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: leaving.cookie }, payload: { name: 'assistant' } })
+  const created = await h.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: leaving.cookie },
+    payload: { name: 'assistant' }
+  })
   t.equal(created.statusCode, 201, 'key created')
   assertContract(t, 'POST', '/api/api-keys', created)
   const secret = created.json().secret as string
   const mcp = async () => await h.inject({
     method: 'POST',
     url: '/api/mcp',
-    headers: { authorization: `Bearer ${secret}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
-    payload: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'test', version: '1' } } }
+    headers: {
+      authorization: `Bearer ${secret}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json'
+    },
+    payload: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'test', version: '1' } }
+    }
   })
   const before = await mcp()
   t.equal(before.statusCode, 200, 'the key works before removal')
@@ -172,12 +199,17 @@ t.test('the last active admin can be neither demoted nor removed', async t => {
   // A disabled admin does not count: they cannot act, so the rule still holds.
   const disabled = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
   await h.db.query("UPDATE users SET status = 'disabled' WHERE id = $1", [disabled.userId])
-  t.equal((await patchRole(h, admin, admin.userId, 'member')).res.statusCode, 409, 'a disabled second admin does not help')
+  t.equal(
+    (await patchRole(h, admin, admin.userId, 'member')).res.statusCode, 409, 'a disabled second admin does not help'
+  )
   t.equal((await remove(h, admin, disabled.userId)).res.statusCode, 204, 'the disabled admin can be removed')
 
   // With a second active admin, either may step down; then the other is the last one.
   t.equal((await patchRole(h, admin, member.userId, 'admin')).res.statusCode, 200)
-  t.equal((await patchRole(h, admin, admin.userId, 'member')).res.statusCode, 200, 'self-demotion allowed while another admin remains')
+  t.equal(
+    (await patchRole(h, admin, admin.userId, 'member')).res.statusCode, 200,
+    'self-demotion allowed while another admin remains'
+  )
   t.equal((await remove(h, member, member.userId)).res.statusCode, 409, 'now the promoted member is the last admin')
   t.equal(await activeAdmins(h, admin.workspaceId), 1)
   const events = await h.db.query('SELECT 1 FROM audit_events WHERE workspace_id = $1', [admin.workspaceId])
@@ -195,7 +227,9 @@ t.test('concurrent changes always leave at least one active admin', async t => {
         ? await Promise.all([patchRole(h, a, a.userId, 'member'), patchRole(h, b, b.userId, 'member')])
         : await Promise.all([remove(h, a, b.userId), remove(h, b, a.userId)])
     const codes = [ra.res.statusCode, rb.res.statusCode].sort()
-    t.equal(codes.filter(c => c === 200 || c === 204).length, 1, `race ${i}: exactly one change wins (${codes.join(', ')})`)
+    t.equal(
+      codes.filter(c => c === 200 || c === 204).length, 1, `race ${i}: exactly one change wins (${codes.join(', ')})`
+    )
     for (const r of [ra, rb]) {
       assertContract(t, r.method, r.url, r.res)
       if (r.res.statusCode >= 400) t.match(r.res.json().code, /^(LAST_ADMIN|FORBIDDEN)$/, 'the loser is told why')
@@ -208,7 +242,10 @@ t.test('another workspace\'s members are invisible: 404 for PATCH and DELETE', a
   const admin = await h.signIn({ role: 'admin' })
   const stranger = await h.signIn({ role: 'member', workspaceName: 'Elsewhere' })
   const strangerAdmin = await h.signIn({ role: 'admin', workspaceId: stranger.workspaceId })
-  for (const r of [await patchRole(h, admin, stranger.userId, 'admin'), await remove(h, admin, stranger.userId), await remove(h, admin, strangerAdmin.userId)]) {
+  for (const r of [
+    await patchRole(h, admin, stranger.userId, 'admin'), await remove(h, admin, stranger.userId),
+    await remove(h, admin, strangerAdmin.userId)
+  ]) {
     t.equal(r.res.statusCode, 404)
     t.equal(r.res.json().code, 'NOT_FOUND')
     t.equal(r.res.json().message, 'User not found', 'the same answer as for an id that does not exist')
@@ -241,13 +278,23 @@ t.test('authentication, authorization and validation', async t => {
   t.equal(badRole.res.statusCode, 400)
   t.equal(badRole.res.json().code, 'VALIDATION_FAILED')
   assertContract(t, 'PATCH', badRole.url, badRole.res)
-  const extra = await h.inject({ method: 'PATCH', url: `/api/users/${member.userId}`, headers: { cookie: admin.cookie }, payload: { role: 'admin', status: 'active' } })
+  const extra = await h.inject({
+    method: 'PATCH',
+    url: `/api/users/${member.userId}`,
+    headers: { cookie: admin.cookie },
+    payload: { role: 'admin', status: 'active' }
+  })
   t.equal(extra.statusCode, 400, 'unknown fields are refused')
   assertContract(t, 'PATCH', `/api/users/${member.userId}`, extra)
   const badId = await h.inject({ method: 'DELETE', url: '/api/users/not-a-uuid', headers: { cookie: admin.cookie } })
   t.equal(badId.statusCode, 400)
   assertContract(t, 'DELETE', '/api/users/not-a-uuid', badId)
-  const text = await h.inject({ method: 'PATCH', url, headers: { cookie: admin.cookie, 'content-type': 'text/plain' }, payload: 'role=member' })
+  const text = await h.inject({
+    method: 'PATCH',
+    url,
+    headers: { cookie: admin.cookie, 'content-type': 'text/plain' },
+    payload: 'role=member'
+  })
   t.equal(text.statusCode, 415)
   assertContract(t, 'PATCH', url, text)
   t.same(await userRow(h, member.userId), { role: 'member', status: 'active' }, 'nothing changed')

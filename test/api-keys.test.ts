@@ -11,8 +11,17 @@ const KEYS = '/api/api-keys'
 const MCP = '/api/mcp'
 const KEY_FORMAT = /^wsk_[0-9a-z]{12}_[A-Za-z0-9_-]{43}$/
 
-async function createKey (t: Pick<typeof tap, 'equal' | 'same'>, admin: SignedIn, name = 'assistant'): Promise<{ id: string, secret: string, prefix: string }> {
-  const res = await h.inject({ method: 'POST', url: KEYS, headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name } })
+async function createKey (
+  t: Pick<typeof tap, 'equal' | 'same'>,
+  admin: SignedIn,
+  name = 'assistant'
+): Promise<{ id: string, secret: string, prefix: string }> {
+  const res = await h.inject({
+    method: 'POST',
+    url: KEYS,
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { name }
+  })
   t.equal(res.statusCode, 201, 'key created')
   assertContract(t, 'POST', KEYS, res)
   return res.json()
@@ -23,7 +32,11 @@ async function useKey (secret: string) {
   return await h.inject({
     method: 'POST',
     url: MCP,
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${secret}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream'
+    },
     payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' }
   })
 }
@@ -59,17 +72,34 @@ t.test('create, list and revoke; the secret is shown once and stored only as a h
   t.equal(after.statusCode, 401, 'a revoked key is refused at once')
   t.same(after.json(), { message: 'Authentication required', code: 'UNAUTHENTICATED' })
   assertContract(t, 'POST', MCP, after)
-  t.same((await h.inject({ method: 'GET', url: KEYS, headers: { cookie: admin.cookie } })).json().items, [], 'revoked keys leave the list')
+  t.same(
+    (await h.inject({ method: 'GET', url: KEYS, headers: { cookie: admin.cookie } })).json().items, [],
+    'revoked keys leave the list'
+  )
 
   const again = await h.inject({ method: 'DELETE', url: `${KEYS}/${created.id}`, headers: { cookie: admin.cookie } })
   t.equal(again.statusCode, 404, 'revoking twice: not found')
   assertContract(t, 'DELETE', `${KEYS}/${created.id}`, again)
 
-  const audit = await h.inject({ method: 'GET', url: `/api/audit-events?targetType=api_key&targetId=${created.id}`, headers: { cookie: admin.cookie } })
+  const audit = await h.inject({
+    method: 'GET',
+    url: `/api/audit-events?targetType=api_key&targetId=${created.id}`,
+    headers: { cookie: admin.cookie }
+  })
   t.equal(audit.statusCode, 200)
-  const events = audit.json().items as Array<{ action: string, actor: { type: string, id: string }, payload: Record<string, unknown> }>
+  const events = audit.json().items as Array<{
+    action: string,
+    actor: {
+      type: string,
+      id: string
+    },
+    payload: Record<string, unknown>
+  }>
   t.same(events.map(e => e.action), ['api_key.revoked', 'api_key.created'], 'both actions audited')
-  t.match(events[1], { actor: { type: 'user', id: admin.userId }, payload: { name: 'Claude desktop', prefix: created.prefix } })
+  t.match(
+    events[1],
+    { actor: { type: 'user', id: admin.userId }, payload: { name: 'Claude desktop', prefix: created.prefix } }
+  )
   t.notOk(audit.body.includes(created.secret.slice(17)), 'no secret in the audit trail')
 })
 
@@ -80,7 +110,12 @@ t.test('only admins manage keys; other workspaces see nothing', async t => {
   const key = await createKey(t, admin)
 
   for (const [method, url] of [['POST', KEYS], ['GET', KEYS], ['DELETE', `${KEYS}/${key.id}`]] as const) {
-    const asMember = await h.inject({ method, url, headers: { cookie: member.cookie, 'content-type': 'application/json' }, ...(method === 'POST' ? { payload: { name: 'x' } } : {}) })
+    const asMember = await h.inject({
+      method,
+      url,
+      headers: { cookie: member.cookie, 'content-type': 'application/json' },
+      ...(method === 'POST' ? { payload: { name: 'x' } } : {})
+    })
     t.equal(asMember.statusCode, 403, `${method} ${url} as member`)
     assertContract(t, method, url, asMember)
     const anonymous = await h.inject({ method, url })
@@ -88,14 +123,22 @@ t.test('only admins manage keys; other workspaces see nothing', async t => {
     assertContract(t, method, url, anonymous)
   }
 
-  t.same((await h.inject({ method: 'GET', url: KEYS, headers: { cookie: otherAdmin.cookie } })).json(), { items: [] }, 'other workspace lists none')
+  t.same(
+    (await h.inject({ method: 'GET', url: KEYS, headers: { cookie: otherAdmin.cookie } })).json(), { items: [] },
+    'other workspace lists none'
+  )
   const foreign = await h.inject({ method: 'DELETE', url: `${KEYS}/${key.id}`, headers: { cookie: otherAdmin.cookie } })
   t.equal(foreign.statusCode, 404, 'another workspace cannot revoke it')
   t.equal(foreign.json().code, 'NOT_FOUND')
   assertContract(t, 'DELETE', `${KEYS}/${key.id}`, foreign)
   t.equal((await useKey(key.secret)).statusCode, 200, 'and the key still works')
 
-  const bad = await h.inject({ method: 'POST', url: KEYS, headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: '' } })
+  const bad = await h.inject({
+    method: 'POST',
+    url: KEYS,
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { name: '' }
+  })
   t.equal(bad.statusCode, 400)
   assertContract(t, 'POST', KEYS, bad)
   const badId = await h.inject({ method: 'DELETE', url: `${KEYS}/not-a-uuid`, headers: { cookie: admin.cookie } })
@@ -108,7 +151,12 @@ t.test('a key acts as its creator only while the creator is an active admin', as
   const other = await h.signIn({ role: 'admin', workspaceId: creator.workspaceId })
   const key = await createKey(t, creator)
   const setRole = async (role: string) => {
-    const res = await h.inject({ method: 'PATCH', url: `/api/users/${creator.userId}`, headers: { cookie: other.cookie, 'content-type': 'application/json' }, payload: { role } })
+    const res = await h.inject({
+      method: 'PATCH',
+      url: `/api/users/${creator.userId}`,
+      headers: { cookie: other.cookie, 'content-type': 'application/json' },
+      payload: { role }
+    })
     t.equal(res.statusCode, 200, `role → ${role}`)
   }
 
@@ -123,7 +171,11 @@ t.test('a key acts as its creator only while the creator is an active admin', as
   t.equal((await useKey(key.secret)).statusCode, 401, 'creator disabled: refused')
   await h.db.query("UPDATE users SET status = 'active' WHERE id = $1", [creator.userId])
 
-  const removed = await h.inject({ method: 'DELETE', url: `/api/users/${creator.userId}`, headers: { cookie: other.cookie } })
+  const removed = await h.inject({
+    method: 'DELETE',
+    url: `/api/users/${creator.userId}`,
+    headers: { cookie: other.cookie }
+  })
   t.equal(removed.statusCode, 204)
   t.equal((await useKey(key.secret)).statusCode, 401, 'creator removed: refused')
 })
@@ -161,7 +213,11 @@ t.test('malformed, unknown and tampered keys are refused alike', async t => {
 t.test('last use is recorded at most once a minute', async t => {
   const admin = await h.signIn({ role: 'admin' })
   const key = await createKey(t, admin)
-  const lastUsed = async () => (await h.inject({ method: 'GET', url: KEYS, headers: { cookie: admin.cookie } })).json().items[0].lastUsedAt as string | null
+  const lastUsed = async () => (await h.inject({
+    method: 'GET',
+    url: KEYS,
+    headers: { cookie: admin.cookie }
+  })).json().items[0].lastUsedAt as string | null
 
   t.equal(await lastUsed(), null)
   const first = h.clock.now().toISOString()

@@ -13,10 +13,17 @@ t.test('the same admin gets the same audit actor label from REST, MCP and chat',
   t.equal((await install(h, admin)).statusCode, 302, 'Slack installed')
   slack.emails.set('U0ADMIN1', admin.email)
 
-  const rest = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'rest@example.com', role: 'member' } })
+  const rest = await h.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { email: 'rest@example.com', role: 'member' }
+  })
   t.equal(rest.statusCode, 200, 'REST invite')
   const key = await createApiKey(h, admin, 'assistant')
-  const mcp = await mcpRequest(h, key.secret, 'tools/call', { name: 'invite_user', arguments: { email: 'mcp@example.com' } })
+  const mcp = await mcpRequest(
+    h, key.secret, 'tools/call', { name: 'invite_user', arguments: { email: 'mcp@example.com' } }
+  )
   t.equal(mcp.statusCode, 200, 'MCP invite')
   t.notOk(mcp.json().result?.isError, 'the MCP tool succeeded')
   t.equal((await sendEvent(h, envelope(mention('U0ADMIN1', 'invite chat@example.com')))).statusCode, 200, 'chat invite')
@@ -30,6 +37,10 @@ t.test('the same admin gets the same audit actor label from REST, MCP and chat',
     { email: 'mcp@example.com', actor_type: 'api_key', actor_id: key.id, actor_label: admin.email },
     { email: 'rest@example.com', actor_type: 'user', actor_id: admin.userId, actor_label: admin.email }
   ], 'one label (the person\'s e-mail) whichever door they used')
-  const created = await h.db.query<{ actor_type: string, actor_label: string }>("SELECT actor_type, actor_label FROM audit_events WHERE action = 'api_key.created'")
-  t.same(created.rows, [{ actor_type: 'user', actor_label: admin.email }], 'api-key and member actions use the same rule')
+  const created = await h.db.query<{ actor_type: string, actor_label: string }>(
+    "SELECT actor_type, actor_label FROM audit_events WHERE action = 'api_key.created'"
+  )
+  t.same(
+    created.rows, [{ actor_type: 'user', actor_label: admin.email }], 'api-key and member actions use the same rule'
+  )
 })

@@ -12,8 +12,21 @@ import { SESSION_COOKIE } from '../src/sessions/service.js'
 
 const APP_URL = 'http://app.example.test'
 
-interface Event { id: string, action: string, actor: { type: string, id: string | null, label: string | null }, target: { type: string, id: string } | null, payload: Record<string, unknown>, createdAt: string }
-type Expected = [action: string, actorType: string, actorId: string | null, targetType: string | null, targetId: string | null]
+interface Event {
+  id: string,
+  action: string,
+  actor: {
+    type: string,
+    id: string | null,
+    label: string | null
+  },
+  target: { type: string, id: string } | null,
+  payload: Record<string, unknown>,
+  createdAt: string
+}
+type Expected = [
+  action: string, actorType: string, actorId: string | null, targetType: string | null, targetId: string | null
+]
 
 function tokenOf (url: string): string {
   const token = new URL(url).searchParams.get('token')
@@ -49,7 +62,10 @@ t.test('every admin-relevant action records its events, in order, without secret
     const res = await call({ method: 'GET', url: '/api/audit-events?limit=100', headers: adminCookie })
     t.equal(res.statusCode, 200)
     const fresh = (res.json().items as Event[]).filter(e => BigInt(e.id) > lastId).reverse()
-    t.same(fresh.map(e => [e.action, e.actor.type, e.actor.id, e.target?.type ?? null, e.target?.id ?? null]), expected(), `${name}: recorded ${expected().map(e => e[0]).join(', ') || 'nothing'}`)
+    t.same(
+      fresh.map(e => [e.action, e.actor.type, e.actor.id, e.target?.type ?? null, e.target?.id ?? null]), expected(),
+      `${name}: recorded ${expected().map(e => e[0]).join(', ') || 'nothing'}`
+    )
     const newest = fresh.at(-1)
     if (newest !== undefined) lastId = BigInt(newest.id)
     return fresh
@@ -65,7 +81,12 @@ t.test('every admin-relevant action records its events, in order, without secret
   let keySecret = ''
 
   await step('invite', async () => {
-    const res = await call({ method: 'POST', url: '/api/users/invite', headers: adminCookie, payload: { email: alice, role: 'member' } })
+    const res = await call({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: adminCookie,
+      payload: { email: alice, role: 'member' }
+    })
     t.equal(res.statusCode, 200)
     secrets.push(tokenOf(res.json().invitationUrl))
     const list = await call({ method: 'GET', url: '/api/invitations?status=pending', headers: adminCookie })
@@ -82,13 +103,24 @@ t.test('every admin-relevant action records its events, in order, without secret
   t.same(resent?.payload, { email: alice, role: 'member' })
 
   await step('invite another, then revoke it (two actions)', async () => {
-    const res = await call({ method: 'POST', url: '/api/users/invite', headers: adminCookie, payload: { email: 'bob@example.com', role: 'member' } })
+    const res = await call({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: adminCookie,
+      payload: { email: 'bob@example.com', role: 'member' }
+    })
     secrets.push(tokenOf(res.json().invitationUrl))
     const list = await call({ method: 'GET', url: '/api/invitations?status=pending', headers: adminCookie })
-    inv2 = (list.json().items as Array<{ id: string, email: string }>).find(i => i.email === 'bob@example.com')?.id ?? ''
+    inv2 = (list.json().items as Array<{
+      id: string,
+      email: string
+    }>).find(i => i.email === 'bob@example.com')?.id ?? ''
     const del = await call({ method: 'DELETE', url: `/api/invitations/${inv2}`, headers: adminCookie })
     t.equal(del.statusCode, 200)
-  }, () => [['invitation.created', 'user', admin.userId, 'invitation', inv2], ['invitation.revoked', 'user', admin.userId, 'invitation', inv2]])
+  }, () => [
+    ['invitation.created', 'user', admin.userId, 'invitation', inv2],
+    ['invitation.revoked', 'user', admin.userId, 'invitation', inv2]
+  ])
 
   // Signing up is two facts: the invitation is accepted and a session starts (found by
   // action=session.login together with every other sign-in).
@@ -100,11 +132,18 @@ t.test('every admin-relevant action records its events, in order, without secret
     secrets.push(aliceCookie)
     const row = await h.db.query<{ id: string }>('SELECT id FROM sessions WHERE user_id = $1', [aliceId])
     signupSession = row.rows[0]?.id ?? ''
-  }, () => [['invitation.accepted', 'user', aliceId, 'invitation', inv1], ['session.login', 'user', aliceId, 'session', signupSession]])
+  }, () => [
+    ['invitation.accepted', 'user', aliceId, 'invitation', inv1],
+    ['session.login', 'user', aliceId, 'session', signupSession]
+  ])
   t.same(signedUp.map(e => e.payload), [{ userId: aliceId, role: 'member' }, { method: 'signup' }])
 
   await step('logout', async () => {
-    const res = await call({ method: 'POST', url: '/api/auth/logout', headers: { cookie: `${SESSION_COOKIE}=${aliceCookie}` } })
+    const res = await call({
+      method: 'POST',
+      url: '/api/auth/logout',
+      headers: { cookie: `${SESSION_COOKIE}=${aliceCookie}` }
+    })
     t.equal(res.statusCode, 204)
   }, () => [['session.logout', 'user', aliceId, 'session', signupSession]])
 
@@ -126,17 +165,29 @@ t.test('every admin-relevant action records its events, in order, without secret
     t.equal(res.statusCode, 200)
     aliceCookie = sessionCookieOf(res)
     secrets.push(aliceCookie)
-    const row = await h.db.query<{ id: string }>('SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL', [aliceId])
+    const row = await h.db.query<{ id: string }>(
+      'SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL', [aliceId]
+    )
     verifySession = row.rows[0]?.id ?? ''
   }, () => [['session.login', 'user', aliceId, 'session', verifySession]])
 
   await step('role change', async () => {
-    const res = await call({ method: 'PATCH', url: `/api/users/${aliceId}`, headers: adminCookie, payload: { role: 'admin' } })
+    const res = await call({
+      method: 'PATCH',
+      url: `/api/users/${aliceId}`,
+      headers: adminCookie,
+      payload: { role: 'admin' }
+    })
     t.equal(res.statusCode, 200)
   }, () => [['member.role_changed', 'user', admin.userId, 'user', aliceId]])
 
   await step('api key create', async () => {
-    const res = await call({ method: 'POST', url: '/api/api-keys', headers: { cookie: `${SESSION_COOKIE}=${aliceCookie}` }, payload: { name: 'assistant' } })
+    const res = await call({
+      method: 'POST',
+      url: '/api/api-keys',
+      headers: { cookie: `${SESSION_COOKIE}=${aliceCookie}` },
+      payload: { name: 'assistant' }
+    })
     t.equal(res.statusCode, 201)
     keyId = res.json().id
     keySecret = res.json().secret
@@ -150,7 +201,12 @@ t.test('every admin-relevant action records its events, in order, without secret
       method: 'POST',
       url: '/api/mcp',
       headers: { authorization: `Bearer ${keySecret}`, accept: 'application/json, text/event-stream' },
-      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'invite_user', arguments: { email: 'carol@example.com' } } }
+      payload: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'invite_user', arguments: { email: 'carol@example.com' } }
+      }
     })
     t.equal(res.statusCode, 200)
     t.notOk(res.json().result?.isError, 'the tool succeeded')
@@ -158,7 +214,10 @@ t.test('every admin-relevant action records its events, in order, without secret
     const url = /https?:\/\/\S+\/signup\?token=[A-Za-z0-9_-]+/.exec((await smtp.nextMessage(seen)).text)?.[0] as string
     secrets.push(tokenOf(url))
     const list = await call({ method: 'GET', url: '/api/invitations?status=pending', headers: adminCookie })
-    inv3 = (list.json().items as Array<{ id: string, email: string }>).find(i => i.email === 'carol@example.com')?.id ?? ''
+    inv3 = (list.json().items as Array<{
+      id: string,
+      email: string
+    }>).find(i => i.email === 'carol@example.com')?.id ?? ''
   }, () => [['invitation.created', 'api_key', keyId, 'invitation', inv3]])
 
   await step('api key revoke', async () => {

@@ -10,21 +10,32 @@ import { LOGIN_LINKS_PER_EMAIL, LOGIN_TOKEN_TTL_MS } from '../src/auth/login-lin
 // 15-minute expiry on the app clock, and a per-address cap.
 
 const post = async (h: TestApp, url: string, body: unknown) => {
-  const res = await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+  const res = await h.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body)
+  })
   return res
 }
 
 function linkIn (mail: CaughtMail, appUrl: string): string {
-  const m = new RegExp(`${appUrl.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/login\\?token=([A-Za-z0-9_-]+)`).exec(mail.text)
+  const m = new RegExp(
+    `${appUrl.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/login\\?token=([A-Za-z0-9_-]+)`
+  ).exec(mail.text)
   if (m === null) throw new Error(`no login link in: ${mail.text}`)
   return m[1] as string
 }
 
 async function setup (t: Parameters<typeof build>[0]) {
   const smtp = await startSmtp(t)
-  const h = await build(t, { env: { SMTP_URL: smtp.url, APP_URL: 'http://app.example.test', AUTH_RATE_LIMIT_PER_MINUTE: '1000' } })
+  const h = await build(
+    t, { env: { SMTP_URL: smtp.url, APP_URL: 'http://app.example.test', AUTH_RATE_LIMIT_PER_MINUTE: '1000' } }
+  )
   const ws = await h.signIn({ role: 'admin', workspaceName: 'Acme' })
-  await insertUser(h.db, { workspaceId: ws.workspaceId, email: 'ada@example.com', name: 'Ada', role: 'member', now: h.clock.now() })
+  await insertUser(
+    h.db, { workspaceId: ws.workspaceId, email: 'ada@example.com', name: 'Ada', role: 'member', now: h.clock.now() }
+  )
   return { h, smtp, ws }
 }
 
@@ -57,7 +68,9 @@ t.test('login links through a real SMTP peer', async t => {
     await h.app.services.auth.idle()
     t.equal(smtp.messages.length, 1, 'one e-mail, to the known address only')
     t.same(smtp.messages[0]?.to, ['ada@example.com'])
-    t.match(smtp.messages[0]?.html, /href="http:\/\/app\.example\.test\/login\?token=/, 'the HTML part links to APP_URL')
+    t.match(
+      smtp.messages[0]?.html, /href="http:\/\/app\.example\.test\/login\?token=/, 'the HTML part links to APP_URL'
+    )
 
     // Case does not matter; surrounding spaces are not an address (400, as format email says);
     // a disabled account gets nothing.
@@ -85,13 +98,21 @@ t.test('login links through a real SMTP peer', async t => {
     t.match(res.json(), { user: { email: 'bob@example.com', name: null, role: 'member' }, workspace: { name: 'Acme' } })
     const cookie = res.cookies.find(c => c.name === SESSION_COOKIE)
     t.equal(cookie?.httpOnly, true)
-    const me = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${cookie?.value}` } })
+    const me = await h.inject({
+      method: 'GET',
+      url: '/api/users/me',
+      headers: { cookie: `${SESSION_COOKIE}=${cookie?.value}` }
+    })
     t.equal(me.statusCode, 200)
     t.equal(me.json().user.email, 'bob@example.com')
 
-    const audit = await h.db.query<{ payload: unknown }>("SELECT payload FROM audit_events WHERE action = 'session.login' AND actor_label = 'bob@example.com'")
+    const audit = await h.db.query<{ payload: unknown }>(
+      "SELECT payload FROM audit_events WHERE action = 'session.login' AND actor_label = 'bob@example.com'"
+    )
     t.same(audit.rows, [{ payload: { method: 'login_link' } }], 'the login is audited')
-    const method = await h.db.query<{ method: string }>("SELECT s.method FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = 'bob@example.com'")
+    const method = await h.db.query<{ method: string }>(
+      "SELECT s.method FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = 'bob@example.com'"
+    )
     t.same(method.rows, [{ method: 'login_link' }])
 
     const reuse = await post(h, '/api/auth/verify', { token })
@@ -100,14 +121,18 @@ t.test('login links through a real SMTP peer', async t => {
     t.equal(reuse.json().code, 'TOKEN_USED')
     t.equal(reuse.cookies.length, 0)
 
-    const forged = await post(h, '/api/auth/verify', { token: token.slice(0, -2) + (token.endsWith('xx') ? 'yy' : 'xx') })
+    const forged = await post(
+      h, '/api/auth/verify', { token: token.slice(0, -2) + (token.endsWith('xx') ? 'yy' : 'xx') }
+    )
     assertContract(t, 'POST', '/api/auth/verify', forged)
     t.equal(forged.statusCode, 400)
     t.equal(forged.json().code, 'TOKEN_INVALID')
 
     // Two concurrent verifies of one fresh link: one session.
     const second = await mailTo('bob@example.com')
-    const both = await Promise.all([post(h, '/api/auth/verify', { token: second }), post(h, '/api/auth/verify', { token: second })])
+    const both = await Promise.all([
+      post(h, '/api/auth/verify', { token: second }), post(h, '/api/auth/verify', { token: second })
+    ])
     for (const r of both) assertContract(t, 'POST', '/api/auth/verify', r)
     t.same(both.map(r => r.statusCode).sort(), [200, 410])
   })
@@ -126,10 +151,19 @@ t.test('login links through a real SMTP peer', async t => {
     h.clock.advance(LOGIN_TOKEN_TTL_MS + 1) // a fresh window for ada after the steps above
     const before = smtp.messages.length
     const answers: Array<Awaited<ReturnType<typeof post>>> = []
-    for (let i = 0; i < LOGIN_LINKS_PER_EMAIL + 3; i++) answers.push(await post(h, '/api/auth/login-link', { email: 'ada@example.com' }))
-    t.ok(answers.every(a => a.statusCode === 202 && a.rawPayload.compare(answers[0]?.rawPayload as Buffer) === 0), 'every answer the same 202')
+    for (let i = 0; i < LOGIN_LINKS_PER_EMAIL + 3; i++) {
+      answers.push(
+        await post(h, '/api/auth/login-link', { email: 'ada@example.com' })
+      )
+    }
+    t.ok(
+      answers.every(a => a.statusCode === 202 && a.rawPayload.compare(answers[0]?.rawPayload as Buffer) === 0),
+      'every answer the same 202'
+    )
     await h.app.services.auth.idle()
-    t.equal(smtp.messages.length - before, LOGIN_LINKS_PER_EMAIL, `${LOGIN_LINKS_PER_EMAIL} e-mails, not ${answers.length}`)
+    t.equal(
+      smtp.messages.length - before, LOGIN_LINKS_PER_EMAIL, `${LOGIN_LINKS_PER_EMAIL} e-mails, not ${answers.length}`
+    )
 
     h.clock.advance(15 * 60_000 + 1)
     await post(h, '/api/auth/login-link', { email: 'ada@example.com' })
@@ -142,7 +176,9 @@ t.test('the answer does not wait for SMTP; the contract\'s per-IP limit applies'
   // An SMTP server that accepts the connection and never speaks: were the send on the response
   // path, each answer would take the SMTP timeout (1.5 s) or fail.
   const blackhole = await startBlackhole(t)
-  const h = await build(t, { env: { SMTP_URL: blackhole.url, SMTP_TIMEOUT_MS: '1500', AUTH_RATE_LIMIT_PER_MINUTE: '3' } })
+  const h = await build(
+    t, { env: { SMTP_URL: blackhole.url, SMTP_TIMEOUT_MS: '1500', AUTH_RATE_LIMIT_PER_MINUTE: '3' } }
+  )
   const ws = await h.signIn({ role: 'admin' })
   const statuses: number[] = []
   const times: number[] = []

@@ -13,7 +13,9 @@ import { OAUTH_STATE_TTL_MS } from '../src/auth/oauth-state.js'
 const API_KEY = 'sk_test_fake_key'
 const CLIENT_ID = 'client_fake_123'
 
-function workosUser (o: { id: string, email: string, verified?: boolean, first?: string | null, last?: string | null }) {
+function workosUser (
+  o: { id: string, email: string, verified?: boolean, first?: string | null, last?: string | null }
+) {
   return {
     object: 'user',
     id: o.id,
@@ -35,16 +37,30 @@ function serveCodes (fake: FakeHttp, codes: Record<string, { status?: number, js
   fake.on('POST /user_management/authenticate', req => {
     const body = req.json as { code?: string }
     const reply = codes[body.code ?? '']
-    if (reply === undefined) return { status: 400, json: { error: 'invalid_grant', error_description: 'The code is invalid.' } }
+    if (reply === undefined) {
+      return {
+        status: 400,
+        json: { error: 'invalid_grant', error_description: 'The code is invalid.' }
+      }
+    }
     return reply
   })
 }
 
 const authenticated = (user: ReturnType<typeof workosUser>, organizationId?: string) => ({
-  json: { user, ...(organizationId !== undefined ? { organization_id: organizationId } : {}), access_token: 'at_fake', refresh_token: 'rt_fake', authentication_method: 'GoogleOAuth' }
+  json: {
+    user,
+    ...(organizationId !== undefined ? { organization_id: organizationId } : {}),
+    access_token: 'at_fake',
+    refresh_token: 'rt_fake',
+    authentication_method: 'GoogleOAuth'
+  }
 })
 
-async function startLogin (t: Parameters<typeof assertContract>[0], h: TestApp): Promise<{ state: string, cookie: string, location: URL }> {
+async function startLogin (
+  t: Parameters<typeof assertContract>[0],
+  h: TestApp
+): Promise<{ state: string, cookie: string, location: URL }> {
   const res = await h.inject({ method: 'GET', url: '/api/oauth/login' })
   assertContract(t, 'GET', '/api/oauth/login', res)
   const location = new URL(String(res.headers.location))
@@ -52,9 +68,18 @@ async function startLogin (t: Parameters<typeof assertContract>[0], h: TestApp):
   return { state: location.searchParams.get('state') ?? '', cookie: c?.value ?? '', location }
 }
 
-async function callback (t: Parameters<typeof assertContract>[0], h: TestApp, query: Record<string, string>, stateCookie: string | null) {
+async function callback (
+  t: Parameters<typeof assertContract>[0],
+  h: TestApp,
+  query: Record<string, string>,
+  stateCookie: string | null
+) {
   const url = `/api/oauth/callback?${new URLSearchParams(query).toString()}`
-  const res = await h.inject({ method: 'GET', url, headers: stateCookie !== null ? { cookie: `oauth_state=${stateCookie}` } : {} })
+  const res = await h.inject({
+    method: 'GET',
+    url,
+    headers: stateCookie !== null ? { cookie: `oauth_state=${stateCookie}` } : {}
+  })
   assertContract(t, 'GET', url, res)
   return res
 }
@@ -75,12 +100,21 @@ t.test('WorkOS AuthKit login', async t => {
   })
   const ws = await insertWorkspace(h.db, { name: 'Initech', workosOrganizationId: 'org_initech', now: h.clock.now() })
   const other = await insertWorkspace(h.db, { name: 'Fallback Co', now: h.clock.now() })
-  await insertUser(h.db, { workspaceId: other.id, email: 'invited@fallback.example', name: 'Invited', role: 'admin', now: h.clock.now() })
+  await insertUser(
+    h.db,
+    { workspaceId: other.id, email: 'invited@fallback.example', name: 'Invited', role: 'admin', now: h.clock.now() }
+  )
   serveCodes(fake, {
-    'code-new': authenticated(workosUser({ id: 'user_new', email: 'Milton@Initech.example', first: 'Milton', last: 'Waddams' }), 'org_initech'),
+    'code-new': authenticated(
+      workosUser({ id: 'user_new', email: 'Milton@Initech.example', first: 'Milton', last: 'Waddams' }), 'org_initech'
+    ),
     'code-existing': authenticated(workosUser({ id: 'user_existing', email: 'invited@fallback.example' })),
-    'code-stranger': authenticated(workosUser({ id: 'user_stranger', email: 'stranger@nowhere.example' }), 'org_unknown'),
-    'code-unverified': authenticated(workosUser({ id: 'user_unverified', email: 'invited@fallback.example', verified: false })),
+    'code-stranger': authenticated(
+      workosUser({ id: 'user_stranger', email: 'stranger@nowhere.example' }), 'org_unknown'
+    ),
+    'code-unverified': authenticated(
+      workosUser({ id: 'user_unverified', email: 'invited@fallback.example', verified: false })
+    ),
     'code-hijack': authenticated(workosUser({ id: 'user_other_identity', email: 'invited@fallback.example' })),
     'code-5xx': { status: 500, json: { message: 'internal secret detail' } },
     'code-hang': { hang: true }
@@ -88,7 +122,10 @@ t.test('WorkOS AuthKit login', async t => {
 
   await t.test('full round trip: redirect with a bound state, callback, session, redirect to the app', async t => {
     const { state, cookie, location } = await startLogin(t, h)
-    t.equal(`${location.origin}${location.pathname}`, `${fake.url}/user_management/authorize`, 'to the (fake) WorkOS authorize endpoint')
+    t.equal(
+      `${location.origin}${location.pathname}`, `${fake.url}/user_management/authorize`,
+      'to the (fake) WorkOS authorize endpoint'
+    )
     t.equal(location.searchParams.get('provider'), 'authkit')
     t.equal(location.searchParams.get('client_id'), CLIENT_ID)
     t.equal(location.searchParams.get('redirect_uri'), 'http://service.example.test/api/oauth/callback')
@@ -98,7 +135,9 @@ t.test('WorkOS AuthKit login', async t => {
     const login = await h.inject({ method: 'GET', url: '/api/oauth/login' })
     const setCookie = login.cookies.find(c => c.name === 'oauth_state')
     t.match(setCookie, { httpOnly: true, sameSite: 'Lax', path: '/api/oauth/callback', maxAge: 600 })
-    const stored = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_states WHERE state_hash = $1', [state])
+    const stored = await h.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM oauth_states WHERE state_hash = $1', [state]
+    )
     t.equal(stored.rows[0]?.n, 0, 'the database holds a hash, not the state')
 
     const res = await callback(t, h, { code: 'code-new', state }, cookie)
@@ -109,21 +148,39 @@ t.test('WorkOS AuthKit login', async t => {
     t.equal(res.cookies.find(c => c.name === 'oauth_state')?.value, '', 'the state cookie is cleared')
 
     const sent = fake.requests.filter(r => r.path === '/user_management/authenticate').at(-1)
-    t.match(sent?.json, { grant_type: 'authorization_code', client_id: CLIENT_ID, client_secret: API_KEY, code: 'code-new' })
+    t.match(
+      sent?.json, { grant_type: 'authorization_code', client_id: CLIENT_ID, client_secret: API_KEY, code: 'code-new' }
+    )
 
-    const me = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${session?.value}` } })
+    const me = await h.inject({
+      method: 'GET',
+      url: '/api/users/me',
+      headers: { cookie: `${SESSION_COOKIE}=${session?.value}` }
+    })
     assertContract(t, 'GET', '/api/users/me', me)
-    t.match(me.json(), { user: { email: 'milton@initech.example', name: 'Milton Waddams', role: 'member' }, workspace: { id: ws.id, name: 'Initech' } })
-    const row = await h.db.query<{ workosUserId: string }>('SELECT workos_user_id AS "workosUserId" FROM users WHERE email = $1', ['milton@initech.example'])
+    t.match(
+      me.json(),
+      {
+        user: { email: 'milton@initech.example', name: 'Milton Waddams', role: 'member' },
+        workspace: { id: ws.id, name: 'Initech' }
+      }
+    )
+    const row = await h.db.query<{ workosUserId: string }>(
+      'SELECT workos_user_id AS "workosUserId" FROM users WHERE email = $1', ['milton@initech.example']
+    )
     t.same(row.rows, [{ workosUserId: 'user_new' }])
-    const audit = await h.db.query<{ payload: unknown }>("SELECT payload FROM audit_events WHERE action = 'session.login' AND workspace_id = $1", [ws.id])
+    const audit = await h.db.query<{ payload: unknown }>(
+      "SELECT payload FROM audit_events WHERE action = 'session.login' AND workspace_id = $1", [ws.id]
+    )
     t.same(audit.rows, [{ payload: { method: 'identity_provider', userCreated: true } }])
 
     // Signing in again finds the same account (no second user).
     const again = await startLogin(t, h)
     const second = await callback(t, h, { code: 'code-new', state: again.state }, again.cookie)
     t.equal(second.statusCode, 302)
-    const count = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE email = 'milton@initech.example'")
+    const count = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM users WHERE email = 'milton@initech.example'"
+    )
     t.equal(count.rows[0]?.n, 1)
 
     // The same callback replayed (same cookie, same state): the state was used.
@@ -139,9 +196,15 @@ t.test('WorkOS AuthKit login', async t => {
     const res = await callback(t, h, { code: 'code-existing', state }, cookie)
     t.equal(res.statusCode, 302)
     const session = res.cookies.find(c => c.name === SESSION_COOKIE)
-    const me = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${session?.value}` } })
+    const me = await h.inject({
+      method: 'GET',
+      url: '/api/users/me',
+      headers: { cookie: `${SESSION_COOKIE}=${session?.value}` }
+    })
     t.match(me.json(), { user: { email: 'invited@fallback.example', role: 'admin' }, workspace: { id: other.id } })
-    const row = await h.db.query<{ id: string | null }>("SELECT workos_user_id AS id FROM users WHERE email = 'invited@fallback.example'")
+    const row = await h.db.query<{ id: string | null }>(
+      "SELECT workos_user_id AS id FROM users WHERE email = 'invited@fallback.example'"
+    )
     t.same(row.rows, [{ id: 'user_existing' }], 'the account is linked to the WorkOS user')
   })
 
@@ -154,7 +217,10 @@ t.test('WorkOS AuthKit login', async t => {
       ['no state in the query', { code: 'code-new' }, a.cookie, /missing/],
       ['no state cookie (another browser)', { code: 'code-new', state: a.state }, null, /did not start/],
       ['cookie and query differ', { code: 'code-new', state: a.state }, b.cookie, /does not match/],
-      ['a state this service never issued', { code: 'code-new', state: 'forged-state-value-xxxxxxxxxxxx' }, 'forged-state-value-xxxxxxxxxxxx', /unknown/]
+      [
+        'a state this service never issued', { code: 'code-new', state: 'forged-state-value-xxxxxxxxxxxx' },
+        'forged-state-value-xxxxxxxxxxxx', /unknown/
+      ]
     ]
     for (const [name, query, cookie, message] of cases) {
       const res = await callback(t, h, query, cookie)
@@ -162,7 +228,9 @@ t.test('WorkOS AuthKit login', async t => {
       t.equal(res.json().code, 'OAUTH_STATE_INVALID', name)
       t.match(res.json().message, message, name)
       t.equal(res.cookies.find(c => c.name === SESSION_COOKIE), undefined, `${name}: no session`)
-      t.equal(res.cookies.find(c => c.name === 'oauth_state')?.value, '', `${name}: the state cookie is cleared on error too`)
+      t.equal(
+        res.cookies.find(c => c.name === 'oauth_state')?.value, '', `${name}: the state cookie is cleared on error too`
+      )
     }
     h.clock.advance(OAUTH_STATE_TTL_MS + 1)
     const stale = await callback(t, h, { code: 'code-new', state: b.state }, b.cookie)
@@ -171,7 +239,9 @@ t.test('WorkOS AuthKit login', async t => {
     t.equal(exchanges(), before, 'no code was sent to WorkOS for any of these')
 
     const c = await startLogin(t, h)
-    const denied = await callback(t, h, { error: 'access_denied', error_description: 'The user cancelled <script>', state: c.state }, c.cookie)
+    const denied = await callback(
+      t, h, { error: 'access_denied', error_description: 'The user cancelled <script>', state: c.state }, c.cookie
+    )
     t.equal(denied.statusCode, 400, 'the provider reported an error')
     t.notMatch(denied.body, /script/, 'the provider\'s text is not reflected')
   })
@@ -195,14 +265,18 @@ t.test('WorkOS AuthKit login', async t => {
     t.equal(hung.statusCode, 502, 'a provider that never answers')
     t.ok(performance.now() - started < 5000, 'bounded by WORKOS_TIMEOUT_MS, not the SDK\'s minute')
 
-    for (const [code, reason] of [['code-stranger', /no workspace/], ['code-unverified', /not verified/], ['code-hijack', /another identity/]] as const) {
+    for (const [code, reason] of [
+      ['code-stranger', /no workspace/], ['code-unverified', /not verified/], ['code-hijack', /another identity/]
+    ] as const) {
       const res = await run(code)
       t.equal(res.statusCode, 403, code)
       t.equal(res.json().code, 'FORBIDDEN')
       t.match(res.json().details?.reason, reason, code)
       t.equal(res.cookies.find(c => c.name === SESSION_COOKIE), undefined)
     }
-    const strangers = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE email = 'stranger@nowhere.example'")
+    const strangers = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM users WHERE email = 'stranger@nowhere.example'"
+    )
     t.equal(strangers.rows[0]?.n, 0, 'no user created without a workspace')
   })
 })

@@ -26,7 +26,9 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
       t.match(csp, /connect-src 'self'/)
       t.match(csp, /frame-ancestors 'none'/)
       t.notMatch(csp, /unsafe-inline|unsafe-eval|\*/, `${url}: no unsafe-inline, no wildcard`)
-      const scripts = [...res.body.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)].map(m => ({ attrs: m[1], code: m[2] }))
+      const scripts = [
+        ...res.body.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)
+      ].map(m => ({ attrs: m[1], code: m[2] }))
       t.ok(scripts.length > 0)
       t.ok(scripts.every(s => /^ nonce="([^"]+)" src="\/assets\/[a-z-]+\.js"$/.exec(s.attrs ?? '')?.[1] === nonce && s.code === ''),
         `${url}: every script carries the nonce and is one of the service's own files; no inline code`)
@@ -39,9 +41,14 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
   })
 
   await t.test('the page scripts are static files served as JavaScript, exactly those the contract names', async t => {
-    const contract = loadContract() as { paths: Record<string, { get: { parameters: Array<{ schema: { enum: string[] } }> } }> }
+    const contract = loadContract() as {
+      paths: Record<string, { get: { parameters: Array<{ schema: { enum: string[] } }> } }>
+    }
     const named = contract.paths['/assets/{script}']?.get.parameters[0]?.schema.enum ?? []
-    t.same([...named].sort(), readdirSync(pageScriptsDir).filter(f => f.endsWith('.js')).sort(), 'the contract\'s enum lists every file in src/auth/assets')
+    t.same(
+      [...named].sort(), readdirSync(pageScriptsDir).filter(f => f.endsWith('.js')).sort(),
+      'the contract\'s enum lists every file in src/auth/assets'
+    )
     for (const name of named) {
       const url = `/assets/${name}`
       const res = await h.inject({ method: 'GET', url })

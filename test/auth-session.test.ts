@@ -12,7 +12,12 @@ import { createApiKey, MCP, mcpRequest } from './helpers/mcp.js'
 
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url')
 
-function jwt (header: Record<string, unknown>, payload: Record<string, unknown>, key: string | null, hash = 'sha256'): string {
+function jwt (
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  key: string | null,
+  hash = 'sha256'
+): string {
   const input = `${b64(header)}.${b64(payload)}`
   const sig = key === null ? '' : createHmac(hash, key).update(input).digest('base64url')
   return `${input}.${sig}`
@@ -29,7 +34,11 @@ t.test('session cookies', async t => {
     const claims = { sid: me.sessionId, iss: h.config.publicUrl, aud: JWT_AUDIENCE, iat: now, exp: now + 3600 }
     const secret = h.config.session.secret
     const get = async (token: string) => {
-      const res = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${token}` } })
+      const res = await h.inject({
+        method: 'GET',
+        url: '/api/users/me',
+        headers: { cookie: `${SESSION_COOKIE}=${token}` }
+      })
       assertContract(t, 'GET', '/api/users/me', res)
       return res
     }
@@ -42,22 +51,34 @@ t.test('session cookies', async t => {
 
     const forged: Record<string, string> = {
       'alg none, no signature': jwt({ alg: 'none', typ: 'JWT' }, claims, null),
-      'alg none with a signature': `${jwt({ alg: 'none', typ: 'JWT' }, claims, null)}${createHmac('sha256', secret).update('x').digest('base64url')}`,
+      'alg none with a signature': `${jwt(
+        { alg: 'none', typ: 'JWT' }, claims, null
+      )}${createHmac('sha256', secret).update('x').digest('base64url')}`,
       'HS256 with a wrong key': jwt({ alg: 'HS256', typ: 'JWT' }, claims, 'x'.repeat(40)),
       'HS512 with the right secret': jwt({ alg: 'HS512', typ: 'JWT' }, claims, secret, 'sha512'),
       'HS384 with the right secret': jwt({ alg: 'HS384', typ: 'JWT' }, claims, secret, 'sha384'),
       expired: jwt({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: now - 7200, exp: now - 60 }, secret),
-      'missing exp': jwt({ alg: 'HS256', typ: 'JWT' }, { sid: me.sessionId, iss: h.config.publicUrl, aud: JWT_AUDIENCE, iat: now }, secret),
+      'missing exp': jwt(
+        { alg: 'HS256', typ: 'JWT' }, { sid: me.sessionId, iss: h.config.publicUrl, aud: JWT_AUDIENCE, iat: now },
+        secret
+      ),
       'wrong audience': jwt({ alg: 'HS256', typ: 'JWT' }, { ...claims, aud: 'someone-else' }, secret),
       'wrong issuer': jwt({ alg: 'HS256', typ: 'JWT' }, { ...claims, iss: 'https://evil.example' }, secret),
-      'missing sid': jwt({ alg: 'HS256', typ: 'JWT' }, { iss: h.config.publicUrl, aud: JWT_AUDIENCE, iat: now, exp: now + 3600 }, secret),
-      'sid that names no session': jwt({ alg: 'HS256', typ: 'JWT' }, { ...claims, sid: '00000000-0000-4000-8000-000000000000' }, secret),
+      'missing sid': jwt(
+        { alg: 'HS256', typ: 'JWT' }, { iss: h.config.publicUrl, aud: JWT_AUDIENCE, iat: now, exp: now + 3600 }, secret
+      ),
+      'sid that names no session': jwt(
+        { alg: 'HS256', typ: 'JWT' }, { ...claims, sid: '00000000-0000-4000-8000-000000000000' }, secret
+      ),
       garbage: 'not-a-jwt',
       empty: ''
     }
     // Tampered payload: another user's session id spliced into a validly signed token.
     const [head, , sig] = me.cookie.slice(SESSION_COOKIE.length + 1).split('.')
-    forged['tampered payload (sid of another user, original signature)'] = `${head}.${b64({ ...claims, sid: other.sessionId })}.${sig}`
+    forged['tampered payload (sid of another user, original signature)'] = `${head}.${b64({
+      ...claims,
+      sid: other.sessionId
+    })}.${sig}`
 
     for (const [name, token] of Object.entries(forged)) {
       const res = await get(token)
@@ -75,7 +96,13 @@ t.test('session cookies', async t => {
     const res = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: me.cookie } })
     assertContract(t, 'GET', '/api/users/me', res)
     t.equal(res.statusCode, 200)
-    t.match(res.json(), { user: { id: me.userId, email: me.email, name: null, role: 'member' }, workspace: { id: me.workspaceId, name: 'Globex' } })
+    t.match(
+      res.json(),
+      {
+        user: { id: me.userId, email: me.email, name: null, role: 'member' },
+        workspace: { id: me.workspaceId, name: 'Globex' }
+      }
+    )
 
     await h.db.query("UPDATE users SET status = 'disabled' WHERE id = $1", [me.userId])
     const disabled = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: me.cookie } })
@@ -101,7 +128,10 @@ t.test('session cookies', async t => {
 
     const audit = await h.db.query<{ action: string, actor_id: string, target_id: string, payload: unknown }>(
       "SELECT action, actor_id, target_id, payload FROM audit_events WHERE action = 'session.logout'")
-    t.same(audit.rows, [{ action: 'session.logout', actor_id: me.userId, target_id: me.sessionId, payload: {} }], 'logout is audited once')
+    t.same(
+      audit.rows, [{ action: 'session.logout', actor_id: me.userId, target_id: me.sessionId, payload: {} }],
+      'logout is audited once'
+    )
 
     // Idempotent: again with the dead cookie, and with none: 204, nothing more audited.
     for (const headers of [{ cookie: me.cookie }, {}, { cookie: `${SESSION_COOKIE}=garbage` }]) {
@@ -109,7 +139,9 @@ t.test('session cookies', async t => {
       t.equal(again.statusCode, 204)
       assertContract(t, 'POST', '/api/auth/logout', again)
     }
-    const count = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE action = 'session.logout'")
+    const count = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM audit_events WHERE action = 'session.logout'"
+    )
     t.equal(count.rows[0]?.n, 1)
   })
 
@@ -134,13 +166,28 @@ t.test('session cookies', async t => {
     const emails = [admin.email]
     for (let i = 0; i < 4; i++) {
       h.clock.advance(1000)
-      const u = await insertUser(h.db, { workspaceId: admin.workspaceId, email: `member${i}@example.com`, name: `Member ${i}`, role: 'member', now: h.clock.now() })
+      const u = await insertUser(
+        h.db,
+        {
+          workspaceId: admin.workspaceId,
+          email: `member${i}@example.com`,
+          name: `Member ${i}`,
+          role: 'member',
+          now: h.clock.now()
+        }
+      )
       emails.push(u.email)
     }
     // Two users created in the same millisecond: the id breaks the tie, none is skipped or repeated.
     h.clock.advance(1000)
-    await insertUser(h.db, { workspaceId: admin.workspaceId, email: 'same-ms-a@example.com', name: null, role: 'member', now: h.clock.now() })
-    await insertUser(h.db, { workspaceId: admin.workspaceId, email: 'same-ms-b@example.com', name: null, role: 'member', now: h.clock.now() })
+    await insertUser(
+      h.db,
+      { workspaceId: admin.workspaceId, email: 'same-ms-a@example.com', name: null, role: 'member', now: h.clock.now() }
+    )
+    await insertUser(
+      h.db,
+      { workspaceId: admin.workspaceId, email: 'same-ms-b@example.com', name: null, role: 'member', now: h.clock.now() }
+    )
 
     const seen: string[] = []
     let cursor: string | null = null
@@ -185,7 +232,12 @@ t.test('a database that does not answer is 503 with Retry-After, never 401 (embe
   const key = await createApiKey(h, me, 'outage')
   await h.db.close()
   const answers = [
-    { what: 'session cookie', method: 'GET', url: '/api/users/me', res: await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: me.cookie } }) },
+    {
+      what: 'session cookie',
+      method: 'GET',
+      url: '/api/users/me',
+      res: await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: me.cookie } })
+    },
     { what: 'API key', method: 'POST', url: MCP, res: await mcpRequest(h, key.secret) }
   ]
   for (const { what, method, url, res } of answers) {
@@ -195,7 +247,11 @@ t.test('a database that does not answer is 503 with Retry-After, never 401 (embe
     assertContract(t, method, url, res)
   }
   // A credential that is really invalid is still 401 without the database (checked before it).
-  const forged = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=garbage` } })
+  const forged = await h.inject({
+    method: 'GET',
+    url: '/api/users/me',
+    headers: { cookie: `${SESSION_COOKIE}=garbage` }
+  })
   t.equal(forged.statusCode, 401)
   const unknownKey = await mcpRequest(h, 'not-a-key')
   t.equal(unknownKey.statusCode, 401)

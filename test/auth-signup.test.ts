@@ -27,7 +27,12 @@ async function invite (h: TestApp, o: { email?: string, role?: Role, ttlMs?: num
 }
 
 const post = async (h: TestApp, url: string, body: unknown) =>
-  await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+  await h.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body)
+  })
 
 t.test('accepting invitations', async t => {
   // One app for every step (building one costs seconds); each step makes its own users.
@@ -54,7 +59,13 @@ t.test('accepting invitations', async t => {
     assertContract(t, 'POST', '/api/auth/signup', res)
     t.equal(res.statusCode, 201)
     const me = res.json()
-    t.match(me, { user: { email: inv.email, name: 'Grace Hopper', role: 'admin' }, workspace: { id: inviter.workspaceId, name: 'Acme & <Co>' } })
+    t.match(
+      me,
+      {
+        user: { email: inv.email, name: 'Grace Hopper', role: 'admin' },
+        workspace: { id: inviter.workspaceId, name: 'Acme & <Co>' }
+      }
+    )
 
     const cookie = res.cookies.find(c => c.name === SESSION_COOKIE)
     t.ok(cookie, 'the session cookie is set')
@@ -64,14 +75,25 @@ t.test('accepting invitations', async t => {
     t.equal(cookie?.secure, undefined, 'not Secure on plain-http local')
     t.equal(cookie?.maxAge, h.config.session.ttlSeconds)
     // The JWT inside lives exactly as long as the cookie and the session row (iat/exp in seconds).
-    const claims = JSON.parse(Buffer.from(cookie?.value.split('.')[1] ?? '', 'base64url').toString()) as { iat: number, exp: number }
-    t.equal(claims.exp - claims.iat, h.config.session.ttlSeconds, 'the token expires after the session lifetime, not 1000 times later')
+    const claims = JSON.parse(
+      Buffer.from(cookie?.value.split('.')[1] ?? '', 'base64url').toString()
+    ) as { iat: number, exp: number }
+    t.equal(
+      claims.exp - claims.iat, h.config.session.ttlSeconds,
+      'the token expires after the session lifetime, not 1000 times later'
+    )
 
-    const who = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${cookie?.value}` } })
+    const who = await h.inject({
+      method: 'GET',
+      url: '/api/users/me',
+      headers: { cookie: `${SESSION_COOKIE}=${cookie?.value}` }
+    })
     assertContract(t, 'GET', '/api/users/me', who)
     t.same(who.json(), me, 'the cookie signs the new user in')
 
-    const row = await h.db.query<{ status: string, acceptedUserId: string }>('SELECT status, accepted_user_id AS "acceptedUserId" FROM invitations WHERE id = $1', [inv.id])
+    const row = await h.db.query<{ status: string, acceptedUserId: string }>(
+      'SELECT status, accepted_user_id AS "acceptedUserId" FROM invitations WHERE id = $1', [inv.id]
+    )
     t.same(row.rows[0], { status: 'accepted', acceptedUserId: me.user.id })
     const audit = await h.db.query<{ action: string, actor_id: string, target_type: string }>(
       "SELECT action, actor_id, target_type FROM audit_events WHERE workspace_id = $1 AND action IN ('invitation.accepted', 'session.login') ORDER BY id", [inviter.workspaceId])
@@ -80,7 +102,9 @@ t.test('accepting invitations', async t => {
       { action: 'session.login', actor_id: me.user.id, target_type: 'session' }
     ])
     const payloads = await h.db.query<{ p: string }>('SELECT payload::text AS p FROM audit_events')
-    t.notOk(payloads.rows.some(r => r.p.includes(token) || r.p.includes(hashToken(token))), 'no token in audit payloads')
+    t.notOk(
+      payloads.rows.some(r => r.p.includes(token) || r.p.includes(hashToken(token))), 'no token in audit payloads'
+    )
 
     // Single use: the link now answers 410 TOKEN_USED for both preview and signup.
     for (const url of ['/api/auth/signup', '/api/auth/invitation']) {
@@ -92,7 +116,13 @@ t.test('accepting invitations', async t => {
   })
 
   await t.test('token states: unknown, revoked, expired, user exists', async t => {
-    const check = async (name: string, body: unknown, status: number, code: string, urls = ['/api/auth/signup', '/api/auth/invitation']) => {
+    const check = async (
+      name: string,
+      body: unknown,
+      status: number,
+      code: string,
+      urls = ['/api/auth/signup', '/api/auth/invitation']
+    ) => {
       for (const url of urls) {
         const res = await post(h, url, body)
         assertContract(t, 'POST', url, res)
@@ -104,7 +134,10 @@ t.test('accepting invitations', async t => {
     await check('unknown token', { token: randomToken() }, 400, 'TOKEN_INVALID')
 
     const revoked = await invite(h)
-    await h.db.query("UPDATE invitations SET status = 'revoked', revoked_at = $2, token_hash = NULL WHERE id = $1", [revoked.inv.id, h.clock.now()])
+    await h.db.query(
+      "UPDATE invitations SET status = 'revoked', revoked_at = $2, token_hash = NULL WHERE id = $1",
+      [revoked.inv.id, h.clock.now()]
+    )
     await check('revoked', { token: revoked.token }, 400, 'TOKEN_INVALID')
 
     const expiring = await invite(h, { ttlMs: DAY })
@@ -112,27 +145,50 @@ t.test('accepting invitations', async t => {
     await check('expired', { token: expiring.token }, 410, 'TOKEN_EXPIRED')
 
     const taken = await invite(h, { email: 'taken@example.com' })
-    await insertUser(h.db, { workspaceId: taken.inviter.workspaceId, email: 'taken@example.com', name: null, role: 'member', now: h.clock.now() })
+    await insertUser(
+      h.db,
+      {
+        workspaceId: taken.inviter.workspaceId,
+        email: 'taken@example.com',
+        name: null,
+        role: 'member',
+        now: h.clock.now()
+      }
+    )
     await check('user exists', { token: taken.token }, 409, 'USER_EXISTS', ['/api/auth/signup'])
 
     await check('no token', {}, 400, 'VALIDATION_FAILED')
     await check('unknown field', { token: 'x', role: 'admin' }, 400, 'VALIDATION_FAILED', ['/api/auth/signup'])
-    const users = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE email <> 'taken@example.com' AND role = 'member'")
+    const users = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM users WHERE email <> 'taken@example.com' AND role = 'member'"
+    )
     t.equal(users.rows[0]?.n, 0, 'no user was created by a refused signup')
   })
 
   await t.test('concurrent signups with one token: exactly one user, one 201, the rest 4xx without a session', async t => {
     for (const n of [2, 5]) {
       const { token, inv } = await invite(h)
-      const results = await Promise.all(Array.from({ length: n }, async (_v, i) => await post(h, '/api/auth/signup', { token, name: `Racer ${i}` })))
+      const results = await Promise.all(
+        Array.from({ length: n }, async (_v, i) => await post(h, '/api/auth/signup', { token, name: `Racer ${i}` }))
+      )
       for (const r of results) assertContract(t, 'POST', '/api/auth/signup', r)
       const statuses = results.map(r => r.statusCode).sort()
       t.equal(statuses.filter(s => s === 201).length, 1, `${n} racers: one 201 (${statuses.join(',')})`)
-      t.ok(statuses.filter(s => s !== 201).every(s => s === 409 || s === 410), `${n} racers: the losers get 409/410, never 5xx`)
-      t.equal(results.filter(r => r.cookies.some(c => c.name === SESSION_COOKIE)).length, 1, 'only the winner gets a session cookie')
-      const users = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE email = $1', [inv.email])
+      t.ok(
+        statuses.filter(s => s !== 201).every(s => s === 409 || s === 410),
+        `${n} racers: the losers get 409/410, never 5xx`
+      )
+      t.equal(
+        results.filter(r => r.cookies.some(c => c.name === SESSION_COOKIE)).length, 1,
+        'only the winner gets a session cookie'
+      )
+      const users = await h.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM users WHERE email = $1', [inv.email]
+      )
       t.equal(users.rows[0]?.n, 1, `${n} racers: exactly one user`)
-      const sessions = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = $1', [inv.email])
+      const sessions = await h.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = $1', [inv.email]
+      )
       t.equal(sessions.rows[0]?.n, 1, `${n} racers: exactly one session`)
     }
   })
@@ -141,14 +197,20 @@ t.test('accepting invitations', async t => {
     const a = await invite(h, { email: 'both@example.com' })
     const b = await invite(h, { email: 'both@example.com' })
     t.not(a.inviter.workspaceId, b.inviter.workspaceId)
-    const [ra, rb] = await Promise.all([post(h, '/api/auth/signup', { token: a.token }), post(h, '/api/auth/signup', { token: b.token })])
+    const [ra, rb] = await Promise.all([
+      post(h, '/api/auth/signup', { token: a.token }), post(h, '/api/auth/signup', { token: b.token })
+    ])
     for (const r of [ra, rb]) assertContract(t, 'POST', '/api/auth/signup', r)
     // On PostgreSQL both pass the existence check and the unique e-mail index decides (23505).
     t.same([ra.statusCode, rb.statusCode].sort(), [201, 409])
     t.equal([ra, rb].find(r => r.statusCode === 409)?.json().code, 'USER_EXISTS')
-    const users = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE email = 'both@example.com'")
+    const users = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM users WHERE email = 'both@example.com'"
+    )
     t.equal(users.rows[0]?.n, 1)
-    const pending = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM invitations WHERE email = 'both@example.com' AND status = 'pending'")
+    const pending = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM invitations WHERE email = 'both@example.com' AND status = 'pending'"
+    )
     t.equal(pending.rows[0]?.n, 1, 'the losing invitation stays pending (rolled back)')
   })
 })

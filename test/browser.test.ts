@@ -35,14 +35,20 @@ t.test('invite → e-mail → signup page → signed in, in a real browser', { s
     body: JSON.stringify({ email, role: 'member' })
   })
   const inviteBody = await invite.text()
-  assertContract(t, 'POST', '/api/users/invite', { statusCode: invite.status, headers: Object.fromEntries(invite.headers), body: inviteBody })
+  assertContract(
+    t, 'POST', '/api/users/invite',
+    { statusCode: invite.status, headers: Object.fromEntries(invite.headers), body: inviteBody }
+  )
   t.equal(invite.status, 200, inviteBody)
   const signupLink = linkIn(await smtp.nextMessage(0), base, '/signup')
   t.equal(JSON.parse(inviteBody).invitationUrl, signupLink, 'the e-mailed link is the invitationUrl')
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'
+    ]
   })
   t.teardown(async () => { await browser.close() })
   const context = await browser.newContext()
@@ -53,7 +59,14 @@ t.test('invite → e-mail → signup page → signed in, in a real browser', { s
   page.on('pageerror', err => problems.push(`pageerror: ${err.message}`))
   // Expected non-2xx answers (401 after sign-out, 410 for a used link, no favicon) are logged by
   // Chromium as "Failed to load resource"; anything else at error level is a problem.
-  page.on('console', msg => { if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`) })
+  page.on(
+    'console',
+    msg => {
+      if (msg.type() === 'error' && !msg.text().startsWith(
+        'Failed to load resource'
+      )) problems.push(`console: ${msg.text()}`)
+    }
+  )
 
   await page.goto(signupLink)
   await page.locator('#accept').waitFor({ state: 'visible' })
@@ -64,7 +77,10 @@ t.test('invite → e-mail → signup page → signed in, in a real browser', { s
   await page.fill('#name', 'Newbie Person')
   await page.click('#accept-button')
   await page.waitForURL(`${base}/`)
-  await t.resolves(page.locator('#me-email', { hasText: email }).waitFor({ state: 'visible' }), 'the landing page shows the new user\'s e-mail')
+  await t.resolves(
+    page.locator('#me-email', { hasText: email }).waitFor({ state: 'visible' }),
+    'the landing page shows the new user\'s e-mail'
+  )
   t.equal(await page.locator('#me-name').textContent(), 'Newbie Person')
   t.match(await page.locator('#status').textContent(), `Signed in as ${email}`)
 
@@ -86,11 +102,17 @@ t.test('invite → e-mail → signup page → signed in, in a real browser', { s
   const loginLink = linkIn(await smtp.nextMessage(seen), base, '/login')
   await page.goto(loginLink)
   await page.waitForURL(`${base}/`)
-  await t.resolves(page.locator('#me-email', { hasText: email }).waitFor({ state: 'visible' }), 'signed in again through the login link')
+  await t.resolves(
+    page.locator('#me-email', { hasText: email }).waitFor({ state: 'visible' }),
+    'signed in again through the login link'
+  )
 
   // The used signup link now explains itself instead of offering the form.
   await page.goto(signupLink)
-  await t.resolves(page.locator('#error', { hasText: 'already been used' }).waitFor({ state: 'visible' }), 'a used invitation link says so')
+  await t.resolves(
+    page.locator('#error', { hasText: 'already been used' }).waitFor({ state: 'visible' }),
+    'a used invitation link says so'
+  )
 
   t.same(problems, [], 'no script errors and no CSP violations')
 })

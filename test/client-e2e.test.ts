@@ -85,14 +85,19 @@ t.test('generated client: invite, list, revoke, invite again, the invitee signs 
   const inviteeJar = cookieFetch()
   const invitee = createClient<paths>({ baseUrl, fetch: inviteeJar.fetch })
   const dead = await invitee.POST('/api/auth/signup', { body: { token: tokenOf(first.data?.invitationUrl) } })
-  t.ok(dead.response.status === 410 || dead.response.status === 400, `the revoked invitation's link no longer works (${dead.response.status})`)
+  t.ok(
+    dead.response.status === 410 || dead.response.status === 400,
+    `the revoked invitation's link no longer works (${dead.response.status})`
+  )
   t.notOk(inviteeJar.jar.has('service_session'), 'and sets no session')
 
   const preview = await invitee.POST('/api/auth/invitation', { body: { token: tokenOf(second.data?.invitationUrl) } })
   t.equal(preview.response.status, 200)
   t.equal(preview.data?.workspace.name, 'Client Co')
 
-  const signup = await invitee.POST('/api/auth/signup', { body: { token: tokenOf(second.data?.invitationUrl), name: 'Second Person' } })
+  const signup = await invitee.POST(
+    '/api/auth/signup', { body: { token: tokenOf(second.data?.invitationUrl), name: 'Second Person' } }
+  )
   t.equal(signup.response.status, 201)
   t.equal(signup.data?.user.email, 'second@example.com')
   t.equal(signup.data?.user.role, 'member')

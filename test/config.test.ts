@@ -12,7 +12,10 @@ import { loggerOptions } from '../src/logger.js'
 t.test('a bad value stops start-up with one line naming the variable', async t => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'abc' }, /^Invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/],
-    [{ APP_ENV: 'prod' }, /^Invalid configuration: APP_ENV must be one of local \| staging \| production \(got "prod"\)$/],
+    [
+      { APP_ENV: 'prod' },
+      /^Invalid configuration: APP_ENV must be one of local \| staging \| production \(got "prod"\)$/
+    ],
     [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL must be one of/],
     [{ INVITATION_TTL_DAYS: '31' }, /^Invalid configuration: INVITATION_TTL_DAYS must be an integer from 1 to 30/],
     [{ PUBLIC_URL: 'ftp://x' }, /^Invalid configuration: PUBLIC_URL must be a value matching/],
@@ -55,7 +58,10 @@ t.test('a new installation says, once ready, how to create the first admin', asy
   const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
   child.kill('SIGTERM')
   t.ok(hint, 'the hint is logged')
-  t.match(JSON.parse(hint ?? '{}').msg, /Stop the service.*`npm run create-admin -- --email you@example.com --workspace "Acme".*start it again/)
+  t.match(
+    JSON.parse(hint ?? '{}').msg,
+    /Stop the service.*`npm run create-admin -- --email you@example.com --workspace "Acme".*start it again/
+  )
   t.ok(out.indexOf('workspace service ready') < out.indexOf('No workspace yet'), 'after the ready line')
   t.equal(await exited, 0, 'SIGTERM: exit 0')
 })
@@ -79,7 +85,11 @@ t.test('logs redact cookies, authorization headers and tokens in URLs', async t 
   const h = await build(t, { logger: { ...loggerOptions('info'), stream } })
   const admin = await h.signIn()
   const secret = admin.cookie.split('=')[1] as string
-  await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: admin.cookie, authorization: 'Bearer wsk_secret_value' } })
+  await h.inject({
+    method: 'GET',
+    url: '/api/users/me',
+    headers: { cookie: admin.cookie, authorization: 'Bearer wsk_secret_value' }
+  })
   await h.inject({ method: 'GET', url: '/signup?token=tok_very_secret_value' })
   h.app.log.info({ token: 'tok_in_object', nested: { secret: 'nested_secret' } }, 'object fields')
   t.match(out, /"url":"\/signup\?token=\[REDACTED\]"/, 'query token redacted')

@@ -15,14 +15,26 @@ import { contractProblems } from './helpers/contract.js'
 
 type Schema = Record<string, unknown>
 interface Param { name: string, in: 'path' | 'query' | 'header' | 'cookie', required?: boolean, schema: Schema }
-interface Op { operationId: string, parameters?: unknown[], requestBody?: { content?: Record<string, { schema?: Schema }> }, security?: Array<Record<string, string[]>> }
+interface Op {
+  operationId: string,
+  parameters?: unknown[],
+  requestBody?: {
+    content?: Record<string, { schema?: Schema }>
+  },
+  security?: Array<Record<string, string[]>>
+}
 
-const contract = loadContract() as { paths: Record<string, Record<string, unknown>>, security: Array<Record<string, string[]>> }
+const contract = loadContract() as {
+  paths: Record<string, Record<string, unknown>>,
+  security: Array<Record<string, string[]>>
+}
 
 function deref<T> (v: unknown): T {
   let cur = v
   while (cur !== null && typeof cur === 'object' && typeof (cur as { $ref?: unknown }).$ref === 'string') {
-    cur = ((cur as { $ref: string }).$ref).slice(2).split('/').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], contract)
+    cur = ((cur as { $ref: string }).$ref).slice(2).split('/').reduce<unknown>(
+      (o, k) => (o as Record<string, unknown>)[k], contract
+    )
   }
   return cur as T
 }
@@ -84,7 +96,12 @@ function violations (schema: Schema, where: 'body' | 'text'): Violation[] {
     case 'date-time': out.push({ keyword: 'format', value: 'yesterday' }); break
     case 'uri': out.push({ keyword: 'format', value: 'not a uri' }); break
   }
-  if (typeof s.minLength === 'number' && s.minLength > 0) out.push({ keyword: 'minLength', value: 'a'.repeat(s.minLength - 1) })
+  if (typeof s.minLength === 'number' && s.minLength > 0) {
+    out.push({
+      keyword: 'minLength',
+      value: 'a'.repeat(s.minLength - 1)
+    })
+  }
   if (typeof s.maxLength === 'number') {
     const long = s.format === 'email' ? `${'a'.repeat(s.maxLength)}@example.com` : 'a'.repeat(s.maxLength + 1)
     out.push({ keyword: 'maxLength', value: long })
@@ -93,7 +110,11 @@ function violations (schema: Schema, where: 'body' | 'text'): Violation[] {
     const base = String(sample({ ...s, pattern: undefined }))
     const candidate = [`${base}\u0000`, 'a\u0000b', `${base}\u0007`, ' ', '!', '']
       .find(c => !matches(s, c) && (typeof s.maxLength !== 'number' || c.length <= s.maxLength) && c.length >= Number(s.minLength ?? 0))
-    if (candidate === undefined) throw new Error(`no value breaking pattern ${String(s.pattern)}: extend the candidates`)
+    if (candidate === undefined) {
+      throw new Error(
+      `no value breaking pattern ${String(s.pattern)}: extend the candidates`
+      )
+    }
     out.push({ keyword: 'pattern', value: candidate })
   }
   if (typeof s.minimum === 'number') out.push({ keyword: 'minimum', value: s.minimum - 1 })
@@ -105,7 +126,14 @@ interface Case { label: string, opts: InjectOptions, expect: { in: string, field
 
 interface Callers { cookie: string, apiKey: string }
 
-function baseRequest (method: string, path: string, op: Op, params: Param[], bodySchema: Schema | null, who: Callers): InjectOptions & { headers: Record<string, string> } {
+function baseRequest (
+  method: string,
+  path: string,
+  op: Op,
+  params: Param[],
+  bodySchema: Schema | null,
+  who: Callers
+): InjectOptions & { headers: Record<string, string> } {
   let url = path
   for (const p of params.filter(p => p.in === 'path')) url = url.replace(`{${p.name}}`, String(sample(p.schema)))
   const headers: Record<string, string> = {}
@@ -124,7 +152,14 @@ function withQuery (url: string, name: string, value: string): string {
   return `${url}${url.includes('?') ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(value)}`
 }
 
-function cases (method: string, path: string, op: Op, params: Param[], bodySchema: Schema | null, who: Callers): Case[] {
+function cases (
+  method: string,
+  path: string,
+  op: Op,
+  params: Param[],
+  bodySchema: Schema | null,
+  who: Callers
+): Case[] {
   const out: Case[] = []
   const base = () => baseRequest(method, path, op, params, bodySchema, who)
   for (const p of params) {
@@ -136,7 +171,11 @@ function cases (method: string, path: string, op: Op, params: Param[], bodySchem
         case 'path': {
           if (text === '') continue // an empty segment is another route, not this parameter
           let url = path
-          for (const q of params.filter(q => q.in === 'path')) url = url.replace(`{${q.name}}`, encodeURIComponent(q === p ? text : String(sample(q.schema))))
+          for (const q of params.filter(q => q.in === 'path')) {
+            url = url.replace(
+            `{${q.name}}`, encodeURIComponent(q === p ? text : String(sample(q.schema)))
+            )
+          }
           opts.url = url
           out.push({ label, opts, expect: { in: 'path', field: p.name } })
           break
@@ -152,7 +191,11 @@ function cases (method: string, path: string, op: Op, params: Param[], bodySchem
       }
     }
     if (p.required === true && p.in !== 'path') {
-      out.push({ label: `${p.in} ${p.name}: required`, opts: base(), expect: { in: p.in, field: p.in === 'header' ? p.name.toLowerCase() : p.name } })
+      out.push({
+        label: `${p.in} ${p.name}: required`,
+        opts: base(),
+        expect: { in: p.in, field: p.in === 'header' ? p.name.toLowerCase() : p.name }
+      })
     }
   }
   if (bodySchema !== null) {
@@ -168,13 +211,22 @@ function cases (method: string, path: string, op: Op, params: Param[], bodySchem
     if (s.type === 'object') {
       const props = (s.properties ?? {}) as Record<string, Schema>
       for (const [name, prop] of Object.entries(props)) {
-        for (const v of violations(prop, 'body')) withBody(`body ${name}: ${v.keyword}`, JSON.stringify({ ...valid, [name]: v.value }), { in: 'body', field: name })
+        for (const v of violations(prop, 'body')) {
+          withBody(
+          `body ${name}: ${v.keyword}`, JSON.stringify({ ...valid, [name]: v.value }), { in: 'body', field: name }
+          )
+        }
       }
       for (const name of (s.required ?? []) as string[]) {
         const { [name]: _gone, ...rest } = valid
         withBody(`body ${name}: required`, JSON.stringify(rest), { in: 'body', field: name })
       }
-      if (s.additionalProperties === false) withBody('body: additionalProperties', JSON.stringify({ ...valid, notInTheContract: 1 }), { in: 'body', field: 'notInTheContract' })
+      if (s.additionalProperties === false) {
+        withBody(
+          'body: additionalProperties', JSON.stringify({ ...valid, notInTheContract: 1 }),
+          { in: 'body', field: 'notInTheContract' }
+        )
+      }
     }
     withBody('body: media type', 'text', null, 'text/plain')
     withBody('body: size', JSON.stringify({ ...valid, padding: 'x'.repeat(BODY_LIMIT) }), null)
@@ -187,7 +239,16 @@ function cases (method: string, path: string, op: Op, params: Param[], bodySchem
 }
 
 t.test('every declared constraint of every operation is enforced', async t => {
-  const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: '1000000', API_KEY_RATE_LIMIT_PER_MINUTE: '1000000', BODY_LIMIT_BYTES: String(BODY_LIMIT) } })
+  const h = await build(
+    t,
+    {
+      env: {
+        AUTH_RATE_LIMIT_PER_MINUTE: '1000000',
+        API_KEY_RATE_LIMIT_PER_MINUTE: '1000000',
+        BODY_LIMIT_BYTES: String(BODY_LIMIT)
+      }
+    }
+  )
   const admin = await h.signIn({ role: 'admin' })
   const who: Callers = { cookie: admin.cookie, apiKey: (await createApiKey(h, admin)).secret }
   const counts = { operations: 0, requests: 0, params: 0, bodyProperties: 0 }
@@ -196,7 +257,9 @@ t.test('every declared constraint of every operation is enforced', async t => {
       const op = item[method] as Op | undefined
       if (op === undefined) continue
       counts.operations++
-      const params = [...((item.parameters as unknown[] | undefined) ?? []), ...(op.parameters ?? [])].map(p => deref<Param>(p))
+      const params = [
+        ...((item.parameters as unknown[] | undefined) ?? []), ...(op.parameters ?? [])
+      ].map(p => deref<Param>(p))
       const body = op.requestBody?.content?.['application/json']?.schema
       const bodySchema = body !== undefined ? deref<Schema>(body) : null
       counts.params += params.length
@@ -206,15 +269,24 @@ t.test('every declared constraint of every operation is enforced', async t => {
         const res = await h.inject(c.opts)
         const name = `${method.toUpperCase()} ${path} (${op.operationId}) ${c.label}`
         t.ok([400, 413, 415].includes(res.statusCode), `${name} → ${res.statusCode}`, { body: res.body.slice(0, 300) })
-        t.same(contractProblems(method, c.opts.url as string, res), [], `${name}: an ErrorResponse the contract declares`)
+        t.same(
+          contractProblems(method, c.opts.url as string, res), [], `${name}: an ErrorResponse the contract declares`
+        )
         if (c.expect !== null && res.statusCode === 400) {
-          const errors = (res.json() as { details?: { errors?: Array<{ in: string, field: string }> } }).details?.errors ?? []
-          t.ok(errors.some(e => e.in === c.expect?.in && e.field === c.expect.field), `${name}: details.errors names ${c.expect.in} ${c.expect.field}`, { errors })
+          const errors = (res.json() as {
+            details?: { errors?: Array<{ in: string, field: string }> }
+          }).details?.errors ?? []
+          t.ok(
+            errors.some(e => e.in === c.expect?.in && e.field === c.expect.field),
+            `${name}: details.errors names ${c.expect.in} ${c.expect.field}`, { errors }
+          )
         }
       }
     }
   }
-  t.comment(`constraints: ${counts.requests} violating requests over ${counts.operations} operations, ${counts.params} parameters, ${counts.bodyProperties} body properties`)
+  t.comment(
+    `constraints: ${counts.requests} violating requests over ${counts.operations} operations, ${counts.params} parameters, ${counts.bodyProperties} body properties`
+  )
   t.ok(counts.params > 0 && counts.bodyProperties > 0)
 })
 
@@ -227,13 +299,21 @@ t.test('a method the contract does not list on a path is 404 NOT_FOUND (HEAD inc
     for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
       if (item[method.toLowerCase()] !== undefined) continue
       // PATCH /api/users/me is PATCH /api/users/{userId} with userId "me": that path's operation.
-      const other = Object.entries(contract.paths).some(([p, it]) => p !== path && it[method.toLowerCase()] !== undefined &&
+      const other = Object.entries(contract.paths).some(([p, it]) =>
+        p !== path && it[method.toLowerCase()] !== undefined &&
         new RegExp('^' + p.replace(/\{[^}]+\}/g, '[^/]+') + '$').test(url))
       if (other) continue
       const res = await h.inject({ method, url, headers: { cookie: admin.cookie } })
       checked++
       t.equal(res.statusCode, 404, `${method} ${path}`)
-      if (method !== 'HEAD') t.same(res.json(), { message: `${method} ${url} not found`, code: 'NOT_FOUND' }, `${method} ${path}: an ErrorResponse`)
+      if (method !== 'HEAD') {
+        t.same(
+          res.json(), {
+            message: `${method} ${url} not found`,
+            code: 'NOT_FOUND'
+          }, `${method} ${path}: an ErrorResponse`
+        )
+      }
       t.equal(res.headers.allow, undefined)
     }
   }
@@ -255,13 +335,31 @@ t.test('no vendor extension decides what is valid or hides behaviour', async t =
   t.same(found, [], 'no x- keyword inside a schema')
   // Operation config that changes what a client sees is said in the operation's own text.
   for (const [path, item] of Object.entries(contract.paths)) {
-    for (const [method, op] of Object.entries(item) as Array<[string, { description?: string, 'x-fastify-config'?: Record<string, unknown>, responses?: Record<string, unknown> }]>) {
+    for (const [method, op] of Object.entries(item) as Array<[string, {
+      description?: string,
+      'x-fastify-config'?: Record<string, unknown>,
+      responses?: Record<string, unknown>
+    }]>) {
       const cfg = op['x-fastify-config']
       if (cfg === undefined) continue
       const text = op.description ?? ''
-      if (typeof cfg.unauthenticatedRedirect === 'string') t.ok(text.includes(`\`${cfg.unauthenticatedRedirect}\``) && text.includes('401'), `${method} ${path}: the redirect instead of a 401 is described`)
-      if (cfg.authAfterBody === true) t.ok(/before the signature/i.test(text), `${method} ${path}: validation before authentication is described`)
-      if (cfg.rateLimit !== undefined) t.ok(op.responses?.['429'] !== undefined && /limited/i.test(text), `${method} ${path}: the rate limit is declared and described`)
+      if (typeof cfg.unauthenticatedRedirect === 'string') {
+        t.ok(
+          text.includes(`\`${cfg.unauthenticatedRedirect}\``) && text.includes('401'),
+        `${method} ${path}: the redirect instead of a 401 is described`
+        )
+      }
+      if (cfg.authAfterBody === true) {
+        t.ok(
+          /before the signature/i.test(text), `${method} ${path}: validation before authentication is described`
+        )
+      }
+      if (cfg.rateLimit !== undefined) {
+        t.ok(
+          op.responses?.['429'] !== undefined && /limited/i.test(text),
+        `${method} ${path}: the rate limit is declared and described`
+        )
+      }
     }
   }
 })
@@ -279,7 +377,9 @@ t.test('every free-text string in a request says what it refuses (enum, format o
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method] as Op | undefined
       if (op === undefined) continue
-      for (const p of [...((item.parameters as unknown[] | undefined) ?? []), ...(op.parameters ?? [])].map(x => deref<Param>(x))) {
+      for (const p of [
+        ...((item.parameters as unknown[] | undefined) ?? []), ...(op.parameters ?? [])
+      ].map(x => deref<Param>(x))) {
         // Header values cannot carry control characters in HTTP at all.
         if (p.in !== 'header') check(p.schema, `${method} ${path} ${p.in} ${p.name}`)
       }

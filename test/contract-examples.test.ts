@@ -5,7 +5,9 @@ import { Errors, type ErrorCode, type ServiceError } from '../src/errors.js'
 import { createValidatorCompiler } from '../src/validation.js'
 import { projectRoot } from '../src/paths.js'
 import { formatSchemaErrors } from '../src/plugins/errors.js'
-import { contract, examplesOf, inlineSchema, operations, type Example, type Operation, type Parameter } from './helpers/contract-examples.js'
+import {
+  contract, examplesOf, inlineSchema, operations, type Example, type Operation, type Parameter
+} from './helpers/contract-examples.js'
 
 // The contract's examples are what client authors read, what Prism's mock answers and what Dredd
 // sends: each one must be valid under its schema (validated by the service's own Ajv setup), every
@@ -14,23 +16,48 @@ import { contract, examplesOf, inlineSchema, operations, type Example, type Oper
 // operation without examples fails here.
 
 const compile = createValidatorCompiler()
-const validatorFor = (schema: unknown) => compile({ schema: inlineSchema(schema) as object, httpPart: 'body', method: 'GET', url: '/' })
+const validatorFor = (schema: unknown) => compile({
+  schema: inlineSchema(schema) as object,
+  httpPart: 'body',
+  method: 'GET',
+  url: '/'
+})
 
 interface Place { where: string, schema: unknown, examples: Example[], name?: string }
 
 /** Every place that holds examples, with its schema: parameters, bodies, response bodies and headers. */
 function places (op: Operation): Place[] {
   const out: Place[] = []
-  for (const p of op.parameters) out.push({ where: `${op.operationId} ${p.in} parameter ${p.name}`, schema: p.schema, examples: examplesOf(p as never), name: p.name })
+  for (const p of op.parameters) {
+    out.push({
+      where: `${op.operationId} ${p.in} parameter ${p.name}`,
+      schema: p.schema,
+      examples: examplesOf(p as never),
+      name: p.name
+    })
+  }
   for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
-    out.push({ where: `${op.operationId} request body ${type}`, schema: media.schema, examples: examplesOf(media as never) })
+    out.push({
+      where: `${op.operationId} request body ${type}`,
+      schema: media.schema,
+      examples: examplesOf(media as never)
+    })
   }
   for (const [status, response] of Object.entries(op.responses)) {
     for (const [type, media] of Object.entries(response.content ?? {})) {
-      out.push({ where: `${op.operationId} ${status} ${type}`, schema: media.schema, examples: examplesOf(media as never) })
+      out.push({
+        where: `${op.operationId} ${status} ${type}`,
+        schema: media.schema,
+        examples: examplesOf(media as never)
+      })
     }
     for (const [name, header] of Object.entries(response.headers ?? {})) {
-      const h = header.$ref !== undefined ? { ...contract.components.headers?.[(header.$ref as string).split('/').pop() as string], ...header } : header
+      const h = header.$ref !== undefined
+        ? {
+            ...contract.components.headers?.[(header.$ref as string).split('/').pop() as string],
+            ...header
+          }
+        : header
       out.push({ where: `${op.operationId} ${status} header ${name}`, schema: h.schema, examples: examplesOf(h), name })
     }
   }
@@ -49,7 +76,9 @@ t.test('every example in the contract is valid under its schema', async t => {
     for (const place of places(op)) {
       // Parameters and headers are validated as glue hands them to Fastify: a property of an object.
       const named = place.name
-      const validate = validatorFor(named === undefined ? place.schema : { type: 'object', properties: { [named]: place.schema } })
+      const validate = validatorFor(
+        named === undefined ? place.schema : { type: 'object', properties: { [named]: place.schema } }
+      )
       for (const ex of place.examples) {
         count++
         if (ex.ref !== undefined) usedComponents.add(ex.ref)
@@ -62,7 +91,9 @@ t.test('every example in the contract is valid under its schema', async t => {
   }
   // A component example is checked where it is used; one used nowhere would be checked nowhere.
   const declared = Object.keys(contract.components.examples ?? {}).map(n => `#/components/examples/${n}`)
-  t.same(declared.filter(ref => !usedComponents.has(ref)), [], 'every components.examples entry is used by an operation')
+  t.same(
+    declared.filter(ref => !usedComponents.has(ref)), [], 'every components.examples entry is used by an operation'
+  )
   t.comment(`${count} examples across ${ops.length} operations (${declared.length} in components.examples)`)
   t.ok(count > ops.length * 3, 'examples were found')
 })
@@ -77,7 +108,11 @@ t.test('a wrong example fails the check', async t => {
 
 t.test('every operation shows its parameters, body and responses by example', async t => {
   for (const op of ops) {
-    for (const p of op.parameters) t.ok(examplesOf(p as never).length > 0, `${op.operationId}: ${p.in} parameter ${p.name} has an example`)
+    for (const p of op.parameters) {
+      t.ok(
+        examplesOf(p as never).length > 0, `${op.operationId}: ${p.in} parameter ${p.name} has an example`
+      )
+    }
     for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
       t.ok(examplesOf(media as never).length > 0, `${op.operationId}: request body ${type} has an example`)
     }
@@ -87,7 +122,11 @@ t.test('every operation shows its parameters, body and responses by example', as
       }
     }
     // Dredd needs a value for every path parameter to build a URL; it reads `example`.
-    for (const p of op.parameters.filter(p => p.in === 'path')) t.ok('example' in p, `${op.operationId}: path parameter ${p.name} has an \`example\``)
+    for (const p of op.parameters.filter(p => p.in === 'path')) {
+      t.ok(
+        'example' in p, `${op.operationId}: path parameter ${p.name} has an \`example\``
+      )
+    }
   }
 })
 
@@ -96,7 +135,9 @@ function fieldsOf (op: Operation, part: string): string[] {
   const byIn = (where: string) => op.parameters.filter((p: Parameter) => p.in === where).map(p => p.name)
   switch (part) {
     case 'body': {
-      const schema = inlineSchema(op.requestBody?.content['application/json']?.schema) as { properties?: Record<string, unknown> } | undefined
+      const schema = inlineSchema(
+        op.requestBody?.content['application/json']?.schema
+      ) as { properties?: Record<string, unknown> } | undefined
       return ['', ...Object.keys(schema?.properties ?? {})]
     }
     case 'query': case 'querystring': return byIn('query')
@@ -108,7 +149,9 @@ function fieldsOf (op: Operation, part: string): string[] {
 
 // The request parts as Fastify names them when validation fails, and how the service reports each.
 const PARTS = ['body', 'querystring', 'params', 'headers']
-const reportedIn = (part: string) => ((formatSchemaErrors([{ instancePath: '/x', message: 'm' }], part) as ServiceError).details?.errors as Array<{ in: string }> | undefined)?.[0]?.in
+const reportedIn = (part: string) => ((formatSchemaErrors(
+  [{ instancePath: '/x', message: 'm' }], part
+) as ServiceError).details?.errors as Array<{ in: string }> | undefined)?.[0]?.in
 const partOf = (where: string) => PARTS.find(p => reportedIn(p) === where)
 
 /**
@@ -119,7 +162,9 @@ function asFormatted (failing: Array<{ in: string, field: string, message: strin
   const ajvErrors = failing.map(e => e.message === 'is not an allowed field'
     ? { keyword: 'additionalProperties', instancePath: '', params: { additionalProperty: e.field } }
     : { keyword: 'x', instancePath: e.field === '' ? '' : '/' + e.field.replaceAll('.', '/'), message: e.message })
-  const err = formatSchemaErrors(ajvErrors, partOf(failing[0]?.in ?? '') ?? `(no request part is reported as "${failing[0]?.in ?? ''}")`) as ServiceError
+  const err = formatSchemaErrors(
+    ajvErrors, partOf(failing[0]?.in ?? '') ?? `(no request part is reported as "${failing[0]?.in ?? ''}")`
+  ) as ServiceError
   return { message: err.message, code: err.code, details: err.details }
 }
 
@@ -127,26 +172,44 @@ t.test('each error response shows one example per code it names, as the service 
   for (const op of ops) {
     for (const [status, response] of Object.entries(op.responses)) {
       if (Number(status) < 400) continue
-      const named = [...response.description.matchAll(/`([A-Z_]+)`/g)].map(m => m[1] as string).filter(c => codes.has(c))
+      const named = [
+        ...response.description.matchAll(/`([A-Z_]+)`/g)
+      ].map(m => m[1] as string).filter(c => codes.has(c))
       const examples = examplesOf((response.content?.['application/json'] ?? {}) as never)
       const where = `${op.operationId} ${status}`
       t.ok(named.length > 0, `${where}: the description names its codes`)
-      t.same(examples.map(e => e.name).sort(), [...new Set(named)].sort(), `${where}: one example per code named (${named.join(', ')})`)
+      t.same(
+        examples.map(e => e.name).sort(), [...new Set(named)].sort(),
+        `${where}: one example per code named (${named.join(', ')})`
+      )
       for (const { name, value } of examples) {
-        const body = value as { message: string, code: ErrorCode, details?: { errors?: Array<{ in: string, field: string, message: string }> } }
+        const body = value as {
+          message: string,
+          code: ErrorCode,
+          details?: { errors?: Array<{ in: string, field: string, message: string }> }
+        }
         t.equal(body.code, name, `${where} ${name}: the example's code is its name (Prism: Prefer: example=${name})`)
         if (!codes.has(body.code)) continue
         const err = new (Errors[body.code] as unknown as new () => Error & { statusCode: number })()
         t.equal(String(err.statusCode), status, `${where} ${name}: the registry answers this code with ${status}`)
         const template = templateOf(body.code)
-        t.match(body.message, new RegExp('^' + template.split('%s').map(escapeRe).join('.+') + '$'), `${where} ${name}: message fits the registry's "${template}"`)
+        t.match(
+          body.message, new RegExp('^' + template.split('%s').map(escapeRe).join('.+') + '$'),
+          `${where} ${name}: message fits the registry's "${template}"`
+        )
         const failing = body.details?.errors
         if (failing === undefined) continue
         // Each failing field is one this operation has (an unknown body field is named as sent).
         for (const e of failing.filter(e => e.message !== 'is not an allowed field')) {
-          t.ok(fieldsOf(op, e.in).includes(e.field.split('.')[0] as string), `${where} ${name}: ${e.in}.${e.field} is a field of ${op.operationId}`)
+          t.ok(
+            fieldsOf(op, e.in).includes(e.field.split('.')[0] as string),
+            `${where} ${name}: ${e.in}.${e.field} is a field of ${op.operationId}`
+          )
         }
-        t.same(asFormatted(failing), body, `${where} ${name}: the body the service's validation formatter writes for these errors`)
+        t.same(
+          asFormatted(failing), body,
+          `${where} ${name}: the body the service's validation formatter writes for these errors`
+        )
       }
     }
   }

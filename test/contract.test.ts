@@ -6,7 +6,13 @@ import { createHandlers } from '../handlers/index.js'
 import { build } from './helpers/build.js'
 import { operations } from './helpers/contract.js'
 
-const contract = loadContract() as { components: { schemas: { ErrorCode: { enum: string[] } }, responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }> }, info: { version: string } }
+const contract = loadContract() as {
+  components: {
+    schemas: { ErrorCode: { enum: string[] } },
+    responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>
+  },
+  info: { version: string }
+}
 
 t.test('error registry and contract list the same codes, each once', async t => {
   const registry = Object.keys(Errors)

@@ -17,9 +17,15 @@ interface Run { code: number | null, stdout: string, stderr: string }
 
 async function createAdmin (args: string[], env: Record<string, string>): Promise<Run> {
   // Only what the script needs from this environment: no DATABASE_URL or SMTP_URL leaks in.
-  const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent' }
+  const base: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    LOG_LEVEL: 'silent'
+  }
   return await new Promise(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/create-admin.ts', ...args], { cwd: projectRoot, env: { ...base, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [
+      '--import', 'tsx', 'scripts/create-admin.ts', ...args
+    ], { cwd: projectRoot, env: { ...base, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
     })
   })
@@ -67,7 +73,10 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   t.match(mail.text, /as an admin/)
 
   // Run again: the same invitation re-issued (new link, old one dead), no second workspace.
-  const again = await createAdmin(['--email', 'boss@example.com', '--workspace', 'Acme Rockets'], { DATA_DIR: dir, APP_URL: 'https://app.example.test' })
+  const again = await createAdmin(
+    ['--email', 'boss@example.com', '--workspace', 'Acme Rockets'],
+    { DATA_DIR: dir, APP_URL: 'https://app.example.test' }
+  )
   t.equal(again.code, 0, again.stderr)
   t.match(again.stdout, /re-issued/)
   t.match(again.stdout, /Not e-mailed \(SMTP_URL is not set\)/)
@@ -78,7 +87,9 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   const db = await openDatabase({ url: null, dataDir: dir })
   const h = await build(t, { db })
   const token = new URL(link2).searchParams.get('token') ?? ''
-  const rows = await db.query<{ token_hash: string, role: string, invited_by: string | null, workspace_id: string }>('SELECT token_hash, role, invited_by, workspace_id FROM invitations')
+  const rows = await db.query<{ token_hash: string, role: string, invited_by: string | null, workspace_id: string }>(
+    'SELECT token_hash, role, invited_by, workspace_id FROM invitations'
+  )
   t.equal(rows.rows.length, 1, 'one invitation')
   t.match(rows.rows[0], { token_hash: hashToken(token), role: 'admin', invited_by: null })
   const ws = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM workspaces')
@@ -87,20 +98,37 @@ t.test('creates the workspace and an admin invitation; e-mails it; the last line
   // While this process holds DATA_DIR (as a running service would), the script refuses clearly.
   const locked = await createAdmin(['--email', 'other@example.com', '--workspace', 'Acme'], { DATA_DIR: dir })
   t.equal(locked.code, 1, 'database in use: exit 1')
-  t.match(locked.stderr, `create-admin: The embedded database in ${join(dir, 'pglite')} is in use by a running process (pid ${process.pid}). Stop it, or set DATABASE_URL`)
+  t.match(
+    locked.stderr,
+    `create-admin: The embedded database in ${join(dir, 'pglite')} is in use by a running process (pid ${process.pid}). Stop it, or set DATABASE_URL`
+  )
   t.equal(locked.stdout, '', 'no link printed')
 
-  const old = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: new URL(link).searchParams.get('token') ?? '' } })
+  const old = await h.inject({
+    method: 'POST',
+    url: '/api/auth/invitation',
+    payload: { token: new URL(link).searchParams.get('token') ?? '' }
+  })
   t.equal(old.statusCode, 400, 'the first link no longer works')
   const preview = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token } })
   t.equal(preview.statusCode, 200)
   assertContract(t, 'POST', '/api/auth/invitation', preview)
-  t.match(preview.json(), { email: 'boss@example.com', role: 'admin', workspace: { name: 'Acme Rockets' }, invitedBy: null })
+  t.match(
+    preview.json(), { email: 'boss@example.com', role: 'admin', workspace: { name: 'Acme Rockets' }, invitedBy: null }
+  )
   const signup = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token, name: 'The Boss' } })
   t.equal(signup.statusCode, 201, 'the first admin signs up')
   t.match(signup.json(), { user: { email: 'boss@example.com', role: 'admin' } })
-  const audit = await db.query<{ action: string, actor_type: string, actor_label: string }>('SELECT action, actor_type, actor_label FROM audit_events ORDER BY id')
-  t.match(audit.rows.slice(0, 2), [{ action: 'invitation.created', actor_type: 'system', actor_label: 'create-admin' }, { action: 'invitation.resent', actor_type: 'system' }])
+  const audit = await db.query<{ action: string, actor_type: string, actor_label: string }>(
+    'SELECT action, actor_type, actor_label FROM audit_events ORDER BY id'
+  )
+  t.match(
+    audit.rows.slice(0, 2),
+    [
+      { action: 'invitation.created', actor_type: 'system', actor_label: 'create-admin' },
+      { action: 'invitation.resent', actor_type: 'system' }
+    ]
+  )
   await h.app.close()
   await db.close()
 

@@ -14,7 +14,10 @@ import { isServiceError } from '../src/errors.js'
 // chat bot, which delivered it to b@x.example; full-width and non-ASCII addresses refused by REST
 // were accepted by the bot.
 
-const REFUSED = ['a,b@x.example', 'ａ@example.com', 'ü@example.com', ' padded@example.com', 'a@b@example.com', `${'a'.repeat(250)}@example.com`]
+const REFUSED = [
+  'a,b@x.example', 'ａ@example.com', 'ü@example.com', ' padded@example.com', 'a@b@example.com',
+  `${'a'.repeat(250)}@example.com`
+]
 const ACCEPTED = 'ok.Person+tag@Example.com'
 
 t.test('every entry point refuses what format email refuses, and sends nothing', async t => {
@@ -22,27 +25,48 @@ t.test('every entry point refuses what format email refuses, and sends nothing',
   const h = await build(t, { env: { SMTP_URL: smtp.url } })
   const admin = await h.signIn({ role: 'admin' })
   const key = (await createApiKey(h, admin)).secret
-  const principal = { kind: 'session' as const, userId: admin.userId, workspaceId: admin.workspaceId, email: admin.email, name: null, role: 'admin' as const, sessionId: admin.sessionId, apiKeyId: null }
+  const principal = {
+    kind: 'session' as const,
+    userId: admin.userId,
+    workspaceId: admin.workspaceId,
+    email: admin.email,
+    name: null,
+    role: 'admin' as const,
+    sessionId: admin.sessionId,
+    apiKeyId: null
+  }
 
   for (const email of REFUSED) {
     t.notOk(isEmailAddress(email), `the rule: ${email}`)
-    const rest = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie }, payload: { email, role: 'member' } })
+    const rest = await h.inject({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: { cookie: admin.cookie },
+      payload: { email, role: 'member' }
+    })
     t.equal(rest.statusCode, 400, `REST: ${email}`)
     assertContract(t, 'POST', '/api/users/invite', rest)
 
-    const mcp = (await mcpRequest(h, key, 'tools/call', { name: 'invite_user', arguments: { email } })).json().result as { isError?: boolean, structuredContent?: { code?: string } }
+    const mcp = (await mcpRequest(
+      h, key, 'tools/call', { name: 'invite_user', arguments: { email } }
+    )).json().result as { isError?: boolean, structuredContent?: { code?: string } }
     t.equal(mcp.isError, true, `MCP: ${email}`)
 
     // In a chat message, spaces separate words: surrounding ones are not part of the address.
     if (email.trim() === email) {
       t.same(parseCommand(`invite ${email}`), { kind: 'help' }, `chat: ${email}`)
-      t.same(parseCommand(`<@U1> invite <mailto:${email}|${email}>`), { kind: 'help' }, `chat, as Slack sends a link: ${email}`)
+      t.same(
+        parseCommand(`<@U1> invite <mailto:${email}|${email}>`), { kind: 'help' },
+        `chat, as Slack sends a link: ${email}`
+      )
     }
 
     t.not(validateFirstAdminInput({ email, workspaceName: 'Acme' }), null, `create-admin: ${email}`)
 
     // The service is the last gate, whoever calls it.
-    const direct = await h.app.services.invitations.invite(principal, { email, role: 'member' }).then(() => null, (err: unknown) => err)
+    const direct = await h.app.services.invitations.invite(
+      principal, { email, role: 'member' }
+    ).then(() => null, (err: unknown) => err)
     t.ok(isServiceError(direct) && direct.code === 'VALIDATION_FAILED', `invitation service: ${email}`)
   }
   const rows = await h.db.query('SELECT email FROM invitations')
@@ -53,7 +77,12 @@ t.test('every entry point refuses what format email refuses, and sends nothing',
   t.ok(isEmailAddress(ACCEPTED))
   t.same(parseCommand(`invite ${ACCEPTED} admin`), { kind: 'invite', email: ACCEPTED.toLowerCase(), role: 'admin' })
   t.equal(validateFirstAdminInput({ email: ACCEPTED, workspaceName: 'Acme' }), null)
-  const ok = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie }, payload: { email: ACCEPTED, role: 'member' } })
+  const ok = await h.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie: admin.cookie },
+    payload: { email: ACCEPTED, role: 'member' }
+  })
   t.equal(ok.statusCode, 200)
   t.same((await smtp.nextMessage(0)).to, [ACCEPTED.toLowerCase()])
 })

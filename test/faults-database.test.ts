@@ -18,11 +18,28 @@ import type { Database } from '../src/db/client.js'
 
 const skip = TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set: the database fault suite needs PostgreSQL (CI runs it)' : false
 
-const TIMEOUTS = { DATABASE_CONNECT_TIMEOUT_MS: '1000', DATABASE_QUERY_TIMEOUT_MS: '1000', DATABASE_TRANSACTION_TIMEOUT_MS: '3000' }
-/** The longest a request may wait on a frozen database: acquire + one statement on the wire (+1 s) + slack for a loaded machine. */
+const TIMEOUTS = {
+  DATABASE_CONNECT_TIMEOUT_MS: '1000',
+  DATABASE_QUERY_TIMEOUT_MS: '1000',
+  DATABASE_TRANSACTION_TIMEOUT_MS: '3000'
+}
+/**
+ * The longest a request may wait on a frozen database: acquire + one statement on the wire
+ * (+1 s) + slack for a loaded machine.
+ */
 const BOUND_MS = 1000 + 2000 + 3000
 
-interface Rig { app: FastifyInstance, proxy: TcpProxy, direct: Database, cookie: string, sessionId: string, key: { id: string, secret: string } }
+interface Rig {
+  app: FastifyInstance,
+  proxy: TcpProxy,
+  direct: Database,
+  cookie: string,
+  sessionId: string,
+  key: {
+    id: string,
+    secret: string
+  }
+}
 
 async function rig (t: Test): Promise<Rig> {
   const direct = await testDatabase(t) // a migrated schema of its own, reached without the proxy
@@ -38,10 +55,14 @@ async function rig (t: Test): Promise<Rig> {
   await app.ready()
   const now = new Date()
   const ws = await insertWorkspace(direct, { name: 'Acme', now })
-  const user = await insertUser(direct, { workspaceId: ws.id, email: 'admin@example.com', name: null, role: 'admin', now })
+  const user = await insertUser(
+    direct, { workspaceId: ws.id, email: 'admin@example.com', name: null, role: 'admin', now }
+  )
   const { sessionId, token } = await app.services.sessions.start(direct, user.id, 'signup')
   const cookie = `${SESSION_COOKIE}=${token}`
-  const key = await createApiKey(asTestApp(app), { cookie, userId: user.id, workspaceId: ws.id, email: 'admin@example.com', sessionId })
+  const key = await createApiKey(
+    asTestApp(app), { cookie, userId: user.id, workspaceId: ws.id, email: 'admin@example.com', sessionId }
+  )
   return { app, proxy, direct, cookie, sessionId, key }
 }
 
@@ -74,7 +95,11 @@ function assertUnavailable (t: Test, answers: Awaited<ReturnType<typeof callAll>
   for (const [door, { res, ms }] of Object.entries(answers) as Array<[keyof typeof ROUTES, Timed]>) {
     t.equal(res.statusCode, 503, `${label}, ${door}: 503, never 401 (${ms} ms)`)
     t.equal(res.json().code, 'SERVICE_UNAVAILABLE', `${label}, ${door}: SERVICE_UNAVAILABLE`)
-    if (door !== 'health') t.match(res.headers['retry-after'], /^[1-9][0-9]?$/, `${label}, ${door}: Retry-After in seconds`)
+    if (door !== 'health') {
+      t.match(
+        res.headers['retry-after'], /^[1-9][0-9]?$/, `${label}, ${door}: Retry-After in seconds`
+      )
+    }
     t.ok(ms < BOUND_MS, `${label}, ${door}: answered within the deadlines (${ms} ms < ${BOUND_MS} ms)`)
     assertContract(t, ROUTES[door][0], ROUTES[door][1], res)
   }
@@ -96,9 +121,13 @@ async function assertWorking (t: Test, r: Rig, label: string): Promise<void> {
   t.equal(answers.cookie.res.json().user.email, 'admin@example.com')
   t.equal(answers.apiKey.res.statusCode, 200, `${label}: the same API key works`)
   t.equal(answers.health.res.statusCode, 200, `${label}: healthy`)
-  const s = await r.direct.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM sessions WHERE id = $1', [r.sessionId])
+  const s = await r.direct.query<{ revoked_at: Date | null }>(
+    'SELECT revoked_at FROM sessions WHERE id = $1', [r.sessionId]
+  )
   t.same(s.rows, [{ revoked_at: null }], `${label}: the session row is kept, not revoked`)
-  const k = await r.direct.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [r.key.id])
+  const k = await r.direct.query<{ revoked_at: Date | null }>(
+    'SELECT revoked_at FROM api_keys WHERE id = $1', [r.key.id]
+  )
   t.same(k.rows, [{ revoked_at: null }], `${label}: the API key is kept`)
 }
 
@@ -108,12 +137,19 @@ t.test('database refused, then back: 503 + Retry-After, never 401; the same cred
   r.proxy.down()
   assertUnavailable(t, await callAll(r), 'refused')
   // A write during the outage is 503 too, and leaves nothing behind.
-  const write = await r.app.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: r.cookie }, payload: { name: 'during outage' } })
+  const write = await r.app.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: r.cookie },
+    payload: { name: 'during outage' }
+  })
   t.equal(write.statusCode, 503, 'a write is 503')
   r.proxy.up()
   t.comment(`healthy again ${await recovered(r)} ms after the database came back`)
   await assertWorking(t, r, 'back')
-  const keys = await r.direct.query<{ n: number }>("SELECT count(*)::int AS n FROM api_keys WHERE name = 'during outage'")
+  const keys = await r.direct.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM api_keys WHERE name = 'during outage'"
+  )
   t.equal(keys.rows[0]?.n, 0, 'the refused write left no row')
 })
 
@@ -122,7 +158,12 @@ t.test('database frozen, then thawed: 503 within the deadlines; the pool recover
   await assertWorking(t, r, 'before')
   r.proxy.freeze() // the pool's open connections now lead nowhere; new ones are held
   assertUnavailable(t, await callAll(r), 'frozen')
-  const write = await timed(async () => await r.app.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: r.cookie }, payload: { name: 'during freeze' } }))
+  const write = await timed(async () => await r.app.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: r.cookie },
+    payload: { name: 'during freeze' }
+  }))
   t.equal(write.res.statusCode, 503, `a write is 503 (${write.ms} ms)`)
   t.ok(write.ms < BOUND_MS, 'within the deadlines')
   r.proxy.up()
@@ -135,7 +176,16 @@ t.test('connections cut under the pool (server restarted): the next requests suc
   await assertWorking(t, r, 'before')
   r.proxy.cut()
   // The pool notices dead clients on use; at worst one request per dead client is 503, never 401.
-  const statuses = await Promise.all(Array.from({ length: 5 }, async () => (await r.app.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: r.cookie } })).statusCode))
+  const statuses = await Promise.all(
+    Array.from(
+      { length: 5 },
+      async () => (await r.app.inject({
+        method: 'GET',
+        url: '/api/users/me',
+        headers: { cookie: r.cookie }
+      })).statusCode
+    )
+  )
   t.ok(statuses.every(s => s === 200 || s === 503), `200 or 503, never 401: ${statuses.join(',')}`)
   await recovered(r)
   await assertWorking(t, r, 'after the cut')

@@ -14,13 +14,20 @@ const URL_ = '/api/users/invite'
 const TIMEOUT_MS = 8000
 
 async function invite (h: TestApp, cookie: string, email: string) {
-  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify({ email, role: 'member' }) })
+  return await h.inject({
+    method: 'POST',
+    url: URL_,
+    headers: { cookie, 'content-type': 'application/json' },
+    payload: JSON.stringify({ email, role: 'member' })
+  })
 }
 
 t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves later, the retry sends one', async t => {
   const smtp = await startSmtp(t)
   const front = await startSmtpFront(t, smtp)
-  const h = await build(t, { env: { SMTP_URL: front.url, SMTP_TIMEOUT_MS: String(TIMEOUT_MS), INVITE_EMAILS_PER_HOUR: '1' } })
+  const h = await build(
+    t, { env: { SMTP_URL: front.url, SMTP_TIMEOUT_MS: String(TIMEOUT_MS), INVITE_EMAILS_PER_HOUR: '1' } }
+  )
   const cases: Array<{ name: string, fail: () => Promise<void> }> = [
     { name: 'silent', fail: async () => { front.silent() } },
     { name: 'refusing', fail: async () => { await front.refusing() } }
@@ -39,8 +46,13 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
       t.same(answers.map(r => r.statusCode), emails.map(() => 500), 'every request: 500')
       t.same(answers.map(r => r.json().code), emails.map(() => 'EMAIL_SEND_FAILED'))
       assertContract(t, 'POST', URL_, answers[0] as Awaited<ReturnType<typeof invite>>)
-      t.ok(elapsed < TIMEOUT_MS * 3, `all answered in ${Math.round(elapsed)} ms (deadline ${TIMEOUT_MS} ms; generous bound ${TIMEOUT_MS * 3})`)
-      const rows = await h.db.query<{ delivery_status: string }>('SELECT delivery_status FROM invitations WHERE email = ANY($1)', [emails])
+      t.ok(
+        elapsed < TIMEOUT_MS * 3,
+        `all answered in ${Math.round(elapsed)} ms (deadline ${TIMEOUT_MS} ms; generous bound ${TIMEOUT_MS * 3})`
+      )
+      const rows = await h.db.query<{ delivery_status: string }>(
+        'SELECT delivery_status FROM invitations WHERE email = ANY($1)', [emails]
+      )
       t.same(rows.rows.map(r => r.delivery_status), emails.map(() => 'failed'), 'every row says failed')
 
       // The server comes back; every connection the failed sends opened has ended before we look.
@@ -49,12 +61,18 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
       t.same(emails.map(arrived), emails.map(() => 0), 'nothing arrived for the requests we answered 500')
 
       const retries = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, emails[i] as string)))
-      t.same(retries.map(r => r.statusCode), emails.map(() => 200), 'every retry works: the failed send did not spend the budget of 1')
+      t.same(
+        retries.map(r => r.statusCode), emails.map(() => 200),
+        'every retry works: the failed send did not spend the budget of 1'
+      )
       await front.idle()
       t.same(emails.map(arrived), emails.map(() => 1), 'exactly one e-mail each')
       const mail = smtp.messages.find(m => m.to.includes(emails[0] as string))
       t.ok(mail?.text.includes(retries[0]?.json().invitationUrl), 'carrying the retry\'s link')
-      t.equal((await invite(h, admins[0]?.cookie ?? '', `smtp-${c.name}-next@example.com`)).statusCode, 429, 'and the budget of 1 is now spent')
+      t.equal(
+        (await invite(h, admins[0]?.cookie ?? '', `smtp-${c.name}-next@example.com`)).statusCode, 429,
+        'and the budget of 1 is now spent'
+      )
     })
   }
 })

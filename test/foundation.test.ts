@@ -9,7 +9,10 @@ import { assertContract } from './helpers/contract.js'
 t.test('bad input classes answer ErrorResponse with the contract status', async t => {
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
-  const invite = async (payload: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  const invite = async (
+    payload: string | Buffer,
+    headers: Record<string, string> = { 'content-type': 'application/json' }
+  ) =>
     await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, ...headers }, payload })
 
   await t.test('415 for a body that is not application/json (text/plain would skip the schema)', async t => {
@@ -62,7 +65,10 @@ t.test('bad input classes answer ErrorResponse with the contract status', async 
   })
 
   await t.test('400 for __proto__ and constructor.prototype keys', async t => {
-    for (const payload of ['{"email":"a@example.com","__proto__":{"role":"admin"}}', '{"email":"a@example.com","constructor":{"prototype":{"isAdmin":true}}}']) {
+    for (const payload of [
+      '{"email":"a@example.com","__proto__":{"role":"admin"}}',
+      '{"email":"a@example.com","constructor":{"prototype":{"isAdmin":true}}}'
+    ]) {
       const res = await invite(payload)
       t.equal(res.statusCode, 400, payload)
       t.equal(res.json().code, 'VALIDATION_FAILED')
@@ -101,7 +107,9 @@ t.test('a method Node\'s parser refuses (FOO) is an ErrorResponse too', async t 
   await h.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = h.app.server.address() as { port: number }
   const raw = await new Promise<string>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => { socket.write('FOO /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n') })
+    const socket = connect(
+      port, '127.0.0.1', () => { socket.write('FOO /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n') }
+    )
     let data = ''
     socket.on('data', chunk => { data += chunk.toString('utf8') })
     socket.on('end', () => { resolve(data) })
@@ -116,7 +124,12 @@ t.test('a method Node\'s parser refuses (FOO) is an ErrorResponse too', async t 
 
 t.test('401 before the body is read: no session beats bad input', async t => {
   const h = await build(t)
-  const res = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { 'content-type': 'text/plain' }, payload: 'x' })
+  const res = await h.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { 'content-type': 'text/plain' },
+    payload: 'x'
+  })
   t.equal(res.statusCode, 401)
   t.same(res.json(), { message: 'Authentication required', code: 'UNAUTHENTICATED' })
   assertContract(t, 'POST', '/api/users/invite', res)
@@ -132,7 +145,12 @@ t.test('order of checks: token, then the request, then the session row and the r
   const bad = { email: 'not-an-e-mail', extra: 1 }
   const good = () => ({ email: `order-${Math.random().toString(36).slice(2)}@example.com`, role: 'member' })
   const invite = async (cookie: string | null, payload: unknown) => {
-    const res = await h.inject({ method: 'POST', url: '/api/users/invite', headers: cookie === null ? {} : { cookie }, payload: payload as Record<string, unknown> })
+    const res = await h.inject({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: cookie === null ? {} : { cookie },
+      payload: payload as Record<string, unknown>
+    })
     assertContract(t, 'POST', '/api/users/invite', res)
     return res
   }
@@ -146,7 +164,13 @@ t.test('order of checks: token, then the request, then the session row and the r
   t.equal((await invite(member.cookie, bad)).statusCode, 400)
   t.equal((await invite(member.cookie, good())).statusCode, 403, 'member, valid request: 403')
 
-  const list = async (cookie: string | null) => (await h.inject({ method: 'GET', url: '/api/users?limit=0', headers: cookie === null ? {} : { cookie } })).statusCode
+  const list = async (
+    cookie: string | null
+  ) => (await h.inject({
+    method: 'GET',
+    url: '/api/users?limit=0',
+    headers: cookie === null ? {} : { cookie }
+  })).statusCode
   t.equal(await list(null), 401, 'GET without a cookie')
   t.equal(await list(revoked.cookie), 400, 'GET with a revoked session and a bad query')
   t.equal(await list(member.cookie), 400, 'GET as a member with a bad query')

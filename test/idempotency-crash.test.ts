@@ -39,9 +39,15 @@ async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 18
 }
 
 async function startService (port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: projectRoot, env: { ...env, PORT: String(port) }, stdio: 'ignore' })
+  const child = spawn(
+    process.execPath, ['--import', 'tsx', 'src/server.ts'],
+    { cwd: projectRoot, env: { ...env, PORT: String(port) }, stdio: 'ignore' }
+  )
   children.push(child)
-  await until(`the service on port ${port}`, async () => (await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200 ? true : undefined)
+  await until(
+    `the service on port ${port}`,
+    async () => (await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200 ? true : undefined
+  )
   return child
 }
 
@@ -62,17 +68,36 @@ t.test('kill -9 during a send; the retry with the same key succeeds within the l
 
   // The first admin, through the real script and the real signup.
   const link = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', 'Crash'],
-      { cwd: projectRoot, env: { ...env, SMTP_URL: '' }, timeout: 300_000 }, (err, stdout) => { if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '') })
+    execFile(process.execPath, [
+      '--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', 'Crash'
+    ],
+    {
+      cwd: projectRoot,
+      env: { ...env, SMTP_URL: '' },
+      timeout: 300_000
+    }, (err, stdout) => { if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '') })
   })
   const port = await freePort()
   let child = await startService(port, env)
   const base = `http://127.0.0.1:${port}`
-  const signup = await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: new URL(link).searchParams.get('token') }) })
+  const signup = await fetch(
+    `${base}/api/auth/signup`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: new URL(link).searchParams.get('token') })
+    }
+  )
   t.equal(signup.status, 201, 'the first admin signs up')
   const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
   const invite = async () => await fetch(`${base}/api/users/invite`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json', 'idempotency-key': 'k-crash' }, body: JSON.stringify({ email: 'crash@example.com', role: 'member' })
+    method: 'POST',
+    headers: {
+      cookie,
+      'content-type': 'application/json',
+      'idempotency-key': 'k-crash'
+    },
+    body: JSON.stringify({ email: 'crash@example.com', role: 'member' })
   })
 
   front.silent()
@@ -93,7 +118,10 @@ t.test('kill -9 during a send; the retry with the same key succeeds within the l
     return r.status === 409 ? undefined : r
   }, 60_000)
   const after = performance.now() - killedAt
-  t.equal(retry.status, 200, `the retry succeeded ${Math.round(after)} ms after the kill (lease ${LEASE_MS} ms; answers ${statuses.join(', ')})`)
+  t.equal(
+    retry.status, 200,
+    `the retry succeeded ${Math.round(after)} ms after the kill (lease ${LEASE_MS} ms; answers ${statuses.join(', ')})`
+  )
   t.ok(after < 60_000, 'within a minute')
   const replay = await invite()
   t.same(await replay.json(), await retry.json(), 'and is now the key\'s answer')

@@ -12,7 +12,12 @@ const URL_ = '/api/users/invite'
 const DAY = 86_400_000
 
 async function invite (h: TestApp, cookie: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(withRole(body)) })
+  const res = await h.inject({
+    method: 'POST',
+    url: URL_,
+    headers: { cookie, 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(withRole(body))
+  })
   return res
 }
 
@@ -21,13 +26,23 @@ function tokenOf (url: string): string {
 }
 
 async function invitationRows (h: TestApp, email: string) {
-  const r = await h.db.query<{ id: string, status: string, token_hash: string | null, delivery_status: string, delivery_error: string | null, delivery_attempts: number, expires_at: Date }>(
+  const r = await h.db.query<{
+    id: string,
+    status: string,
+    token_hash: string | null,
+    delivery_status: string,
+    delivery_error: string | null,
+    delivery_attempts: number,
+    expires_at: Date
+  }>(
     'SELECT id, status, token_hash, delivery_status, delivery_error, delivery_attempts, expires_at FROM invitations WHERE email = $1 ORDER BY created_at', [email])
   return r.rows
 }
 
 async function auditActions (h: TestApp, targetId: string): Promise<string[]> {
-  const r = await h.db.query<{ action: string }>('SELECT action FROM audit_events WHERE target_id = $1 ORDER BY id', [targetId])
+  const r = await h.db.query<{ action: string }>(
+    'SELECT action FROM audit_events WHERE target_id = $1 ORDER BY id', [targetId]
+  )
   return r.rows.map(x => x.action)
 }
 
@@ -61,13 +76,23 @@ t.test('invite → e-mail with the link (from APP_URL, not Host) → the invitee
   t.equal(row?.expires_at.getTime(), h.clock.now().getTime() + 7 * DAY, 'expires after INVITATION_TTL_DAYS')
   t.same(await auditActions(h, row?.id ?? ''), ['invitation.created'])
 
-  const preview = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(body.invitationUrl) } })
+  const preview = await h.inject({
+    method: 'POST',
+    url: '/api/auth/invitation',
+    payload: { token: tokenOf(body.invitationUrl) }
+  })
   t.equal(preview.statusCode, 200)
   t.match(preview.json(), { email: 'new.person@example.com', role: 'member', workspace: { name: 'Acme <Rockets>' } })
 
-  const signup = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token: tokenOf(body.invitationUrl), name: 'New Person' } })
+  const signup = await h.inject({
+    method: 'POST',
+    url: '/api/auth/signup',
+    payload: { token: tokenOf(body.invitationUrl), name: 'New Person' }
+  })
   t.equal(signup.statusCode, 201, 'the invitee signs up with the link from the e-mail')
-  t.match(signup.json(), { user: { email: 'new.person@example.com', role: 'member' }, workspace: { id: admin.workspaceId } })
+  t.match(
+    signup.json(), { user: { email: 'new.person@example.com', role: 'member' }, workspace: { id: admin.workspaceId } }
+  )
 
   const again = await invite(h, admin.cookie, { email: 'NEW.PERSON@example.com' })
   t.equal(again.statusCode, 409, 'now a user: 409')
@@ -105,7 +130,12 @@ t.test('every status of postUsersInvite conforms to the contract', async t => {
   t.equal((await invitationRows(h, 'b@example.com'))[0]?.status, 'pending')
   const r = await h.db.query<{ role: string }>('SELECT role FROM invitations WHERE email = $1', ['b@example.com'])
   t.equal(r.rows[0]?.role, 'member')
-  const noRole = await h.inject({ method: 'POST', url: URL_, headers: { cookie: admin.cookie }, payload: { email: 'c@example.com' } })
+  const noRole = await h.inject({
+    method: 'POST',
+    url: URL_,
+    headers: { cookie: admin.cookie },
+    payload: { email: 'c@example.com' }
+  })
   t.equal(noRole.statusCode, 400, 'role is required, as the contract reads')
   assertContract(t, 'POST', URL_, noRole)
 })
@@ -128,9 +158,17 @@ t.test('re-invite: same invitation, fresh token, new expiry, old link dead', asy
   t.equal(smtp.messages.length, 2, 'e-mail re-sent')
   t.ok(smtp.messages[1]?.text.includes(second.json().invitationUrl))
 
-  const old = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(first.json().invitationUrl) } })
+  const old = await h.inject({
+    method: 'POST',
+    url: '/api/auth/invitation',
+    payload: { token: tokenOf(first.json().invitationUrl) }
+  })
   t.equal(old.statusCode, 400, 'old link no longer works')
-  const fresh = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(second.json().invitationUrl) } })
+  const fresh = await h.inject({
+    method: 'POST',
+    url: '/api/auth/invitation',
+    payload: { token: tokenOf(second.json().invitationUrl) }
+  })
   t.equal(fresh.statusCode, 200)
   t.equal(fresh.json().role, 'admin', 'the re-invite set the role')
   t.same(await auditActions(h, before?.id ?? ''), ['invitation.created', 'invitation.resent'])
@@ -140,7 +178,9 @@ t.test('20 concurrent invites of one e-mail: one pending invitation, no 5xx', as
   const smtp = await startSmtp(t)
   const h = await build(t, { env: { SMTP_URL: smtp.url } })
   const admin = await h.signIn()
-  const all = await Promise.all(Array.from({ length: 20 }, async () => await invite(h, admin.cookie, { email: 'race@example.com' })))
+  const all = await Promise.all(
+    Array.from({ length: 20 }, async () => await invite(h, admin.cookie, { email: 'race@example.com' }))
+  )
   t.same(all.map(r => r.statusCode).filter(s => s !== 200), [], 'every answer is 200')
   for (const r of all) assertContract(t, 'POST', URL_, r)
   const rows = await invitationRows(h, 'race@example.com')
@@ -158,7 +198,10 @@ t.test('an expired invitation is refused and a new invite makes a new one', asyn
   const res = await invite(h, admin.cookie, { email: 'e@example.com' })
   const token = tokenOf(res.json().invitationUrl)
   h.clock.advance(2 * DAY - 1000)
-  t.equal((await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token } })).statusCode, 200, 'still valid just before expiry')
+  t.equal(
+    (await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token } })).statusCode, 200,
+    'still valid just before expiry'
+  )
   h.clock.advance(2000)
   const expired = await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token } })
   t.equal(expired.statusCode, 410)
@@ -166,7 +209,11 @@ t.test('an expired invitation is refused and a new invite makes a new one', asyn
   const signup = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token } })
   t.equal(signup.statusCode, 410, 'signup refused too')
 
-  const list = await h.inject({ method: 'GET', url: '/api/invitations?status=expired', headers: { cookie: admin.cookie } })
+  const list = await h.inject({
+    method: 'GET',
+    url: '/api/invitations?status=expired',
+    headers: { cookie: admin.cookie }
+  })
   t.equal(list.json().items.length, 1, 'listed as expired')
   assertContract(t, 'GET', '/api/invitations?status=expired', list)
 
@@ -174,7 +221,14 @@ t.test('an expired invitation is refused and a new invite makes a new one', asyn
   t.equal(again.statusCode, 200)
   const rows = await invitationRows(h, 'e@example.com')
   t.same(rows.map(r => r.status), ['expired', 'pending'], 'the expired invitation stays expired; a new one is pending')
-  t.equal((await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(again.json().invitationUrl) } })).statusCode, 200)
+  t.equal(
+    (await h.inject({
+      method: 'POST',
+      url: '/api/auth/invitation',
+      payload: { token: tokenOf(again.json().invitationUrl) }
+    })).statusCode,
+    200
+  )
 })
 
 t.test('the workspace-invitations throttle: 429 RATE_LIMITED per workspace', async t => {
@@ -221,7 +275,10 @@ t.test('a retry answered from its Idempotency-Key does not draw on the e-mail bu
   const reused = await invite(h, admin.cookie, { email: 'idem-other@example.com' }, { 'idempotency-key': 'k-1' })
   t.equal(reused.statusCode, 422, 'same key, other body: 422, not counted either')
   t.equal(smtp.messages.length, 1, 'one e-mail for all of that')
-  t.equal((await invite(h, admin.cookie, { email: 'idem-b@example.com' }, { 'idempotency-key': 'k-2' })).statusCode, 200, 'the second e-mail of the hour')
+  t.equal(
+    (await invite(h, admin.cookie, { email: 'idem-b@example.com' }, { 'idempotency-key': 'k-2' })).statusCode, 200,
+    'the second e-mail of the hour'
+  )
   const over = await invite(h, admin.cookie, { email: 'idem-c@example.com' }, { 'idempotency-key': 'k-3' })
   t.equal(over.statusCode, 429, 'a new key is a new e-mail: over the budget of 2')
   assertContract(t, 'POST', URL_, over)
@@ -235,10 +292,17 @@ t.test('refused invites do not spend the e-mail budget: 5 × 409 USER_EXISTS, th
   const admin = await h.signIn()
   const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
   const refused: number[] = []
-  for (let i = 0; i < 5; i++) refused.push((await invite(h, admin.cookie, { email: member.email, role: 'member' })).statusCode)
+  for (let i = 0; i < 5; i++) {
+    refused.push(
+      (await invite(h, admin.cookie, { email: member.email, role: 'member' })).statusCode
+    )
+  }
   t.same(refused, [409, 409, 409, 409, 409])
   const real = await invite(h, admin.cookie, { email: 'budget-real@example.com', role: 'member' })
   t.equal(real.statusCode, 200, 'the one e-mail of the hour is still there')
   t.equal(smtp.messages.length, 1)
-  t.equal((await invite(h, admin.cookie, { email: 'budget-next@example.com', role: 'member' })).statusCode, 429, 'and now it is spent')
+  t.equal(
+    (await invite(h, admin.cookie, { email: 'budget-next@example.com', role: 'member' })).statusCode, 429,
+    'and now it is spent'
+  )
 })

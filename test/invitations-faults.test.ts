@@ -13,7 +13,12 @@ const URL_ = '/api/users/invite'
 const SESSION_SECRET = 'x'.repeat(40)
 
 async function invite (h: TestApp, cookie: string, body: unknown) {
-  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify(withRole(body)) })
+  return await h.inject({
+    method: 'POST',
+    url: URL_,
+    headers: { cookie, 'content-type': 'application/json' },
+    payload: JSON.stringify(withRole(body))
+  })
 }
 
 function tokenOf (url: string): string {
@@ -21,13 +26,21 @@ function tokenOf (url: string): string {
 }
 
 async function invitationRows (h: TestApp, email: string) {
-  const r = await h.db.query<{ id: string, status: string, delivery_status: string, delivery_error: string | null, delivery_attempts: number }>(
+  const r = await h.db.query<{
+    id: string,
+    status: string,
+    delivery_status: string,
+    delivery_error: string | null,
+    delivery_attempts: number
+  }>(
     'SELECT id, status, delivery_status, delivery_error, delivery_attempts FROM invitations WHERE email = $1 ORDER BY created_at', [email])
   return r.rows
 }
 
 async function auditActions (h: TestApp, targetId: string): Promise<string[]> {
-  const r = await h.db.query<{ action: string }>('SELECT action FROM audit_events WHERE target_id = $1 ORDER BY id', [targetId])
+  const r = await h.db.query<{ action: string }>(
+    'SELECT action FROM audit_events WHERE target_id = $1 ORDER BY id', [targetId]
+  )
   return r.rows.map(x => x.action)
 }
 
@@ -38,10 +51,16 @@ t.test('send faults: 500 EMAIL_SEND_FAILED within bounded time, row records it, 
   // The working app; a failing app for a case shares its database and clock.
   const good = await build(t, { env: { SMTP_URL: smtp.url, SESSION_SECRET } })
   const admin = await good.signIn()
-  const failingApp = async (url: string) => await build(t, { db: good.db, clock: good.clock, env: { SMTP_URL: url, SMTP_TIMEOUT_MS: '1000', SESSION_SECRET } })
+  const failingApp = async (url: string) => await build(
+    t, { db: good.db, clock: good.clock, env: { SMTP_URL: url, SMTP_TIMEOUT_MS: '1000', SESSION_SECRET } }
+  )
   const cases: Array<{ name: string, app: () => Promise<TestApp>, after?: () => void }> = [
     { name: 'connection refused', app: async () => await failingApp(`smtp://127.0.0.1:${port}`) },
-    { name: '5xx at RCPT', app: async () => { smtp.mode = 'reject-rcpt'; return good }, after: () => { smtp.mode = 'accept' } },
+    {
+      name: '5xx at RCPT',
+      app: async () => { smtp.mode = 'reject-rcpt'; return good },
+      after: () => { smtp.mode = 'accept' }
+    },
     { name: 'blackhole (never speaks)', app: async () => await failingApp(blackhole.url) }
   ]
   for (const c of cases) {
@@ -53,7 +72,11 @@ t.test('send faults: 500 EMAIL_SEND_FAILED within bounded time, row records it, 
       const elapsed = performance.now() - started
       c.after?.()
       t.equal(res.statusCode, 500)
-      t.same(res.json(), { message: 'Sending the e-mail failed. The invitation is kept; retry the request.', code: 'EMAIL_SEND_FAILED' }, 'no internal text')
+      t.same(
+        res.json(),
+        { message: 'Sending the e-mail failed. The invitation is kept; retry the request.', code: 'EMAIL_SEND_FAILED' },
+        'no internal text'
+      )
       assertContract(t, 'POST', URL_, res)
       // SMTP_TIMEOUT_MS=1000 is the whole send's deadline; allow for a loaded machine.
       t.ok(elapsed < 4000, `answered in ${Math.round(elapsed)} ms (< 4 s)`)
@@ -74,7 +97,11 @@ t.test('send faults: 500 EMAIL_SEND_FAILED within bounded time, row records it, 
       t.equal(rows[0]?.delivery_status, 'sent')
       const mail = await smtp.nextMessage(seen)
       t.ok(mail.text.includes(retry.json().invitationUrl), 'the e-mail carries the new link')
-      const preview = await good.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(retry.json().invitationUrl) } })
+      const preview = await good.inject({
+        method: 'POST',
+        url: '/api/auth/invitation',
+        payload: { token: tokenOf(retry.json().invitationUrl) }
+      })
       t.equal(preview.statusCode, 200, 'the link works')
     })
   }

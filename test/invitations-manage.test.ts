@@ -10,7 +10,12 @@ const DAY = 86_400_000
 const SESSION_SECRET = 'y'.repeat(40)
 
 async function invite (h: TestApp, cookie: string, body: unknown, headers: Record<string, string> = {}) {
-  return await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(withRole(body)) })
+  return await h.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie, 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(withRole(body))
+  })
 }
 
 function tokenOf (url: string): string {
@@ -42,7 +47,18 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     t.equal(p1.statusCode, 200)
     assertContract(t, 'GET', '/api/invitations', p1)
     t.same(p1.json().items.map((i: { email: string }) => i.email), ['l4@example.com', 'l3@example.com'])
-    t.match(p1.json().items[0], { status: 'pending', deliveryStatus: 'sent', role: 'member', invitedBy: admin.userId, identityProviderInvitationId: null, acceptedAt: null, revokedAt: null })
+    t.match(
+      p1.json().items[0],
+      {
+        status: 'pending',
+        deliveryStatus: 'sent',
+        role: 'member',
+        invitedBy: admin.userId,
+        identityProviderInvitationId: null,
+        acceptedAt: null,
+        revokedAt: null
+      }
+    )
     t.type(p1.json().nextCursor, 'string')
     const p2 = await get(h, admin.cookie, `/api/invitations?limit=2&cursor=${p1.json().nextCursor as string}`)
     t.same(p2.json().items.map((i: { email: string }) => i.email), ['l2@example.com', 'l1@example.com'])
@@ -64,7 +80,9 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     assertContract(t, 'GET', '/api/invitations', forbidden)
   })
 
-  const list = (await get(h, admin.cookie, '/api/invitations?limit=100')).json().items as Array<{ id: string, email: string, expiresAt: string }>
+  const list = (await get(
+    h, admin.cookie, '/api/invitations?limit=100'
+  )).json().items as Array<{ id: string, email: string, expiresAt: string }>
   const byEmail = (e: string) => list.find(i => i.email === e) as { id: string, email: string, expiresAt: string }
   const theirs = (await get(h, stranger.cookie, '/api/invitations')).json().items[0] as { id: string }
 
@@ -81,10 +99,21 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     t.not(body.invitationUrl, urls[0], 'a fresh link')
     const mail = await smtp.nextMessage(seen)
     t.ok(mail.text.includes(body.invitationUrl))
-    t.equal((await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(urls[0] as string) } })).statusCode, 400, 'old link dead')
-    const now = (await get(h, admin.cookie, '/api/invitations?limit=100')).json().items.find((i: { id: string }) => i.id === inv.id)
+    t.equal(
+      (await h.inject({
+        method: 'POST',
+        url: '/api/auth/invitation',
+        payload: { token: tokenOf(urls[0] as string) }
+      })).statusCode,
+      400, 'old link dead'
+    )
+    const now = (await get(
+      h, admin.cookie, '/api/invitations?limit=100'
+    )).json().items.find((i: { id: string }) => i.id === inv.id)
     t.equal(now.expiresAt, new Date(h.clock.now().getTime() + 7 * DAY).toISOString(), 'new expiry')
-    const audit = await h.db.query<{ action: string, actor_type: string, actor_id: string }>('SELECT action, actor_type, actor_id FROM audit_events WHERE target_id = $1 ORDER BY id', [inv.id])
+    const audit = await h.db.query<{ action: string, actor_type: string, actor_id: string }>(
+      'SELECT action, actor_type, actor_id FROM audit_events WHERE target_id = $1 ORDER BY id', [inv.id]
+    )
     t.same(audit.rows, [
       { action: 'invitation.created', actor_type: 'user', actor_id: admin.userId },
       { action: 'invitation.resent', actor_type: 'user', actor_id: admin.userId }
@@ -98,7 +127,14 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     t.equal(res.statusCode, 200)
     assertContract(t, 'DELETE', url, res)
     t.match(res.json(), { id: inv.id, status: 'revoked', revokedAt: h.clock.now().toISOString() })
-    t.equal((await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(urls[1] as string) } })).statusCode, 400, 'link dead')
+    t.equal(
+      (await h.inject({
+        method: 'POST',
+        url: '/api/auth/invitation',
+        payload: { token: tokenOf(urls[1] as string) }
+      })).statusCode,
+      400, 'link dead'
+    )
     const again = await h.inject({ method: 'DELETE', url, headers: { cookie: admin.cookie } })
     t.equal(again.statusCode, 409)
     t.equal(again.json().code, 'INVITATION_NOT_PENDING')
@@ -109,29 +145,49 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     assertContract(t, 'POST', `${url}/resend`, resend)
     const revoked = await get(h, admin.cookie, '/api/invitations?status=revoked')
     t.same(revoked.json().items.map((i: { id: string }) => i.id), [inv.id], 'status filter')
-    const audit = await h.db.query<{ action: string }>("SELECT action FROM audit_events WHERE target_id = $1 AND action = 'invitation.revoked'", [inv.id])
+    const audit = await h.db.query<{ action: string }>(
+      "SELECT action FROM audit_events WHERE target_id = $1 AND action = 'invitation.revoked'", [inv.id]
+    )
     t.equal(audit.rows.length, 1, 'audited once')
   })
 
   await t.test('an accepted invitation is not pending: 409', async t => {
     const inv = byEmail('l2@example.com')
-    const signup = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token: tokenOf(urls[2] as string) } })
+    const signup = await h.inject({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { token: tokenOf(urls[2] as string) }
+    })
     t.equal(signup.statusCode, 201)
-    const res = await h.inject({ method: 'POST', url: `/api/invitations/${inv.id}/resend`, headers: { cookie: admin.cookie } })
+    const res = await h.inject({
+      method: 'POST',
+      url: `/api/invitations/${inv.id}/resend`,
+      headers: { cookie: admin.cookie }
+    })
     t.equal(res.statusCode, 409)
     t.match(res.json().message, /accepted/)
-    const del = await h.inject({ method: 'DELETE', url: `/api/invitations/${inv.id}`, headers: { cookie: admin.cookie } })
+    const del = await h.inject({
+      method: 'DELETE',
+      url: `/api/invitations/${inv.id}`,
+      headers: { cookie: admin.cookie }
+    })
     t.equal(del.statusCode, 409)
   })
 
   await t.test("another workspace's invitation: 404, untouched", async t => {
-    for (const [method, url] of [['POST', `/api/invitations/${theirs.id}/resend`], ['DELETE', `/api/invitations/${theirs.id}`]] as const) {
+    for (const [method, url] of [
+      ['POST', `/api/invitations/${theirs.id}/resend`], ['DELETE', `/api/invitations/${theirs.id}`]
+    ] as const) {
       const res = await h.inject({ method, url, headers: { cookie: admin.cookie } })
       t.equal(res.statusCode, 404, `${method} ${url}`)
       t.equal(res.json().code, 'NOT_FOUND')
       assertContract(t, method, url, res)
     }
-    const missing = await h.inject({ method: 'DELETE', url: '/api/invitations/00000000-0000-4000-8000-000000000000', headers: { cookie: admin.cookie } })
+    const missing = await h.inject({
+      method: 'DELETE',
+      url: '/api/invitations/00000000-0000-4000-8000-000000000000',
+      headers: { cookie: admin.cookie }
+    })
     t.equal(missing.statusCode, 404)
     const notUuid = await h.inject({ method: 'DELETE', url: '/api/invitations/abc', headers: { cookie: admin.cookie } })
     t.equal(notUuid.statusCode, 400)
@@ -142,26 +198,64 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
 
   await t.test('the service as the Slack bot and MCP tools call it: audit actor by principal kind', async t => {
     const svc = h.app.services.invitations
-    const base = { workspaceId: admin.workspaceId, email: admin.email, name: 'Ada', role: 'admin' as const, sessionId: null }
+    const base = {
+      workspaceId: admin.workspaceId,
+      email: admin.email,
+      name: 'Ada',
+      role: 'admin' as const,
+      sessionId: null
+    }
     const apiKeyId = '6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11'
-    const viaChat = await svc.invite({ ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, { email: 'chat@example.com', role: 'member' })
+    const viaChat = await svc.invite(
+      { ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, { email: 'chat@example.com', role: 'member' }
+    )
     h.clock.advance(1000)
-    const viaKey = await svc.invite({ ...base, kind: 'apiKey', userId: admin.userId, apiKeyId }, { email: 'mcp@example.com', role: 'member' })
-    t.match([viaChat, viaKey], [{ success: true, invitationUrl: /signup\?token=/ }, { success: true, invitationUrl: /signup\?token=/ }])
-    const rows = await h.db.query<{ email: string, invited_by: string | null, invited_by_api_key: string | null, actor_type: string, actor_id: string }>(
+    const viaKey = await svc.invite(
+      { ...base, kind: 'apiKey', userId: admin.userId, apiKeyId }, { email: 'mcp@example.com', role: 'member' }
+    )
+    t.match(
+      [viaChat, viaKey],
+      [{ success: true, invitationUrl: /signup\?token=/ }, { success: true, invitationUrl: /signup\?token=/ }]
+    )
+    const rows = await h.db.query<{
+      email: string,
+      invited_by: string | null,
+      invited_by_api_key: string | null,
+      actor_type: string,
+      actor_id: string
+    }>(
       `SELECT i.email, i.invited_by, i.invited_by_api_key, a.actor_type, a.actor_id FROM invitations i
          JOIN audit_events a ON a.target_id = i.id::text AND a.action = 'invitation.created'
         WHERE i.email IN ('chat@example.com', 'mcp@example.com') ORDER BY i.email`)
     t.same(rows.rows, [
-      { email: 'chat@example.com', invited_by: admin.userId, invited_by_api_key: null, actor_type: 'chat_platform', actor_id: admin.userId },
-      { email: 'mcp@example.com', invited_by: null, invited_by_api_key: apiKeyId, actor_type: 'api_key', actor_id: apiKeyId }
+      {
+        email: 'chat@example.com',
+        invited_by: admin.userId,
+        invited_by_api_key: null,
+        actor_type: 'chat_platform',
+        actor_id: admin.userId
+      },
+      {
+        email: 'mcp@example.com',
+        invited_by: null,
+        invited_by_api_key: apiKeyId,
+        actor_type: 'api_key',
+        actor_id: apiKeyId
+      }
     ])
-    const page = await svc.list({ ...base, kind: 'apiKey', userId: admin.userId, apiKeyId }, { status: 'pending', limit: 1 })
+    const page = await svc.list(
+      { ...base, kind: 'apiKey', userId: admin.userId, apiKeyId }, { status: 'pending', limit: 1 }
+    )
     t.equal(page.items[0]?.email, 'mcp@example.com', 'list: newest first')
     t.type(page.nextCursor, 'string')
-    const revoked = await svc.revoke({ ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, page.items[0]?.id ?? '')
+    const revoked = await svc.revoke(
+      { ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, page.items[0]?.id ?? ''
+    )
     t.equal(revoked.status, 'revoked')
-    await t.rejects(svc.revoke({ ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, revoked.id), { code: 'INVITATION_NOT_PENDING', statusCode: 409 })
+    await t.rejects(
+      svc.revoke({ ...base, kind: 'chat', userId: admin.userId, apiKeyId: null }, revoked.id),
+      { code: 'INVITATION_NOT_PENDING', statusCode: 409 }
+    )
   })
 
   await t.test('an expired invitation is not pending: 409', async t => {
@@ -169,10 +263,18 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     // Sessions last 7 days too: sign in again.
     const fresh = await h.signIn({ workspaceId: admin.workspaceId })
     const old = byEmail('l3@example.com')
-    const exp = await h.inject({ method: 'POST', url: `/api/invitations/${old.id}/resend`, headers: { cookie: fresh.cookie } })
+    const exp = await h.inject({
+      method: 'POST',
+      url: `/api/invitations/${old.id}/resend`,
+      headers: { cookie: fresh.cookie }
+    })
     t.equal(exp.statusCode, 409)
     t.match(exp.json().message, /expired/)
-    const expDel = await h.inject({ method: 'DELETE', url: `/api/invitations/${old.id}`, headers: { cookie: fresh.cookie } })
+    const expDel = await h.inject({
+      method: 'DELETE',
+      url: `/api/invitations/${old.id}`,
+      headers: { cookie: fresh.cookie }
+    })
     t.equal(expDel.statusCode, 409)
     assertContract(t, 'DELETE', `/api/invitations/${old.id}`, expDel)
     const listed = await get(h, fresh.cookie, '/api/invitations?status=pending')
@@ -188,20 +290,35 @@ t.test('Idempotency-Key on POST /api/users/invite', async t => {
   const other = await h.signIn({ role: 'admin' })
 
   await t.test('same key + same body replays the first answer (no second e-mail)', async t => {
-    const first = await invite(h, admin.cookie, { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-1' })
+    const first = await invite(
+      h, admin.cookie, { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-1' }
+    )
     t.equal(first.statusCode, 200)
-    const replay = await invite(h, admin.cookie, { email: 'IDEM@example.com', role: 'member' }, { 'idempotency-key': 'k-1' })
+    const replay = await invite(
+      h, admin.cookie, { email: 'IDEM@example.com', role: 'member' }, { 'idempotency-key': 'k-1' }
+    )
     t.equal(replay.statusCode, 200)
     assertContract(t, 'POST', '/api/users/invite', replay)
     t.same(replay.json(), first.json(), 'the stored answer, same link')
     t.equal(smtp.messages.length, 1, 'sent once')
-    t.equal((await h.inject({ method: 'POST', url: '/api/auth/invitation', payload: { token: tokenOf(first.json().invitationUrl) } })).statusCode, 200, 'the replayed link still works')
-    const otherWs = await invite(h, other.cookie, { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-1' })
+    t.equal(
+      (await h.inject({
+        method: 'POST',
+        url: '/api/auth/invitation',
+        payload: { token: tokenOf(first.json().invitationUrl) }
+      })).statusCode,
+      200, 'the replayed link still works'
+    )
+    const otherWs = await invite(
+      h, other.cookie, { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-1' }
+    )
     t.not(otherWs.json().invitationUrl, first.json().invitationUrl, 'keys are per workspace')
   })
 
   await t.test('same key + different body → 422', async t => {
-    const res = await invite(h, admin.cookie, { email: 'idem@example.com', role: 'admin' }, { 'idempotency-key': 'k-1' })
+    const res = await invite(
+      h, admin.cookie, { email: 'idem@example.com', role: 'admin' }, { 'idempotency-key': 'k-1' }
+    )
     t.equal(res.statusCode, 422)
     t.equal(res.json().code, 'IDEMPOTENCY_KEY_REUSED')
     assertContract(t, 'POST', '/api/users/invite', res)
@@ -217,7 +334,9 @@ t.test('Idempotency-Key on POST /api/users/invite', async t => {
   })
 
   await t.test('same key while the first is running → 409; a 5xx is not stored', async t => {
-    const slow = await build(t, { db: h.db, clock: h.clock, env: { SMTP_URL: hole.url, SMTP_TIMEOUT_MS: '500', SESSION_SECRET } })
+    const slow = await build(
+      t, { db: h.db, clock: h.clock, env: { SMTP_URL: hole.url, SMTP_TIMEOUT_MS: '500', SESSION_SECRET } }
+    )
     // The first request holds the key from before it sends: once it connects to the (silent)
     // SMTP peer, the key is taken.
     const sending = hole.connected()

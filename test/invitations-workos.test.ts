@@ -35,14 +35,21 @@ function workosInvitation (req: FakeRequest, id: string) {
 }
 
 async function invite (h: TestApp, cookie: string, body: unknown) {
-  return await h.inject({ method: 'POST', url: URL_, headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify(withRole(body)) })
+  return await h.inject({
+    method: 'POST',
+    url: URL_,
+    headers: { cookie, 'content-type': 'application/json' },
+    payload: JSON.stringify(withRole(body))
+  })
 }
 
 t.test('WorkOS invitations path and its fallbacks', async t => {
   const smtp = await startSmtp(t)
   const fake = await startFakeHttp(t)
   let n = 0
-  fake.on('POST /user_management/invitations', req => ({ status: 201, json: workosInvitation(req, `invitation_0${++n}`) }))
+  fake.on(
+    'POST /user_management/invitations', req => ({ status: 201, json: workosInvitation(req, `invitation_0${++n}`) })
+  )
   const h = await build(t, {
     env: {
       SMTP_URL: smtp.url,
@@ -69,11 +76,22 @@ t.test('WorkOS invitations path and its fallbacks', async t => {
     t.match(req?.json, { email: 'idp.user@example.com', organization_id: ORG, role_slug: 'admin', expires_in_days: 7 })
     t.equal(smtp.messages.length, 0, 'we send no e-mail of our own')
     const list = await h.inject({ method: 'GET', url: '/api/invitations', headers: { cookie: admin.cookie } })
-    t.match(list.json().items[0], { email: 'idp.user@example.com', deliveryStatus: 'identity_provider', identityProviderInvitationId: 'invitation_01', status: 'pending' })
+    t.match(
+      list.json().items[0],
+      {
+        email: 'idp.user@example.com',
+        deliveryStatus: 'identity_provider',
+        identityProviderInvitationId: 'invitation_01',
+        status: 'pending'
+      }
+    )
   })
 
   await t.test('re-invite and resend re-send the same provider invitation', async t => {
-    fake.on('POST /user_management/invitations/invitation_01/resend', req => ({ json: workosInvitation(req, 'invitation_01') }))
+    fake.on(
+      'POST /user_management/invitations/invitation_01/resend',
+      req => ({ json: workosInvitation(req, 'invitation_01') })
+    )
     const res = await invite(h, admin.cookie, { email: 'idp.user@example.com', role: 'admin' })
     t.equal(res.statusCode, 200)
     t.equal(res.json().invitationId, 'invitation_01')
@@ -81,7 +99,10 @@ t.test('WorkOS invitations path and its fallbacks', async t => {
   })
 
   await t.test('revoke tells the provider too', async t => {
-    fake.on('POST /user_management/invitations/invitation_01/revoke', req => ({ json: { ...workosInvitation(req, 'invitation_01'), state: 'revoked' } }))
+    fake.on(
+      'POST /user_management/invitations/invitation_01/revoke',
+      req => ({ json: { ...workosInvitation(req, 'invitation_01'), state: 'revoked' } })
+    )
     const list = await h.inject({ method: 'GET', url: '/api/invitations', headers: { cookie: admin.cookie } })
     const id = list.json().items[0].id as string
     const res = await h.inject({ method: 'DELETE', url: `/api/invitations/${id}`, headers: { cookie: admin.cookie } })
@@ -92,8 +113,14 @@ t.test('WorkOS invitations path and its fallbacks', async t => {
 
   await t.test('the provider says the user is already a member: 409 USER_EXISTS', async t => {
     const replies = [
-      { status: 400, json: { code: 'user_already_organization_member', message: 'The user is already a member of the organization.' } },
-      { status: 422, json: { code: 'user_already_organization_member', message: 'User is already a member of this organization.' } },
+      {
+        status: 400,
+        json: { code: 'user_already_organization_member', message: 'The user is already a member of the organization.' }
+      },
+      {
+        status: 422,
+        json: { code: 'user_already_organization_member', message: 'User is already a member of this organization.' }
+      },
       { status: 409, json: { error: 'user_already_exists', message: 'A user with this email already exists.' } }
     ]
     for (const [i, reply] of replies.entries()) {

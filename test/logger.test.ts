@@ -18,7 +18,10 @@ t.test('an encoded parameter name does not slip past the redaction (captured log
     '/signup?a=1&token=tok_second_param_secret#frag'
   ]
   for (const url of urls) await h.inject({ method: 'GET', url })
-  for (const secret of ['tok_encoded_name_secret', 'tok_fully_encoded_secret', 'tok_upper_case_secret', 'code_encoded_secret', 'state_encoded_secret', 'tok_second_param_secret']) {
+  for (const secret of [
+    'tok_encoded_name_secret', 'tok_fully_encoded_secret', 'tok_upper_case_secret', 'code_encoded_secret',
+    'state_encoded_secret', 'tok_second_param_secret'
+  ]) {
     t.notOk(out.includes(secret), `log does not contain ${secret}`)
   }
   t.match(out, /"url":"\/signup\?tok%65n=\[REDACTED\]"/, 'the name is kept as sent, the value redacted')
@@ -26,7 +29,10 @@ t.test('an encoded parameter name does not slip past the redaction (captured log
 
 t.test('redactUrl keeps what is not secret and survives malformed encodings', async t => {
   t.equal(redactUrl('/api/invitations?status=pending&limit=5'), '/api/invitations?status=pending&limit=5')
-  t.equal(redactUrl('/x?%E0%A4%A=1&token=abc'), '/x?%E0%A4%A=1&token=[REDACTED]', 'an undecodable name is left alone, the rest still redacted')
+  t.equal(
+    redactUrl('/x?%E0%A4%A=1&token=abc'), '/x?%E0%A4%A=1&token=[REDACTED]',
+    'an undecodable name is left alone, the rest still redacted'
+  )
   t.equal(redactUrl('/x?to+ken=1&client_secret=s'), '/x?to+ken=1&client_secret=[REDACTED]')
   t.equal(redactUrl('/x?code'), '/x?code', 'a name without a value has nothing to hide')
   t.equal(redactUrl('/no-query'), '/no-query')

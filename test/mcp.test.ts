@@ -12,10 +12,19 @@ import { loadContract } from '../src/app.js'
 // One app for the file (each test uses workspaces of its own): building one costs seconds.
 const h = await build(t)
 
-const rpc = async (key: string, method: string, params?: unknown, headers: Record<string, string> = {}) => await mcpRequest(h, key, method, params, headers)
+const rpc = async (
+  key: string,
+  method: string,
+  params?: unknown,
+  headers: Record<string, string> = {}
+) => await mcpRequest(h, key, method, params, headers)
 const newKey = async (admin: SignedIn) => (await createApiKey(h, admin, 'mcp test')).secret
 
-interface ToolResult { isError?: boolean, content: Array<{ type: string, text: string }>, structuredContent?: Record<string, unknown> }
+interface ToolResult {
+  isError?: boolean,
+  content: Array<{ type: string, text: string }>,
+  structuredContent?: Record<string, unknown>
+}
 
 async function callTool (key: string, name: string, args: unknown): Promise<ToolResult> {
   const res = await rpc(key, 'tools/call', { name, arguments: args })
@@ -34,20 +43,41 @@ function toolErrorOf (r: ToolResult): { message: string, code: string, details?:
 t.test('initialize, tools/list and a notification', async t => {
   const admin = await h.signIn()
   const key = await newKey(admin)
-  const init = await rpc(key, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tap', version: '1' } })
+  const init = await rpc(
+    key, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tap', version: '1' } }
+  )
   t.equal(init.statusCode, 200)
   assertContract(t, 'POST', MCP, init)
-  t.match(init.json(), { jsonrpc: '2.0', result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'workspace-service', version: h.config.version } } })
+  t.match(
+    init.json(),
+    {
+      jsonrpc: '2.0',
+      result: {
+        protocolVersion: '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'workspace-service', version: h.config.version }
+      }
+    }
+  )
   t.notOk(init.headers['mcp-session-id'], 'stateless: no session id')
   t.equal(init.headers['x-ratelimit-limit'], '100', 'rate-limit headers reach MCP answers')
 
   const list = await rpc(key, 'tools/list')
   t.equal(list.statusCode, 200)
   assertContract(t, 'POST', MCP, list)
-  const tools = list.json().result.tools as Array<{ name: string, inputSchema: Record<string, unknown>, outputSchema: Record<string, unknown> }>
+  const tools = list.json().result.tools as Array<{
+    name: string,
+    inputSchema: Record<string, unknown>,
+    outputSchema: Record<string, unknown>
+  }>
   t.same(tools.map(x => x.name).sort(), ['invite_user', 'list_invitations', 'list_members', 'revoke_invitation'])
 
-  const note = await h.inject({ method: 'POST', url: MCP, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: ACCEPT }, payload: { jsonrpc: '2.0', method: 'notifications/initialized' } })
+  const note = await h.inject({
+    method: 'POST',
+    url: MCP,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: ACCEPT },
+    payload: { jsonrpc: '2.0', method: 'notifications/initialized' }
+  })
   t.equal(note.statusCode, 202, 'a notification is accepted without a body')
   t.equal(note.body, '')
   assertContract(t, 'POST', MCP, note)
@@ -56,15 +86,42 @@ t.test('initialize, tools/list and a notification', async t => {
 t.test('tool schemas are the contract\'s schemas', async t => {
   const admin = await h.signIn()
   const key = await newKey(admin)
-  const tools = (await rpc(key, 'tools/list')).json().result.tools as Array<{ name: string, inputSchema: Record<string, unknown>, outputSchema: Record<string, unknown> }>
+  const tools = (await rpc(key, 'tools/list')).json().result.tools as Array<{
+    name: string,
+    inputSchema: Record<string, unknown>,
+    outputSchema: Record<string, unknown>
+  }>
   const byName = Object.fromEntries(tools.map(x => [x.name, x]))
-  const schemas = (loadContract() as { components: { schemas: Record<string, Record<string, unknown>> } }).components.schemas
+  const schemas = (loadContract() as {
+    components: { schemas: Record<string, Record<string, unknown>> }
+  }).components.schemas
   // The REST body, except that role is optional for the tool (its default, member, applies).
-  t.same(byName.invite_user?.inputSchema, { ...schemas.InviteUserRequest, required: ['email'] }, 'invite_user takes InviteUserRequest')
-  const { invitationUrl: _link, ...answered } = (schemas.InviteUserResponse as { properties: Record<string, unknown> }).properties
-  t.same(byName.invite_user?.outputSchema, { ...schemas.InviteUserResponse, properties: answered }, 'and answers InviteUserResponse without the signup link')
-  t.match(byName.list_invitations?.inputSchema, { type: 'object', additionalProperties: false, properties: { status: schemas.InvitationStatus, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } } })
-  t.match(byName.revoke_invitation?.inputSchema, { required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } })
+  t.same(
+    byName.invite_user?.inputSchema, { ...schemas.InviteUserRequest, required: ['email'] },
+    'invite_user takes InviteUserRequest'
+  )
+  const {
+    invitationUrl: _link,
+    ...answered
+  } = (schemas.InviteUserResponse as { properties: Record<string, unknown> }).properties
+  t.same(
+    byName.invite_user?.outputSchema, { ...schemas.InviteUserResponse, properties: answered },
+    'and answers InviteUserResponse without the signup link'
+  )
+  t.match(
+    byName.list_invitations?.inputSchema,
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        status: schemas.InvitationStatus,
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 }
+      }
+    }
+  )
+  t.match(
+    byName.revoke_invitation?.inputSchema, { required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } }
+  )
   t.match(byName.list_members?.outputSchema, { required: ['items', 'nextCursor'] })
 })
 
@@ -83,14 +140,24 @@ t.test('the same inputs are accepted and refused by REST and by MCP', async t =>
     ['not an object', ['same-6@example.com'], false]
   ]
   // Without role: REST refuses (the contract requires it); the tool's own default is member.
-  const noRole = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie }, payload: { email: 'same-2@example.com' } })
+  const noRole = await h.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie: admin.cookie },
+    payload: { email: 'same-2@example.com' }
+  })
   t.equal(noRole.statusCode, 400, 'REST invite without role')
   const noRoleMcp = await callTool(key, 'invite_user', { email: 'same-2@example.com' })
   t.notOk(noRoleMcp.isError, 'MCP invite_user without role')
   const row = await h.db.query<{ role: string }>("SELECT role FROM invitations WHERE email = 'same-2@example.com'")
   t.equal(row.rows[0]?.role, 'member', 'the tool invited a member')
   for (const [label, args, valid] of inviteSamples) {
-    const rest = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: JSON.stringify(args) })
+    const rest = await h.inject({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+      payload: JSON.stringify(args)
+    })
     assertContract(t, 'POST', '/api/users/invite', rest)
     t.equal(rest.statusCode, valid ? 200 : 400, `REST invite: ${label}`)
     // A non-object is refused by the MCP protocol layer itself (arguments is an object there).
@@ -133,7 +200,9 @@ t.test('tools call the REST services: invite, list, revoke, members; with REST\'
   const invited = await callTool(key, 'invite_user', { email: 'Grace@Example.com', role: 'admin' })
   t.notOk(invited.isError)
   t.match(invited.structuredContent, { success: true, message: String })
-  t.notOk('invitationUrl' in (invited.structuredContent ?? {}), 'the signup link (a credential) never reaches the assistant')
+  t.notOk(
+    'invitationUrl' in (invited.structuredContent ?? {}), 'the signup link (a credential) never reaches the assistant'
+  )
   t.same(JSON.parse(invited.content[0]?.text ?? ''), invited.structuredContent, 'text content is the same JSON')
 
   const rest = await h.inject({ method: 'GET', url: '/api/invitations', headers: { cookie: admin.cookie } })
@@ -141,7 +210,11 @@ t.test('tools call the REST services: invite, list, revoke, members; with REST\'
   t.match(items, [{ email: 'grace@example.com', role: 'admin', status: 'pending' }], 'visible in GET /api/invitations')
   const invitationId = items[0]?.id as string
 
-  const audit = await h.inject({ method: 'GET', url: `/api/audit-events?targetType=invitation&targetId=${invitationId}`, headers: { cookie: admin.cookie } })
+  const audit = await h.inject({
+    method: 'GET',
+    url: `/api/audit-events?targetType=invitation&targetId=${invitationId}`,
+    headers: { cookie: admin.cookie }
+  })
   t.match(audit.json().items, [{ action: 'invitation.created', actor: { type: 'api_key' } }], 'audited as the API key')
 
   const listed = await callTool(key, 'list_invitations', { status: 'pending' })
@@ -158,7 +231,10 @@ t.test('tools call the REST services: invite, list, revoke, members; with REST\'
   const revoked = await callTool(key, 'revoke_invitation', { id: invitationId })
   t.match(revoked.structuredContent, { id: invitationId, status: 'revoked' })
   t.equal(toolErrorOf(await callTool(key, 'revoke_invitation', { id: invitationId })).code, 'INVITATION_NOT_PENDING')
-  t.equal(toolErrorOf(await callTool(key, 'revoke_invitation', { id: '6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11' })).code, 'NOT_FOUND')
+  t.equal(
+    toolErrorOf(await callTool(key, 'revoke_invitation', { id: '6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11' })).code,
+    'NOT_FOUND'
+  )
   t.equal(toolErrorOf(await callTool(key, 'revoke_invitation', { id: 'nope' })).code, 'VALIDATION_FAILED')
 
   // Another workspace's key sees none of it.
@@ -175,15 +251,29 @@ t.test('invite_user draws on the same hourly e-mail budget as POST /api/users/in
   const small = await build(t, { env: { INVITE_EMAILS_PER_HOUR: '2' } })
   const admin = await small.signIn()
   const key = (await createApiKey(small, admin, 'budget')).secret
-  const call = async (email: string) => (await mcpRequest(small, key, 'tools/call', { name: 'invite_user', arguments: { email } })).json().result as ToolResult
-  const rest = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest@example.com', role: 'member' } })
+  const call = async (email: string) => (await mcpRequest(
+    small, key, 'tools/call', { name: 'invite_user', arguments: { email } }
+  )).json().result as ToolResult
+  const rest = await small.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { email: 'budget-rest@example.com', role: 'member' }
+  })
   t.equal(rest.statusCode, 200, 'REST: the first e-mail of the hour')
   t.notOk((await call('budget-mcp@example.com')).isError, 'MCP: the second')
   const over = toolErrorOf(await call('budget-over@example.com'))
   t.equal(over.code, 'RATE_LIMITED', 'MCP: the third is refused with REST\'s code')
-  const n = await small.db.query<{ n: number }>("SELECT count(*)::int AS n FROM invitations WHERE email = 'budget-over@example.com'")
+  const n = await small.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM invitations WHERE email = 'budget-over@example.com'"
+  )
   t.equal(n.rows[0]?.n, 0, 'nothing written when over the budget')
-  const restOver = await small.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { email: 'budget-rest2@example.com', role: 'member' } })
+  const restOver = await small.inject({
+    method: 'POST',
+    url: '/api/users/invite',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { email: 'budget-rest2@example.com', role: 'member' }
+  })
   t.equal(restOver.statusCode, 429, 'and REST sees the same spent budget')
 })
 
@@ -193,7 +283,10 @@ t.test('HTTP-level refusals are ErrorResponses', async t => {
   const post = async (headers: Record<string, string>, payload: string) =>
     await h.inject({ method: 'POST', url: MCP, headers: { authorization: `Bearer ${key}`, ...headers }, payload })
 
-  const notAcceptable = await post({ 'content-type': 'application/json', accept: 'application/json' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))
+  const notAcceptable = await post(
+    { 'content-type': 'application/json', accept: 'application/json' },
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+  )
   t.equal(notAcceptable.statusCode, 406)
   t.equal(notAcceptable.json().code, 'NOT_ACCEPTABLE')
   assertContract(t, 'POST', MCP, notAcceptable)
@@ -203,7 +296,10 @@ t.test('HTTP-level refusals are ErrorResponses', async t => {
   t.match(notRpc.json(), { code: 'VALIDATION_FAILED', details: { jsonrpc: { code: -32700 } } })
   assertContract(t, 'POST', MCP, notRpc)
 
-  const badVersion = await post({ 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '1999-01-01' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))
+  const badVersion = await post(
+    { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '1999-01-01' },
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+  )
   t.equal(badVersion.statusCode, 400)
   assertContract(t, 'POST', MCP, badVersion)
 
@@ -216,7 +312,11 @@ t.test('HTTP-level refusals are ErrorResponses', async t => {
   t.equal(broken.json().code, 'INVALID_JSON')
   assertContract(t, 'POST', MCP, broken)
 
-  const get = await h.inject({ method: 'GET', url: MCP, headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } })
+  const get = await h.inject({
+    method: 'GET',
+    url: MCP,
+    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' }
+  })
   t.equal(get.statusCode, 405, 'no GET stream: stateless, JSON answers only')
   t.equal(get.headers.allow, 'POST')
   assertContract(t, 'GET', MCP, get)
@@ -228,7 +328,9 @@ t.test('the SDK\'s own client over real HTTP', async t => {
   await h.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = h.app.server.address() as { port: number }
   const client = new Client({ name: 'tap-e2e', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${MCP}`), { requestInit: { headers: { authorization: `Bearer ${key}` } } })
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`http://127.0.0.1:${port}${MCP}`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }
+  )
   await client.connect(transport)
   t.teardown(async () => { await client.close() })
   t.match(client.getServerVersion(), { name: 'workspace-service' })
@@ -246,6 +348,10 @@ t.test('the SDK\'s own client over real HTTP', async t => {
 
   // Revoking the key mid-session: the next call fails at the HTTP layer with 401.
   const keys = await h.inject({ method: 'GET', url: '/api/api-keys', headers: { cookie: admin.cookie } })
-  await h.inject({ method: 'DELETE', url: `/api/api-keys/${keys.json().items[0].id as string}`, headers: { cookie: admin.cookie } })
+  await h.inject({
+    method: 'DELETE',
+    url: `/api/api-keys/${keys.json().items[0].id as string}`,
+    headers: { cookie: admin.cookie }
+  })
   await t.rejects(client.listTools(), /401|Authentication required/)
 })

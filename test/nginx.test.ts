@@ -1,6 +1,8 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
+import {
+  cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync
+} from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -40,14 +42,40 @@ interface Res { status: number, headers: Record<string, string | string[] | unde
 /** One HTTP/1.1 request on its own connection; node:http, so Host can be forged. */
 // `from`: the loopback address the request leaves from. The public auth operations share one
 // budget per client address, so checks that must not spend each other's budget use their own.
-async function http (port: number, method: string, path: string, opts: { headers?: Record<string, string>, body?: unknown, from?: string } = {}): Promise<Res> {
+async function http (
+  port: number,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>, body?: unknown, from?: string } = {}
+): Promise<Res> {
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body)
-  const headers: Record<string, string> = { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers }
+  const headers: Record<string, string> = {
+    ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...opts.headers
+  }
   return await new Promise<Res>((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false, timeout: 30_000, ...(opts.from !== undefined ? { localAddress: opts.from } : {}) }, res => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method,
+      path,
+      headers,
+      agent: false,
+      timeout: 30_000,
+      ...(opts.from !== undefined ? { localAddress: opts.from } : {})
+    }, res => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
+      res.on(
+        'end',
+        () => {
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8')
+          })
+        }
+      )
       res.on('error', reject)
     })
     req.on('timeout', () => { req.destroy(new Error(`${method} ${path} timed out`)) })
@@ -71,18 +99,32 @@ interface Proc {
 const started: Proc[] = []
 
 function run (args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    process.execPath, ['--import', 'tsx', ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }
+  )
   let out = ''
   const watchers = new Set<() => void>()
   const append = (c: Buffer): void => { out += c.toString(); for (const w of watchers) w() }
   child.stdout?.on('data', append)
   child.stderr?.on('data', append)
-  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => { child.on('exit', (code, signal) => { resolve({ code, signal }) }) })
+  const exited = new Promise<{
+    code: number | null,
+    signal: NodeJS.Signals | null
+  }>(resolve => { child.on('exit', (code, signal) => { resolve({ code, signal }) }) })
   const printed = async (seen: (output: string) => boolean): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
       const check = (): void => { if (seen(out)) { watchers.delete(check); resolve() } }
       watchers.add(check)
-      exited.then(() => { if (watchers.delete(check)) reject(new Error(`exited before printing what the test waits for:\n${out}`)) }, reject)
+      exited.then(
+        () => {
+          if (watchers.delete(check)) {
+            reject(
+              new Error(`exited before printing what the test waits for:\n${out}`)
+            )
+          }
+        },
+        reject
+      )
       check()
     })
   }
@@ -111,9 +153,14 @@ async function startService (port: number, env: Record<string, string>): Promise
   let up = false
   // A service that dies while starting fails at once, with its output.
   const died = new Promise<never>((_resolve, reject) => {
-    p.exited.then(e => { if (!up) reject(new Error(`the service exited during start-up (${JSON.stringify(e)}):\n${p.output()}`)) }, reject)
+    p.exited.then(
+      e => { if (!up) reject(new Error(`the service exited during start-up (${JSON.stringify(e)}):\n${p.output()}`)) },
+      reject
+    )
   })
-  await Promise.race([until(`the service on port ${port}`, async () => (await http(port, 'GET', '/api/health')).status === 200), died])
+  await Promise.race([
+    until(`the service on port ${port}`, async () => (await http(port, 'GET', '/api/health')).status === 200), died
+  ])
   up = true
   return p
 }
@@ -130,7 +177,11 @@ async function nextMail (dataDir: string, seen: number): Promise<{ text: string,
   return { text: parsed.text ?? '', to, count: files.length }
 }
 
-const mailCount = (dataDir: string): number => existsSync(join(dataDir, 'mail')) ? readdirSync(join(dataDir, 'mail')).filter(n => n.endsWith('.eml')).length : 0
+const mailCount = (dataDir: string): number => existsSync(
+  join(dataDir, 'mail')
+)
+  ? readdirSync(join(dataDir, 'mail')).filter(n => n.endsWith('.eml')).length
+  : 0
 /**
  * A loopback SMTP peer for A that keeps what it receives and can hold its answer to DATA
  * (hold()/release()), so invitations stay in flight inside the service for as long as the
@@ -166,7 +217,9 @@ async function holdingSmtp (t: { teardown(fn: () => unknown): void }) {
     async next (seen: number): Promise<string> {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => { reject(new Error('no e-mail arrived at the SMTP peer within 15 s')) }, 15_000)
-        const check = (): void => { if (texts.length > seen) { clearTimeout(timer); resolve() } else arrivals.push(check) }
+        const check = (): void => {
+          if (texts.length > seen) { clearTimeout(timer); resolve() } else arrivals.push(check)
+        }
         check()
       })
       return texts[seen] as string
@@ -174,11 +227,16 @@ async function holdingSmtp (t: { teardown(fn: () => unknown): void }) {
   }
 }
 
-const tokenIn = (text: string, path: string): string => new RegExp(`${path}\\?token=([A-Za-z0-9_%-]+)`).exec(text)?.[1] ?? ''
+const tokenIn = (
+  text: string,
+  path: string
+): string => new RegExp(`${path}\\?token=([A-Za-z0-9_%-]+)`).exec(text)?.[1] ?? ''
 
 const nginx = nginxBinary()
 
-t.test('behind a real nginx', { skip: nginx === null ? 'no nginx binary found (run scripts/setup-nginx.sh, or apt-get install nginx)' : false }, async t => {
+t.test('behind a real nginx', {
+  skip: nginx === null ? 'no nginx binary found (run scripts/setup-nginx.sh, or apt-get install nginx)' : false
+}, async t => {
   const root = mkdtempSync(join(tmpdir(), 'ws-nginx-'))
   chmodSync(root, 0o755)
   t.teardown(async () => {
@@ -232,7 +290,10 @@ t.test('behind a real nginx', { skip: nginx === null ? 'no nginx binary found (r
   // embedded databases B starts from a copy of A's (initialised once), and B's admin is made
   // in that copy while A starts.
   const createAdmin = async (who: 'a' | 'b', dataDir: string): Promise<string> => {
-    const p = run(['scripts/create-admin.ts', '--email', `admin-${who}@proxy.test`, '--workspace', `Proxy ${who}`], { ...base, DATA_DIR: dataDir, PUBLIC_URL })
+    const p = run(
+      ['scripts/create-admin.ts', '--email', `admin-${who}@proxy.test`, '--workspace', `Proxy ${who}`],
+      { ...base, DATA_DIR: dataDir, PUBLIC_URL }
+    )
     const { code } = await p.exited
     t.equal(code, 0, `create-admin ${who} exits 0`)
     const link = p.output().trim().split('\n').pop() ?? ''
@@ -285,7 +346,11 @@ http {
   }
 }
 `)
-  const ngx = spawn(nginx as string, ['-p', prefix, '-e', join(prefix, 'error.log'), '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const ngx = spawn(
+    nginx as string,
+    ['-p', prefix, '-e', join(prefix, 'error.log'), '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],
+    { stdio: ['ignore', 'pipe', 'pipe'] }
+  )
   let ngxOut = ''
   ngx.stderr?.on('data', (c: Buffer) => { ngxOut += c.toString() })
   const ngxExited = new Promise<void>(resolve => { ngx.on('exit', () => { resolve() }) })
@@ -296,14 +361,23 @@ http {
   })
   await until('nginx', async () => {
     if (ngx.exitCode !== null) throw new Error(`nginx exited: ${ngxOut}`)
-    return (await http(proxyA, 'GET', '/api/health')).status === 200 && (await http(proxyB, 'GET', '/api/health')).status === 200
+    return (await http(
+      proxyA, 'GET', '/api/health'
+    )).status === 200 && (await http(proxyB, 'GET', '/api/health')).status === 200
   }, 15_000)
 
   let adminCookieA = ''
 
   await t.test('(a) the forwarded client address is the rate-limit key', async t => {
-    const ask = async (xff: string) => await http(proxyA, 'POST', '/api/auth/login-link', { headers: { 'x-forwarded-for': xff }, body: { email: 'nobody@proxy.test' } })
-    for (let i = 1; i <= LIMIT; i++) t.equal((await ask('203.0.113.1')).status, 202, `client 203.0.113.1, request ${i} of ${LIMIT}`)
+    const ask = async (xff: string) => await http(
+      proxyA, 'POST', '/api/auth/login-link',
+      { headers: { 'x-forwarded-for': xff }, body: { email: 'nobody@proxy.test' } }
+    )
+    for (let i = 1; i <= LIMIT; i++) {
+      t.equal(
+        (await ask('203.0.113.1')).status, 202, `client 203.0.113.1, request ${i} of ${LIMIT}`
+      )
+    }
     const over = await ask('203.0.113.1')
     t.equal(over.status, 429, 'the same client over the limit')
     t.equal((JSON.parse(over.body) as { code: string }).code, 'RATE_LIMITED')
@@ -316,19 +390,33 @@ http {
     // Each request claims a new address; B does not trust 127.0.0.3, so all share one budget
     // (the public auth operations share one per client address: this check leaves from its own).
     for (let i = 1; i <= LIMIT + 1; i++) {
-      const res = await http(portB, 'POST', '/api/auth/invitation', { headers: { 'x-forwarded-for': `198.51.100.${i}` }, body: { token: 'not-a-real-token' }, from: '127.0.0.3' })
+      const res = await http(
+        portB, 'POST', '/api/auth/invitation',
+        { headers: { 'x-forwarded-for': `198.51.100.${i}` }, body: { token: 'not-a-real-token' }, from: '127.0.0.3' }
+      )
       statuses.push(res.status)
     }
-    t.equal(statuses.filter(s => s === 429).length, 1, `limited after ${LIMIT} requests whatever X-Forwarded-For says (${statuses.join(', ')})`)
+    t.equal(
+      statuses.filter(s => s === 429).length, 1,
+      `limited after ${LIMIT} requests whatever X-Forwarded-For says (${statuses.join(', ')})`
+    )
     t.equal(statuses[LIMIT], 429, 'the request over the limit is the one refused')
     // Control: through the trusted proxy the same claims are believed (A, fresh addresses).
-    const viaProxy = await Promise.all([1, 2, 3, 4].map(async i => (await http(proxyA, 'POST', '/api/auth/login-link', { headers: { 'x-forwarded-for': `198.51.100.${i}` }, body: { email: 'nobody@proxy.test' } })).status))
+    const viaProxy = await Promise.all(
+      [1, 2, 3, 4].map(async i => (await http(
+        proxyA, 'POST', '/api/auth/login-link',
+        { headers: { 'x-forwarded-for': `198.51.100.${i}` }, body: { email: 'nobody@proxy.test' } }
+      )).status)
+    )
     t.same(viaProxy, [202, 202, 202, 202], 'through the trusted proxy each claimed address has its own budget')
   })
 
   await t.test('(b) X-Forwarded-Proto: https makes the session cookie Secure', async t => {
     // A through nginx (X-Forwarded-Proto: https; PUBLIC_URL is https too).
-    const signup = await http(proxyA, 'POST', '/api/auth/signup', { headers: { 'x-forwarded-for': '203.0.113.20' }, body: { token: tokens.a, name: 'Admin A' } })
+    const signup = await http(
+      proxyA, 'POST', '/api/auth/signup',
+      { headers: { 'x-forwarded-for': '203.0.113.20' }, body: { token: tokens.a, name: 'Admin A' } }
+    )
     t.equal(signup.status, 201, 'signup through nginx')
     const cookie = sessionCookieOf(signup) ?? ''
     t.match(cookie, /; Secure/i, 'Secure')
@@ -337,7 +425,10 @@ http {
     adminCookieA = cookie.split(';')[0] as string
 
     // B is plain-http local: Secure only when a trusted proxy says the client used https.
-    const direct = await http(portB, 'POST', '/api/auth/signup', { headers: { 'x-forwarded-proto': 'https' }, body: { token: tokens.b }, from: '127.0.0.6' })
+    const direct = await http(
+      portB, 'POST', '/api/auth/signup',
+      { headers: { 'x-forwarded-proto': 'https' }, body: { token: tokens.b }, from: '127.0.0.6' }
+    )
     t.equal(direct.status, 201, 'signup directly at B')
     t.notMatch(sessionCookieOf(direct) ?? '', /Secure/i, 'X-Forwarded-Proto from an untrusted peer is ignored')
 
@@ -346,10 +437,24 @@ http {
       // nginx appends the address it was reached from, and B trusts only nginx: that address is the
       // client, one per protocol so that the two rounds do not share an auth budget.
       const from = `127.0.0.${proto.length}`
-      const asked = await http(proxyB, 'POST', '/api/auth/login-link', { headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` }, body: { email: 'admin-b@proxy.test' }, from })
+      const asked = await http(
+        proxyB, 'POST', '/api/auth/login-link',
+        {
+          headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` },
+          body: { email: 'admin-b@proxy.test' },
+          from
+        }
+      )
       t.equal(asked.status, 202)
       const mail = await nextMail(dataB, seen)
-      const verify = await http(proxyB, 'POST', '/api/auth/verify', { headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` }, body: { token: decodeURIComponent(tokenIn(mail.text, '/login')) }, from })
+      const verify = await http(
+        proxyB, 'POST', '/api/auth/verify',
+        {
+          headers: { 'x-test-proto': proto, 'x-forwarded-for': `192.0.2.${proto.length}` },
+          body: { token: decodeURIComponent(tokenIn(mail.text, '/login')) },
+          from
+        }
+      )
       t.equal(verify.status, 200, `login link verified through nginx (${proto})`)
       const c = sessionCookieOf(verify) ?? ''
       if (proto === 'https') t.match(c, /; Secure/i, 'through the proxy, X-Forwarded-Proto: https → Secure')
@@ -361,7 +466,10 @@ http {
     t.ok(adminCookieA !== '', 'signed in as admin A')
     const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-for': '203.0.113.30' }
     const seen = smtp.texts.length
-    const invite = await http(proxyA, 'POST', '/api/users/invite', { headers: { ...forged, cookie: adminCookieA }, body: { email: 'invitee@proxy.test', role: 'member' } })
+    const invite = await http(
+      proxyA, 'POST', '/api/users/invite',
+      { headers: { ...forged, cookie: adminCookieA }, body: { email: 'invitee@proxy.test', role: 'member' } }
+    )
     t.equal(invite.status, 200, 'invite with a forged Host')
     const url = (JSON.parse(invite.body) as { invitationUrl?: string }).invitationUrl ?? ''
     t.match(url, /^https:\/\/proxy\.example\.test\/signup\?token=/, 'invitationUrl is on PUBLIC_URL')
@@ -369,7 +477,9 @@ http {
     t.ok(inviteMail.includes(url), 'the e-mail carries that link')
     t.notMatch(inviteMail, /evil\.example/, 'and nothing from the forged Host')
 
-    const asked = await http(proxyA, 'POST', '/api/auth/login-link', { headers: forged, body: { email: 'admin-a@proxy.test' } })
+    const asked = await http(
+      proxyA, 'POST', '/api/auth/login-link', { headers: forged, body: { email: 'admin-a@proxy.test' } }
+    )
     t.equal(asked.status, 202)
     const loginMail = await smtp.next(seen + 1)
     t.match(loginMail, /https:\/\/proxy\.example\.test\/login\?token=/, 'the login link is on PUBLIC_URL')
@@ -379,13 +489,21 @@ http {
   await t.test('(d) SIGTERM with requests in flight: every one completes, exit 0', async t => {
     t.ok(adminCookieA !== '', 'signed in as admin A')
     const N = 50
-    const arrived = () => a.output().split('\n').filter(l => l.includes('"incoming request"') && l.includes('/api/users/invite')).length
+    const arrived = () => a.output().split('\n').filter(l => l.includes(
+      '"incoming request"'
+    ) && l.includes('/api/users/invite')).length
     const before = arrived()
     // The SMTP peer holds every send, so the invitations stay inside the service.
     smtp.hold()
     let done = 0
     const inflight = Array.from({ length: N }, async (_, i) => {
-      const res = await http(proxyA, 'POST', '/api/users/invite', { headers: { cookie: adminCookieA, 'x-forwarded-for': '203.0.113.40' }, body: { email: `drain-${i}@proxy.test`, role: 'member' } })
+      const res = await http(
+        proxyA, 'POST', '/api/users/invite',
+        {
+          headers: { cookie: adminCookieA, 'x-forwarded-for': '203.0.113.40' },
+          body: { email: `drain-${i}@proxy.test`, role: 'member' }
+        }
+      )
       done++
       return res
     })
@@ -400,8 +518,11 @@ http {
     const results = await Promise.all(inflight)
     const exit = await a.exited
     t.ok(pendingAtSignal > 0, `${pendingAtSignal} of ${N} requests were still in flight at SIGTERM`)
-    const failed = results.filter(r => r.status !== 200 || (JSON.parse(r.body) as { success?: boolean }).success !== true)
-    t.same(failed.map(r => `${r.status} ${r.body.slice(0, 100)}`), [], 'no in-flight request failed; every body is complete')
+    const failed = results.filter(r =>
+      r.status !== 200 || (JSON.parse(r.body) as { success?: boolean }).success !== true)
+    t.same(
+      failed.map(r => `${r.status} ${r.body.slice(0, 100)}`), [], 'no in-flight request failed; every body is complete'
+    )
     t.same(exit, { code: 0, signal: null }, `the service exited 0 ${exit.code !== 0 ? a.output() : ''}`)
     const after = await http(proxyA, 'GET', '/api/health')
     t.equal(after.status, 502, 'and is gone afterwards (nginx answers 502)')

@@ -10,7 +10,9 @@ import { loadContract } from '../src/app.js'
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url')
 const UUID = '3f0c1d52-7d0e-4d8b-9a57-2b0b0e4a0c11'
 
-const contract = loadContract() as { paths: Record<string, Record<string, { parameters?: Array<{ $ref?: string, name?: string }> }>> }
+const contract = loadContract() as {
+  paths: Record<string, Record<string, { parameters?: Array<{ $ref?: string, name?: string }> }>>
+}
 const lists = Object.entries(contract.paths)
   .filter(([, item]) => (item.get?.parameters ?? []).some(p => p.$ref === '#/components/parameters/Cursor'))
   .map(([path]) => path)
@@ -42,7 +44,11 @@ t.test('every list operation refuses a foreign or absurd cursor with one 400', a
   }
   // A cursor of one list is refused by a list whose ids are of another kind.
   const userCursor = b64(`2026-01-01T00:00:00.000Z|${UUID}`)
-  const res = await h.inject({ method: 'GET', url: `/api/audit-events?cursor=${userCursor}`, headers: { cookie: admin.cookie } })
+  const res = await h.inject({
+    method: 'GET',
+    url: `/api/audit-events?cursor=${userCursor}`,
+    headers: { cookie: admin.cookie }
+  })
   t.equal(res.statusCode, 400, 'a uuid position on the audit trail (bigserial ids)')
 })
 
@@ -51,7 +57,12 @@ t.test('every list operation pages through its items with the one cursor format'
   const admin = await h.signIn({ role: 'admin' })
   for (let i = 0; i < 3; i++) {
     await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
-    const r = await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie }, payload: { email: `page-${i}@example.com`, role: 'member' } })
+    const r = await h.inject({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: { cookie: admin.cookie },
+      payload: { email: `page-${i}@example.com`, role: 'member' }
+    })
     t.equal(r.statusCode, 200)
     h.clock.advance(1000)
   }
@@ -63,7 +74,12 @@ t.test('every list operation pages through its items with the one cursor format'
       t.equal(res.statusCode, 200, url)
       const body = res.json() as { items: Array<{ id: string }>, nextCursor: string | null }
       seen.push(...body.items.map(i => i.id))
-      if (body.nextCursor !== null) t.match(Buffer.from(body.nextCursor, 'base64url').toString('utf8'), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\|[0-9a-f-]+$/, `${path}: one format`)
+      if (body.nextCursor !== null) {
+        t.match(
+          Buffer.from(body.nextCursor, 'base64url').toString('utf8'),
+          /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\|[0-9a-f-]+$/, `${path}: one format`
+        )
+      }
       url = body.nextCursor === null ? null : `${path}?limit=1&cursor=${body.nextCursor}`
     }
     t.ok(seen.length >= 3, `${path}: ${seen.length} items over ${seen.length} pages`)

@@ -24,7 +24,9 @@ t.test('restarting on the same DATA_DIR keeps data and sessions', async t => {
   const first = await buildApp({ config, logger: false })
   const now = new Date()
   const ws = await insertWorkspace(first.db, { name: 'Persisted', now })
-  const user = await insertUser(first.db, { workspaceId: ws.id, email: 'keep@example.com', name: 'Keep', role: 'admin', now })
+  const user = await insertUser(
+    first.db, { workspaceId: ws.id, email: 'keep@example.com', name: 'Keep', role: 'admin', now }
+  )
   const { token } = await first.services.sessions.start(first.db, user.id, 'signup')
   await first.close()
 
@@ -33,7 +35,11 @@ t.test('restarting on the same DATA_DIR keeps data and sessions', async t => {
   t.teardown(async () => { await again.close() })
   const rows = await again.db.query<{ name: string }>('SELECT name FROM workspaces WHERE id = $1', [ws.id])
   t.same(rows.rows, [{ name: 'Persisted' }])
-  const me = await again.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${token}` } })
+  const me = await again.inject({
+    method: 'GET',
+    url: '/api/users/me',
+    headers: { cookie: `${SESSION_COOKIE}=${token}` }
+  })
   t.not(me.statusCode, 401, 'a session from before the restart is still valid')
 })
 
@@ -53,7 +59,14 @@ t.test('the embedded database refuses a second process-level opener while in use
 
 t.test('a failed migration rolls back and stops with a clear error', async t => {
   const db = await testDatabase(t)
-  const bad = [{ version: 900, name: '900_broken.sql', checksum: 'x', sql: 'CREATE TABLE half_done (id int); SELECT no_such_function();' }]
+  const bad = [
+    {
+      version: 900,
+      name: '900_broken.sql',
+      checksum: 'x',
+      sql: 'CREATE TABLE half_done (id int); SELECT no_such_function();'
+    }
+  ]
   await t.rejects(migrate(db, { migrations: bad }), MigrationError)
   await t.rejects(migrate(db, { migrations: bad }), /900_broken\.sql failed and was rolled back/)
   const table = await db.query("SELECT to_regclass('half_done') AS t")
@@ -75,8 +88,14 @@ t.test('a new DATA_DIR is created (initdb in a worker thread) also where Node do
     console.log(JSON.stringify({ ...r.rows[0], rssMb }))`
   const file = join(dir, 'open.mjs')
   writeFileSync(file, script)
-  const flags = process.allowedNodeEnvironmentFlags.has('--no-experimental-detect-module') ? ['--no-experimental-detect-module'] : []
-  const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', file], { cwd: projectRoot, encoding: 'utf8', timeout: 120_000 })
+  const flags = process.allowedNodeEnvironmentFlags.has(
+    '--no-experimental-detect-module'
+  )
+    ? ['--no-experimental-detect-module']
+    : []
+  const r = spawnSync(
+    process.execPath, [...flags, '--import', 'tsx', file], { cwd: projectRoot, encoding: 'utf8', timeout: 120_000 }
+  )
   t.equal(r.status, 0, r.stderr)
   const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { answer?: number, rssMb?: number }
   t.equal(out.answer, 42)
@@ -96,7 +115,9 @@ t.test('health reports 503 (ErrorResponse-compatible) when the embedded database
   await h.db.close()
   const res = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(res.statusCode, 503)
-  t.match(res.json(), { code: 'SERVICE_UNAVAILABLE', status: 'unavailable', checks: { database: { status: 'unavailable' } } })
+  t.match(
+    res.json(), { code: 'SERVICE_UNAVAILABLE', status: 'unavailable', checks: { database: { status: 'unavailable' } } }
+  )
   t.notMatch(res.body, /closed|Error|stack/i, 'no internal error text')
   assertContract(t, 'GET', '/api/health', res)
 })
@@ -125,22 +146,32 @@ t.test('a successful database check answers /api/health for HEALTH_CACHE_MS; a f
   const burst = await Promise.all(Array.from({ length: 20 }, health))
   t.same(burst.map(r => r.statusCode), Array(20).fill(200))
   t.equal(pings, 1, '21 checks, one ping: the success is reused')
-  t.equal(burst[0]?.json().checks.database.latencyMs, first.json().checks.database.latencyMs, 'the reused answer reports the latency of the ping it is based on')
+  t.equal(
+    burst[0]?.json().checks.database.latencyMs, first.json().checks.database.latencyMs,
+    'the reused answer reports the latency of the ping it is based on'
+  )
 
   const h0 = await build(t, { db, env: { HEALTH_CACHE_MS: '0' } })
   failNext = true
-  const failed = await Promise.all(Array.from({ length: 5 }, async () => await h0.inject({ method: 'GET', url: '/api/health' })))
+  const failed = await Promise.all(
+    Array.from({ length: 5 }, async () => await h0.inject({ method: 'GET', url: '/api/health' }))
+  )
   t.same(failed.map(r => r.statusCode), Array(5).fill(503))
   t.equal(pings, 2, 'concurrent checks share one ping, even a failing one')
   const again = await h0.inject({ method: 'GET', url: '/api/health' })
   t.equal(again.statusCode, 503)
   t.equal(pings, 3, 'a failure is not reused: the next check pings again')
   failNext = false
-  t.equal((await h0.inject({ method: 'GET', url: '/api/health' })).statusCode, 200, 'and the first ping that succeeds answers 200')
+  t.equal(
+    (await h0.inject({ method: 'GET', url: '/api/health' })).statusCode, 200,
+    'and the first ping that succeeds answers 200'
+  )
   assertContract(t, 'GET', '/api/health', again)
 })
 
-t.test('PostgreSQL: two concurrent migrators leave the database migrated once', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
+t.test('PostgreSQL: two concurrent migrators leave the database migrated once', {
+  skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false
+}, async t => {
   const url = TEST_DATABASE_URL as string
   const schema = `t_mig_${randomBytes(5).toString('hex')}`
   const admin = new pg.Client({ connectionString: url })
@@ -157,7 +188,9 @@ t.test('PostgreSQL: two concurrent migrators leave the database migrated once', 
   t.equal(rows.rows[0]?.n, names.length)
 })
 
-t.test('PostgreSQL: the service recovers by itself when the database comes back', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
+t.test('PostgreSQL: the service recovers by itself when the database comes back', {
+  skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false
+}, async t => {
   const target = new URL(TEST_DATABASE_URL as string)
   const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) })
   const viaProxy = new URL(target.href)
@@ -165,7 +198,12 @@ t.test('PostgreSQL: the service recovers by itself when the database comes back'
   viaProxy.port = String(proxy.port)
   // A schema of its own, migrated directly, then an app whose pool goes through the proxy.
   const direct = await testDatabase(t)
-  const db = await openDatabase({ url: viaProxy.href, dataDir: null, schema: direct.schema as string, onError: () => {} })
+  const db = await openDatabase({
+    url: viaProxy.href,
+    dataDir: null,
+    schema: direct.schema as string,
+    onError: () => {}
+  })
   t.teardown(async () => { await db.close() })
   // Every health check pings (no reuse of a successful check), so each one sees the outage.
   const h = await build(t, { db, env: { HEALTH_CACHE_MS: '0' } })
@@ -183,11 +221,15 @@ t.test('PostgreSQL: the service recovers by itself when the database comes back'
   // it is back opens a new one.
   const back = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(back.statusCode, 200, 'healthy again without a restart, from the first request on')
-  const after = await Promise.all(Array.from({ length: 10 }, async () => (await h.inject({ method: 'GET', url: '/api/health' })).statusCode))
+  const after = await Promise.all(
+    Array.from({ length: 10 }, async () => (await h.inject({ method: 'GET', url: '/api/health' })).statusCode)
+  )
   t.same(after, Array(10).fill(200), 'the following requests all succeed')
 })
 
-t.test('PostgreSQL: terminated backends are replaced by the pool', { skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false }, async t => {
+t.test('PostgreSQL: terminated backends are replaced by the pool', {
+  skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false
+}, async t => {
   // The app's pool reports each idle client whose backend goes away (onError), so the test can
   // wait for exactly those reports instead of a guessed delay.
   const reported: Array<() => void> = []
@@ -218,6 +260,12 @@ t.test('PostgreSQL: terminated backends are replaced by the pool', { skip: TEST_
 })
 
 t.test('APP_ENV=production refuses an in-memory database and a missing secret', async t => {
-  t.throws(() => testConfig({ APP_ENV: 'production', PUBLIC_URL: 'https://x.example', SESSION_SECRET: 's'.repeat(32) }), /DATABASE_URL is required when APP_ENV=production/)
-  t.throws(() => testConfig({ APP_ENV: 'production', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'postgres://db/x' }), /SESSION_SECRET .* is required/)
+  t.throws(
+    () => testConfig({ APP_ENV: 'production', PUBLIC_URL: 'https://x.example', SESSION_SECRET: 's'.repeat(32) }),
+    /DATABASE_URL is required when APP_ENV=production/
+  )
+  t.throws(
+    () => testConfig({ APP_ENV: 'production', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'postgres://db/x' }),
+    /SESSION_SECRET .* is required/
+  )
 })

@@ -24,7 +24,10 @@ async function freePort (): Promise<number> {
 
 async function startPrism (tt: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const port = await freePort()
-  const child = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', 'openapi.yaml', '-h', '127.0.0.1', '-p', String(port)], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', 'openapi.yaml', '-h', '127.0.0.1', '-p', String(port)],
+    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] }
+  )
   tt.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit')
@@ -40,7 +43,9 @@ async function startPrism (tt: { teardown: (fn: () => Promise<void>) => void }):
       output.push(line)
       if (line.includes('Prism is listening on')) resolve()
     })
-    child.once('exit', code => { reject(new Error(`prism exited (${String(code)}) before listening:\n${output.join('\n')}`)) })
+    child.once(
+      'exit', code => { reject(new Error(`prism exited (${String(code)}) before listening:\n${output.join('\n')}`)) }
+    )
   })
   await listening
   return `http://127.0.0.1:${port}`
@@ -48,9 +53,14 @@ async function startPrism (tt: { teardown: (fn: () => Promise<void>) => void }):
 
 // Prism checks that credentials are present (not that they are valid).
 const CREDENTIALS: Record<string, Record<string, string>> = {
-  sessionCookie: { cookie: 'service_session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiJleGFtcGxlIn0.c2lnbmF0dXJl' },
+  sessionCookie: {
+    cookie: 'service_session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiJleGFtcGxlIn0.c2lnbmF0dXJl'
+  },
   apiKey: { authorization: 'Bearer wsk_0rv3kzc787hn_Q9vT2xLk7RbN4pWc8ZyF1sHd6JmA3eUgK0iOtXqVnB5' },
-  slackSignature: { 'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503', 'x-slack-request-timestamp': '1763891100' }
+  slackSignature: {
+    'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
+    'x-slack-request-timestamp': '1763891100'
+  }
 }
 
 /** The operation's example request: path, query and header parameters and the first body example. */
@@ -100,7 +110,10 @@ function exampleHeaders (response: Operation['responses'][string] | undefined): 
   return out
 }
 
-const headersOf = (res: Response, names: string[]) => Object.fromEntries(names.map(n => [n, res.headers.get(n) ?? '(absent)']))
+const headersOf = (
+  res: Response,
+  names: string[]
+) => Object.fromEntries(names.map(n => [n, res.headers.get(n) ?? '(absent)']))
 
 t.test('Prism mocks every operation of the contract with its examples', async t => {
   const base = await startPrism(t)
@@ -113,10 +126,15 @@ t.test('Prism mocks every operation of the contract with its examples', async t 
     const body = await bodyOf(res)
     const content = Object.values(op.responses[status]?.content ?? {})[0]
     const expected = content === undefined ? '' : examplesOf(content as never)[0]?.value
-    const asDeclared = t.equal(String(res.status), status, `${op.method} ${url} → ${status}${res.status >= 400 ? ' ' + JSON.stringify(body) : ''}`)
+    const asDeclared = t.equal(
+      String(res.status), status,
+      `${op.method} ${url} → ${status}${res.status >= 400 ? ' ' + JSON.stringify(body) : ''}`
+    )
     const headers = exampleHeaders(op.responses[status])
     t.same(headersOf(res, Object.keys(headers)), headers, `${op.operationId}: ${status} headers are their examples`)
-    if (t.same(body, textTrimmed(expected), `${op.operationId}: the first ${status} example, not a generated body`) && asDeclared) served++
+    if (t.same(
+      body, textTrimmed(expected), `${op.operationId}: the first ${status} example, not a generated body`
+    ) && asDeclared) served++
 
     // Every example of every response, on request.
     for (const [code, response] of Object.entries(op.responses)) {
@@ -124,7 +142,9 @@ t.test('Prism mocks every operation of the contract with its examples', async t 
         for (const ex of examplesOf(media as never)) {
           total++
           const prefer = `code=${code}` + (ex.name === 'example' ? '' : `, example=${ex.name}`)
-          const r = await fetch(base + url, { ...init, headers: { ...init.headers as Record<string, string>, accept: type, prefer } })
+          const r = await fetch(
+            base + url, { ...init, headers: { ...init.headers as Record<string, string>, accept: type, prefer } }
+          )
           t.equal(String(r.status), code, `${op.operationId} Prefer: ${prefer} → ${code}`)
           t.same(await bodyOf(r), textTrimmed(ex.value), `${op.operationId} ${code} ${ex.name}: the example`)
           const headers = exampleHeaders(response)

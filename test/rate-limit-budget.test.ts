@@ -10,7 +10,10 @@ import { TEST_REDIS_URL } from './helpers/build.js'
 // one back (the invitation service refunds when nothing was handed to SMTP or the IdP), a refused
 // take is not a draw, and a refund never goes below zero nor opens a window.
 
-async function refusal (budget: InvitationBudget, ws: string): Promise<{ code?: string, headers?: Record<string, string> } | null> {
+async function refusal (
+  budget: InvitationBudget,
+  ws: string
+): Promise<{ code?: string, headers?: Record<string, string> } | null> {
   try {
     await budget.take(ws)
     return null
@@ -19,7 +22,11 @@ async function refusal (budget: InvitationBudget, ws: string): Promise<{ code?: 
   }
 }
 
-function budgetSuite (name: string, counter: (teardown: (fn: () => unknown) => void) => Promise<WindowCounter>, skip: string | false = false): void {
+function budgetSuite (
+  name: string,
+  counter: (teardown: (fn: () => unknown) => void) => Promise<WindowCounter>,
+  skip: string | false = false
+): void {
   t.test(name, { skip }, async t => {
     const budget = createInvitationBudget(await counter(fn => { t.teardown(fn) }), 2)
     const ws = `ws-${randomBytes(6).toString('hex')}`

@@ -10,9 +10,27 @@ import { createApiKey, MCP, MCP_ACCEPT, mcpRequest as mcpCall } from './helpers/
 
 const PREVIEW = '/api/auth/invitation'
 
-const batchOf = (n: number, start = 0) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: start + i, method: 'tools/call', params: { name: 'list_invitations', arguments: {} } }))
+const batchOf = (
+  n: number,
+  start = 0
+) => Array.from(
+  { length: n },
+  (_, i) => ({
+    jsonrpc: '2.0',
+    id: start + i,
+    method: 'tools/call',
+    params: { name: 'list_invitations', arguments: {} }
+  })
+)
 const mcpBatch = async (h: TestApp, key: string, payload: unknown[]) => await h.inject({
-  method: 'POST', url: MCP, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: MCP_ACCEPT }, payload: JSON.stringify(payload)
+  method: 'POST',
+  url: MCP,
+  headers: {
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+    accept: MCP_ACCEPT
+  },
+  payload: JSON.stringify(payload)
 })
 
 t.test('a JSON-RPC batch counts once per message; an empty batch is a JSON-RPC error', async t => {
@@ -33,14 +51,23 @@ t.test('a JSON-RPC batch counts once per message; an empty batch is a JSON-RPC e
   const third = (await createApiKey(h, admin)).secret
   const empty = await mcpBatch(h, third, [])
   t.equal(empty.statusCode, 400, 'an empty batch is refused')
-  t.match(empty.json(), { code: 'VALIDATION_FAILED', details: { jsonrpc: { code: -32600 } } }, 'with the JSON-RPC error Invalid Request')
+  t.match(
+    empty.json(), { code: 'VALIDATION_FAILED', details: { jsonrpc: { code: -32600 } } },
+    'with the JSON-RPC error Invalid Request'
+  )
   assertContract(t, 'POST', MCP, empty)
 })
 
 t.test('IPv6 clients are keyed by their /64 (configurable); IPv4-mapped IPv6 as IPv4', async t => {
   const limit = 3
   const preview = async (h: TestApp, remoteAddress: string) =>
-    await h.inject({ method: 'POST', url: PREVIEW, headers: { 'content-type': 'application/json' }, payload: { token: 'not-a-real-token' }, remoteAddress })
+    await h.inject({
+      method: 'POST',
+      url: PREVIEW,
+      headers: { 'content-type': 'application/json' },
+      payload: { token: 'not-a-real-token' },
+      remoteAddress
+    })
 
   const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit) } })
   for (let i = 1; i <= limit; i++) t.not((await preview(h, `2001:db8:1:2::${i.toString(16)}`)).statusCode, 429)
@@ -58,34 +85,64 @@ t.test('IPv6 clients are keyed by their /64 (configurable); IPv4-mapped IPv6 as 
 t.test('the public auth operations share one budget per client IP', async t => {
   const limit = 4
   const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit) } })
-  const post = async (url: string, payload: Record<string, string>) => await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload, remoteAddress: '192.0.2.50' })
+  const post = async (
+    url: string,
+    payload: Record<string, string>
+  ) => await h.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload,
+    remoteAddress: '192.0.2.50'
+  })
   t.not((await post('/api/auth/invitation', { token: 'x' })).statusCode, 429)
   t.not((await post('/api/auth/signup', { token: 'x' })).statusCode, 429)
   t.not((await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429)
   t.not((await post('/api/auth/verify', { token: 'x' })).statusCode, 429)
   const fifth = await post('/api/auth/invitation', { token: 'x' })
   assertLimited(t, fifth, 'POST', '/api/auth/invitation', limit)
-  t.equal((await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429, 'every operation draws on the same budget')
+  t.equal(
+    (await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429,
+    'every operation draws on the same budget'
+  )
 })
 
 t.test('a workspace holds at most API_KEYS_PER_WORKSPACE live keys (its MCP budget is bounded)', async t => {
   const h = await build(t, { env: { API_KEYS_PER_WORKSPACE: '3' } })
   const admin = await h.signIn({ role: 'admin' })
-  const create = async () => await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name: 'k' } })
+  const create = async () => await h.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { name: 'k' }
+  })
   // Concurrent creations cannot overshoot the cap.
   const first = await Promise.all(Array.from({ length: 5 }, create))
   t.same(first.map(r => r.statusCode).sort(), [201, 201, 201, 409, 409], 'three created, two refused')
   const refused = first.find(r => r.statusCode === 409)
   t.match(refused?.json(), { code: 'API_KEY_LIMIT_REACHED' })
   assertContract(t, 'POST', '/api/api-keys', refused as LightMyRequestResponse)
-  const list = (await h.inject({ method: 'GET', url: '/api/api-keys', headers: { cookie: admin.cookie } })).json().items as Array<{ id: string }>
+  const list = (await h.inject({
+    method: 'GET',
+    url: '/api/api-keys',
+    headers: { cookie: admin.cookie }
+  })).json().items as Array<{ id: string }>
   t.equal(list.length, 3)
 
-  const revoked = await h.inject({ method: 'DELETE', url: `/api/api-keys/${list[0]?.id as string}`, headers: { cookie: admin.cookie } })
+  const revoked = await h.inject({
+    method: 'DELETE',
+    url: `/api/api-keys/${list[0]?.id as string}`,
+    headers: { cookie: admin.cookie }
+  })
   t.equal(revoked.statusCode, 204)
   t.equal((await create()).statusCode, 201, 'a revoked key frees its place')
 
   const other = await h.signIn({ role: 'admin' })
-  const elsewhere = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: other.cookie, 'content-type': 'application/json' }, payload: { name: 'k' } })
+  const elsewhere = await h.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: other.cookie, 'content-type': 'application/json' },
+    payload: { name: 'k' }
+  })
   t.equal(elsewhere.statusCode, 201, 'another workspace has its own cap')
 })

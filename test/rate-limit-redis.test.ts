@@ -36,7 +36,9 @@ t.test('two instances sharing one Redis enforce one limit of 100 per key', { ski
   })
   // Each instance has its own client, configured as production's, sharing the run's prefix.
   const client = () => {
-    const r = new Redis(url, { keyPrefix: prefix, enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1 })
+    const r = new Redis(
+      url, { keyPrefix: prefix, enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1 }
+    )
     t.teardown(() => { r.disconnect() })
     return r
   }

@@ -52,7 +52,12 @@ t.test('fail-closed: Redis down, limited operations answer 503 with Retry-After;
   assertContract(t, 'POST', MCP, res)
   t.ok(ms < 2000, `answered quickly (${Math.round(ms)} ms)`)
 
-  const preview = await h.inject({ method: 'POST', url: '/api/auth/invitation', headers: { 'content-type': 'application/json' }, payload: { token: 'x' } })
+  const preview = await h.inject({
+    method: 'POST',
+    url: '/api/auth/invitation',
+    headers: { 'content-type': 'application/json' },
+    payload: { token: 'x' }
+  })
   t.equal(preview.statusCode, 503, 'public auth operations (per-IP limit) too')
   t.equal(preview.headers['retry-after'], '5')
   assertContract(t, 'POST', '/api/auth/invitation', preview)

@@ -40,7 +40,13 @@ t.test('100 requests a minute per API key; other keys and sessions unaffected', 
 t.test('public auth operations: per client IP', async t => {
   const limit = 5
   const preview = async (h: TestApp, headers: Record<string, string>, remoteAddress = '127.0.0.1') =>
-    await h.inject({ method: 'POST', url: PREVIEW, headers: { 'content-type': 'application/json', ...headers }, payload: { token: 'not-a-real-token' }, remoteAddress })
+    await h.inject({
+      method: 'POST',
+      url: PREVIEW,
+      headers: { 'content-type': 'application/json', ...headers },
+      payload: { token: 'not-a-real-token' },
+      remoteAddress
+    })
 
   await t.test('without TRUST_PROXY, X-Forwarded-For is ignored (cannot be spoofed)', async t => {
     const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit) } })
@@ -57,7 +63,10 @@ t.test('public auth operations: per client IP', async t => {
     const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit), TRUST_PROXY: '127.0.0.1' } })
     for (let i = 0; i < limit; i++) t.not((await preview(h, { 'x-forwarded-for': '203.0.113.7' })).statusCode, 429)
     assertLimited(t, await preview(h, { 'x-forwarded-for': '203.0.113.7' }), 'POST', PREVIEW, limit)
-    t.not((await preview(h, { 'x-forwarded-for': '203.0.113.8' })).statusCode, 429, 'another client behind the proxy is not limited')
+    t.not(
+      (await preview(h, { 'x-forwarded-for': '203.0.113.8' })).statusCode, 429,
+      'another client behind the proxy is not limited'
+    )
 
     // A peer that is not the trusted proxy cannot pick its key with X-Forwarded-For.
     for (let i = 0; i < limit; i++) {

@@ -29,25 +29,42 @@ t.test('after every flow, the database holds no live secret', async t => {
   const admin = await h.signIn()
   const secrets: Array<[string, string]> = []
   const post = async (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    await h.inject({ method: 'POST', url, headers: { cookie: admin.cookie, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(payload) })
+    await h.inject({
+      method: 'POST',
+      url,
+      headers: { cookie: admin.cookie, 'content-type': 'application/json', ...headers },
+      payload: JSON.stringify(payload)
+    })
 
   // Invite (fallback path), resend, and signup with the resent link.
   const inv = await post('/api/users/invite', { email: 'rest@example.com', role: 'member' })
   t.equal(inv.statusCode, 200)
   secrets.push(['invite link token', tokenOf(inv.json().invitationUrl)])
   const list = await h.inject({ method: 'GET', url: '/api/invitations', headers: { cookie: admin.cookie } })
-  const resent = await h.inject({ method: 'POST', url: `/api/invitations/${list.json().items[0].id as string}/resend`, headers: { cookie: admin.cookie } })
+  const resent = await h.inject({
+    method: 'POST',
+    url: `/api/invitations/${list.json().items[0].id as string}/resend`,
+    headers: { cookie: admin.cookie }
+  })
   t.equal(resent.statusCode, 200)
   secrets.push(['resent link token', tokenOf(resent.json().invitationUrl)])
 
   // An idempotent invite: its stored answer carries a live link until it is used.
-  const idem = await post('/api/users/invite', { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-at-rest' })
+  const idem = await post(
+    '/api/users/invite', { email: 'idem@example.com', role: 'member' }, { 'idempotency-key': 'k-at-rest' }
+  )
   t.equal(idem.statusCode, 200)
   secrets.push(['idempotent answer token', tokenOf(idem.json().invitationUrl)])
 
-  const signup = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token: tokenOf(resent.json().invitationUrl), name: 'Rest' } })
+  const signup = await h.inject({
+    method: 'POST',
+    url: '/api/auth/signup',
+    payload: { token: tokenOf(resent.json().invitationUrl), name: 'Rest' }
+  })
   t.equal(signup.statusCode, 201)
-  const jwt = String([signup.headers['set-cookie']].flat().find(c => String(c).startsWith('service_session=')) ?? '').split(';')[0]?.split('=')[1] ?? ''
+  const jwt = String(
+    [signup.headers['set-cookie']].flat().find(c => String(c).startsWith('service_session=')) ?? ''
+  ).split(';')[0]?.split('=')[1] ?? ''
   t.ok(jwt.length > 20, 'a session JWT')
   secrets.push(['session JWT (signup)', jwt])
 
@@ -62,9 +79,18 @@ t.test('after every flow, the database holds no live secret', async t => {
   secrets.push(['unused login token', liveLoginToken])
   const verify = await h.inject({ method: 'POST', url: '/api/auth/verify', payload: { token: loginToken } })
   t.equal(verify.statusCode, 200)
-  const jwt2 = String([verify.headers['set-cookie']].flat().find(c => String(c).startsWith('service_session=')) ?? '').split(';')[0]?.split('=')[1] ?? ''
+  const jwt2 = String(
+    [verify.headers['set-cookie']].flat().find(c => String(c).startsWith('service_session=')) ?? ''
+  ).split(';')[0]?.split('=')[1] ?? ''
   secrets.push(['session JWT (login link)', jwt2])
-  t.equal((await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: `service_session=${jwt2}` } })).statusCode, 200, 'the session works')
+  t.equal(
+    (await h.inject({
+      method: 'GET',
+      url: '/api/users/me',
+      headers: { cookie: `service_session=${jwt2}` }
+    })).statusCode,
+    200, 'the session works'
+  )
 
   // An API key, created and used.
   const key = await createApiKey(h, admin)

@@ -13,7 +13,9 @@ t.test('an unhandled rejection closes the server gracefully, logs once and exits
   const dir = mkdtempSync(join(tmpdir(), 'ws-shutdown-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const { DATABASE_URL: _server, ...env } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/helpers/reject-on-stdin.ts', 'src/server.ts'], {
+  const child = spawn(process.execPath, [
+    '--import', 'tsx', '--import', './test/helpers/reject-on-stdin.ts', 'src/server.ts'
+  ], {
     cwd: projectRoot, env: { ...env, PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
@@ -37,6 +39,9 @@ t.test('an unhandled rejection closes the server gracefully, logs once and exits
   t.equal(await exited, 1, 'exit 1')
   const lines = out.split('\n').filter(l => l.includes('injected fatal error'))
   t.equal(lines.length, 1, 'the error is logged once')
-  t.match(JSON.parse(lines[0] ?? '{}'), { level: 60, msg: 'fatal error: shutting down', err: { message: 'injected fatal error' } })
+  t.match(
+    JSON.parse(lines[0] ?? '{}'),
+    { level: 60, msg: 'fatal error: shutting down', err: { message: 'injected fatal error' } }
+  )
   await t.rejects(fetch(`${address as string}/api/health`), 'the port is closed')
 })

@@ -2,7 +2,10 @@ import t from 'tap'
 import { Writable } from 'node:stream'
 import { build, testDatabase } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
-import { BOT_USER_ID, CLIENT_SECRET, SIGNING_SECRET, TEAM_ID, buildWithSlack, envelope, install, mention, sendEvent, slackEnv, startSlackFake } from './helpers/slack.js'
+import {
+  BOT_USER_ID, CLIENT_SECRET, SIGNING_SECRET, TEAM_ID, buildWithSlack, envelope, install, mention, sendEvent, slackEnv,
+  startSlackFake
+} from './helpers/slack.js'
 import { insertChatEvent } from '../src/db/chat-events.js'
 import type { TestApp } from './helpers/build.js'
 
@@ -12,11 +15,18 @@ import type { TestApp } from './helpers/build.js'
 const EVENTS = '/api/slack/events'
 
 async function eventRows (h: TestApp) {
-  return (await h.db.query<{ event_id: string, status: string, error: string | null, payload: Record<string, unknown> }>('SELECT * FROM chat_events ORDER BY received_at')).rows
+  return (await h.db.query<{
+    event_id: string,
+    status: string,
+    error: string | null,
+    payload: Record<string, unknown>
+  }>('SELECT * FROM chat_events ORDER BY received_at')).rows
 }
 
 async function invitationsOf (h: TestApp, workspaceId: string) {
-  return (await h.db.query<{ email: string, role: string, invited_by: string }>('SELECT email, role, invited_by FROM invitations WHERE workspace_id = $1 ORDER BY email', [workspaceId])).rows
+  return (await h.db.query<{ email: string, role: string, invited_by: string }>(
+    'SELECT email, role, invited_by FROM invitations WHERE workspace_id = $1 ORDER BY email', [workspaceId]
+  )).rows
 }
 
 // One app for most cases; the log capture checks everything the cases below write to the log.
@@ -86,7 +96,9 @@ await t.test('a duplicate event_id (a retry) is acknowledged and processed once'
   const before = slack.posts().length
   const ev = envelope(mention('U0ADMIN1', 'what can you do?'))
   const first = await sendEvent(h, ev)
-  const retry = await sendEvent(h, ev, { headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } })
+  const retry = await sendEvent(
+    h, ev, { headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } }
+  )
   const again = await sendEvent(h, ev)
   for (const res of [first, retry, again]) {
     t.equal(res.statusCode, 200)
@@ -107,7 +119,10 @@ await t.test('an admin mentioning the bot with `invite` creates an invitation an
   t.equal(res.statusCode, 200)
   assertContract(t, 'POST', EVENTS, res)
   await idle()
-  t.same(await invitationsOf(h, admin.workspaceId), [{ email: 'new.person@example.com', role: 'admin', invited_by: admin.userId }])
+  t.same(
+    await invitationsOf(h, admin.workspaceId),
+    [{ email: 'new.person@example.com', role: 'admin', invited_by: admin.userId }]
+  )
   const list = await h.inject({ method: 'GET', url: '/api/invitations', headers: { cookie: admin.cookie } })
   t.equal(list.statusCode, 200)
   assertContract(t, 'GET', '/api/invitations', list)
@@ -118,21 +133,49 @@ await t.test('an admin mentioning the bot with `invite` creates an invitation an
   t.notMatch(reply?.text, /signup|token=/, 'the signup link (a credential) is not posted in the channel')
   const lookup = slack.calls('users.info').at(-1)
   t.equal(new URLSearchParams(lookup?.body).get('user'), 'U0ADMIN1', "the speaker's e-mail was looked up")
-  const audit = await h.db.query<{ actor_type: string }>("SELECT actor_type FROM audit_events WHERE action = 'invitation.created'")
+  const audit = await h.db.query<{ actor_type: string }>(
+    "SELECT actor_type FROM audit_events WHERE action = 'invitation.created'"
+  )
   t.same(audit.rows, [{ actor_type: 'chat_platform' }], 'audited as done through the chat platform')
 
   await t.test('a direct message works too; the default role is member', async t => {
-    const dm = { type: 'message', channel_type: 'im', channel: 'D0DM0001', user: 'U0ADMIN1', text: 'invite dm.person@example.com', ts: '1700000001.000001' }
+    const dm = {
+      type: 'message',
+      channel_type: 'im',
+      channel: 'D0DM0001',
+      user: 'U0ADMIN1',
+      text: 'invite dm.person@example.com',
+      ts: '1700000001.000001'
+    }
     t.equal((await sendEvent(h, envelope(dm))).statusCode, 200)
     await idle()
-    t.match(await invitationsOf(h, admin.workspaceId), [{ email: 'dm.person@example.com', role: 'member' }, { email: 'new.person@example.com' }])
+    t.match(
+      await invitationsOf(h, admin.workspaceId),
+      [{ email: 'dm.person@example.com', role: 'member' }, { email: 'new.person@example.com' }]
+    )
     t.match(slack.posts().at(-1), { channel: 'D0DM0001', text: /Invited dm\.person@example\.com as member/ })
   })
 
   await t.test("the bot's own messages and edits are not commands", async t => {
     const before = slack.posts().length
-    const own = { type: 'message', channel_type: 'im', channel: 'D0DM0001', user: BOT_USER_ID, bot_id: 'B0BOT001', text: 'invite x@example.com', ts: '1700000001.000002' }
-    const edit = { type: 'message', subtype: 'message_changed', channel_type: 'im', channel: 'D0DM0001', user: 'U0ADMIN1', text: 'invite y@example.com', ts: '1700000001.000003' }
+    const own = {
+      type: 'message',
+      channel_type: 'im',
+      channel: 'D0DM0001',
+      user: BOT_USER_ID,
+      bot_id: 'B0BOT001',
+      text: 'invite x@example.com',
+      ts: '1700000001.000002'
+    }
+    const edit = {
+      type: 'message',
+      subtype: 'message_changed',
+      channel_type: 'im',
+      channel: 'D0DM0001',
+      user: 'U0ADMIN1',
+      text: 'invite y@example.com',
+      ts: '1700000001.000003'
+    }
     for (const ev of [own, edit]) t.equal((await sendEvent(h, envelope(ev))).statusCode, 200)
     await idle()
     t.equal(slack.posts().length, before, 'no reply')
@@ -178,9 +221,13 @@ await t.test('app_uninstalled and tokens_revoked deactivate the installation', a
   const before = slack.posts().length
   t.equal((await sendEvent(h, envelope({ type: 'app_uninstalled' }))).statusCode, 200)
   await idle()
-  const active = async () => (await h.db.query<{ active: boolean }>('SELECT active FROM chat_installations WHERE team_id = $1', [TEAM_ID])).rows[0]?.active
+  const active = async () => (await h.db.query<{ active: boolean }>(
+    'SELECT active FROM chat_installations WHERE team_id = $1', [TEAM_ID]
+  )).rows[0]?.active
   t.equal(await active(), false)
-  const audit = await h.db.query<{ actor_type: string, workspace_id: string }>("SELECT actor_type, workspace_id FROM audit_events WHERE action = 'chat.uninstalled'")
+  const audit = await h.db.query<{ actor_type: string, workspace_id: string }>(
+    "SELECT actor_type, workspace_id FROM audit_events WHERE action = 'chat.uninstalled'"
+  )
   t.same(audit.rows, [{ actor_type: 'chat_platform', workspace_id: admin.workspaceId }])
 
   const late = envelope(mention('U0ADMIN1', 'invite after@example.com'))
@@ -202,7 +249,9 @@ await t.test('app_uninstalled and tokens_revoked deactivate the installation', a
 await t.test('neither the bot token nor the secrets appear in the logs', async t => {
   t.ok(logged.length > 1000, 'the logger captured output at trace level')
   t.match(logged, /slack: app installed/)
-  for (const [name, secret] of [['bot token', slack.botToken], ['client secret', CLIENT_SECRET], ['signing secret', SIGNING_SECRET]] as const) {
+  for (const [name, secret] of [
+    ['bot token', slack.botToken], ['client secret', CLIENT_SECRET], ['signing secret', SIGNING_SECRET]
+  ] as const) {
     t.notOk(logged.includes(secret), `no ${name} in the logs`)
   }
 })
@@ -218,8 +267,14 @@ t.test('invites from chat draw on the workspace\'s hourly e-mail budget', async 
     return fake.posts().at(-1)?.text ?? ''
   }
   t.match(await say('invite first@example.com'), /Invited first@example\.com/)
-  t.match(await say('invite second@example.com'), /Could not invite second@example\.com: Too many requests/, 'the second e-mail of the hour is refused')
-  t.same((await invitationsOf(small, owner.workspaceId)).map(r => r.email), ['first@example.com'], 'nothing written for the refused one')
+  t.match(
+    await say('invite second@example.com'), /Could not invite second@example\.com: Too many requests/,
+    'the second e-mail of the hour is refused'
+  )
+  t.same(
+    (await invitationsOf(small, owner.workspaceId)).map(r => r.email), ['first@example.com'],
+    'nothing written for the refused one'
+  )
 })
 
 t.test('a restart picks up what was recorded; closing waits for the event in progress', async t => {
@@ -231,14 +286,34 @@ t.test('a restart picks up what was recorded; closing waits for the event in pro
   t.equal((await install(first, owner)).statusCode, 302)
   await first.app.close()
   // As if the process died after recording (and acknowledging) the event.
-  await insertChatEvent(db, { eventId: 'EvRECOVER1', teamId: TEAM_ID, type: 'app_mention', payload: envelope(mention('U0SOMEONE', 'hi')), now: first.clock.now() })
+  await insertChatEvent(
+    db,
+    {
+      eventId: 'EvRECOVER1',
+      teamId: TEAM_ID,
+      type: 'app_mention',
+      payload: envelope(mention('U0SOMEONE', 'hi')),
+      now: first.clock.now()
+    }
+  )
   // And one another live instance has just claimed: its lease keeps this instance off it.
-  await insertChatEvent(db, { eventId: 'EvCLAIMED1', teamId: TEAM_ID, type: 'app_mention', payload: envelope(mention('U0SOMEONE', 'hi')), now: first.clock.now() })
+  await insertChatEvent(
+    db,
+    {
+      eventId: 'EvCLAIMED1',
+      teamId: TEAM_ID,
+      type: 'app_mention',
+      payload: envelope(mention('U0SOMEONE', 'hi')),
+      now: first.clock.now()
+    }
+  )
   await db.query("UPDATE chat_events SET processed_at = $1 WHERE event_id = 'EvCLAIMED1'", [first.clock.now()])
   const second = await build(t, { db, env })
   await second.app.services.slack.whenIdle()
   t.equal(fake.posts().length, 1, 'the reply was sent after the restart, once')
-  const status = async (eventId: unknown) => (await db.query<{ status: string }>('SELECT status FROM chat_events WHERE event_id = $1', [eventId])).rows[0]?.status
+  const status = async (eventId: unknown) => (await db.query<{ status: string }>(
+    'SELECT status FROM chat_events WHERE event_id = $1', [eventId]
+  )).rows[0]?.status
   t.equal(await status('EvRECOVER1'), 'processed')
   t.equal(await status('EvCLAIMED1'), 'received', 'left to the instance holding it')
 

@@ -1,7 +1,9 @@
 import t from 'tap'
 import { build } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
-import { APP_URL, buildWithSlack, CLIENT_SECRET, install, sendEvent, setCookie, startInstall, TEAM_ID, BOT_USER_ID } from './helpers/slack.js'
+import {
+  APP_URL, buildWithSlack, CLIENT_SECRET, install, sendEvent, setCookie, startInstall, TEAM_ID, BOT_USER_ID
+} from './helpers/slack.js'
 import { decryptSecret } from '../src/lib/crypto.js'
 import { botTokenContext } from '../src/slack/service.js'
 import { hashToken } from '../src/lib/tokens.js'
@@ -35,10 +37,19 @@ await t.test('a full install stores the installation with the token encrypted an
   t.match(cookie, /Max-Age=600/)
   t.match(cookie, /Path=\/api\/oauth\/slack/)
   t.match(cookie, /SameSite=Lax/i)
-  const stored = (await h.db.query<{ state_hash: string, kind: string, workspace_id: string, user_id: string }>('SELECT * FROM oauth_states')).rows
-  t.same(stored.map(r => [r.state_hash, r.kind, r.workspace_id, r.user_id]), [[hashToken(s.state), 'slack', admin.workspaceId, admin.userId]], 'only the hash is kept, bound to the admin')
+  const stored = (await h.db.query<{ state_hash: string, kind: string, workspace_id: string, user_id: string }>(
+    'SELECT * FROM oauth_states'
+  )).rows
+  t.same(
+    stored.map(r => [r.state_hash, r.kind, r.workspace_id, r.user_id]),
+    [[hashToken(s.state), 'slack', admin.workspaceId, admin.userId]], 'only the hash is kept, bound to the admin'
+  )
 
-  const res = await h.inject({ method: 'GET', url: `${CALLBACK}?code=good-code&state=${s.state}`, headers: { cookie: s.cookie } })
+  const res = await h.inject({
+    method: 'GET',
+    url: `${CALLBACK}?code=good-code&state=${s.state}`,
+    headers: { cookie: s.cookie }
+  })
   t.equal(res.statusCode, 302, res.body)
   t.equal(res.headers.location, APP_URL)
   assertContract(t, 'GET', CALLBACK, res)
@@ -47,20 +58,48 @@ await t.test('a full install stores the installation with the token encrypted an
   const exchange = slack.calls('oauth.v2.access')
   t.equal(exchange.length, 1)
   const form = new URLSearchParams(exchange[0]?.body)
-  t.same(Object.fromEntries(form), { client_id: '1111.2222', client_secret: CLIENT_SECRET, code: 'good-code', redirect_uri: `${h.config.publicUrl}/api/oauth/slack/callback` })
+  t.same(
+    Object.fromEntries(form),
+    {
+      client_id: '1111.2222',
+      client_secret: CLIENT_SECRET,
+      code: 'good-code',
+      redirect_uri: `${h.config.publicUrl}/api/oauth/slack/callback`
+    }
+  )
   t.match(String(exchange[0]?.headers['content-type']), /application\/x-www-form-urlencoded/)
 
   const rows = await installations(h)
   t.equal(rows.length, 1)
   const row = rows[0] as Record<string, unknown>
-  t.match(row, { workspace_id: admin.workspaceId, platform: 'slack', team_id: TEAM_ID, team_name: 'Acme on Slack', bot_user_id: BOT_USER_ID, app_id: 'A0APP001', installed_by: admin.userId, active: true })
+  t.match(
+    row,
+    {
+      workspace_id: admin.workspaceId,
+      platform: 'slack',
+      team_id: TEAM_ID,
+      team_name: 'Acme on Slack',
+      bot_user_id: BOT_USER_ID,
+      app_id: 'A0APP001',
+      installed_by: admin.userId,
+      active: true
+    }
+  )
   t.match(row.scopes, /chat:write/)
   const enc = String(row.bot_token_enc)
   t.notOk(enc.includes(slack.botToken), 'no plaintext token')
-  t.equal(decryptSecret(h.config.encryptionKey as Buffer, enc, botTokenContext(TEAM_ID)), slack.botToken, 'decrypts with the key')
+  t.equal(
+    decryptSecret(h.config.encryptionKey as Buffer, enc, botTokenContext(TEAM_ID)), slack.botToken,
+    'decrypts with the key'
+  )
   t.throws(() => decryptSecret(h.config.encryptionKey as Buffer, enc, botTokenContext('T0OTHER')), 'bound to its team')
 
-  const audit = (await h.db.query<{ action: string, actor_id: string, target_id: string, payload: Record<string, unknown> }>(
+  const audit = (await h.db.query<{
+    action: string,
+    actor_id: string,
+    target_id: string,
+    payload: Record<string, unknown>
+  }>(
     "SELECT * FROM audit_events WHERE action = 'chat.installed'")).rows
   t.equal(audit.length, 1)
   t.match(audit[0], { actor_id: admin.userId, target_id: row.id, payload: { teamId: TEAM_ID, reinstall: false } })
@@ -73,9 +112,14 @@ await t.test('a full install stores the installation with the token encrypted an
     const after = await installations(h)
     t.equal(after.length, 1)
     t.equal(after[0]?.id, row.id)
-    t.equal(decryptSecret(h.config.encryptionKey as Buffer, String(after[0]?.bot_token_enc), botTokenContext(TEAM_ID)), 'xoxb-the-second-token-0000')
+    t.equal(
+      decryptSecret(h.config.encryptionKey as Buffer, String(after[0]?.bot_token_enc), botTokenContext(TEAM_ID)),
+      'xoxb-the-second-token-0000'
+    )
     t.not(after[0]?.bot_token_enc, enc, 'a new ciphertext')
-    const n = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE action = 'chat.installed' AND payload->>'reinstall' = 'true'")
+    const n = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM audit_events WHERE action = 'chat.installed' AND payload->>'reinstall' = 'true'"
+    )
     t.equal(n.rows[0]?.n, 1)
   })
 })
@@ -113,7 +157,10 @@ await t.test('every bad state is refused with 400 OAUTH_STATE_INVALID and instal
   await refused('cookie, no state in the query', `${CALLBACK}?code=good-code`, a.cookie)
   const b = await startInstall(h, admin)
   await refused('cookie of another attempt', `${CALLBACK}?code=good-code&state=${a.state}`, b.cookie)
-  await refused('unknown state (cookie and query agree)', `${CALLBACK}?code=good-code&state=not-a-state-we-issued`, 'slack_oauth_state=not-a-state-we-issued')
+  await refused(
+    'unknown state (cookie and query agree)', `${CALLBACK}?code=good-code&state=not-a-state-we-issued`,
+    'slack_oauth_state=not-a-state-we-issued'
+  )
 
   const c = await startInstall(h, admin)
   h.clock.advance(11 * 60_000)
@@ -129,12 +176,18 @@ await t.test('every bad state is refused with 400 OAUTH_STATE_INVALID and instal
   t.equal(await installed(), 0)
 
   const e = await startInstall(h, admin)
-  const ok = await h.inject({ method: 'GET', url: `${CALLBACK}?code=good-code&state=${e.state}`, headers: { cookie: e.cookie } })
+  const ok = await h.inject({
+    method: 'GET',
+    url: `${CALLBACK}?code=good-code&state=${e.state}`,
+    headers: { cookie: e.cookie }
+  })
   t.equal(ok.statusCode, 302)
   await refused('the same state again (replay)', `${CALLBACK}?code=good-code&state=${e.state}`, e.cookie)
   t.equal(slack.calls('oauth.v2.access').length, exchangesBefore + 1, 'the replay exchanged nothing')
   t.equal(await installed(), 1, 'the team moved to this workspace, once')
-  const moved = await h.db.query<{ workspace_id: string }>("SELECT workspace_id FROM audit_events WHERE action = 'chat.uninstalled' AND payload->>'reason' = 'installed_in_another_workspace'")
+  const moved = await h.db.query<{ workspace_id: string }>(
+    "SELECT workspace_id FROM audit_events WHERE action = 'chat.uninstalled' AND payload->>'reason' = 'installed_in_another_workspace'"
+  )
   t.equal(moved.rows.length, 1, 'the workspace that lost the team has it in its audit trail')
   t.not(moved.rows[0]?.workspace_id, admin.workspaceId)
 })
@@ -154,7 +207,10 @@ await t.test('Slack failing the code exchange answers 502 UPSTREAM_FAILED and in
   await attempt('ok:false from Slack', 'bad-code')
   slack.fake.on('POST /oauth.v2.access', () => ({ status: 500, text: 'upstream broke' }))
   await attempt('HTTP 500')
-  slack.fake.on('POST /oauth.v2.access', () => ({ json: { ok: true, token_type: 'user', access_token: 'xoxp-user', team: { id: TEAM_ID } } }))
+  slack.fake.on(
+    'POST /oauth.v2.access',
+    () => ({ json: { ok: true, token_type: 'user', access_token: 'xoxp-user', team: { id: TEAM_ID } } })
+  )
   await attempt('no bot token in the answer')
   slack.fake.on('POST /oauth.v2.access', () => ({ hang: true }))
   const started = Date.now()
@@ -167,9 +223,15 @@ t.test('not configured: 404 CHAT_PLATFORM_NOT_CONFIGURED on all three operations
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
   const inst = await h.inject({ method: 'GET', url: '/api/oauth/slack/install', headers: { cookie: admin.cookie } })
-  const cb = await h.inject({ method: 'GET', url: `${CALLBACK}?code=x&state=y`, headers: { cookie: 'slack_oauth_state=y' } })
+  const cb = await h.inject({
+    method: 'GET',
+    url: `${CALLBACK}?code=x&state=y`,
+    headers: { cookie: 'slack_oauth_state=y' }
+  })
   const ev = await sendEvent(h, { type: 'url_verification', challenge: 'abc' })
-  for (const [url, method, res] of [['/api/oauth/slack/install', 'GET', inst], [CALLBACK, 'GET', cb], ['/api/slack/events', 'POST', ev]] as const) {
+  for (const [url, method, res] of [
+    ['/api/oauth/slack/install', 'GET', inst], [CALLBACK, 'GET', cb], ['/api/slack/events', 'POST', ev]
+  ] as const) {
     t.equal(res.statusCode, 404, url)
     t.equal(res.json().code, 'CHAT_PLATFORM_NOT_CONFIGURED', url)
     assertContract(t, method, url, res)

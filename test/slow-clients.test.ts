@@ -19,7 +19,12 @@ const CHECK_MS = 1000
 interface Observed { closedAfterMs: number | null, status: number | null, body?: string }
 
 /** Opens a connection, sends `head`, then one byte of `trickle` every `everyMs` until the server closes it. */
-function slowClient (port: number, head: string, trickle: string, everyMs: number): { socket: Socket, done: Promise<Observed> } {
+function slowClient (
+  port: number,
+  head: string,
+  trickle: string,
+  everyMs: number
+): { socket: Socket, done: Promise<Observed> } {
   const started = performance.now()
   const socket = connect(port, '127.0.0.1')
   let received = ''
@@ -38,14 +43,21 @@ function slowClient (port: number, head: string, trickle: string, everyMs: numbe
     socket.once('close', () => {
       clearInterval(timer)
       const m = /^HTTP\/1\.1 (\d{3})/.exec(received)
-      resolve({ closedAfterMs: performance.now() - started, status: m === null ? null : Number(m[1]), body: received.split('\r\n\r\n')[1] ?? '' })
+      resolve({
+        closedAfterMs: performance.now() - started,
+        status: m === null ? null : Number(m[1]),
+        body: received.split('\r\n\r\n')[1] ?? ''
+      })
     })
   })
   return { socket, done }
 }
 
 /** Waits for every connection to close, or for `ms`; the ones still open count as never closed. */
-async function closedWithin (clients: Array<{ socket: Socket, done: Promise<Observed> }>, ms: number): Promise<Observed[]> {
+async function closedWithin (
+  clients: Array<{ socket: Socket, done: Promise<Observed> }>,
+  ms: number
+): Promise<Observed[]> {
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<'open'>(resolve => { timer = setTimeout(() => { resolve('open') }, ms) })
   const out = await Promise.all(clients.map(async c => {
@@ -76,7 +88,9 @@ t.test('200 trickling bodies, slow headers and a silent connection are closed in
   const bodies = Array.from({ length: 200 }, () => slowClient(port, bodyHead, body, 250))
   const headers = Array.from({ length: 10 }, () => slowClient(port, '', bodyHead, 250))
   const silent = slowClient(port, '', '', 1_000_000)
-  await Promise.all([...bodies, ...headers, silent].map(async c => { if (c.socket.connecting) await once(c.socket, 'connect') }))
+  await Promise.all(
+    [...bodies, ...headers, silent].map(async c => { if (c.socket.connecting) await once(c.socket, 'connect') })
+  )
 
   // While they are all open, the service answers.
   const health: number[] = []
@@ -89,10 +103,19 @@ t.test('200 trickling bodies, slow headers and a silent connection are closed in
     closedWithin(headers, HEADERS_MS + CHECK_MS + slack),
     closedWithin([silent], IDLE_MS + slack)
   ])
-  t.equal(b.filter(o => o.closedAfterMs === null).length, 0, `every trickling body is closed within ${REQUEST_MS + CHECK_MS + slack} ms`)
+  t.equal(
+    b.filter(o => o.closedAfterMs === null).length, 0,
+    `every trickling body is closed within ${REQUEST_MS + CHECK_MS + slack} ms`
+  )
   const other = b.find(o => o.status !== 408)
-  t.same([...new Set(b.map(o => o.status))], [408], `each is answered 408 before the close${other === undefined ? '' : ` (also: ${JSON.stringify(other)})`}`)
-  t.match(JSON.parse(b[0]?.body ?? '{}'), { code: 'VALIDATION_FAILED', message: /took too long to arrive/ }, 'an ErrorResponse')
+  t.same(
+    [...new Set(b.map(o => o.status))], [408],
+    `each is answered 408 before the close${other === undefined ? '' : ` (also: ${JSON.stringify(other)})`}`
+  )
+  t.match(
+    JSON.parse(b[0]?.body ?? '{}'), { code: 'VALIDATION_FAILED', message: /took too long to arrive/ },
+    'an ErrorResponse'
+  )
   t.ok(Math.min(...b.map(o => o.closedAfterMs ?? 0)) >= REQUEST_MS - 100, 'not before REQUEST_TIMEOUT_MS')
   t.equal(hd.filter(o => o.closedAfterMs === null).length, 0, 'every trickling header block is closed')
   t.ok(hd.every(o => o.status === 408 || o.status === null), 'with 408 or nothing')

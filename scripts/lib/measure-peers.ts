@@ -24,7 +24,11 @@ export async function startSinkSmtp (): Promise<{ url: string, received: () => n
   }
 }
 
-export async function openMeasureDatabase (kind: 'pglite' | 'postgres', url: string, dataDir: string | null = null): Promise<{ db: Database, close: () => Promise<void> }> {
+export async function openMeasureDatabase (
+  kind: 'pglite' | 'postgres',
+  url: string,
+  dataDir: string | null = null
+): Promise<{ db: Database, close: () => Promise<void> }> {
   if (kind === 'pglite') {
     const db = await openDatabase({ url: null, dataDir })
     await migrate(db)

@@ -3,7 +3,10 @@ import { randomInt } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import { insertAuditEvent } from '../db/audit-events.js'
-import { countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from '../db/api-keys.js'
+import {
+  countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey,
+  type ApiKeyRow
+} from '../db/api-keys.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import { auditActorOf } from '../audit/actor.js'
@@ -56,9 +59,21 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
       const prefix = newPrefix()
       const secret = `${prefix}_${randomToken(32)}`
       return await db.transaction(async tx => {
-        if (await countLiveApiKeysLocked(tx, actor.workspaceId) >= maxPerWorkspace) throw serviceError('API_KEY_LIMIT_REACHED', [maxPerWorkspace])
+        if (await countLiveApiKeysLocked(
+          tx, actor.workspaceId
+        ) >= maxPerWorkspace) throw serviceError('API_KEY_LIMIT_REACHED', [maxPerWorkspace])
         const now = clock.now()
-        const row = await insertApiKey(tx, { workspaceId: actor.workspaceId, createdBy: actor.userId, name: input.name, prefix, secretHash: hashToken(secret), now })
+        const row = await insertApiKey(
+          tx,
+          {
+            workspaceId: actor.workspaceId,
+            createdBy: actor.userId,
+            name: input.name,
+            prefix,
+            secretHash: hashToken(secret),
+            now
+          }
+        )
         await insertAuditEvent(tx, {
           workspaceId: actor.workspaceId,
           action: 'api_key.created',
@@ -106,7 +121,16 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
       if (found.lastUsedAt === null || now.getTime() - found.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
         await touchApiKey(db, found.id, now, LAST_USED_RESOLUTION_MS)
       }
-      return { kind: 'apiKey', userId: u.id, workspaceId: found.workspaceId, email: u.email, name: u.name, role: u.role, sessionId: null, apiKeyId: found.id }
+      return {
+        kind: 'apiKey',
+        userId: u.id,
+        workspaceId: found.workspaceId,
+        email: u.email,
+        name: u.name,
+        role: u.role,
+        sessionId: null,
+        apiKeyId: found.id
+      }
     }
   }
 }

@@ -35,7 +35,10 @@ export function createAuditTrailService (deps: { db: Database }): AuditTrailServ
     async list (workspaceId, q) {
       // Ids grow with time: the position's id alone orders the trail.
       const before = q.cursor !== undefined ? decodeCursor(q.cursor, SERIAL_ID).id : undefined
-      const rows = await listAuditEvents(deps.db, { workspaceId, action: q.action, targetType: q.targetType, targetId: q.targetId, before, limit: q.limit + 1 })
+      const rows = await listAuditEvents(
+        deps.db,
+        { workspaceId, action: q.action, targetType: q.targetType, targetId: q.targetId, before, limit: q.limit + 1 }
+      )
       const { page, nextCursor } = pageOf(rows, q.limit, r => r)
       return { items: page.map(toAuditEventView), nextCursor }
     }

@@ -75,7 +75,9 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
         const now = clock.now()
         const used = await consumeLoginToken(tx, hashToken(token), now)
         if ('reason' in used) {
-          throw serviceError(used.reason === 'used' ? 'TOKEN_USED' : used.reason === 'expired' ? 'TOKEN_EXPIRED' : 'TOKEN_INVALID')
+          throw serviceError(
+            used.reason === 'used' ? 'TOKEN_USED' : used.reason === 'expired' ? 'TOKEN_EXPIRED' : 'TOKEN_INVALID'
+          )
         }
         const me = await loadMe(tx, used.workspaceId, used.userId)
         const session = await sessions.start(tx, used.userId, 'login_link')

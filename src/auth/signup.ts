@@ -1,5 +1,7 @@
 import type { Ports } from '../ports.js'
-import { effectiveStatus, findInvitationByTokenHash, markInvitationAccepted, type InvitationRow } from '../db/invitations.js'
+import {
+  effectiveStatus, findInvitationByTokenHash, markInvitationAccepted, type InvitationRow
+} from '../db/invitations.js'
 import { findUserByEmail, findUserInWorkspace, insertUser } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { insertAuditEvent } from '../db/audit-events.js'
@@ -42,7 +44,11 @@ export async function previewInvitation (ports: Ports, token: string): Promise<I
  * Accept an invitation: create the user with the invited role in the inviting workspace, consume
  * the token and start a session, all in one transaction (with its audit events).
  */
-export async function acceptInvitation (ports: Ports, sessions: SessionService, input: { token: string, name?: string | undefined }): Promise<{ me: Me, token: string }> {
+export async function acceptInvitation (
+  ports: Ports,
+  sessions: SessionService,
+  input: { token: string, name?: string | undefined }
+): Promise<{ me: Me, token: string }> {
   const { db, clock } = ports
   const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
   try {
@@ -55,8 +61,28 @@ export async function acceptInvitation (ports: Ports, sessions: SessionService, 
       if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
       const session = await sessions.start(tx, user.id, 'signup')
       const actor = { type: 'user' as const, id: user.id, label: user.email }
-      await insertAuditEvent(tx, { workspaceId: inv.workspaceId, action: 'invitation.accepted', actor, target: { type: 'invitation', id: inv.id }, payload: { userId: user.id, role: inv.role }, now })
-      await insertAuditEvent(tx, { workspaceId: inv.workspaceId, action: 'session.login', actor, target: { type: 'session', id: session.sessionId }, payload: { method: 'signup' }, now })
+      await insertAuditEvent(
+        tx,
+        {
+          workspaceId: inv.workspaceId,
+          action: 'invitation.accepted',
+          actor,
+          target: { type: 'invitation', id: inv.id },
+          payload: { userId: user.id, role: inv.role },
+          now
+        }
+      )
+      await insertAuditEvent(
+        tx,
+        {
+          workspaceId: inv.workspaceId,
+          action: 'session.login',
+          actor,
+          target: { type: 'session', id: session.sessionId },
+          payload: { method: 'signup' },
+          now
+        }
+      )
       return { me: await loadMe(tx, inv.workspaceId, user.id), token: session.token }
     })
   } catch (err) {

@@ -17,7 +17,10 @@ export interface ApiKeyRow {
 const COLUMNS = `id, workspace_id AS "workspaceId", created_by AS "createdBy", name, prefix, secret_hash AS "secretHash",
   created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`
 
-export async function insertApiKey (q: Queryable, newKey: { workspaceId: string, createdBy: string, name: string, prefix: string, secretHash: string, now: Date }): Promise<ApiKeyRow> {
+export async function insertApiKey (
+  q: Queryable,
+  newKey: { workspaceId: string, createdBy: string, name: string, prefix: string, secretHash: string, now: Date }
+): Promise<ApiKeyRow> {
   const r = await q.query<ApiKeyRow>(
     `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
@@ -31,7 +34,9 @@ export async function insertApiKey (q: Queryable, newKey: { workspaceId: string,
  */
 export async function countLiveApiKeysLocked (q: Queryable, workspaceId: string): Promise<number> {
   await q.query("SELECT pg_advisory_xact_lock(hashtextextended('api_keys:' || $1, 0))", [workspaceId])
-  const r = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL', [workspaceId])
+  const r = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL', [workspaceId]
+  )
   return r.rows[0]?.n ?? 0
 }
 
@@ -44,7 +49,12 @@ export async function listActiveApiKeys (q: Queryable, workspaceId: string): Pro
 }
 
 /** Revokes a live key of this workspace; null when there is none (unknown, foreign or already revoked). */
-export async function revokeApiKey (q: Queryable, workspaceId: string, id: string, now: Date): Promise<ApiKeyRow | null> {
+export async function revokeApiKey (
+  q: Queryable,
+  workspaceId: string,
+  id: string,
+  now: Date
+): Promise<ApiKeyRow | null> {
   const r = await q.query<ApiKeyRow>(
     `UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
     [id, workspaceId, now])
@@ -57,7 +67,14 @@ export interface ApiKeyCredential {
   workspaceId: string
   secretHash: string
   lastUsedAt: Date | null
-  creator: null | { id: string, workspaceId: string, email: string, name: string | null, role: Role, status: UserStatus }
+  creator: null | {
+    id: string,
+    workspaceId: string,
+    email: string,
+    name: string | null,
+    role: Role,
+    status: UserStatus
+  }
 }
 
 interface CredentialRow {
@@ -89,7 +106,14 @@ export async function findLiveApiKeyByPrefix (q: Queryable, prefix: string): Pro
     lastUsedAt: row.lastUsedAt,
     creator: row.userId === null
       ? null
-      : { id: row.userId, workspaceId: row.userWorkspaceId, email: row.email, name: row.name, role: row.role, status: row.status }
+      : {
+          id: row.userId,
+          workspaceId: row.userWorkspaceId,
+          email: row.email,
+          name: row.name,
+          role: row.role,
+          status: row.status
+        }
   }
 }
 

@@ -23,7 +23,10 @@ export async function insertAuditEvent (q: Queryable, entry: AuditEntry): Promis
   await q.query(
     `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [entry.workspaceId, entry.action, entry.actor.type, entry.actor.id, entry.actor.label, entry.target?.type ?? null, entry.target?.id ?? null, JSON.stringify(entry.payload ?? {}), entry.now])
+    [
+      entry.workspaceId, entry.action, entry.actor.type, entry.actor.id, entry.actor.label, entry.target?.type ?? null,
+      entry.target?.id ?? null, JSON.stringify(entry.payload ?? {}), entry.now
+    ])
 }
 
 export interface AuditEventRow {
@@ -42,7 +45,17 @@ export interface AuditEventRow {
  * Newest first; `before` is the id cursor (ids grow with time). ORDER BY names the table's column:
  * a bare `id` would be the text alias of the select list and sort '9' after '10'.
  */
-export async function listAuditEvents (q: Queryable, filter: { workspaceId: string, action?: string | undefined, targetType?: string | undefined, targetId?: string | undefined, before?: string | undefined, limit: number }): Promise<AuditEventRow[]> {
+export async function listAuditEvents (
+  q: Queryable,
+  filter: {
+    workspaceId: string,
+    action?: string | undefined,
+    targetType?: string | undefined,
+    targetId?: string | undefined,
+    before?: string | undefined,
+    limit: number
+  }
+): Promise<AuditEventRow[]> {
   const r = await q.query<AuditEventRow>(
     `SELECT id::text AS id, action, actor_type AS "actorType", actor_id AS "actorId", actor_label AS "actorLabel",
             target_type AS "targetType", target_id AS "targetId", payload, created_at AS "createdAt"
@@ -53,6 +66,9 @@ export async function listAuditEvents (q: Queryable, filter: { workspaceId: stri
         AND ($4::text IS NULL OR target_id = $4)
         AND ($5::bigint IS NULL OR id < $5)
       ORDER BY audit_events.id DESC LIMIT $6`,
-    [filter.workspaceId, filter.action ?? null, filter.targetType ?? null, filter.targetId ?? null, filter.before ?? null, filter.limit])
+    [
+      filter.workspaceId, filter.action ?? null, filter.targetType ?? null, filter.targetId ?? null,
+      filter.before ?? null, filter.limit
+    ])
   return r.rows
 }

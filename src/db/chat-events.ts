@@ -20,7 +20,10 @@ export interface ChatEventRow {
 }
 
 /** Record an event; false when this event_id was already recorded (a duplicate or a retry). */
-export async function insertChatEvent (q: Queryable, event: { eventId: string, teamId: string | null, type: string, payload: Record<string, unknown>, now: Date }): Promise<boolean> {
+export async function insertChatEvent (
+  q: Queryable,
+  event: { eventId: string, teamId: string | null, type: string, payload: Record<string, unknown>, now: Date }
+): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO chat_events (event_id, team_id, type, payload, status, received_at)
      VALUES ($1, $2, $3, $4, 'received', $5) ON CONFLICT (event_id) DO NOTHING`,
@@ -29,7 +32,12 @@ export async function insertChatEvent (q: Queryable, event: { eventId: string, t
 }
 
 /** Claim an unprocessed event for processing; null when it is done or another worker holds it. */
-export async function claimChatEvent (q: Queryable, eventId: string, now: Date, leaseMs: number): Promise<ChatEventRow | null> {
+export async function claimChatEvent (
+  q: Queryable,
+  eventId: string,
+  now: Date,
+  leaseMs: number
+): Promise<ChatEventRow | null> {
   const r = await q.query<ChatEventRow>(
     `UPDATE chat_events SET processed_at = $2
       WHERE event_id = $1 AND status = 'received' AND (processed_at IS NULL OR processed_at <= $3)
@@ -40,7 +48,12 @@ export async function claimChatEvent (q: Queryable, eventId: string, now: Date, 
 }
 
 /** Events still waiting (never claimed, or their claim's lease ran out), oldest first. */
-export async function listClaimableChatEvents (q: Queryable, now: Date, leaseMs: number, limit: number): Promise<string[]> {
+export async function listClaimableChatEvents (
+  q: Queryable,
+  now: Date,
+  leaseMs: number,
+  limit: number
+): Promise<string[]> {
   const r = await q.query<{ eventId: string }>(
     `SELECT event_id AS "eventId" FROM chat_events
       WHERE status = 'received' AND (processed_at IS NULL OR processed_at <= $1)
@@ -50,7 +63,11 @@ export async function listClaimableChatEvents (q: Queryable, now: Date, leaseMs:
 }
 
 /** The outcome of processing. `error` is a short internal note, never a token. */
-export async function finishChatEvent (q: Queryable, eventId: string, outcome: { status: Exclude<ChatEventStatus, 'received'>, error?: string | null, now: Date }): Promise<void> {
+export async function finishChatEvent (
+  q: Queryable,
+  eventId: string,
+  outcome: { status: Exclude<ChatEventStatus, 'received'>, error?: string | null, now: Date }
+): Promise<void> {
   await q.query(
     "UPDATE chat_events SET status = $2, error = $3, processed_at = $4 WHERE event_id = $1 AND status = 'received'",
     [eventId, outcome.status, outcome.error ?? null, outcome.now])

@@ -28,7 +28,10 @@ const COLUMNS = `id, workspace_id AS "workspaceId", platform, team_id AS "teamId
 export type NewChatInstallation = Omit<ChatInstallationRow, 'id' | 'active' | 'createdAt' | 'updatedAt'> & { now: Date }
 
 /** Insert, or update in place on reinstall (UNIQUE(platform, team_id)); the row is active again. */
-export async function upsertChatInstallation (q: Queryable, installation: NewChatInstallation): Promise<ChatInstallationRow & { created: boolean }> {
+export async function upsertChatInstallation (
+  q: Queryable,
+  installation: NewChatInstallation
+): Promise<ChatInstallationRow & { created: boolean }> {
   const r = await q.query<ChatInstallationRow & { created: boolean }>(
     `INSERT INTO chat_installations (workspace_id, platform, team_id, team_name, bot_user_id, app_id, scopes, bot_token_enc, installed_by, active, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10, $10)
@@ -37,12 +40,21 @@ export async function upsertChatInstallation (q: Queryable, installation: NewCha
        app_id = EXCLUDED.app_id, scopes = EXCLUDED.scopes, bot_token_enc = EXCLUDED.bot_token_enc,
        installed_by = EXCLUDED.installed_by, active = true, updated_at = EXCLUDED.updated_at
      RETURNING ${COLUMNS}, (xmax = 0) AS created`,
-    [installation.workspaceId, installation.platform, installation.teamId, installation.teamName, installation.botUserId, installation.appId, installation.scopes, installation.botTokenEnc, installation.installedBy, installation.now])
+    [
+      installation.workspaceId, installation.platform, installation.teamId, installation.teamName,
+      installation.botUserId, installation.appId, installation.scopes, installation.botTokenEnc,
+      installation.installedBy, installation.now
+    ])
   return r.rows[0] as ChatInstallationRow & { created: boolean }
 }
 
 /** The installation of a team, active or not (FOR UPDATE inside a transaction when asked). */
-export async function findChatInstallation (q: Queryable, platform: ChatPlatform, teamId: string, opts: { forUpdate?: boolean } = {}): Promise<ChatInstallationRow | null> {
+export async function findChatInstallation (
+  q: Queryable,
+  platform: ChatPlatform,
+  teamId: string,
+  opts: { forUpdate?: boolean } = {}
+): Promise<ChatInstallationRow | null> {
   const r = await q.query<ChatInstallationRow>(
     `SELECT ${COLUMNS} FROM chat_installations WHERE platform = $1 AND team_id = $2${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
     [platform, teamId])
@@ -50,7 +62,12 @@ export async function findChatInstallation (q: Queryable, platform: ChatPlatform
 }
 
 /** Deactivate an active installation; returns it when this call changed it (for the audit trail). */
-export async function deactivateChatInstallation (q: Queryable, platform: ChatPlatform, teamId: string, now: Date): Promise<ChatInstallationRow | null> {
+export async function deactivateChatInstallation (
+  q: Queryable,
+  platform: ChatPlatform,
+  teamId: string,
+  now: Date
+): Promise<ChatInstallationRow | null> {
   const r = await q.query<ChatInstallationRow>(
     `UPDATE chat_installations SET active = false, updated_at = $3
       WHERE platform = $1 AND team_id = $2 AND active RETURNING ${COLUMNS}`,

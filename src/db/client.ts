@@ -40,7 +40,10 @@ export class DatabaseUnavailableError extends Error {
 }
 
 // Node socket errors that mean "no usable connection to the server".
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND',
+  'EAI_AGAIN'
+])
 // What pg and pg-pool say (plain Errors without a code) when a connection breaks or a deadline passes.
 const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is clos(ed|ing))/
 
@@ -58,7 +61,9 @@ export function isDatabaseUnavailable (err: unknown): boolean {
 
 /** Re-throws a connectivity failure as DatabaseUnavailableError; anything else unchanged. */
 function classified (err: unknown): unknown {
-  return isDatabaseUnavailable(err) && !(err instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError(err) : err
+  return isDatabaseUnavailable(err) && !(err instanceof DatabaseUnavailableError)
+    ? new DatabaseUnavailableError(err)
+    : err
 }
 
 async function guarded<T> (p: Promise<T>): Promise<T> {
@@ -115,7 +120,11 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
   // An idle client whose backend was terminated emits 'error' on the pool; without a listener
   // that would crash the process. The pool discards the client and makes a new one on demand.
   pool.on('error', err => opts.onError?.(err))
-  const run = async <R>(q: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+  const run = async <R>(
+    q: pg.Pool | pg.PoolClient,
+    text: string,
+    params?: readonly unknown[]
+  ): Promise<QueryResult<R>> => {
     const r = await guarded(q.query(text, params as unknown[] | undefined))
     return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
   }
@@ -178,7 +187,9 @@ function lockDataDir (dir: string): () => void {
   } catch {
     const owner = Number(readFileSync(file, 'utf8').trim())
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-      throw new DatabaseLockedError(`The embedded database in ${dir} is in use by a running process (pid ${owner}). Stop it, or set DATABASE_URL to use a PostgreSQL server.`)
+      throw new DatabaseLockedError(
+        `The embedded database in ${dir} is in use by a running process (pid ${owner}). Stop it, or set DATABASE_URL to use a PostgreSQL server.`
+      )
     }
     writeFileSync(file, String(process.pid))
   }

@@ -46,7 +46,12 @@ export async function claimIdempotencyKey (
 }
 
 /** Extend the owner's lease; false when the claim is no longer this owner's. */
-export async function renewIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string, lockedUntil: Date): Promise<boolean> {
+export async function renewIdempotencyKey (
+  q: Queryable,
+  id: IdempotencyKeyId,
+  owner: string,
+  lockedUntil: Date
+): Promise<boolean> {
   const r = await q.query(
     `UPDATE idempotency_keys SET locked_until = $5
       WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
@@ -55,7 +60,13 @@ export async function renewIdempotencyKey (q: Queryable, id: IdempotencyKeyId, o
 }
 
 /** Store the final (sealed) answer of the owner's claim. */
-export async function completeIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string, statusCode: number, sealed: string): Promise<void> {
+export async function completeIdempotencyKey (
+  q: Queryable,
+  id: IdempotencyKeyId,
+  owner: string,
+  statusCode: number,
+  sealed: string
+): Promise<void> {
   await q.query(
     `UPDATE idempotency_keys SET status_code = $5, response = $6, locked_until = NULL
       WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,

@@ -57,9 +57,20 @@ export interface SendLease { owner: string, until: Date }
  * `created` tells which happened. With `lease`, the same statement takes the send lease, and
  * changes nothing (answers null) while another owner's lease runs: the caller waits for it.
  */
-export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation): Promise<InvitationRow & { created: boolean }>
-export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation, lease: SendLease): Promise<(InvitationRow & { created: boolean }) | null>
-export async function upsertPendingInvitation (q: Queryable, invitation: NewInvitation, lease?: SendLease): Promise<(InvitationRow & { created: boolean }) | null> {
+export async function upsertPendingInvitation (
+  q: Queryable,
+  invitation: NewInvitation
+): Promise<InvitationRow & { created: boolean }>
+export async function upsertPendingInvitation (
+  q: Queryable,
+  invitation: NewInvitation,
+  lease: SendLease
+): Promise<(InvitationRow & { created: boolean }) | null>
+export async function upsertPendingInvitation (
+  q: Queryable,
+  invitation: NewInvitation,
+  lease?: SendLease
+): Promise<(InvitationRow & { created: boolean }) | null> {
   const r = await q.query<InvitationRow & { created: boolean }>(
     `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at, send_owner, send_until)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
@@ -70,7 +81,11 @@ export async function upsertPendingInvitation (q: Queryable, invitation: NewInvi
                    send_owner = EXCLUDED.send_owner, send_until = EXCLUDED.send_until
        WHERE $9::uuid IS NULL OR invitations.send_until IS NULL OR invitations.send_until <= $8
      RETURNING ${INVITATION_COLUMNS}, (xmax = 0) AS created`,
-    [invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt, invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now, lease?.owner ?? null, lease?.until ?? null])
+    [
+      invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt,
+      invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now, lease?.owner ?? null,
+      lease?.until ?? null
+    ])
   return r.rows[0] ?? null
 }
 
@@ -83,31 +98,49 @@ export async function takeSendLease (q: Queryable, id: string, lease: SendLease,
 
 /** Extend the send lease while its owner still sends; false if it was lost (ran out and was taken). */
 export async function renewSendLease (q: Queryable, id: string, owner: string, until: Date): Promise<boolean> {
-  const r = await q.query('UPDATE invitations SET send_until = $3 WHERE id = $1 AND send_owner = $2', [id, owner, until])
+  const r = await q.query(
+    'UPDATE invitations SET send_until = $3 WHERE id = $1 AND send_owner = $2', [id, owner, until]
+  )
   return r.rowCount === 1
 }
 
 /** Give the send lease back (only its owner can). */
 export async function releaseSendLease (q: Queryable, id: string, owner: string): Promise<void> {
-  await q.query('UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = $1 AND send_owner = $2', [id, owner])
+  await q.query(
+    'UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = $1 AND send_owner = $2', [id, owner]
+  )
 }
 
 export async function findInvitation (q: Queryable, workspaceId: string, id: string): Promise<InvitationRow | null> {
-  const r = await q.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId])
+  const r = await q.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]
+  )
   return r.rows[0] ?? null
 }
 
-export async function findInvitationByTokenHash (q: Queryable, tokenHash: string, opts: { forUpdate?: boolean } = {}): Promise<InvitationRow | null> {
+export async function findInvitationByTokenHash (
+  q: Queryable,
+  tokenHash: string,
+  opts: { forUpdate?: boolean } = {}
+): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE token_hash = $1${opts.forUpdate === true ? ' FOR UPDATE' : ''}`, [tokenHash])
   return r.rows[0] ?? null
 }
 
 /** Give a pending, unexpired invitation a fresh token and expiry (re-send). Null if it is not pending now. */
-export async function refreshInvitationToken (q: Queryable, id: string, tokenHash: string | null, expiresAt: Date, now: Date): Promise<InvitationRow | null> {
+export async function refreshInvitationToken (
+  q: Queryable,
+  id: string,
+  tokenHash: string | null,
+  expiresAt: Date,
+  now: Date
+): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL, updated_at = $4
-      WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${INVITATION_COLUMNS}`, [id, tokenHash, expiresAt, now])
+      WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${INVITATION_COLUMNS}`, [
+      id, tokenHash, expiresAt, now
+    ])
   return r.rows[0] ?? null
 }
 
@@ -116,13 +149,22 @@ export async function refreshInvitationToken (q: Queryable, id: string, tokenHas
  * expiry, so that a new invite makes a new invitation instead of reviving an expired one. The
  * token hash stays, so the old link is still recognised and answered "expired".
  */
-export async function expireStalePendingInvitation (q: Queryable, workspaceId: string, email: string, now: Date): Promise<void> {
+export async function expireStalePendingInvitation (
+  q: Queryable,
+  workspaceId: string,
+  email: string,
+  now: Date
+): Promise<void> {
   await q.query(
     `UPDATE invitations SET status = 'expired', updated_at = $3
       WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3`, [workspaceId, email, now])
 }
 
-export async function recordDelivery (q: Queryable, id: string, delivery: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }): Promise<void> {
+export async function recordDelivery (
+  q: Queryable,
+  id: string,
+  delivery: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }
+): Promise<void> {
   await q.query(
     `UPDATE invitations SET delivery_status = $2, delivery_error = $3, idp_invitation_id = COALESCE($4, idp_invitation_id),
             delivery_attempts = delivery_attempts + 1, last_sent_at = CASE WHEN $2 IN ('sent', 'identity_provider') THEN $5 ELSE last_sent_at END,
@@ -144,15 +186,31 @@ export async function markInvitationAccepted (q: Queryable, id: string, userId: 
 }
 
 /** Revoke a pending, unexpired invitation; null when there is none such in this workspace. */
-export async function markInvitationRevoked (q: Queryable, workspaceId: string, id: string, now: Date): Promise<InvitationRow | null> {
+export async function markInvitationRevoked (
+  q: Queryable,
+  workspaceId: string,
+  id: string,
+  now: Date
+): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET status = 'revoked', revoked_at = $3, token_hash = NULL, updated_at = $3
-      WHERE id = $1 AND workspace_id = $2 AND status = 'pending' AND expires_at > $3 RETURNING ${INVITATION_COLUMNS}`, [id, workspaceId, now])
+      WHERE id = $1 AND workspace_id = $2 AND status = 'pending' AND expires_at > $3 RETURNING ${INVITATION_COLUMNS}`, [
+      id, workspaceId, now
+    ])
   return r.rows[0] ?? null
 }
 
 /** Newest first, keyset-paginated on (created_at, id); status filter applies the expiry rule. */
-export async function listInvitations (q: Queryable, filter: { workspaceId: string, status?: InvitationStatus | undefined, now: Date, limit: number, before?: { createdAt: Date, id: string } | undefined }): Promise<InvitationRow[]> {
+export async function listInvitations (
+  q: Queryable,
+  filter: {
+    workspaceId: string,
+    status?: InvitationStatus | undefined,
+    now: Date,
+    limit: number,
+    before?: { createdAt: Date, id: string } | undefined
+  }
+): Promise<InvitationRow[]> {
   const r = await q.query<InvitationRow>(
     `SELECT ${INVITATION_COLUMNS} FROM invitations
       WHERE workspace_id = $1
@@ -162,12 +220,20 @@ export async function listInvitations (q: Queryable, filter: { workspaceId: stri
              OR ($2 IN ('accepted', 'revoked') AND status = $2))
         AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::uuid))
       ORDER BY created_at DESC, id DESC LIMIT $4`,
-    [filter.workspaceId, filter.status ?? null, filter.now, filter.limit, filter.before?.createdAt ?? null, filter.before?.id ?? null])
+    [
+      filter.workspaceId, filter.status ?? null, filter.now, filter.limit, filter.before?.createdAt ?? null,
+      filter.before?.id ?? null
+    ])
   return r.rows
 }
 
 /** create-admin: the pending admin invitation for this e-mail in a workspace of this name, if any. */
-export async function findPendingInvitationByWorkspaceName (q: Queryable, workspaceName: string, email: string, now: Date): Promise<InvitationRow | null> {
+export async function findPendingInvitationByWorkspaceName (
+  q: Queryable,
+  workspaceName: string,
+  email: string,
+  now: Date
+): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = (
        SELECT i.id FROM invitations i JOIN workspaces w ON w.id = i.workspace_id

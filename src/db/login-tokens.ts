@@ -10,7 +10,10 @@ export interface LoginTokenUse { userId: string, workspaceId: string }
  * was inserted. A transaction-scoped advisory lock on the user serialises concurrent requests
  * for one address, so the count cannot be raced past the limit.
  */
-export async function insertLoginTokenWithinLimit (q: Queryable, loginToken: { userId: string, tokenHash: string, expiresAt: Date, now: Date, since: Date, max: number }): Promise<boolean> {
+export async function insertLoginTokenWithinLimit (
+  q: Queryable,
+  loginToken: { userId: string, tokenHash: string, expiresAt: Date, now: Date, since: Date, max: number }
+): Promise<boolean> {
   await q.query("SELECT pg_advisory_xact_lock(hashtextextended('login_tokens:' || $1, 0))", [loginToken.userId])
   const r = await q.query(
     `INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at)
@@ -24,7 +27,11 @@ export async function insertLoginTokenWithinLimit (q: Queryable, loginToken: { u
  * Use a login token: marks it used and returns its (active) user, or says why it cannot be used.
  * A token of a user who was disabled or removed since is reported as unknown.
  */
-export async function consumeLoginToken (q: Queryable, tokenHash: string, now: Date): Promise<LoginTokenUse | { reason: 'unknown' | 'used' | 'expired' }> {
+export async function consumeLoginToken (
+  q: Queryable,
+  tokenHash: string,
+  now: Date
+): Promise<LoginTokenUse | { reason: 'unknown' | 'used' | 'expired' }> {
   const r = await q.query<LoginTokenUse>(
     `UPDATE login_tokens lt SET used_at = $2
        FROM users u
@@ -43,6 +50,8 @@ export async function consumeLoginToken (q: Queryable, tokenHash: string, now: D
 
 /** Housekeeping: up to `limit` tokens that expired before `before` (used or not: either way dead). */
 export async function deleteExpiredLoginTokens (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query('DELETE FROM login_tokens WHERE id IN (SELECT id FROM login_tokens WHERE expires_at < $1 LIMIT $2)', [before, limit])
+  const r = await q.query(
+    'DELETE FROM login_tokens WHERE id IN (SELECT id FROM login_tokens WHERE expires_at < $1 LIMIT $2)', [before, limit]
+  )
   return r.rowCount
 }

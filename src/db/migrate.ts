@@ -33,7 +33,10 @@ export class MigrationError extends Error {
  * serialises concurrent migrators (several instances starting at once): the second waits, then
  * sees the versions the first applied and does nothing. A failed migration rolls back and throws.
  */
-export async function migrate (db: Database, opts: { migrations?: Migration[], log?: (msg: string) => void } = {}): Promise<string[]> {
+export async function migrate (
+  db: Database,
+  opts: { migrations?: Migration[], log?: (msg: string) => void } = {}
+): Promise<string[]> {
   const migrations = opts.migrations ?? loadMigrations()
   const applied: string[] = []
   await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -45,11 +48,15 @@ export async function migrate (db: Database, opts: { migrations?: Migration[], l
   for (const m of migrations) {
     await db.transaction(async tx => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID])
-      const done = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [m.version])
+      const done = await tx.query<{ checksum: string }>(
+        'SELECT checksum FROM schema_migrations WHERE version = $1', [m.version]
+      )
       const row = done.rows[0]
       if (row !== undefined) {
         if (row.checksum !== m.checksum) {
-          throw new MigrationError(`Migration ${m.name} was changed after it was applied (checksum mismatch); add a new migration instead`)
+          throw new MigrationError(
+            `Migration ${m.name} was changed after it was applied (checksum mismatch); add a new migration instead`
+          )
         }
         return
       }
@@ -58,7 +65,9 @@ export async function migrate (db: Database, opts: { migrations?: Migration[], l
       } catch (err) {
         throw new MigrationError(`Migration ${m.name} failed and was rolled back: ${(err as Error).message}`)
       }
-      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum])
+      await tx.query(
+        'INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]
+      )
       applied.push(m.name)
       opts.log?.(`applied migration ${m.name}`)
     })

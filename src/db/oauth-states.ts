@@ -6,9 +6,24 @@ import type { Queryable } from './client.js'
 
 export type OAuthStateKind = 'identity_provider' | 'slack'
 
-export interface OAuthStateRow { kind: OAuthStateKind, workspaceId: string | null, userId: string | null, expiresAt: Date }
+export interface OAuthStateRow {
+  kind: OAuthStateKind,
+  workspaceId: string | null,
+  userId: string | null,
+  expiresAt: Date
+}
 
-export async function insertOAuthState (q: Queryable, state: { stateHash: string, kind: OAuthStateKind, workspaceId: string | null, userId: string | null, expiresAt: Date, now: Date }): Promise<void> {
+export async function insertOAuthState (
+  q: Queryable,
+  state: {
+    stateHash: string,
+    kind: OAuthStateKind,
+    workspaceId: string | null,
+    userId: string | null,
+    expiresAt: Date,
+    now: Date
+  }
+): Promise<void> {
   await q.query(
     'INSERT INTO oauth_states (state_hash, kind, workspace_id, user_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
     [state.stateHash, state.kind, state.workspaceId, state.userId, state.expiresAt, state.now])
@@ -19,14 +34,21 @@ export async function insertOAuthState (q: Queryable, state: { stateHash: string
  * expired, and marks it used in the same statement (a replay finds it used). Otherwise
  * `{ reason }` says why, for the error message.
  */
-export async function consumeOAuthState (q: Queryable, stateHash: string, kind: OAuthStateKind, now: Date): Promise<OAuthStateRow | { reason: 'unknown' | 'used' | 'expired' }> {
+export async function consumeOAuthState (
+  q: Queryable,
+  stateHash: string,
+  kind: OAuthStateKind,
+  now: Date
+): Promise<OAuthStateRow | { reason: 'unknown' | 'used' | 'expired' }> {
   const r = await q.query<OAuthStateRow>(
     `UPDATE oauth_states SET used_at = $3
       WHERE state_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3
       RETURNING kind, workspace_id AS "workspaceId", user_id AS "userId", expires_at AS "expiresAt"`,
     [stateHash, kind, now])
   if (r.rows[0] !== undefined) return r.rows[0]
-  const seen = await q.query<{ usedAt: Date | null }>('SELECT used_at AS "usedAt" FROM oauth_states WHERE state_hash = $1 AND kind = $2', [stateHash, kind])
+  const seen = await q.query<{ usedAt: Date | null }>(
+    'SELECT used_at AS "usedAt" FROM oauth_states WHERE state_hash = $1 AND kind = $2', [stateHash, kind]
+  )
   const row = seen.rows[0]
   if (row === undefined) return { reason: 'unknown' }
   return { reason: row.usedAt !== null ? 'used' : 'expired' }
@@ -34,6 +56,9 @@ export async function consumeOAuthState (q: Queryable, stateHash: string, kind: 
 
 /** Housekeeping: up to `limit` states that expired before `before` (used or not: either way dead). */
 export async function deleteExpiredOAuthStates (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query('DELETE FROM oauth_states WHERE state_hash IN (SELECT state_hash FROM oauth_states WHERE expires_at < $1 LIMIT $2)', [before, limit])
+  const r = await q.query(
+    'DELETE FROM oauth_states WHERE state_hash IN (SELECT state_hash FROM oauth_states WHERE expires_at < $1 LIMIT $2)',
+    [before, limit]
+  )
   return r.rowCount
 }

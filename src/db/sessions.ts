@@ -3,7 +3,10 @@ import type { Role } from './users.js'
 
 export type SessionMethod = 'signup' | 'login_link' | 'identity_provider'
 
-export async function insertSession (q: Queryable, session: { userId: string, method: SessionMethod, now: Date, expiresAt: Date }): Promise<{ id: string }> {
+export async function insertSession (
+  q: Queryable,
+  session: { userId: string, method: SessionMethod, now: Date, expiresAt: Date }
+): Promise<{ id: string }> {
   const r = await q.query<{ id: string }>(
     'INSERT INTO sessions (user_id, method, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id',
     [session.userId, session.method, session.now, session.expiresAt])
@@ -35,7 +38,9 @@ export async function revokeSession (q: Queryable, sessionId: string, now: Date)
 }
 
 export async function revokeUserSessions (q: Queryable, userId: string, now: Date): Promise<number> {
-  const r = await q.query('UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [userId, now])
+  const r = await q.query(
+    'UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [userId, now]
+  )
   return r.rowCount
 }
 

@@ -23,7 +23,10 @@ export function normalizeEmail (email: string): string {
   return email.trim().toLowerCase()
 }
 
-export async function insertUser (q: Queryable, user: { workspaceId: string, email: string, name: string | null, role: Role, workosUserId?: string | null, now: Date }): Promise<UserRow> {
+export async function insertUser (
+  q: Queryable,
+  user: { workspaceId: string, email: string, name: string | null, role: Role, workosUserId?: string | null, now: Date }
+): Promise<UserRow> {
   const r = await q.query<UserRow>(
     `INSERT INTO users (workspace_id, email, name, role, workos_user_id, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${COLUMNS}`,
@@ -33,27 +36,39 @@ export async function insertUser (q: Queryable, user: { workspaceId: string, ema
 
 /** The user (active or disabled, not removed) holding this e-mail anywhere in the service. */
 export async function findUserByEmail (q: Queryable, email: string): Promise<UserRow | null> {
-  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed'`, [normalizeEmail(email)])
+  const r = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed'`, [normalizeEmail(email)]
+  )
   return r.rows[0] ?? null
 }
 
 export async function findUserInWorkspace (q: Queryable, workspaceId: string, userId: string): Promise<UserRow | null> {
-  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed'`, [userId, workspaceId])
+  const r = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed'`, [userId, workspaceId]
+  )
   return r.rows[0] ?? null
 }
 
 /** Members of a workspace, oldest first, keyset-paginated on (created_at, id). */
-export async function listUsers (q: Queryable, workspaceId: string, page: { limit: number, after?: { createdAt: Date, id: string } | undefined }): Promise<UserRow[]> {
+export async function listUsers (
+  q: Queryable,
+  workspaceId: string,
+  page: { limit: number, after?: { createdAt: Date, id: string } | undefined }
+): Promise<UserRow[]> {
   const r = page.after === undefined
     ? await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND status <> 'removed'
         ORDER BY created_at, id LIMIT $2`, [workspaceId, page.limit])
     : await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND status <> 'removed'
-        AND (created_at, id) > ($3, $4) ORDER BY created_at, id LIMIT $2`, [workspaceId, page.limit, page.after.createdAt, page.after.id])
+        AND (created_at, id) > ($3, $4) ORDER BY created_at, id LIMIT $2`, [
+      workspaceId, page.limit, page.after.createdAt, page.after.id
+    ])
   return r.rows
 }
 
 export async function updateUserRole (q: Queryable, userId: string, role: Role, now: Date): Promise<UserRow | null> {
-  const r = await q.query<UserRow>(`UPDATE users SET role = $2, updated_at = $3 WHERE id = $1 RETURNING ${COLUMNS}`, [userId, role, now])
+  const r = await q.query<UserRow>(
+    `UPDATE users SET role = $2, updated_at = $3 WHERE id = $1 RETURNING ${COLUMNS}`, [userId, role, now]
+  )
   return r.rows[0] ?? null
 }
 
@@ -79,7 +94,10 @@ export async function lockActiveAdmins (q: Queryable, workspaceId: string): Prom
 
 /** A member of the workspace (not removed), its row locked for the rest of the transaction. */
 export async function lockUserInWorkspace (q: Queryable, workspaceId: string, userId: string): Promise<UserRow | null> {
-  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed' FOR UPDATE`, [userId, workspaceId])
+  const r = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed' FOR UPDATE`,
+    [userId, workspaceId]
+  )
   return r.rows[0] ?? null
 }
 
@@ -90,6 +108,8 @@ export async function lockUserInWorkspace (q: Queryable, workspaceId: string, us
  * no longer an active admin; this makes the revocation visible in the key list as well.
  */
 export async function revokeApiKeysCreatedBy (q: Queryable, userId: string, now: Date): Promise<number> {
-  const r = await q.query('UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL', [userId, now])
+  const r = await q.query(
+    'UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL', [userId, now]
+  )
   return r.rowCount
 }

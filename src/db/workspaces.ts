@@ -4,7 +4,10 @@ export interface WorkspaceRow { id: string, name: string, workosOrganizationId: 
 
 const COLUMNS = 'id, name, workos_organization_id AS "workosOrganizationId", created_at AS "createdAt"'
 
-export async function insertWorkspace (q: Queryable, workspace: { name: string, workosOrganizationId?: string | null, now: Date }): Promise<WorkspaceRow> {
+export async function insertWorkspace (
+  q: Queryable,
+  workspace: { name: string, workosOrganizationId?: string | null, now: Date }
+): Promise<WorkspaceRow> {
   const r = await q.query<WorkspaceRow>(
     `INSERT INTO workspaces (name, workos_organization_id, created_at) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
     [workspace.name, workspace.workosOrganizationId ?? null, workspace.now])
@@ -17,7 +20,9 @@ export async function findWorkspace (q: Queryable, id: string): Promise<Workspac
 }
 
 export async function findWorkspaceByOrganization (q: Queryable, organizationId: string): Promise<WorkspaceRow | null> {
-  const r = await q.query<WorkspaceRow>(`SELECT ${COLUMNS} FROM workspaces WHERE workos_organization_id = $1`, [organizationId])
+  const r = await q.query<WorkspaceRow>(
+    `SELECT ${COLUMNS} FROM workspaces WHERE workos_organization_id = $1`, [organizationId]
+  )
   return r.rows[0] ?? null
 }
 

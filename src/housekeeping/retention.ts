@@ -40,7 +40,9 @@ async function drain (del: (limit: number) => Promise<number>): Promise<number> 
   }
 }
 
-export function createRetentionSweep (deps: { db: Database, clock: Clock, log: Logger, retention: Config['retention'] }): RetentionSweep {
+export function createRetentionSweep (
+  deps: { db: Database, clock: Clock, log: Logger, retention: Config['retention'] }
+): RetentionSweep {
   const { db, clock, log, retention } = deps
   const q: Queryable = db
   let timer: NodeJS.Timeout | null = null
@@ -53,8 +55,12 @@ export function createRetentionSweep (deps: { db: Database, clock: Clock, log: L
       loginTokens: await drain(async n => await deleteExpiredLoginTokens(q, ended, n)),
       oauthStates: await drain(async n => await deleteExpiredOAuthStates(q, ended, n)),
       sessions: await drain(async n => await deleteEndedSessions(q, ended, n)),
-      idempotencyKeys: await drain(async n => await deleteIdempotencyKeysBefore(q, new Date(now - retention.idempotencyHours * HOUR_MS), n)),
-      chatEvents: await drain(async n => await deleteFinishedChatEvents(q, new Date(now - retention.chatEventsDays * DAY_MS), n))
+      idempotencyKeys: await drain(async n => await deleteIdempotencyKeysBefore(
+        q, new Date(now - retention.idempotencyHours * HOUR_MS), n
+      )),
+      chatEvents: await drain(async n => await deleteFinishedChatEvents(
+        q, new Date(now - retention.chatEventsDays * DAY_MS), n
+      ))
     }
     const removed = Object.values(counts).reduce((a, b) => a + b, 0)
     log[removed > 0 ? 'info' : 'debug']({ removed: counts }, `retention sweep removed ${removed} rows`)
@@ -64,7 +70,11 @@ export function createRetentionSweep (deps: { db: Database, clock: Clock, log: L
   const tick = (): void => {
     if (running !== null) return
     running = sweep()
-      .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'retention sweep failed; retrying at the next interval') })
+      .catch((err: unknown) => {
+        log.warn(
+          { err: (err as Error).message }, 'retention sweep failed; retrying at the next interval'
+        )
+      })
       .finally(() => { running = null })
   }
 

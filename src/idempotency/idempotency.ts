@@ -5,7 +5,8 @@ import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
 import {
-  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, renewIdempotencyKey, type IdempotencyKeyId
+  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, renewIdempotencyKey,
+  type IdempotencyKeyId
 } from '../db/idempotency-keys.js'
 import { decryptSecret, deriveKey, encryptSecret } from '../lib/crypto.js'
 import { safeEqual } from '../lib/tokens.js'
@@ -69,7 +70,9 @@ interface Answer { status: number, body: unknown }
 /** A stored error answer, thrown again as the registry error it was. */
 function replayedError ({ status, body }: Answer): Error {
   const b = (body ?? {}) as { message?: unknown, code?: unknown, details?: unknown }
-  const err = serviceError(typeof b.code === 'string' && Object.hasOwn(Errors, b.code) ? b.code as ErrorCode : 'INTERNAL_ERROR')
+  const err = serviceError(
+    typeof b.code === 'string' && Object.hasOwn(Errors, b.code) ? b.code as ErrorCode : 'INTERNAL_ERROR'
+  )
   if (typeof b.message === 'string') err.message = b.message
   if (b.details !== null && typeof b.details === 'object') err.details = b.details as Record<string, unknown>
   err.statusCode = status
@@ -89,14 +92,21 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
   const answerKey = deriveKey(opts.secret, 'idempotency-key answers')
   const context = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key])
   const seal = (id: IdempotencyKeyId, a: Answer) => encryptSecret(answerKey, JSON.stringify(a), context(id))
-  const open = (id: IdempotencyKeyId, sealed: string) => JSON.parse(decryptSecret(answerKey, sealed, context(id))) as Answer
+  const open = (
+    id: IdempotencyKeyId,
+    sealed: string
+  ) => JSON.parse(decryptSecret(answerKey, sealed, context(id))) as Answer
   const leaseEnd = () => new Date(clock.now().getTime() + opts.leaseMs)
 
   /** Renews the lease every third of it until stopped. */
   function holdLease (id: IdempotencyKeyId, owner: string): () => void {
     const timer = setInterval(() => {
       renewIdempotencyKey(db, id, owner, leaseEnd()).then(held => {
-        if (!held) log.warn({ operation: id.operation }, 'an Idempotency-Key lease was lost while its request was running')
+        if (!held) {
+          log.warn(
+            { operation: id.operation }, 'an Idempotency-Key lease was lost while its request was running'
+          )
+        }
       }, (err: Error) => { log.warn({ err: err.message }, 'could not renew an Idempotency-Key lease') })
     }, Math.max(100, Math.floor(opts.leaseMs / 3)))
     timer.unref()
@@ -125,7 +135,13 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
       } catch (err) {
         const answer = finalAnswerOf(err)
         if (answer !== null) await completeIdempotencyKey(db, id, owner, answer.status, seal(id, answer))
-        else await releaseIdempotencyKey(db, id, owner).catch((e: Error) => { log.warn({ err: e.message }, 'could not release an Idempotency-Key claim') })
+        else {
+          await releaseIdempotencyKey(db, id, owner).catch((e: Error) => {
+            log.warn(
+              { err: e.message }, 'could not release an Idempotency-Key claim'
+            )
+          })
+        }
         throw err
       } finally {
         stop()

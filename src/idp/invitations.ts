@@ -14,7 +14,13 @@ type IdpInvitationOutcome =
 
 export interface IdentityProviderInvitations {
   readonly kind: 'workos' | 'none'
-  send(input: { email: string, organizationId: string, role: Role, inviterUserId: string | null, expiresInDays: number }): Promise<IdpInvitationOutcome>
+  send(input: {
+    email: string,
+    organizationId: string,
+    role: Role,
+    inviterUserId: string | null,
+    expiresInDays: number
+  }): Promise<IdpInvitationOutcome>
   resend(invitationId: string): Promise<IdpInvitationOutcome>
   /** Best effort; resolves false when the provider could not be told. */
   revoke(invitationId: string): Promise<boolean>
@@ -42,11 +48,15 @@ function classifyIdpError (err: unknown): IdpInvitationOutcome {
   const status = typeof e.status === 'number' ? e.status : null
   const code = typeof e.code === 'string' ? e.code : (typeof e.error === 'string' ? e.error : '')
   const message = typeof e.message === 'string' ? e.message : ''
-  if (status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429 && (saysUserExists(code) || saysUserExists(message))) {
+  const refused = status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429
+  if (refused && (saysUserExists(code) || saysUserExists(message))) {
     return { kind: 'user_exists', reason: `${status} ${code}`.trim() }
   }
   const name = typeof e.name === 'string' ? e.name : 'Error'
-  return { kind: 'unavailable', reason: status !== null ? `status ${status}${code !== '' ? ' ' + code : ''}` : `${name}: ${message.slice(0, 200)}` }
+  return {
+    kind: 'unavailable',
+    reason: status !== null ? `status ${status}${code !== '' ? ' ' + code : ''}` : `${name}: ${message.slice(0, 200)}`
+  }
 }
 
 function createWorkosInvitations (workos: WorkOS): IdentityProviderInvitations {

@@ -25,7 +25,13 @@ export interface IdentityProviderLogin {
   complete(input: CallbackInput): Promise<{ token: string }>
 }
 
-interface IdpUser { id: string, email: string, emailVerified: boolean, firstName: string | null, lastName: string | null }
+interface IdpUser {
+  id: string,
+  email: string,
+  emailVerified: boolean,
+  firstName: string | null,
+  lastName: string | null
+}
 
 export function createIdentityProviderLogin (ports: Ports, sessions: SessionService): IdentityProviderLogin {
   const { db, clock, log } = ports
@@ -46,27 +52,53 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
         log.info({ error: err.error }, 'identity provider refused the authorization code')
         throw serviceError('OAUTH_STATE_INVALID', ['the identity provider did not accept the authorization code'])
       }
-      log.warn({ err: (err as Error).message, status: (err as { status?: unknown }).status }, 'identity provider code exchange failed')
+      log.warn(
+        { err: (err as Error).message, status: (err as { status?: unknown }).status },
+        'identity provider code exchange failed'
+      )
       throw serviceError('UPSTREAM_FAILED', ['identity provider'])
     }
   }
 
   /** The user this identity signs in as: the existing account for the e-mail, or a new member. */
-  async function upsertUser (tx: Queryable, idp: IdpUser, organizationId: string | null, now: Date): Promise<{ user: UserRow, created: boolean }> {
+  async function upsertUser (
+    tx: Queryable,
+    idp: IdpUser,
+    organizationId: string | null,
+    now: Date
+  ): Promise<{ user: UserRow, created: boolean }> {
     const forbidden = (reason: string) => serviceError('FORBIDDEN', ['workspace member'], { reason })
     // Accounts are matched by e-mail, so only an address the provider has verified may match.
     if (!idp.emailVerified) throw forbidden('the identity provider has not verified this e-mail address')
     const existing = await findUserByEmail(tx, idp.email)
     if (existing !== null) {
       if (existing.status !== 'active') throw forbidden('this account is disabled')
-      if (existing.workosUserId !== null && existing.workosUserId !== idp.id) throw forbidden('this e-mail address is linked to another identity')
+      if (existing.workosUserId !== null && existing.workosUserId !== idp.id) {
+        throw forbidden(
+          'this e-mail address is linked to another identity'
+        )
+      }
       if (existing.workosUserId === null) await setUserWorkosId(tx, existing.id, idp.id, now)
       return { user: existing, created: false }
     }
     const workspace = organizationId !== null ? await findWorkspaceByOrganization(tx, organizationId) : null
-    if (workspace === null) throw forbidden('no workspace is linked to your organization; ask an admin for an invitation')
+    if (workspace === null) {
+      throw forbidden(
+        'no workspace is linked to your organization; ask an admin for an invitation'
+      )
+    }
     const name = [idp.firstName, idp.lastName].filter(s => s !== null && s !== '').join(' ')
-    const user = await insertUser(tx, { workspaceId: workspace.id, email: idp.email, name: name === '' ? null : name, role: 'member', workosUserId: idp.id, now })
+    const user = await insertUser(
+      tx,
+      {
+        workspaceId: workspace.id,
+        email: idp.email,
+        name: name === '' ? null : name,
+        role: 'member',
+        workosUserId: idp.id,
+        now
+      }
+    )
     return { user, created: true }
   }
 
@@ -93,7 +125,12 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
     async start () {
       if (cfg === null) throw notConfigured()
       const state = await issueOAuthState(db, clock.now(), 'identity_provider', { workspaceId: null, userId: null })
-      const url = workos().userManagement.getAuthorizationUrl({ provider: 'authkit', clientId: cfg.clientId, redirectUri: cfg.redirectUri, state })
+      const url = workos().userManagement.getAuthorizationUrl({
+        provider: 'authkit',
+        clientId: cfg.clientId,
+        redirectUri: cfg.redirectUri,
+        state
+      })
       return { url, state }
     },
 

@@ -59,11 +59,23 @@ export async function deliverInvitation (
     const inviter = d.inviter.userId !== null ? await findUserInWorkspace(db, d.workspace.id, d.inviter.userId) : null
     const outcome = inv.idpInvitationId !== null
       ? await idp.resend(inv.idpInvitationId)
-      : await idp.send({ email: inv.email, organizationId: d.workspace.workosOrganizationId, role: inv.role, inviterUserId: inviter?.workosUserId ?? null, expiresInDays: config.invitationTtlDays })
+      : await idp.send({
+        email: inv.email,
+        organizationId: d.workspace.workosOrganizationId,
+        role: inv.role,
+        inviterUserId: inviter?.workosUserId ?? null,
+        expiresInDays: config.invitationTtlDays
+      })
     if (outcome.kind === 'sent') {
       d.handedOver?.()
-      await recordDelivery(db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() })
-      return { success: true, message: `Invitation ${again} to ${inv.email} through the identity provider`, invitationId: outcome.invitationId }
+      await recordDelivery(
+        db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() }
+      )
+      return {
+        success: true,
+        message: `Invitation ${again} to ${inv.email} through the identity provider`,
+        invitationId: outcome.invitationId
+      }
     }
     if (outcome.kind === 'user_exists') {
       // The provider knows this person already: our invitation is moot. Revoked (not deleted)
@@ -73,19 +85,39 @@ export async function deliverInvitation (
         const revoked = await markInvitationRevoked(tx, d.workspace.id, inv.id, now)
         if (revoked !== null) {
           await insertAuditEvent(tx, {
-            workspaceId: d.workspace.id, action: 'invitation.revoked', actor: SYSTEM, target: { type: 'invitation', id: inv.id }, payload: { email: inv.email, reason: 'identity_provider_user_exists' }, now
+            workspaceId: d.workspace.id,
+            action: 'invitation.revoked',
+            actor: SYSTEM,
+            target: {
+              type: 'invitation',
+              id: inv.id
+            },
+            payload: { email: inv.email, reason: 'identity_provider_user_exists' },
+            now
           })
         }
       })
       throw serviceError('USER_EXISTS')
     }
-    log.warn({ invitationId: inv.id, reason: outcome.reason }, 'identity provider invitation unavailable; sending the invitation e-mail ourselves')
+    log.warn(
+      { invitationId: inv.id, reason: outcome.reason },
+      'identity provider invitation unavailable; sending the invitation e-mail ourselves'
+    )
   }
 
   // Path 2 (fallback): our own e-mail with the signup link on APP_URL.
   const link = signupLink(config.appUrl, d.token)
   try {
-    await mailer.send(invitationEmail({ to: inv.email, workspaceName: d.workspace.name, inviter: d.inviter.name, role: inv.role, link, expiresAt: inv.expiresAt }))
+    await mailer.send(
+      invitationEmail({
+        to: inv.email,
+        workspaceName: d.workspace.name,
+        inviter: d.inviter.name,
+        role: inv.role,
+        link,
+        expiresAt: inv.expiresAt
+      })
+    )
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).slice(0, 500)
     log.warn({ invitationId: inv.id, err: reason }, 'sending the invitation e-mail failed')
@@ -93,7 +125,15 @@ export async function deliverInvitation (
     await db.transaction(async tx => {
       await recordDelivery(tx, inv.id, { status: 'failed', error: reason, now })
       await insertAuditEvent(tx, {
-        workspaceId: d.workspace.id, action: 'invitation.email_failed', actor: d.inviter.audit, target: { type: 'invitation', id: inv.id }, payload: { email: inv.email }, now
+        workspaceId: d.workspace.id,
+        action: 'invitation.email_failed',
+        actor: d.inviter.audit,
+        target: {
+          type: 'invitation',
+          id: inv.id
+        },
+        payload: { email: inv.email },
+        now
       })
     })
     throw serviceError('EMAIL_SEND_FAILED')

@@ -7,7 +7,9 @@ import type { AuditActor } from '../db/audit-events.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { findUserByEmail, normalizeEmail } from '../db/users.js'
 import { findWorkspace, insertWorkspace } from '../db/workspaces.js'
-import { findPendingInvitationByWorkspaceName, refreshInvitationToken, upsertPendingInvitation } from '../db/invitations.js'
+import {
+  findPendingInvitationByWorkspaceName, refreshInvitationToken, upsertPendingInvitation
+} from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { noIdentityProvider } from '../idp/invitations.js'
@@ -55,12 +57,34 @@ export async function createFirstAdmin (
       const row = await refreshInvitationToken(tx, existing.id, hashToken(token), expiresAt, now)
       const ws = await findWorkspace(tx, existing.workspaceId)
       if (row === null || ws === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
-      await insertAuditEvent(tx, { workspaceId: ws.id, action: 'invitation.resent', actor: CREATE_ADMIN_ACTOR, target: { type: 'invitation', id: row.id }, payload: { email, role: 'admin' }, now })
+      await insertAuditEvent(
+        tx,
+        {
+          workspaceId: ws.id,
+          action: 'invitation.resent',
+          actor: CREATE_ADMIN_ACTOR,
+          target: { type: 'invitation', id: row.id },
+          payload: { email, role: 'admin' },
+          now
+        }
+      )
       return { invitation: row, workspace: ws, reissued: true }
     }
     const ws = await insertWorkspace(tx, { name: workspaceName, now })
-    const row = await upsertPendingInvitation(tx, { workspaceId: ws.id, email, role: 'admin', tokenHash: hashToken(token), expiresAt, invitedBy: null, now })
-    await insertAuditEvent(tx, { workspaceId: ws.id, action: 'invitation.created', actor: CREATE_ADMIN_ACTOR, target: { type: 'invitation', id: row.id }, payload: { email, role: 'admin' }, now })
+    const row = await upsertPendingInvitation(
+      tx, { workspaceId: ws.id, email, role: 'admin', tokenHash: hashToken(token), expiresAt, invitedBy: null, now }
+    )
+    await insertAuditEvent(
+      tx,
+      {
+        workspaceId: ws.id,
+        action: 'invitation.created',
+        actor: CREATE_ADMIN_ACTOR,
+        target: { type: 'invitation', id: row.id },
+        payload: { email, role: 'admin' },
+        now
+      }
+    )
     return { invitation: row, workspace: ws, reissued: false }
   })
 

@@ -67,19 +67,33 @@ async function underSendLease<Row extends { id: string }, R> (
     const row = await rotate(lease, now)
     if (row !== null) {
       const renew = setInterval(() => {
-        renewSendLease(deps.db, row.id, lease.owner, new Date(deps.clock.now().getTime() + deps.leaseMs)).catch((e: Error) => { deps.log.warn({ invitationId: row.id, err: e.message }, 'could not renew the send lease') })
+        renewSendLease(
+          deps.db, row.id, lease.owner, new Date(deps.clock.now().getTime() + deps.leaseMs)
+        ).catch((e: Error) => {
+          deps.log.warn(
+            { invitationId: row.id, err: e.message }, 'could not renew the send lease'
+          )
+        })
       }, Math.max(1, Math.floor(deps.leaseMs / 3)))
       renew.unref()
       try {
         return await send(row)
       } finally {
         clearInterval(renew)
-        await releaseSendLease(deps.db, row.id, lease.owner).catch((e: Error) => { deps.log.warn({ invitationId: row.id, err: e.message }, 'could not release the send lease; it runs out by itself') })
+        await releaseSendLease(
+          deps.db, row.id, lease.owner
+        ).catch((e: Error) => {
+          deps.log.warn(
+            { invitationId: row.id, err: e.message }, 'could not release the send lease; it runs out by itself'
+          )
+        })
         released()
       }
     }
     if (performance.now() >= giveUpAt) {
-      const err = serviceError('SERVICE_UNAVAILABLE', ['another send of this invitation is still in progress; retry shortly'])
+      const err = serviceError(
+        'SERVICE_UNAVAILABLE', ['another send of this invitation is still in progress; retry shortly']
+      )
       err.headers = { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) }
       throw err
     }

@@ -28,8 +28,15 @@ export interface InvitationService {
    * the workspace's invitation-e-mail budget, except for a replay of an Idempotency-Key. With
    * `idempotency`, the key's semantics (src/idempotency) over the normalized input.
    */
-  invite(actor: Principal, input: { email: string, role: Role }, opts?: { idempotency?: IdempotencyKeyOf }): Promise<InviteResult>
-  list(actor: Principal, q: { status?: InvitationStatus, limit: number, cursor?: string }): Promise<{ items: InvitationView[], nextCursor: string | null }>
+  invite(actor: Principal, input: {
+    email: string,
+    role: Role
+  }, opts?: { idempotency?: IdempotencyKeyOf }): Promise<InviteResult>
+  list(actor: Principal, q: {
+    status?: InvitationStatus,
+    limit: number,
+    cursor?: string
+  }): Promise<{ items: InvitationView[], nextCursor: string | null }>
   /** Fresh token and expiry for a pending invitation, and send it again. */
   resend(actor: Principal, invitationId: string): Promise<InviteResult>
   revoke(actor: Principal, invitationId: string): Promise<InvitationView>
@@ -60,7 +67,11 @@ function inviterOf (p: Principal): Inviter {
   return { name: p.name ?? p.email, audit: auditActorOf(p), userId: p.kind === 'apiKey' ? null : p.userId }
 }
 
-export function createInvitationService (ports: Ports, idempotency: Idempotency, idpOverride?: IdentityProviderInvitations): InvitationService {
+export function createInvitationService (
+  ports: Ports,
+  idempotency: Idempotency,
+  idpOverride?: IdentityProviderInvitations
+): InvitationService {
   const { db, clock, config, log } = ports
   const idp = idpOverride ?? createIdentityProviderInvitations(config)
   const ttlMs = config.invitationTtlDays * DAY_MS
@@ -82,16 +93,33 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
    * changes nothing), given back unless the invitation was handed to the SMTP server or the
    * identity provider — a refused request (409, 404) or a failed send does not count.
    */
-  async function onBudget (actor: Principal, ws: { id: string, name: string, workosOrganizationId: string | null }, work: (deliver: Deliver) => Promise<InviteResult>): Promise<InviteResult> {
+  async function onBudget (
+    actor: Principal,
+    ws: { id: string, name: string, workosOrganizationId: string | null },
+    work: (deliver: Deliver) => Promise<InviteResult>
+  ): Promise<InviteResult> {
     await ports.invitationBudget.take(ws.id)
     let handedOver = false
     const deliver: Deliver = async (inv, token, reinvite) => await deliverInvitation(
       { db, clock, config, log, mailer: ports.mailer, idp },
-      { workspace: ws, invitation: inv, token, inviter: inviterOf(actor), reinvite, handedOver: () => { handedOver = true } })
+      {
+        workspace: ws,
+        invitation: inv,
+        token,
+        inviter: inviterOf(actor),
+        reinvite,
+        handedOver: () => { handedOver = true }
+      })
     try {
       return await work(deliver)
     } catch (err) {
-      if (!handedOver) await ports.invitationBudget.refund(ws.id).catch((e: Error) => { log.warn({ err: e.message }, 'could not refund the invitation-e-mail budget') })
+      if (!handedOver) {
+        await ports.invitationBudget.refund(ws.id).catch((e: Error) => {
+          log.warn(
+            { err: e.message }, 'could not refund the invitation-e-mail budget'
+          )
+        })
+      }
       throw err
     }
   }
@@ -137,13 +165,18 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
       const role = input.role
       if (opts.idempotency === undefined) return await runInvite(actor, email, role)
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.
-      return await idempotency.run({ workspaceId: actor.workspaceId, ...opts.idempotency, request: [email, role] }, async () => await runInvite(actor, email, role))
+      return await idempotency.run(
+        { workspaceId: actor.workspaceId, ...opts.idempotency, request: [email, role] },
+        async () => await runInvite(actor, email, role)
+      )
     },
 
     async list (actor, q) {
       const now = clock.now()
       const before = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined
-      const rows = await listInvitations(db, { workspaceId: actor.workspaceId, status: q.status, now, limit: q.limit + 1, before })
+      const rows = await listInvitations(
+        db, { workspaceId: actor.workspaceId, status: q.status, now, limit: q.limit + 1, before }
+      )
       const { page, nextCursor } = pageOf(rows, q.limit, r => ({ createdAt: new Date(r.createdAt), id: r.id }))
       return { items: page.map(r => toInvitationView(r, now)), nextCursor }
     },
@@ -159,11 +192,21 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
           if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
           if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
           if (!await takeSendLease(tx, current.id, sendLease, now)) return null
-          const row = await refreshInvitationToken(tx, current.id, hashToken(token), new Date(now.getTime() + ttlMs), now)
+          const row = await refreshInvitationToken(
+            tx, current.id, hashToken(token), new Date(now.getTime() + ttlMs), now
+          )
           // Accepted or revoked between the read and the update.
           if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
           await insertAuditEvent(tx, {
-            workspaceId: ws.id, action: 'invitation.resent', actor: auditActorOf(actor), target: { type: 'invitation', id: row.id }, payload: { email: row.email, role: row.role }, now
+            workspaceId: ws.id,
+            action: 'invitation.resent',
+            actor: auditActorOf(actor),
+            target: {
+              type: 'invitation',
+              id: row.id
+            },
+            payload: { email: row.email, role: row.role },
+            now
           })
           return row
         }), async inv => await deliver(inv, token, true))
@@ -180,7 +223,15 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
           throw serviceError('INVITATION_NOT_PENDING', [effectiveStatus(current, now)])
         }
         await insertAuditEvent(tx, {
-          workspaceId: actor.workspaceId, action: 'invitation.revoked', actor: auditActorOf(actor), target: { type: 'invitation', id: revoked.id }, payload: { email: revoked.email }, now
+          workspaceId: actor.workspaceId,
+          action: 'invitation.revoked',
+          actor: auditActorOf(actor),
+          target: {
+            type: 'invitation',
+            id: revoked.id
+          },
+          payload: { email: revoked.email },
+          now
         })
         return revoked
       })
@@ -188,7 +239,11 @@ export function createInvitationService (ports: Ports, idempotency: Idempotency,
       // best effort; our row is already revoked either way).
       if (row.idpInvitationId !== null && idp.kind !== 'none') {
         const told = await idp.revoke(row.idpInvitationId)
-        if (!told) log.warn({ invitationId: row.id }, 'revoking the invitation at the identity provider failed; it is revoked here')
+        if (!told) {
+          log.warn(
+            { invitationId: row.id }, 'revoking the invitation at the identity provider failed; it is revoked here'
+          )
+        }
       }
       return toInvitationView(row, now)
     }

@@ -1,8 +1,9 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
-// Secrets kept at rest (Slack bot tokens, stored Idempotency-Key answers): AES-256-GCM with ENCRYPTION_KEY and a random 96-bit IV
-// per value, stored as base64(iv | tag | ciphertext). `context` is bound as additional
-// authenticated data, so a ciphertext copied to another row (another team) does not decrypt.
+// Secrets kept at rest (Slack bot tokens, stored Idempotency-Key answers): AES-256-GCM with
+// ENCRYPTION_KEY and a random 96-bit IV per value, stored as base64(iv | tag | ciphertext).
+// `context` is bound as additional authenticated data, so a ciphertext copied to another row
+// (another team) does not decrypt.
 
 const IV_BYTES = 12
 const TAG_BYTES = 16

@@ -6,7 +6,9 @@
 export async function withDeadline<T> (work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(Object.assign(new Error(`${what} timed out after ${ms} ms`), { name: 'TimeoutError' })) }, ms)
+    timer = setTimeout(
+      () => { reject(Object.assign(new Error(`${what} timed out after ${ms} ms`), { name: 'TimeoutError' })) }, ms
+    )
   })
   work.catch(() => {})
   try {

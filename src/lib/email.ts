@@ -19,7 +19,10 @@ export function isEmailAddress (s: string): boolean {
 /** The address as stored and compared (lower case); throws VALIDATION_FAILED when it is not one. */
 export function emailAddress (s: string, field = 'email'): string {
   if (!isEmailAddress(s)) {
-    throw serviceError('VALIDATION_FAILED', [`${field} must be an e-mail address`], { errors: [{ in: 'body', field, message: 'must be an e-mail address' }] })
+    throw serviceError(
+      'VALIDATION_FAILED', [`${field} must be an e-mail address`],
+      { errors: [{ in: 'body', field, message: 'must be an e-mail address' }] }
+    )
   }
   return s.toLowerCase()
 }

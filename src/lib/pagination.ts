@@ -38,7 +38,11 @@ export function decodeCursor (cursor: string, isId: IdCheck = UUID_ID): Position
 }
 
 /** One page from `limit + 1` rows (the extra row says whether a next page exists). */
-export function pageOf<R> (rows: R[], limit: number, position: (row: R) => Position): { page: R[], nextCursor: string | null } {
+export function pageOf<R> (
+  rows: R[],
+  limit: number,
+  position: (row: R) => Position
+): { page: R[], nextCursor: string | null } {
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   return { page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(position(last)) : null }

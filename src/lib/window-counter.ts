@@ -59,7 +59,9 @@ end
 return {current, ttl}
 `
 
-type RedisWithAdd = Redis & { windowCounterAdd(key: string, amount: number, windowMs: number): Promise<[number, number]> }
+type RedisWithAdd = Redis & {
+  windowCounterAdd(key: string, amount: number, windowMs: number): Promise<[number, number]>
+}
 
 /** Shared by every instance: one counter per key in Redis, under `namespace`. */
 export class RedisWindowCounter implements WindowCounter {
@@ -95,7 +97,11 @@ export interface OutageLog {
  * memory, so limits still hold per instance and an outage of Redis never takes the API down.
  */
 export class FailOpenWindowCounter implements WindowCounter {
-  constructor (private readonly shared: WindowCounter, private readonly local: WindowCounter, private readonly outage: OutageLog) {}
+  constructor (
+    private readonly shared: WindowCounter,
+    private readonly local: WindowCounter,
+    private readonly outage: OutageLog
+  ) {}
 
   async add (key: string, amount: number, windowMs: number): Promise<WindowCount> {
     try {
@@ -123,6 +129,11 @@ function storeUnavailable (cause: unknown): ServiceError {
 export function windowSpent (max: number, ttlMs: number): ServiceError {
   const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
   const err = serviceError('RATE_LIMITED', [seconds])
-  err.headers = { 'retry-after': String(seconds), 'x-ratelimit-limit': String(max), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(seconds) }
+  err.headers = {
+    'retry-after': String(seconds),
+    'x-ratelimit-limit': String(max),
+    'x-ratelimit-remaining': '0',
+    'x-ratelimit-reset': String(seconds)
+  }
   return err
 }

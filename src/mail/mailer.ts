@@ -60,7 +60,16 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
         await connections.acquire(signal)
         try {
           // `signal` is nodemailer's (10.x); its type declarations do not have it yet.
-          await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, signal } as SendMailOptions)
+          await transport.sendMail(
+            {
+              from: opts.from,
+              to: msg.to,
+              subject: msg.subject,
+              text: msg.text,
+              html: msg.html,
+              signal
+            } as SendMailOptions
+          )
         } finally {
           connections.release()
         }
@@ -104,14 +113,23 @@ function devMailbox (opts: MailerOptions): Mailer {
   return {
     kind: 'dev-mailbox',
     async send (msg) {
-      const info = await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html })
+      const info = await transport.sendMail({
+        from: opts.from,
+        to: msg.to,
+        subject: msg.subject,
+        text: msg.text,
+        html: msg.html
+      })
       let file: string | null = null
       if (dir !== null) {
         mkdirSync(dir, { recursive: true })
         file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.eml`)
         writeFileSync(file, info.message as Buffer)
       }
-      opts.log.info({ to: msg.to, subject: msg.subject, file, link: msg.link }, 'e-mail written to the dev mailbox (SMTP_URL not set)')
+      opts.log.info(
+        { to: msg.to, subject: msg.subject, file, link: msg.link },
+        'e-mail written to the dev mailbox (SMTP_URL not set)'
+      )
     },
     async close () {}
   }

@@ -11,7 +11,10 @@ interface ContractOperation {
   responses?: Record<string, Json>
 }
 
-interface ContractDoc { paths: Record<string, Record<string, unknown>>, components: Record<string, Record<string, Json>> }
+interface ContractDoc {
+  paths: Record<string, Record<string, unknown>>,
+  components: Record<string, Record<string, Json>>
+}
 
 function resolveRef (doc: ContractDoc, ref: string): Json {
   const m = /^#\/components\/([A-Za-z]+)\/([A-Za-z0-9_.-]+)$/.exec(ref)
@@ -36,10 +39,15 @@ function inlineRefs (doc: ContractDoc, value: unknown, depth = 0): unknown {
 export function withoutExtensions (value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutExtensions)
   if (value === null || typeof value !== 'object') return value
-  return Object.fromEntries(Object.entries(value as Json).filter(([k]) => !k.startsWith('x-')).map(([k, v]) => [k, withoutExtensions(v)]))
+  return Object.fromEntries(
+    Object.entries(value as Json).filter(([k]) => !k.startsWith('x-')).map(([k, v]) => [k, withoutExtensions(v)])
+  )
 }
 
-function findOperation (doc: ContractDoc, operationId: string): { path: string, op: ContractOperation, pathParams: Json[] } {
+function findOperation (
+  doc: ContractDoc,
+  operationId: string
+): { path: string, op: ContractOperation, pathParams: Json[] } {
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       if (method === 'parameters') continue
@@ -60,7 +68,11 @@ export interface ToolSchemas {
  * Input and output schemas of the tool that mirrors `operationId`. `rename` maps contract
  * parameter names to tool argument names (e.g. invitationId → id).
  */
-export function toolSchemasFor (contract: Record<string, unknown>, operationId: string, rename: Record<string, string> = {}): ToolSchemas {
+export function toolSchemasFor (
+  contract: Record<string, unknown>,
+  operationId: string,
+  rename: Record<string, string> = {}
+): ToolSchemas {
   const doc = contract as unknown as ContractDoc
   const { op, pathParams } = findOperation(doc, operationId)
   let input: Json
@@ -74,7 +86,10 @@ export function toolSchemasFor (contract: Record<string, unknown>, operationId: 
     const required: string[] = []
     for (const p of params) {
       const name = rename[p.name as string] ?? p.name as string
-      properties[name] = { ...(p.schema as Json), ...(typeof p.description === 'string' ? { description: p.description } : {}) }
+      properties[name] = {
+        ...(p.schema as Json),
+        ...(typeof p.description === 'string' ? { description: p.description } : {})
+      }
       if (p.required === true) required.push(name)
     }
     input = { type: 'object', additionalProperties: false, properties, ...(required.length > 0 ? { required } : {}) }

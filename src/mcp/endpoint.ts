@@ -1,6 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult
+} from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../logger.js'
 import type { Principal } from '../principal.js'
 import { errorBody, toServiceError } from '../error-response.js'
@@ -27,7 +29,12 @@ function toolError (err: unknown, log: Logger, tool: string): CallToolResult {
 export function createMcpEndpoint (deps: { tools: McpTool[], version: string }): McpEndpoint {
   const { tools, version } = deps
   const byName = new Map(tools.map(t => [t.name, t]))
-  const listing = tools.map(t => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }))
+  const listing = tools.map(t => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    outputSchema: t.outputSchema
+  }))
 
   function serverFor (principal: Principal, log: Logger): Server {
     const server = new Server({ name: 'workspace-service', version }, { capabilities: { tools: {} } })
@@ -53,7 +60,11 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
     async handle ({ principal, request, body, log }) {
       // JSON-RPC 2.0: an empty batch is an Invalid Request (the SDK would accept it with 202).
       if (Array.isArray(body) && body.length === 0) {
-        const error = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: an empty batch' } }
+        const error = {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: an empty batch' }
+        }
         return new Response(JSON.stringify(error), { status: 400, headers: { 'content-type': 'application/json' } })
       }
       const server = serverFor(principal, log)

@@ -71,7 +71,9 @@ const DEFS: ToolDef[] = [
     name: 'list_members',
     operationId: 'getUsers',
     description: 'List the members of the workspace, oldest first. Pass nextCursor as cursor for the next page.',
-    run: async (s, p, a) => await s.members.list(p, { limit: a.limit as number, cursor: a.cursor as string | undefined })
+    run: async (s, p, a) => await s.members.list(
+      p, { limit: a.limit as number, cursor: a.cursor as string | undefined }
+    )
   }
 ]
 
@@ -86,13 +88,20 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
     }
     const withheld = new Set(def.withhold ?? [])
     if (withheld.size > 0) {
-      const properties = Object.fromEntries(Object.entries((schemas.output.properties ?? {}) as Record<string, unknown>).filter(([k]) => !withheld.has(k)))
+      const properties = Object.fromEntries(
+        Object.entries((schemas.output.properties ?? {}) as Record<string, unknown>).filter(([k]) => !withheld.has(k))
+      )
       schemas.output = { ...schemas.output, properties }
     }
     const defaults = Object.entries((schemas.input.properties ?? {}) as Record<string, { default?: unknown }>)
       .filter(([, v]) => v.default !== undefined).map(([k, v]) => [k, v.default] as const)
     // 'body' mode: JSON arguments are typed already, so nothing is coerced (as for REST bodies).
-    const validate = compile({ schema: schemas.input, httpPart: 'body', method: 'POST', url: '/api/mcp' }) as ValidateFunction
+    const validate = compile({
+      schema: schemas.input,
+      httpPart: 'body',
+      method: 'POST',
+      url: '/api/mcp'
+    }) as ValidateFunction
     return {
       name: def.name,
       operationId: def.operationId,
@@ -103,7 +112,11 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
       withDefaults: args => ({ ...Object.fromEntries(defaults), ...args }),
       run: async (principal, args) => {
         const result = await def.run(services, principal, args) as Record<string, unknown>
-        return withheld.size === 0 ? result : Object.fromEntries(Object.entries(result).filter(([k]) => !withheld.has(k)))
+        return withheld.size === 0
+          ? result
+          : Object.fromEntries(
+            Object.entries(result).filter(([k]) => !withheld.has(k))
+          )
       }
     }
   })
@@ -111,7 +124,9 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
 
 /** Arguments failing the schema → the same VALIDATION_FAILED (and details.errors) the REST API gives. */
 export function argumentsError (validate: ValidateFunction): ServiceError {
-  const err = Object.assign(new Error('invalid arguments'), { validation: validate.errors ?? [], validationContext: 'arguments' })
+  const err = Object.assign(
+    new Error('invalid arguments'), { validation: validate.errors ?? [], validationContext: 'arguments' }
+  )
   const { error } = toServiceError(err)
   return error.code === 'VALIDATION_FAILED' ? error : serviceError('VALIDATION_FAILED', ['arguments'])
 }

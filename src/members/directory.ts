@@ -15,13 +15,19 @@ export function toApiUser (u: UserRow): ApiUser {
 
 /** The signed-in user and their workspace, read fresh (a removed user or workspace is signed out). */
 export async function loadMe (q: Queryable, workspaceId: string, userId: string): Promise<Me> {
-  const [user, workspace] = await Promise.all([findUserInWorkspace(q, workspaceId, userId), findWorkspace(q, workspaceId)])
+  const [user, workspace] = await Promise.all([
+    findUserInWorkspace(q, workspaceId, userId), findWorkspace(q, workspaceId)
+  ])
   if (user === null || workspace === null) throw serviceError('UNAUTHENTICATED')
   return { user: toApiUser(user), workspace: { id: workspace.id, name: workspace.name } }
 }
 
 /** One page of a workspace's members, oldest first; nextCursor is null on the last page. */
-export async function listMembers (q: Queryable, workspaceId: string, page: { limit: number, cursor?: string | undefined }): Promise<UserList> {
+export async function listMembers (
+  q: Queryable,
+  workspaceId: string,
+  page: { limit: number, cursor?: string | undefined }
+): Promise<UserList> {
   const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined
   const rows = await listUsers(q, workspaceId, { limit: page.limit + 1, after })
   const { page: items, nextCursor } = pageOf(rows, page.limit, u => u)

@@ -29,7 +29,13 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
   await fastify.register(jwt, {
     secret: config.session.secret,
     sign: { algorithm: 'HS256', iss: config.publicUrl, aud: JWT_AUDIENCE, expiresIn: config.session.ttlSeconds },
-    verify: { algorithms: ['HS256'], allowedIss: config.publicUrl, allowedAud: JWT_AUDIENCE, requiredClaims: ['exp', 'iss', 'aud', 'sid'], cache: true }
+    verify: {
+      algorithms: ['HS256'],
+      allowedIss: config.publicUrl,
+      allowedAud: JWT_AUDIENCE,
+      requiredClaims: ['exp', 'iss', 'aud', 'sid'],
+      cache: true
+    }
   })
   fastify.decorate('sessionSigner', {
     sign: (payload: { sid: string }) => fastify.jwt.sign(payload),
@@ -53,10 +59,18 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
  * makes it Secure.
  */
 function browserCookie (config: Config, reply: FastifyReply, path: string) {
-  return { httpOnly: true, sameSite: 'lax' as const, path, secure: config.session.secureCookie || reply.request.protocol === 'https' }
+  return {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    path,
+    secure: config.session.secureCookie || reply.request.protocol === 'https'
+  }
 }
 
-/** A browser's OAuth state cookie, one per flow: set at the redirect, read and cleared at the callback (single use, whatever the outcome). */
+/**
+ * A browser's OAuth state cookie, one per flow: set at the redirect, read and cleared at the
+ * callback (single use, whatever the outcome).
+ */
 export function oauthStateCookie (config: Config, cookie: { name: string, path: string }) {
   const options = (reply: FastifyReply) => browserCookie(config, reply, cookie.path)
   return {

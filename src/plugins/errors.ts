@@ -15,16 +15,26 @@ export { errorBody, formatSchemaErrors } from '../error-response.js'
  * unknown method such as `FOO`, a malformed request line, headers over the size limit, a request
  * timeout) still gets an ErrorResponse, written as raw HTTP on the socket (there is no reply).
  */
-export function clientErrorHandler (this: { log: FastifyInstance['log'] }, err: NodeJS.ErrnoException, socket: Duplex): void {
+export function clientErrorHandler (
+  this: { log: FastifyInstance['log'] },
+  err: NodeJS.ErrnoException,
+  socket: Duplex
+): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const [status, why] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
     ? [408, 'the request took too long to arrive']
-    : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'the request headers are too large'] : [400, 'it is not valid HTTP/1.1']
+    : err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431, 'the request headers are too large'
+        ]
+      : [400, 'it is not valid HTTP/1.1']
   const error = serviceError('VALIDATION_FAILED', [why])
   this.log.debug({ err: err.message, code: err.code }, 'client error')
   if (socket.writable) {
     const body = JSON.stringify(errorBody(error))
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+    )
   }
   socket.destroy()
 }
@@ -40,7 +50,9 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
       request.log.debug({ code: error.code }, error.message)
     }
     // Browser flows (e.g. the Slack install link) send a person without a session to /login.
-    const redirect = (request.routeOptions.config as { unauthenticatedRedirect?: string } | undefined)?.unauthenticatedRedirect
+    const redirect = (request.routeOptions.config as {
+      unauthenticatedRedirect?: string
+    } | undefined)?.unauthenticatedRedirect
     if (redirect !== undefined && error.statusCode === 401) {
       return await reply.redirect(redirect, 302)
     }

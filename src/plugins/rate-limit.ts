@@ -3,7 +3,9 @@ import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rat
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
-import { FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, windowSpent, type WindowCounter } from '../lib/window-counter.js'
+import {
+  FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, windowSpent, type WindowCounter
+} from '../lib/window-counter.js'
 
 // Rate limits: an operation names a policy in the contract (`x-fastify-config: { rateLimit:
 // { scope } }`), the numbers come from configuration. Operations without one (everything behind
@@ -52,7 +54,11 @@ const MINUTE_MS = 60_000
 class WindowCounterStore implements FastifyRateLimitStore {
   constructor (private readonly counter: WindowCounter) {}
 
-  incr (key: string, callback: (error: Error | null, result?: { current: number, ttl: number }) => void, timeWindow: number): void {
+  incr (
+    key: string,
+    callback: (error: Error | null, result?: { current: number, ttl: number }) => void,
+    timeWindow: number
+  ): void {
     this.counter.add(key, 1, timeWindow).then(res => { callback(null, res) }, (err: Error) => { callback(err) })
   }
 
@@ -68,7 +74,11 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
   const counterIn = (namespace: string): WindowCounter => {
     if (redis === null) return new MemoryWindowCounter()
     const shared = new RedisWindowCounter(redis, NAMESPACE + namespace)
-    return config.rateLimit.failOpen ? new FailOpenWindowCounter(shared, new MemoryWindowCounter(), fastify.redisOutage) : shared
+    return config.rateLimit.failOpen
+      ? new FailOpenWindowCounter(
+        shared, new MemoryWindowCounter(), fastify.redisOutage
+      )
+      : shared
   }
   fastify.decorate('rateLimitStore', redis !== null ? 'redis' : 'memory')
   fastify.decorate('windowCounter', counterIn)
@@ -84,7 +94,10 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
   })
 
   const scopes: Record<RateLimitScope, { max: number, key: (r: FastifyRequest) => string }> = {
-    'client-ip': { max: config.rateLimit.authPerMinute, key: r => `ip:${normalizeIP(r.ip, config.rateLimit.ipv6Prefix)}` },
+    'client-ip': {
+      max: config.rateLimit.authPerMinute,
+      key: r => `ip:${normalizeIP(r.ip, config.rateLimit.ipv6Prefix)}`
+    },
     'api-key': { max: config.rateLimit.apiKeyPerMinute, key: r => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
   }
   fastify.decorate('rateLimitedRoute', (policy: RateLimitPolicy): RateLimitedRoute => {

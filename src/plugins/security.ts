@@ -24,7 +24,12 @@ type SchemeHandler = (request: FastifyRequest, reply: FastifyReply, scopes: stri
 type Requirement = Array<[scheme: string, scopes: string[]]>
 
 interface OperationConfig { authAfterBody?: boolean, [key: string]: unknown }
-interface ContractOperation { security?: Array<Record<string, string[]>>, 'x-fastify-config'?: OperationConfig & { rateLimit?: RateLimitPolicy | false } }
+interface ContractOperation {
+  security?: Array<Record<string, string[]>>,
+  'x-fastify-config'?: OperationConfig & {
+    rateLimit?: RateLimitPolicy | false
+  }
+}
 
 /** What glue's operationResolver adds to a route, besides the handler. */
 type OperationRoute = Pick<RouteShorthandOptions, 'onRequest' | 'preHandler'> & { config: OperationConfig }
@@ -60,7 +65,10 @@ function requirementHook (alternatives: Requirement[], handlers: Record<string, 
   }
 }
 
-async function securityPlugin (fastify: FastifyInstance, opts: { contract: Record<string, unknown>, security: SecurityServices }): Promise<void> {
+async function securityPlugin (
+  fastify: FastifyInstance,
+  opts: { contract: Record<string, unknown>, security: SecurityServices }
+): Promise<void> {
   const handlers = createSecurityHandlers(opts.security) as Record<string, SchemeHandler>
   const sessionPrecheck = createSessionPrecheck(opts.security)
   const paths = (opts.contract.paths ?? {}) as Record<string, Record<string, ContractOperation>>

@@ -25,7 +25,9 @@ export interface SessionService {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-export function createSessionService (deps: { db: Database, clock: Clock, signer: SessionTokenSigner, ttlSeconds: number }): SessionService {
+export function createSessionService (
+  deps: { db: Database, clock: Clock, signer: SessionTokenSigner, ttlSeconds: number }
+): SessionService {
   const { db, clock, signer, ttlSeconds } = deps
   const sessionIdOf = (token: string): string | null => {
     let payload: { sid?: unknown }
@@ -41,7 +43,9 @@ export function createSessionService (deps: { db: Database, clock: Clock, signer
     sessionIdOf,
     async start (tx, userId, method) {
       const now = clock.now()
-      const { id } = await insertSession(tx, { userId, method, now, expiresAt: new Date(now.getTime() + ttlSeconds * 1000) })
+      const { id } = await insertSession(
+        tx, { userId, method, now, expiresAt: new Date(now.getTime() + ttlSeconds * 1000) }
+      )
       return { sessionId: id, token: signer.sign({ sid: id }) }
     },
     async authenticate (token) {
@@ -50,7 +54,16 @@ export function createSessionService (deps: { db: Database, clock: Clock, signer
       // The row decides: logout, revocation, removal and role changes take effect at once.
       const s = await findActiveSession(db, sid, clock.now())
       if (s === null) return null
-      return { kind: 'session', userId: s.userId, workspaceId: s.workspaceId, email: s.email, name: s.name, role: s.role, sessionId: s.sessionId, apiKeyId: null }
+      return {
+        kind: 'session',
+        userId: s.userId,
+        workspaceId: s.workspaceId,
+        email: s.email,
+        name: s.name,
+        role: s.role,
+        sessionId: s.sessionId,
+        apiKeyId: null
+      }
     },
     async revoke (q, sessionId) {
       return await revokeSession(q, sessionId, clock.now())

@@ -18,7 +18,10 @@ import { str, type Outcome, type SlackEnvelope } from './event-queue.js'
 
 /** What the bot needs from the invitations service (src/invitations/service.ts). */
 export interface InvitationsPort {
-  invite(actor: Principal, input: { email: string, role: 'admin' | 'member' }): Promise<{ success: boolean, message: string, invitationId?: string, invitationUrl?: string }>
+  invite(actor: Principal, input: {
+    email: string,
+    role: 'admin' | 'member'
+  }): Promise<{ success: boolean, message: string, invitationId?: string, invitationUrl?: string }>
 }
 
 export interface SlackBotDeps {
@@ -109,7 +112,12 @@ async function command (deps: SlackBotDeps, teamId: string, event: Json): Promis
   return await invite(deps, actor, cmd, { teamId, reply })
 }
 
-async function invite (deps: SlackBotDeps, actor: Principal, cmd: { email: string, role: 'admin' | 'member' }, to: { teamId: string, reply: Reply }): Promise<Outcome> {
+async function invite (
+  deps: SlackBotDeps,
+  actor: Principal,
+  cmd: { email: string, role: 'admin' | 'member' },
+  to: { teamId: string, reply: Reply }
+): Promise<Outcome> {
   const { log } = deps
   const who = escapeSlackText(cmd.email)
   try {
@@ -146,5 +154,14 @@ async function adminBehind (db: Database, inst: ChatInstallationRow, email: stri
   if (email === null) return null
   const user = await findUserByEmail(db, email)
   if (user === null || user.status !== 'active' || user.role !== 'admin' || user.workspaceId !== inst.workspaceId) return null
-  return { kind: 'chat', userId: user.id, workspaceId: user.workspaceId, email: user.email, name: user.name, role: 'admin', sessionId: null, apiKeyId: null }
+  return {
+    kind: 'chat',
+    userId: user.id,
+    workspaceId: user.workspaceId,
+    email: user.email,
+    name: user.name,
+    role: 'admin',
+    sessionId: null,
+    apiKeyId: null
+  }
 }

@@ -2,7 +2,9 @@ import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import { serviceError } from '../errors.js'
-import { claimChatEvent, finishChatEvent, insertChatEvent, listClaimableChatEvents, type ChatEventStatus } from '../db/chat-events.js'
+import {
+  claimChatEvent, finishChatEvent, insertChatEvent, listClaimableChatEvents, type ChatEventStatus
+} from '../db/chat-events.js'
 
 // Durable intake of Slack events: an event is recorded (deduplicated by event_id) before it is
 // acknowledged, and processed afterwards by one in-process worker in arrival order. Rows still
@@ -75,12 +77,16 @@ class SlackEventQueue implements EventQueue {
     const event = envelope.event
     if (eventId === null || typeof event !== 'object' || event === null) {
       throw serviceError('VALIDATION_FAILED', ['an event_callback needs event_id and event'], {
-        errors: [{ in: 'body', field: eventId === null ? 'event_id' : 'event', message: 'is required for event_callback' }]
+        errors: [
+          { in: 'body', field: eventId === null ? 'event_id' : 'event', message: 'is required for event_callback' }
+        ]
       })
     }
     // The legacy verification token is a shared secret: it is not kept.
     const { token: _legacyToken, ...payload } = envelope
-    const recorded = await insertChatEvent(db, { eventId, teamId: str(envelope.team_id), type: str(event.type) ?? 'unknown', payload, now: clock.now() })
+    const recorded = await insertChatEvent(
+      db, { eventId, teamId: str(envelope.team_id), type: str(event.type) ?? 'unknown', payload, now: clock.now() }
+    )
     if (recorded) {
       this.#enqueue(eventId)
     } else {
@@ -148,7 +154,9 @@ class SlackEventQueue implements EventQueue {
     const { db, clock, log } = this.#deps
     this.#sweeping = (async () => {
       try {
-        for (const eventId of await listClaimableChatEvents(db, clock.now(), CLAIM_LEASE_MS, SWEEP_BATCH)) this.#enqueue(eventId)
+        for (const eventId of await listClaimableChatEvents(
+          db, clock.now(), CLAIM_LEASE_MS, SWEEP_BATCH
+        )) this.#enqueue(eventId)
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'slack: sweeping unprocessed events failed; retrying later')
       } finally {

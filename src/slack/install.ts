@@ -55,7 +55,9 @@ export function createSlackInstall (deps: SlackInstallDeps): SlackInstall {
 async function startInstall (deps: SlackInstallDeps, actor: Principal): Promise<{ location: string, state: string }> {
   const { db, clock } = deps
   const { slack } = deps.requireConfigured()
-  const state = await issueOAuthState(db, clock.now(), 'slack', { workspaceId: actor.workspaceId, userId: actor.userId })
+  const state = await issueOAuthState(
+    db, clock.now(), 'slack', { workspaceId: actor.workspaceId, userId: actor.userId }
+  )
   const url = new URL(slack.authorizeUrl)
   url.searchParams.set('client_id', slack.clientId)
   url.searchParams.set('scope', slack.scopes.join(','))
@@ -64,7 +66,10 @@ async function startInstall (deps: SlackInstallDeps, actor: Principal): Promise<
   return { location: url.toString(), state }
 }
 
-async function completeInstall (deps: SlackInstallDeps, input: InstallCallback): Promise<{ installationId: string, teamId: string }> {
+async function completeInstall (
+  deps: SlackInstallDeps,
+  input: InstallCallback
+): Promise<{ installationId: string, teamId: string }> {
   const { db, clock, log } = deps
   const { slack, key } = deps.requireConfigured()
   const bound = await consumeBrowserOAuthState(db, clock.now(), 'slack', input)
@@ -85,13 +90,22 @@ async function completeInstall (deps: SlackInstallDeps, input: InstallCallback):
 async function installingAdmin (db: Queryable, bound: OAuthStateRow): Promise<UserRow> {
   if (bound.workspaceId === null || bound.userId === null) throw invalid('the state is not bound to an admin')
   const admin = await findUserInWorkspace(db, bound.workspaceId, bound.userId)
-  if (admin === null || admin.status !== 'active' || admin.role !== 'admin') throw invalid('the installing user is no longer an admin')
+  if (admin === null || admin.status !== 'active' || admin.role !== 'admin') {
+    throw invalid(
+      'the installing user is no longer an admin'
+    )
+  }
   return admin
 }
 
 async function exchangeCode ({ api, log }: SlackInstallDeps, slack: SlackConfig, code: string): Promise<OAuthAccess> {
   try {
-    return await api.oauthV2Access({ clientId: slack.clientId, clientSecret: slack.clientSecret, code, redirectUri: slack.redirectUri })
+    return await api.oauthV2Access({
+      clientId: slack.clientId,
+      clientSecret: slack.clientSecret,
+      code,
+      redirectUri: slack.redirectUri
+    })
   } catch (err) {
     if (!(err instanceof SlackApiError)) throw err
     log.warn({ slackError: err.slackError }, 'slack: oauth.v2.access failed')
@@ -103,7 +117,11 @@ async function exchangeCode ({ api, log }: SlackInstallDeps, slack: SlackConfig,
  * Stores (or renews) the installation with its encrypted bot token, and audits it; when the Slack
  * team moves to another workspace, the old one loses it and its trail says so.
  */
-async function saveInstallation (tx: Queryable, now: Date, input: { key: Buffer, admin: UserRow, access: OAuthAccess }) {
+async function saveInstallation (
+  tx: Queryable,
+  now: Date,
+  input: { key: Buffer, admin: UserRow, access: OAuthAccess }
+) {
   const { key, admin, access } = input
   const workspaceId = admin.workspaceId
   const previous = await findChatInstallation(tx, 'slack', access.teamId, { forUpdate: true })
@@ -126,7 +144,13 @@ async function saveInstallation (tx: Queryable, now: Date, input: { key: Buffer,
     action: 'chat.installed',
     actor,
     target,
-    payload: { platform: 'slack', teamId: access.teamId, teamName: access.teamName, scopes: access.scope, reinstall: !inst.created },
+    payload: {
+      platform: 'slack',
+      teamId: access.teamId,
+      teamName: access.teamName,
+      scopes: access.scope,
+      reinstall: !inst.created
+    },
     now
   })
   if (previous !== null && previous.active && previous.workspaceId !== workspaceId) {

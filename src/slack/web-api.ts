@@ -19,7 +19,12 @@ export interface OAuthAccess {
 }
 
 export interface SlackWebApi {
-  oauthV2Access(input: { clientId: string, clientSecret: string, code: string, redirectUri: string }): Promise<OAuthAccess>
+  oauthV2Access(input: {
+    clientId: string,
+    clientSecret: string,
+    code: string,
+    redirectUri: string
+  }): Promise<OAuthAccess>
   /** The e-mail on the user's Slack profile (needs users:read.email), or null when hidden. */
   userEmail(token: string, userId: string): Promise<string | null>
   postMessage(token: string, message: { channel: string, text: string, threadTs?: string }): Promise<void>
@@ -32,7 +37,10 @@ const str = (v: unknown): string | null => typeof v === 'string' && v !== '' ? v
 export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number }): SlackWebApi {
   const timeoutMs = opts.timeoutMs ?? 5000
 
-  async function call (method: string, init: { token?: string, form?: Record<string, string>, json?: Json }): Promise<Json> {
+  async function call (
+    method: string,
+    init: { token?: string, form?: Record<string, string>, json?: Json }
+  ): Promise<Json> {
     const headers: Record<string, string> = {}
     if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`
     let body: string
@@ -45,10 +53,14 @@ export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number })
     }
     let res: Response
     try {
-      res = await fetch(`${opts.apiUrl}/${method}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) })
+      res = await fetch(
+        `${opts.apiUrl}/${method}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) }
+      )
     } catch (err) {
       const e = err as Error
-      throw new SlackApiError(method, e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `request failed (${e.message})`)
+      throw new SlackApiError(
+        method, e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `request failed (${e.message})`
+      )
     }
     let data: unknown
     try {
@@ -65,7 +77,12 @@ export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number })
   return {
     async oauthV2Access (input) {
       const data = await call('oauth.v2.access', {
-        form: { client_id: input.clientId, client_secret: input.clientSecret, code: input.code, redirect_uri: input.redirectUri }
+        form: {
+          client_id: input.clientId,
+          client_secret: input.clientSecret,
+          code: input.code,
+          redirect_uri: input.redirectUri
+        }
       })
       const team = (data.team ?? {}) as Json
       const accessToken = str(data.access_token)
@@ -74,7 +91,14 @@ export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number })
       if (accessToken === null || teamId === null || (data.token_type !== undefined && data.token_type !== 'bot')) {
         throw new SlackApiError('oauth.v2.access', 'the answer carries no bot token for a team')
       }
-      return { accessToken, teamId, teamName: str(team.name), scope: str(data.scope) ?? '', botUserId: str(data.bot_user_id), appId: str(data.app_id) }
+      return {
+        accessToken,
+        teamId,
+        teamName: str(team.name),
+        scope: str(data.scope) ?? '',
+        botUserId: str(data.bot_user_id),
+        appId: str(data.app_id)
+      }
     },
     async userEmail (token, userId) {
       const data = await call('users.info', { token, form: { user: userId } })
@@ -84,7 +108,11 @@ export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number })
     async postMessage (token, message) {
       await call('chat.postMessage', {
         token,
-        json: { channel: message.channel, text: message.text, ...(message.threadTs !== undefined ? { thread_ts: message.threadTs } : {}) }
+        json: {
+          channel: message.channel,
+          text: message.text,
+          ...(message.threadTs !== undefined ? { thread_ts: message.threadTs } : {})
+        }
       })
     }
   }

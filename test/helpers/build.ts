@@ -36,7 +36,11 @@ let templatePromise: Promise<Blob> | undefined
  */
 async function pgliteTemplate (): Promise<Blob> {
   templatePromise ??= (async () => {
-    const key = createHash('sha256').update(loadMigrations().map(m => m.checksum).join()).update(readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))).digest('hex').slice(0, 16)
+    const key = createHash('sha256').update(
+      loadMigrations().map(m => m.checksum).join()
+    ).update(
+      readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))
+    ).digest('hex').slice(0, 16)
     const dir = join(tmpdir(), 'workspace-service-test')
     const file = join(dir, `pglite-${key}.tar`)
     if (existsSync(file)) return new Blob([readFileSync(file)])
@@ -54,7 +58,10 @@ async function pgliteTemplate (): Promise<Blob> {
 }
 
 /** A fresh, migrated database for one test: PGlite from the template, or a new PostgreSQL schema. */
-export async function testDatabase (t: Teardown, opts: { onError?: (err: Error) => void } = {}): Promise<Database & { schema?: string }> {
+export async function testDatabase (
+  t: Teardown,
+  opts: { onError?: (err: Error) => void } = {}
+): Promise<Database & { schema?: string }> {
   if (TEST_DATABASE_URL !== null) {
     const schema = `t_${randomBytes(6).toString('hex')}`
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })

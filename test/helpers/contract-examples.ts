@@ -7,7 +7,10 @@ import { loadContract } from '../../src/app.js'
 
 type Node = Record<string, unknown>
 
-export const contract = loadContract() as Node & { paths: Record<string, Record<string, Node>>, components: Record<string, Record<string, Node>> }
+export const contract = loadContract() as Node & {
+  paths: Record<string, Record<string, Node>>,
+  components: Record<string, Record<string, Node>>
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
@@ -52,7 +55,14 @@ export function examplesOf (holder: Node): Example[] {
   })
 }
 
-export interface Parameter { name: string, in: string, required?: boolean, schema: unknown, example?: unknown, examples?: unknown }
+export interface Parameter {
+  name: string,
+  in: string,
+  required?: boolean,
+  schema: unknown,
+  example?: unknown,
+  examples?: unknown
+}
 interface MediaType { schema?: unknown, example?: unknown, examples?: Record<string, Node> }
 interface Response { description: string, content?: Record<string, MediaType>, headers?: Record<string, Node> }
 
@@ -82,8 +92,16 @@ export function operations (): Operation[] {
         operationId: op.operationId as string,
         parameters: [...shared, ...own].map(p => resolve(p) as unknown as Parameter),
         security: (op.security ?? contract.security ?? []) as Array<Record<string, string[]>>,
-        ...(body !== undefined ? { requestBody: resolve(body) as unknown as NonNullable<Operation['requestBody']> } : {}),
-        responses: Object.fromEntries(Object.entries(op.responses as Record<string, Node>).map(([status, r]) => [status, resolve(r) as unknown as Response]))
+        ...(body !== undefined
+          ? {
+              requestBody: resolve(body) as unknown as NonNullable<Operation['requestBody']>
+            }
+          : {}),
+        responses: Object.fromEntries(
+          Object.entries(
+            op.responses as Record<string, Node>
+          ).map(([status, r]) => [status, resolve(r) as unknown as Response])
+        )
       })
     }
   }

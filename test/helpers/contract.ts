@@ -7,7 +7,10 @@ import { loadContract } from '../../src/app.js'
 // JSON when the contract says so and matches the declared schema. Used by every suite.
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
-const contract = loadContract() as { paths: Record<string, Record<string, Operation>>, components: Record<string, Record<string, unknown>> }
+const contract = loadContract() as {
+  paths: Record<string, Record<string, Operation>>,
+  components: Record<string, Record<string, unknown>>
+}
 // The document itself is the schema root so `#/components/...` refs resolve; its top-level
 // OpenAPI keys are not schema keywords, hence strict: false for this checker only.
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true })
@@ -25,7 +28,9 @@ export function operations (): Array<{ method: string, path: string, op: Operati
   const out: Array<{ method: string, path: string, op: Operation }> = []
   for (const [path, item] of Object.entries(contract.paths)) {
     for (const [method, op] of Object.entries(item)) {
-      if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) out.push({ method: method.toUpperCase(), path, op })
+      if ([
+        'get', 'post', 'put', 'patch', 'delete'
+      ].includes(method)) out.push({ method: method.toUpperCase(), path, op })
     }
   }
   return out
@@ -50,7 +55,11 @@ export function contractProblems (method: string, url: string, res: ContractResp
   const status = String(res.statusCode)
   let pointer = `#/paths/${escape(path)}/${method.toLowerCase()}/responses/${status}`
   let response = op.responses[status]
-  if (response === undefined) return [`${method} ${path} (${op.operationId}) answered ${status}, which the contract does not declare (declared: ${Object.keys(op.responses).join(', ')})`]
+  if (response === undefined) {
+    return [
+    `${method} ${path} (${op.operationId}) answered ${status}, which the contract does not declare (declared: ${Object.keys(op.responses).join(', ')})`
+    ]
+  }
   if (response.$ref !== undefined) {
     pointer = response.$ref
     const name = response.$ref.split('/').pop() as string
@@ -58,24 +67,46 @@ export function contractProblems (method: string, url: string, res: ContractResp
   }
   const content = response.content
   if (content === undefined) {
-    return res.body.length === 0 ? [] : [`${op.operationId} ${status} declares no body but got ${res.body.slice(0, 100)}`]
+    return res.body.length === 0
+      ? []
+      : [
+      `${op.operationId} ${status} declares no body but got ${res.body.slice(0, 100)}`
+        ]
   }
   const type = String(res.headers['content-type'] ?? '').split(';')[0]?.trim() ?? ''
-  if (!(type in content)) return [`${op.operationId} ${status} content-type ${type} not declared (${Object.keys(content).join(', ')})`]
+  if (!(type in content)) {
+    return [
+    `${op.operationId} ${status} content-type ${type} not declared (${Object.keys(content).join(', ')})`
+    ]
+  }
   if (type !== 'application/json') return []
   let body: unknown
-  try { body = JSON.parse(res.body) } catch { return [`${op.operationId} ${status} body is not JSON: ${res.body.slice(0, 100)}`] }
+  try { body = JSON.parse(res.body) } catch {
+    return [
+    `${op.operationId} ${status} body is not JSON: ${res.body.slice(0, 100)}`
+    ]
+  }
   const ref = `contract.json${pointer}/content/${escape(type)}/schema`
   let validate = validators.get(ref)
   if (validate === undefined) {
     validate = ajv.compile({ $ref: ref })
     validators.set(ref, validate)
   }
-  if (!validate(body)) return [`${op.operationId} ${status} body does not match the contract: ${ajv.errorsText(validate.errors)} in ${res.body.slice(0, 300)}`]
+  if (!validate(body)) {
+    return [
+    `${op.operationId} ${status} body does not match the contract: ${ajv.errorsText(validate.errors)} in ${res.body.slice(0, 300)}`
+    ]
+  }
   return []
 }
 
 /** tap assertion: the response conforms to the contract. */
-export function assertContract (t: { same: (a: unknown, b: unknown, msg: string) => unknown }, method: string, url: string, res: ContractResponse, msg = `${method} ${url} → ${res.statusCode} conforms to openapi.yaml`): void {
+export function assertContract (
+  t: { same: (a: unknown, b: unknown, msg: string) => unknown },
+  method: string,
+  url: string,
+  res: ContractResponse,
+  msg = `${method} ${url} → ${res.statusCode} conforms to openapi.yaml`
+): void {
   t.same(contractProblems(method, url, res), [], msg)
 }

@@ -3,8 +3,22 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 // A tiny loopback HTTP server for fakes of third-party APIs (WorkOS, Slack). Tests register
 // handlers per "METHOD /path"; every request is recorded so tests can assert what was sent.
 
-export interface FakeRequest { method: string, path: string, query: URLSearchParams, headers: IncomingMessage['headers'], body: string, json: unknown }
-interface FakeReply { status?: number, json?: unknown, text?: string, headers?: Record<string, string>, delayMs?: number, hang?: boolean }
+export interface FakeRequest {
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  headers: IncomingMessage['headers'],
+  body: string,
+  json: unknown
+}
+interface FakeReply {
+  status?: number,
+  json?: unknown,
+  text?: string,
+  headers?: Record<string, string>,
+  delayMs?: number,
+  hang?: boolean
+}
 type FakeHandler = (req: FakeRequest) => FakeReply | Promise<FakeReply>
 
 export interface FakeHttp {
@@ -28,14 +42,29 @@ export async function startFakeHttp (t: { teardown(fn: () => unknown): void }): 
       const body = Buffer.concat(chunks).toString('utf8')
       let json: unknown = null
       try { json = body.length > 0 ? JSON.parse(body) : null } catch {}
-      const fr: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, json }
+      const fr: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+        json
+      }
       requests.push(fr)
       const handler = routes.get(`${fr.method} ${fr.path}`)
       ;(async () => {
-        const reply: FakeReply = handler !== undefined ? await handler(fr) : { status: 404, json: { message: `fake: no route for ${fr.method} ${fr.path}` } }
+        const reply: FakeReply = handler !== undefined
+          ? await handler(fr)
+          : {
+              status: 404,
+              json: { message: `fake: no route for ${fr.method} ${fr.path}` }
+            }
         if (reply.hang === true) { open.add(res); return }
         if (reply.delayMs !== undefined) await new Promise(resolve => setTimeout(resolve, reply.delayMs))
-        res.writeHead(reply.status ?? 200, { 'content-type': reply.text !== undefined ? 'text/plain' : 'application/json', ...reply.headers })
+        res.writeHead(
+          reply.status ?? 200,
+          { 'content-type': reply.text !== undefined ? 'text/plain' : 'application/json', ...reply.headers }
+        )
         res.end(reply.text ?? JSON.stringify(reply.json ?? {}))
       })().catch(() => { res.destroy() })
     })

@@ -8,16 +8,35 @@ export const MCP = '/api/mcp'
 export const MCP_ACCEPT = 'application/json, text/event-stream'
 
 /** A new API key made by `admin` through POST /api/api-keys: its id and the secret (shown once). */
-export async function createApiKey (h: TestApp, admin: SignedIn, name = 'test key'): Promise<{ id: string, secret: string }> {
-  const res = await h.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: { name } })
-  if (res.statusCode !== 201 && res.statusCode !== 200) throw new Error(`POST /api/api-keys: ${res.statusCode} ${res.body}`)
+export async function createApiKey (
+  h: TestApp,
+  admin: SignedIn,
+  name = 'test key'
+): Promise<{ id: string, secret: string }> {
+  const res = await h.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { name }
+  })
+  if (res.statusCode !== 201 && res.statusCode !== 200) {
+    throw new Error(
+    `POST /api/api-keys: ${res.statusCode} ${res.body}`
+    )
+  }
   return res.json()
 }
 
 let rpcId = 0
 
 /** One JSON-RPC request to the MCP endpoint with `key` (tools/list unless told otherwise). */
-export async function mcpRequest (h: TestApp, key: string, method = 'tools/list', params?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+export async function mcpRequest (
+  h: TestApp,
+  key: string,
+  method = 'tools/list',
+  params?: unknown,
+  headers: Record<string, string> = {}
+): Promise<LightMyRequestResponse> {
   return await h.inject({
     method: 'POST',
     url: MCP,

@@ -8,7 +8,10 @@ export function assertLimited (t: Tap, res: LightMyRequestResponse, method: stri
   t.equal(res.json().code, 'RATE_LIMITED')
   t.match(res.json().message, /^Too many requests; retry in \d+ seconds$/)
   const retryAfter = Number(res.headers['retry-after'])
-  t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After is 1..60 seconds (${String(res.headers['retry-after'])})`)
+  t.ok(
+    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+    `Retry-After is 1..60 seconds (${String(res.headers['retry-after'])})`
+  )
   t.equal(res.headers['x-ratelimit-limit'], String(limit))
   t.equal(res.headers['x-ratelimit-remaining'], '0')
   t.ok(Number(res.headers['x-ratelimit-reset']) >= 1, 'x-ratelimit-reset')

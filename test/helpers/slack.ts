@@ -35,12 +35,19 @@ export async function startSlackFake (t: Teardown): Promise<SlackFake> {
     botToken: `xoxb-${randomBytes(12).toString('hex')}`,
     emails: new Map(),
     postDelayMs: 0,
-    posts: () => fake.requests.filter(r => r.path === '/chat.postMessage').map(r => ({ ...(r.json as { channel: string, text: string, thread_ts?: string }), authorization: r.headers.authorization })),
+    posts: () => fake.requests.filter(r => r.path === '/chat.postMessage').map(r => ({
+      ...(r.json as { channel: string, text: string, thread_ts?: string }),
+      authorization: r.headers.authorization
+    })),
     calls: method => fake.requests.filter(r => r.path === `/${method}`)
   }
   fake.on('POST /oauth.v2.access', req => {
     const form = new URLSearchParams(req.body)
-    if (form.get('client_secret') !== CLIENT_SECRET || form.get('code') !== 'good-code') return { json: { ok: false, error: 'invalid_code' } }
+    if (form.get('client_secret') !== CLIENT_SECRET || form.get('code') !== 'good-code') {
+      return {
+        json: { ok: false, error: 'invalid_code' }
+      }
+    }
     return {
       json: {
         ok: true,
@@ -95,7 +102,10 @@ export function setCookie (res: LightMyRequestResponse, name: string): string | 
 }
 
 /** Step 1 of the install: returns the redirect, the state in it and the browser's state cookie. */
-export async function startInstall (h: TestApp, admin: SignedIn): Promise<{ res: LightMyRequestResponse, location: URL, state: string, cookie: string }> {
+export async function startInstall (
+  h: TestApp,
+  admin: SignedIn
+): Promise<{ res: LightMyRequestResponse, location: URL, state: string, cookie: string }> {
   const res = await h.inject({ method: 'GET', url: '/api/oauth/slack/install', headers: { cookie: admin.cookie } })
   const location = new URL(String(res.headers.location))
   const set = setCookie(res, 'slack_oauth_state') ?? ''
@@ -105,11 +115,25 @@ export async function startInstall (h: TestApp, admin: SignedIn): Promise<{ res:
 /** The whole install, as a browser would do it; returns the callback's response. */
 export async function install (h: TestApp, admin: SignedIn): Promise<LightMyRequestResponse> {
   const s = await startInstall(h, admin)
-  return await h.inject({ method: 'GET', url: `/api/oauth/slack/callback?code=good-code&state=${encodeURIComponent(s.state)}`, headers: { cookie: s.cookie } })
+  return await h.inject({
+    method: 'GET',
+    url: `/api/oauth/slack/callback?code=good-code&state=${encodeURIComponent(s.state)}`,
+    headers: { cookie: s.cookie }
+  })
 }
 
 /** POST a Slack event, signed like Slack does unless told otherwise. */
-export async function sendEvent (h: TestApp, body: unknown, o: { raw?: string, signBody?: string, secret?: string, skewSeconds?: number, headers?: Record<string, string | undefined> } = {}): Promise<LightMyRequestResponse> {
+export async function sendEvent (
+  h: TestApp,
+  body: unknown,
+  o: {
+    raw?: string,
+    signBody?: string,
+    secret?: string,
+    skewSeconds?: number,
+    headers?: Record<string, string | undefined>
+  } = {}
+): Promise<LightMyRequestResponse> {
   const payload = o.raw ?? JSON.stringify(body)
   const ts = String(Math.floor(h.clock.now().getTime() / 1000) + (o.skewSeconds ?? 0))
   const headers: Record<string, string> = {
@@ -127,12 +151,31 @@ export async function sendEvent (h: TestApp, body: unknown, o: { raw?: string, s
 let seq = 0
 
 /** An event_callback envelope around `event`, with a fresh event_id. */
-export function envelope (event: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function envelope (
+  event: Record<string, unknown>,
+  extra: Record<string, unknown> = {}
+): Record<string, unknown> {
   seq++
-  return { token: 'legacy-verification-token', team_id: TEAM_ID, api_app_id: 'A0APP001', type: 'event_callback', event_id: `Ev${Date.now()}${seq}`, event_time: 1700000000, event, ...extra }
+  return {
+    token: 'legacy-verification-token',
+    team_id: TEAM_ID,
+    api_app_id: 'A0APP001',
+    type: 'event_callback',
+    event_id: `Ev${Date.now()}${seq}`,
+    event_time: 1700000000,
+    event,
+    ...extra
+  }
 }
 
 /** An app_mention of the bot by `user` saying `text`. */
 export function mention (user: string, text: string): Record<string, unknown> {
-  return { type: 'app_mention', user, text: `<@${BOT_USER_ID}> ${text}`, ts: `1700000000.${String(++seq).padStart(6, '0')}`, channel: 'C0CHAN01', event_ts: '1700000000.000100' }
+  return {
+    type: 'app_mention',
+    user,
+    text: `<@${BOT_USER_ID}> ${text}`,
+    ts: `1700000000.${String(++seq).padStart(6, '0')}`,
+    channel: 'C0CHAN01',
+    event_ts: '1700000000.000100'
+  }
 }

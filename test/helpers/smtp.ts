@@ -55,7 +55,11 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
     disabledCommands: ['STARTTLS'],
     logger: false,
     onRcptTo (_address, _session, cb) {
-      if (peer.mode === 'reject-rcpt') { const e = new Error('mailbox unavailable') as Error & { responseCode: number }; e.responseCode = 550; cb(e); return }
+      if (peer.mode === 'reject-rcpt') {
+        const e = new Error(
+          'mailbox unavailable'
+        ) as Error & { responseCode: number }; e.responseCode = 550; cb(e); return
+      }
       cb()
     },
     onData (stream, session, cb) {
@@ -89,7 +93,9 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
 }
 
 /** A TCP server that accepts connections and never answers: an SMTP server that hangs. */
-export async function startBlackhole (t: { teardown(fn: () => unknown): void }): Promise<{ url: string, connected: () => Promise<void> }> {
+export async function startBlackhole (
+  t: { teardown(fn: () => unknown): void }
+): Promise<{ url: string, connected: () => Promise<void> }> {
   const sockets = new Set<Socket>()
   let onConnection: Array<() => void> = []
   const server: NetServer = createServer(s => {
@@ -134,7 +140,10 @@ export interface SmtpFront {
   idle(timeoutMs?: number): Promise<void>
 }
 
-export async function startSmtpFront (t: { teardown(fn: () => unknown): void }, peer: { port: number }): Promise<SmtpFront> {
+export async function startSmtpFront (
+  t: { teardown(fn: () => unknown): void },
+  peer: { port: number }
+): Promise<SmtpFront> {
   let mode: 'up' | 'silent' | 'refusing' = 'up'
   const held = new Set<Socket>()
   const open = new Set<Socket>()
@@ -157,7 +166,13 @@ export async function startSmtpFront (t: { teardown(fn: () => unknown): void }, 
     if (mode === 'silent') held.add(client)
     else forward(client)
   })
-  const listen = async (port: number) => { await new Promise<void>(resolve => { server.listen(port, '127.0.0.1', () => { resolve() }) }) }
+  const listen = async (port: number) => {
+    await new Promise<void>(resolve => {
+      server.listen(
+        port, '127.0.0.1', () => { resolve() }
+      )
+    })
+  }
   await listen(0)
   const port = (server.address() as { port: number }).port
   t.teardown(async () => {
@@ -183,7 +198,9 @@ export async function startSmtpFront (t: { teardown(fn: () => unknown): void }, 
     async idle (timeoutMs = 10_000) {
       if (open.size === 0) return
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => { reject(new Error(`${open.size} SMTP connection(s) still open after ${timeoutMs} ms`)) }, timeoutMs)
+        const timer = setTimeout(
+          () => { reject(new Error(`${open.size} SMTP connection(s) still open after ${timeoutMs} ms`)) }, timeoutMs
+        )
         idleWaiters.push(() => { clearTimeout(timer); resolve() })
       })
     }

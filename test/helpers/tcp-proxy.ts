@@ -19,7 +19,10 @@ export interface TcpProxy {
   close(): Promise<void>
 }
 
-export async function startTcpProxy (t: { teardown(fn: () => unknown): void }, target: { host: string, port: number }): Promise<TcpProxy> {
+export async function startTcpProxy (
+  t: { teardown(fn: () => unknown): void },
+  target: { host: string, port: number }
+): Promise<TcpProxy> {
   let state: 'up' | 'down' | 'frozen' = 'up'
   const pairs = new Set<[Socket, Socket]>()
   let onConnection: Array<() => void> = []

@@ -19,7 +19,15 @@ export const extraField: Handler<'getApiKeys'> = async () => ({ items: [], total
 // @ts-expect-error a required field missing
 export const missingField: Handler<'getUsers'> = async () => ({ items: [] })
 // @ts-expect-error postApiKeys declares no 200: a returned body would be sent as 200
-export const wrongStatus: Handler<'postApiKeys'> = async () => ({ id: 'k', name: 'n', prefix: 'wsk_', createdBy: null, createdAt: '', lastUsedAt: null, secret: 's' })
+export const wrongStatus: Handler<'postApiKeys'> = async () => ({
+  id: 'k',
+  name: 'n',
+  prefix: 'wsk_',
+  createdBy: null,
+  createdAt: '',
+  lastUsedAt: null,
+  secret: 's'
+})
 
 export async function sendChecks (reply: OperationReply<'postApiKeys'>): Promise<void> {
   // @ts-expect-error the 201 body lacks `secret`

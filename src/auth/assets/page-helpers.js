@@ -29,7 +29,15 @@ function inputById (id) {
  * @returns {Promise<{ ok: boolean, status: number, body: any }>}
  */
 async function postJson (url, body) {
-  const res = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await fetch(
+    url,
+    {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body)
+    }
+  )
   let data = null
   try { data = await res.json() } catch {}
   return { ok: res.ok, status: res.status, body: data }

@@ -9,7 +9,11 @@
   const form = byId('accept')
 
   ;(async () => {
-    if (token === '') { status.hidden = true; show('error', 'This page needs the link from your invitation e-mail.'); return }
+    if (token === '') {
+      status.hidden = true; show(
+        'error', 'This page needs the link from your invitation e-mail.'
+      ); return
+    }
     const r = await postJson('/api/auth/invitation', { token })
     status.hidden = true
     if (!r.ok) { show('error', errorText(r)); return }
