@@ -3,7 +3,8 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Mailer } from '../mail/mailer.js'
-import type { AuditActor } from '../db/audit-events.js'
+import type { AuditAction, AuditActor } from '../db/audit-events.js'
+import type { Queryable } from '../db/client.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { findUserByEmail, normalizeEmail } from '../db/users.js'
 import { findWorkspace, insertWorkspace } from '../db/workspaces.js'
@@ -50,6 +51,12 @@ export async function createFirstAdmin (
   const now = clock.now()
   const expiresAt = new Date(now.getTime() + config.invitationTtlDays * 86_400_000)
 
+  // Both branches record the same audit entry but for its action: create-admin, the admin role.
+  const audit = async (tx: Queryable, action: AuditAction, workspaceId: string, invitationId: string) => {
+    await insertAuditEvent(tx, {
+      workspaceId, action, actor: CREATE_ADMIN_ACTOR, target: { type: 'invitation', id: invitationId }, payload: { email, role: 'admin' }, now
+    })
+  }
   const { invitation, workspace, reissued } = await db.transaction(async tx => {
     if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
     const existing = await findPendingInvitationByWorkspaceName(tx, workspaceName, email, now)
@@ -57,34 +64,14 @@ export async function createFirstAdmin (
       const row = await refreshInvitationToken(tx, existing.id, hashToken(token), expiresAt, now)
       const ws = await findWorkspace(tx, existing.workspaceId)
       if (row === null || ws === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
-      await insertAuditEvent(
-        tx,
-        {
-          workspaceId: ws.id,
-          action: 'invitation.resent',
-          actor: CREATE_ADMIN_ACTOR,
-          target: { type: 'invitation', id: row.id },
-          payload: { email, role: 'admin' },
-          now
-        }
-      )
+      await audit(tx, 'invitation.resent', ws.id, row.id)
       return { invitation: row, workspace: ws, reissued: true }
     }
     const ws = await insertWorkspace(tx, { name: workspaceName, now })
     const row = await upsertPendingInvitation(
       tx, { workspaceId: ws.id, email, role: 'admin', tokenHash: hashToken(token), expiresAt, invitedBy: null, now }
     )
-    await insertAuditEvent(
-      tx,
-      {
-        workspaceId: ws.id,
-        action: 'invitation.created',
-        actor: CREATE_ADMIN_ACTOR,
-        target: { type: 'invitation', id: row.id },
-        payload: { email, role: 'admin' },
-        now
-      }
-    )
+    await audit(tx, 'invitation.created', ws.id, row.id)
     return { invitation: row, workspace: ws, reissued: false }
   })
 
