@@ -1,15 +1,14 @@
 import type { components } from '../generated/openapi.js'
 import { randomInt } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import type { Database } from '../db/client.js'
-import { insertAuditEvent } from '../db/audit-events.js'
+import type { Database, Queryable } from '../db/client.js'
 import {
   countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey,
   type ApiKeyRow
 } from '../db/api-keys.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
-import { auditActorOf } from '../audit/actor.js'
+import { auditPrincipalAction } from '../audit/actor.js'
 import type { Principal } from '../principal.js'
 
 // API keys: `wsk_<12 lower-case alphanumerics>_<43 base64url chars = 32 random bytes>`. The first
@@ -46,6 +45,15 @@ function apiKeyView (k: ApiKeyRow): ApiKeyView {
   }
 }
 
+/** The prefix is shown in every key list; the secret and its hash never leave the row. */
+async function auditApiKey (
+  q: Queryable, actor: Principal, action: 'api_key.created' | 'api_key.revoked', row: ApiKeyRow, now: Date
+): Promise<void> {
+  await auditPrincipalAction(q, actor, {
+    action, target: { type: 'api_key', id: row.id }, payload: { name: row.name, prefix: row.prefix }, now
+  })
+}
+
 function newPrefix (): string {
   let id = ''
   for (let i = 0; i < 12; i++) id += PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)]
@@ -74,15 +82,7 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
             now
           }
         )
-        await insertAuditEvent(tx, {
-          workspaceId: actor.workspaceId,
-          action: 'api_key.created',
-          actor: auditActorOf(actor),
-          target: { type: 'api_key', id: row.id },
-          // The prefix is shown in every key list; the secret and its hash never leave the row.
-          payload: { name: row.name, prefix: row.prefix },
-          now
-        })
+        await auditApiKey(tx, actor, 'api_key.created', row, now)
         return { ...apiKeyView(row), secret }
       })
     },
@@ -97,14 +97,7 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
         // Scoped to the actor's workspace: another workspace's key is as absent as an unknown one.
         const row = await revokeApiKey(tx, actor.workspaceId, apiKeyId, now)
         if (row === null) throw serviceError('NOT_FOUND', ['API key'])
-        await insertAuditEvent(tx, {
-          workspaceId: actor.workspaceId,
-          action: 'api_key.revoked',
-          actor: auditActorOf(actor),
-          target: { type: 'api_key', id: row.id },
-          payload: { name: row.name, prefix: row.prefix },
-          now
-        })
+        await auditApiKey(tx, actor, 'api_key.revoked', row, now)
       })
     },
 

@@ -1,4 +1,5 @@
-import type { AuditActor } from '../db/audit-events.js'
+import { insertAuditEvent, type AuditActor, type AuditEntry } from '../db/audit-events.js'
+import type { Queryable } from '../db/client.js'
 import type { Principal } from '../principal.js'
 
 /**
@@ -13,4 +14,16 @@ export function auditActorOf (principal: Principal): AuditActor {
     case 'chat': return { type: 'chat_platform', id: principal.userId, label: principal.email }
     case 'session': return { type: 'user', id: principal.userId, label: principal.email }
   }
+}
+
+/**
+ * Record what a principal did in its own workspace, in the transaction of the action: the one
+ * way services name the actor, so REST, MCP and chat write the same row for the same act.
+ */
+export async function auditPrincipalAction (
+  q: Queryable,
+  principal: Principal,
+  event: Omit<AuditEntry, 'workspaceId' | 'actor'>
+): Promise<void> {
+  await insertAuditEvent(q, { ...event, workspaceId: principal.workspaceId, actor: auditActorOf(principal) })
 }

@@ -61,28 +61,13 @@ export async function acceptInvitation (
       if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
       const session = await sessions.start(tx, user.id, 'signup')
       const actor = { type: 'user' as const, id: user.id, label: user.email }
-      await insertAuditEvent(
-        tx,
-        {
-          workspaceId: inv.workspaceId,
-          action: 'invitation.accepted',
-          actor,
-          target: { type: 'invitation', id: inv.id },
-          payload: { userId: user.id, role: inv.role },
-          now
-        }
-      )
-      await insertAuditEvent(
-        tx,
-        {
-          workspaceId: inv.workspaceId,
-          action: 'session.login',
-          actor,
-          target: { type: 'session', id: session.sessionId },
-          payload: { method: 'signup' },
-          now
-        }
-      )
+      // One person, two events: the invitation is used up, and a session starts.
+      const by = { workspaceId: inv.workspaceId, actor, now }
+      const accepted = { type: 'invitation' as const, id: inv.id }
+      const acceptedBy = { userId: user.id, role: inv.role }
+      await insertAuditEvent(tx, { ...by, action: 'invitation.accepted', target: accepted, payload: acceptedBy })
+      const login = { type: 'session' as const, id: session.sessionId }
+      await insertAuditEvent(tx, { ...by, action: 'session.login', target: login, payload: { method: 'signup' } })
       return { me: await loadMe(tx, inv.workspaceId, user.id), token: session.token }
     })
   } catch (err) {

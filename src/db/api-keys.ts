@@ -50,10 +50,7 @@ export async function listActiveApiKeys (q: Queryable, workspaceId: string): Pro
 
 /** Revokes a live key of this workspace; null when there is none (unknown, foreign or already revoked). */
 export async function revokeApiKey (
-  q: Queryable,
-  workspaceId: string,
-  id: string,
-  now: Date
+  q: Queryable, workspaceId: string, id: string, now: Date
 ): Promise<ApiKeyRow | null> {
   const r = await q.query<ApiKeyRow>(
     `UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,

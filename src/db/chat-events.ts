@@ -33,10 +33,7 @@ export async function insertChatEvent (
 
 /** Claim an unprocessed event for processing; null when it is done or another worker holds it. */
 export async function claimChatEvent (
-  q: Queryable,
-  eventId: string,
-  now: Date,
-  leaseMs: number
+  q: Queryable, eventId: string, now: Date, leaseMs: number
 ): Promise<ChatEventRow | null> {
   const r = await q.query<ChatEventRow>(
     `UPDATE chat_events SET processed_at = $2
@@ -49,10 +46,7 @@ export async function claimChatEvent (
 
 /** Events still waiting (never claimed, or their claim's lease ran out), oldest first. */
 export async function listClaimableChatEvents (
-  q: Queryable,
-  now: Date,
-  leaseMs: number,
-  limit: number
+  q: Queryable, now: Date, leaseMs: number, limit: number
 ): Promise<string[]> {
   const r = await q.query<{ eventId: string }>(
     `SELECT event_id AS "eventId" FROM chat_events

@@ -29,8 +29,7 @@ export type NewChatInstallation = Omit<ChatInstallationRow, 'id' | 'active' | 'c
 
 /** Insert, or update in place on reinstall (UNIQUE(platform, team_id)); the row is active again. */
 export async function upsertChatInstallation (
-  q: Queryable,
-  installation: NewChatInstallation
+  q: Queryable, installation: NewChatInstallation
 ): Promise<ChatInstallationRow & { created: boolean }> {
   const r = await q.query<ChatInstallationRow & { created: boolean }>(
     `INSERT INTO chat_installations (workspace_id, platform, team_id, team_name, bot_user_id, app_id, scopes, bot_token_enc, installed_by, active, created_at, updated_at)
@@ -63,10 +62,7 @@ export async function findChatInstallation (
 
 /** Deactivate an active installation; returns it when this call changed it (for the audit trail). */
 export async function deactivateChatInstallation (
-  q: Queryable,
-  platform: ChatPlatform,
-  teamId: string,
-  now: Date
+  q: Queryable, platform: ChatPlatform, teamId: string, now: Date
 ): Promise<ChatInstallationRow | null> {
   const r = await q.query<ChatInstallationRow>(
     `UPDATE chat_installations SET active = false, updated_at = $3

@@ -47,10 +47,7 @@ export async function claimIdempotencyKey (
 
 /** Extend the owner's lease; false when the claim is no longer this owner's. */
 export async function renewIdempotencyKey (
-  q: Queryable,
-  id: IdempotencyKeyId,
-  owner: string,
-  lockedUntil: Date
+  q: Queryable, id: IdempotencyKeyId, owner: string, lockedUntil: Date
 ): Promise<boolean> {
   const r = await q.query(
     `UPDATE idempotency_keys SET locked_until = $5
@@ -61,11 +58,7 @@ export async function renewIdempotencyKey (
 
 /** Store the final (sealed) answer of the owner's claim. */
 export async function completeIdempotencyKey (
-  q: Queryable,
-  id: IdempotencyKeyId,
-  owner: string,
-  statusCode: number,
-  sealed: string
+  q: Queryable, id: IdempotencyKeyId, owner: string, statusCode: number, sealed: string
 ): Promise<void> {
   await q.query(
     `UPDATE idempotency_keys SET status_code = $5, response = $6, locked_until = NULL

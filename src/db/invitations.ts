@@ -67,9 +67,7 @@ export async function upsertPendingInvitation (
   lease: SendLease
 ): Promise<(InvitationRow & { created: boolean }) | null>
 export async function upsertPendingInvitation (
-  q: Queryable,
-  invitation: NewInvitation,
-  lease?: SendLease
+  q: Queryable, invitation: NewInvitation, lease?: SendLease
 ): Promise<(InvitationRow & { created: boolean }) | null> {
   const r = await q.query<InvitationRow & { created: boolean }>(
     `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at, send_owner, send_until)
@@ -130,11 +128,7 @@ export async function findInvitationByTokenHash (
 
 /** Give a pending, unexpired invitation a fresh token and expiry (re-send). Null if it is not pending now. */
 export async function refreshInvitationToken (
-  q: Queryable,
-  id: string,
-  tokenHash: string | null,
-  expiresAt: Date,
-  now: Date
+  q: Queryable, id: string, tokenHash: string | null, expiresAt: Date, now: Date
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL, updated_at = $4
@@ -150,10 +144,7 @@ export async function refreshInvitationToken (
  * token hash stays, so the old link is still recognised and answered "expired".
  */
 export async function expireStalePendingInvitation (
-  q: Queryable,
-  workspaceId: string,
-  email: string,
-  now: Date
+  q: Queryable, workspaceId: string, email: string, now: Date
 ): Promise<void> {
   await q.query(
     `UPDATE invitations SET status = 'expired', updated_at = $3
@@ -187,10 +178,7 @@ export async function markInvitationAccepted (q: Queryable, id: string, userId: 
 
 /** Revoke a pending, unexpired invitation; null when there is none such in this workspace. */
 export async function markInvitationRevoked (
-  q: Queryable,
-  workspaceId: string,
-  id: string,
-  now: Date
+  q: Queryable, workspaceId: string, id: string, now: Date
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET status = 'revoked', revoked_at = $3, token_hash = NULL, updated_at = $3
@@ -229,10 +217,7 @@ export async function listInvitations (
 
 /** create-admin: the pending admin invitation for this e-mail in a workspace of this name, if any. */
 export async function findPendingInvitationByWorkspaceName (
-  q: Queryable,
-  workspaceName: string,
-  email: string,
-  now: Date
+  q: Queryable, workspaceName: string, email: string, now: Date
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = (

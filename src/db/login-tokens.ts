@@ -28,9 +28,7 @@ export async function insertLoginTokenWithinLimit (
  * A token of a user who was disabled or removed since is reported as unknown.
  */
 export async function consumeLoginToken (
-  q: Queryable,
-  tokenHash: string,
-  now: Date
+  q: Queryable, tokenHash: string, now: Date
 ): Promise<LoginTokenUse | { reason: 'unknown' | 'used' | 'expired' }> {
   const r = await q.query<LoginTokenUse>(
     `UPDATE login_tokens lt SET used_at = $2

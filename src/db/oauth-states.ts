@@ -35,10 +35,7 @@ export async function insertOAuthState (
  * `{ reason }` says why, for the error message.
  */
 export async function consumeOAuthState (
-  q: Queryable,
-  stateHash: string,
-  kind: OAuthStateKind,
-  now: Date
+  q: Queryable, stateHash: string, kind: OAuthStateKind, now: Date
 ): Promise<OAuthStateRow | { reason: 'unknown' | 'used' | 'expired' }> {
   const r = await q.query<OAuthStateRow>(
     `UPDATE oauth_states SET used_at = $3

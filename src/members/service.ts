@@ -1,6 +1,5 @@
 import type { Clock } from '../clock.js'
 import type { Database, Queryable } from '../db/client.js'
-import { insertAuditEvent } from '../db/audit-events.js'
 import { revokeUserSessions } from '../db/sessions.js'
 import {
   lockActiveAdmins, lockUserInWorkspace, revokeApiKeysCreatedBy, setUserStatus, updateUserRole,
@@ -8,7 +7,7 @@ import {
 } from '../db/users.js'
 import { serviceError } from '../errors.js'
 import type { Principal } from '../principal.js'
-import { auditActorOf } from '../audit/actor.js'
+import { auditPrincipalAction } from '../audit/actor.js'
 import { listMembers, type UserList } from './directory.js'
 
 export interface MemberService {
@@ -48,10 +47,8 @@ export function createMemberService (deps: { db: Database, clock: Clock }): Memb
         const now = clock.now()
         const updated = await updateUserRole(tx, target.id, role, now)
         if (updated === null) throw serviceError('NOT_FOUND', ['User'])
-        await insertAuditEvent(tx, {
-          workspaceId: actor.workspaceId,
+        await auditPrincipalAction(tx, actor, {
           action: 'member.role_changed',
-          actor: auditActorOf(actor),
           target: { type: 'user', id: target.id },
           payload: { from: target.role, to: role },
           now
@@ -70,10 +67,8 @@ export function createMemberService (deps: { db: Database, clock: Clock }): Memb
         // for good should the status ever be changed back.
         const sessions = await revokeUserSessions(tx, target.id, now)
         const apiKeys = await revokeApiKeysCreatedBy(tx, target.id, now)
-        await insertAuditEvent(tx, {
-          workspaceId: actor.workspaceId,
+        await auditPrincipalAction(tx, actor, {
           action: 'member.removed',
-          actor: auditActorOf(actor),
           target: { type: 'user', id: target.id },
           payload: { email: target.email, role: target.role, revokedSessions: sessions, revokedApiKeys: apiKeys },
           now
