@@ -27,7 +27,9 @@ export function invitationEmail (i: InvitationEmailInput): MailMessage {
   const asRole = i.role === 'admin' ? 'an admin' : 'a member'
   const expires = i.expiresAt.toUTCString()
   const subject = who !== null ? `${who} invited you to join ${workspace}` : `You are invited to join ${workspace}`
-  const lead = who !== null ? `${who} invited you to join the workspace "${workspace}" as ${asRole}.` : `You are invited to join the workspace "${workspace}" as ${asRole}.`
+  const lead = who !== null
+    ? `${who} invited you to join the workspace "${workspace}" as ${asRole}.`
+    : `You are invited to join the workspace "${workspace}" as ${asRole}.`
   const text = [
     lead,
     '',
@@ -38,7 +40,8 @@ export function invitationEmail (i: InvitationEmailInput): MailMessage {
     'If you did not expect this invitation, you can ignore this e-mail.'
   ].join('\n')
   const htmlLead = who !== null
-    ? `<strong>${escapeHtml(who)}</strong> invited you to join the workspace <strong>${escapeHtml(workspace)}</strong> as ${asRole}.`
+    ? `<strong>${escapeHtml(who)}</strong> invited you to join the workspace ` +
+      `<strong>${escapeHtml(workspace)}</strong> as ${asRole}.`
     : `You are invited to join the workspace <strong>${escapeHtml(workspace)}</strong> as ${asRole}.`
   const href = escapeHtml(i.link)
   const html = `<!doctype html>
@@ -46,7 +49,8 @@ export function invitationEmail (i: InvitationEmailInput): MailMessage {
 <p>${htmlLead}</p>
 <p><a href="${href}">Accept the invitation</a></p>
 <p>Or copy this link into your browser:<br><code>${href}</code></p>
-<p style="color: #666">The link works once and expires on ${escapeHtml(expires)}. If you did not expect this invitation, you can ignore this e-mail.</p>
+<p style="color: #666">The link works once and expires on ${escapeHtml(expires)}. \
+If you did not expect this invitation, you can ignore this e-mail.</p>
 </body></html>`
   return { to: i.to, subject, text, html, link: i.link }
 }

@@ -54,7 +54,12 @@ export async function createFirstAdmin (
   // Both branches record the same audit entry but for its action: create-admin, the admin role.
   const audit = async (tx: Queryable, action: AuditAction, workspaceId: string, invitationId: string) => {
     await insertAuditEvent(tx, {
-      workspaceId, action, actor: CREATE_ADMIN_ACTOR, target: { type: 'invitation', id: invitationId }, payload: { email, role: 'admin' }, now
+      workspaceId,
+      action,
+      actor: CREATE_ADMIN_ACTOR,
+      target: { type: 'invitation', id: invitationId },
+      payload: { email, role: 'admin' },
+      now
     })
   }
   const { invitation, workspace, reissued } = await db.transaction(async tx => {

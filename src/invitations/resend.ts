@@ -1,0 +1,31 @@
+import type { Principal } from '../principal.js'
+import { serviceError } from '../errors.js'
+import { findUserByEmail } from '../db/users.js'
+import { effectiveStatus, findInvitation, refreshInvitationToken, takeSendLease } from '../db/invitations.js'
+import { auditPrincipalAction } from '../audit/actor.js'
+import type { InviteResult } from './delivery.js'
+import { rotateAndSend, type InvitationContext } from './context.js'
+
+/** Fresh token and expiry for a pending invitation of the actor's workspace, and send it again. */
+export async function resendInvitation (
+  ctx: InvitationContext, actor: Principal, invitationId: string
+): Promise<InviteResult> {
+  return await rotateAndSend(ctx, actor, async (tx, { ws, tokenHash, expiresAt, sendLease, now }) => {
+    const current = await findInvitation(tx, ws.id, invitationId)
+    if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+    const status = effectiveStatus(current, now)
+    if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
+    if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
+    if (!await takeSendLease(tx, current.id, sendLease, now)) return null
+    const row = await refreshInvitationToken(tx, current.id, tokenHash, expiresAt, now)
+    // Accepted or revoked between the read and the update.
+    if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
+    await auditPrincipalAction(tx, actor, {
+      action: 'invitation.resent',
+      target: { type: 'invitation', id: row.id },
+      payload: { email: row.email, role: row.role },
+      now
+    })
+    return row
+  }, () => true)
+}
