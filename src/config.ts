@@ -1,11 +1,16 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { randomBytes } from 'node:crypto'
-import { join, resolve } from 'node:path'
+import { Type, type Static } from '@sinclair/typebox'
+import { resolve } from 'node:path'
+import { parseEnv } from './config/parse-env.js'
+import { checkDeploymentRules } from './config/deployment-rules.js'
+import { encryptionKey, sessionSecret } from './config/secrets.js'
+import { slackConfig, workosConfig } from './config/integrations.js'
+import { baseUrl, deepFreeze, parseTrustProxy, readVersion, type TrustProxy } from './config/values.js'
 
-// Environment variables, as the operator writes them. Every variable is optional here; the
-// cross-field rules (production needs a database URL and a secret, ...) follow in loadConfig.
+export { ConfigError } from './config/error.js'
+
+// Environment variables, as the operator writes them: every key the service reads is in this
+// one schema (README's configuration table lists them). Every variable is optional here; the
+// cross-field rules (production needs a database URL and a secret, ...) are in src/config/.
 const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def })
 const Str = (opts: Record<string, unknown> = {}) => Type.Optional(Type.String({ minLength: 1, ...opts }))
 
@@ -73,8 +78,6 @@ const EnvSchema = Type.Object({
   ENCRYPTION_KEY: Str()
 })
 type Env = Static<typeof EnvSchema>
-
-type TrustProxy = boolean | number | string
 
 export interface Config {
   readonly appEnv: 'local' | 'staging' | 'production'
@@ -154,50 +157,6 @@ export interface Config {
   readonly encryptionKey: Buffer | null
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
-
-function describe (schema: TSchema): string {
-  const s = schema as Record<string, unknown>
-  if (Array.isArray(s.anyOf)) return 'one of ' + (s.anyOf as Array<{ const: unknown }>).map(x => String(x.const)).join(' | ')
-  if (s.type === 'integer') return `an integer from ${String(s.minimum)} to ${String(s.maximum)}`
-  if (s.type === 'boolean') return 'true or false'
-  if (typeof s.pattern === 'string') return `a value matching ${s.pattern}`
-  return 'a non-empty string'
-}
-
-/** Parse the environment. Throws ConfigError with one line naming the first bad variable. */
-function parseEnv (raw: Record<string, string | undefined>): Env {
-  const picked: Record<string, unknown> = {}
-  for (const key of Object.keys(EnvSchema.properties)) {
-    const v = raw[key]
-    if (v !== undefined && v !== '') picked[key] = v
-  }
-  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, picked))
-  const first = Value.Errors(EnvSchema, converted).First()
-  if (first !== undefined) {
-    const name = first.path.replace(/^\//, '')
-    const prop = (EnvSchema.properties as Record<string, TSchema>)[name]
-    const got = raw[name]
-    throw new ConfigError(
-      `Invalid configuration: ${name} must be ${prop ? describe(prop) : 'valid'} (got ${JSON.stringify(got)})`
-    )
-  }
-  return converted as Env
-}
-
-function parseTrustProxy (v: string): TrustProxy {
-  if (v === 'true') return true
-  if (v === 'false') return false
-  if (/^[0-9]+$/.test(v)) return Number(v)
-  return v
-}
-
-function readVersion (root: string): string {
-  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version
-}
-
 export interface LoadOptions {
   /** Project root (for package.json's version). */
   root: string
@@ -209,114 +168,38 @@ export interface LoadOptions {
 
 /** Environment → typed, frozen Config. Throws ConfigError (one clear line) on a bad value. */
 export function loadConfig (rawEnv: Record<string, string | undefined>, opts: LoadOptions): Config {
-  const env = parseEnv(rawEnv)
-  const warn = opts.warn ?? (() => {})
-  const production = env.APP_ENV === 'production'
-  const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '')
-  const appUrl = (env.APP_URL ?? publicUrl).replace(/\/+$/, '')
+  const env = parseEnv(EnvSchema, rawEnv)
+  const publicUrl = baseUrl(env.PUBLIC_URL ?? `http://localhost:${env.PORT}`)
   const dataDir = opts.ephemeral === true ? null : resolve(env.DATA_DIR)
-
-  if (production && env.DATABASE_URL === undefined) {
-    throw new ConfigError(
-      'Invalid configuration: DATABASE_URL is required when APP_ENV=production (the embedded database is for local use only)'
-    )
-  }
-  if (production && !publicUrl.startsWith('https://')) {
-    throw new ConfigError('Invalid configuration: PUBLIC_URL must be an https:// URL when APP_ENV=production')
-  }
-  if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError(
-      'Invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)'
-    )
-  }
-
-  let secret = env.SESSION_SECRET
-  let generated = false
-  if (secret !== undefined && Buffer.byteLength(secret) < 32) {
-    throw new ConfigError('Invalid configuration: SESSION_SECRET must be at least 32 bytes')
-  }
-  if (secret === undefined) {
-    if (env.APP_ENV !== 'local') {
-      throw new ConfigError(
-        `Invalid configuration: SESSION_SECRET (at least 32 bytes) is required when APP_ENV=${env.APP_ENV}`
-      )
-    }
-    generated = true
-    if (dataDir === null) {
-      secret = randomBytes(32).toString('base64url')
-    } else {
-      // Generated once and kept, so sessions survive restarts of a local service.
-      const file = join(dataDir, 'session-secret')
-      if (existsSync(file)) {
-        secret = readFileSync(file, 'utf8').trim()
-      } else {
-        mkdirSync(dataDir, { recursive: true })
-        secret = randomBytes(32).toString('base64url')
-        writeFileSync(file, secret + '\n', { mode: 0o600 })
-      }
-      warn(
-        `SESSION_SECRET is not set; using a generated secret kept in ${file} (set SESSION_SECRET outside local development)`
-      )
-    }
-  }
-
-  let encryptionKey: Buffer | null = null
-  if (env.ENCRYPTION_KEY !== undefined) {
-    const k = /^[0-9a-fA-F]{64}$/.test(env.ENCRYPTION_KEY)
-      ? Buffer.from(
-        env.ENCRYPTION_KEY, 'hex'
-      )
-      : Buffer.from(env.ENCRYPTION_KEY, 'base64')
-    if (k.length !== 32) {
-      throw new ConfigError(
-        'Invalid configuration: ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64'
-      )
-    }
-    encryptionKey = k
-  }
-
-  const workos = env.WORKOS_API_KEY !== undefined && env.WORKOS_CLIENT_ID !== undefined
-    ? {
-        apiKey: env.WORKOS_API_KEY,
-        clientId: env.WORKOS_CLIENT_ID,
-        hostname: env.WORKOS_API_HOSTNAME ?? null,
-        port: env.WORKOS_API_PORT ?? null,
-        https: env.WORKOS_API_HTTPS,
-        timeoutMs: env.WORKOS_TIMEOUT_MS,
-        redirectUri: `${publicUrl}/api/oauth/callback`
-      }
-    : null
-  if ((env.WORKOS_API_KEY === undefined) !== (env.WORKOS_CLIENT_ID === undefined)) {
-    throw new ConfigError('Invalid configuration: WORKOS_API_KEY and WORKOS_CLIENT_ID must be set together')
-  }
-
-  const slackVars = [env.SLACK_CLIENT_ID, env.SLACK_CLIENT_SECRET, env.SLACK_SIGNING_SECRET]
-  if (slackVars.some(v => v !== undefined) && slackVars.some(v => v === undefined)) {
-    throw new ConfigError(
-      'Invalid configuration: SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET must be set together'
-    )
-  }
-  if (slackVars.every(v => v !== undefined) && encryptionKey === null) {
-    throw new ConfigError(
-      'Invalid configuration: ENCRYPTION_KEY is required when Slack is configured (bot tokens are encrypted at rest)'
-    )
-  }
-  const slack = env.SLACK_CLIENT_ID !== undefined && env.SLACK_CLIENT_SECRET !== undefined &&
-    env.SLACK_SIGNING_SECRET !== undefined
-    ? {
-        clientId: env.SLACK_CLIENT_ID,
-        clientSecret: env.SLACK_CLIENT_SECRET,
-        signingSecret: env.SLACK_SIGNING_SECRET,
-        apiUrl: env.SLACK_API_URL.replace(/\/+$/, ''),
-        authorizeUrl: env.SLACK_AUTHORIZE_URL,
-        scopes: Object.freeze(env.SLACK_BOT_SCOPES.split(',').map(s => s.trim()).filter(Boolean)),
-        redirectUri: `${publicUrl}/api/oauth/slack/callback`
-      }
-    : null
-
-  const config: Config = {
-    appEnv: env.APP_ENV,
+  checkDeploymentRules(env, publicUrl)
+  const { secret, generated } = sessionSecret(env, dataDir, opts.warn ?? (() => {}))
+  const key = encryptionKey(env.ENCRYPTION_KEY)
+  return deepFreeze(configOf(env, {
     version: readVersion(opts.root),
+    publicUrl,
+    appUrl: baseUrl(env.APP_URL ?? publicUrl),
+    dataDir,
+    secret,
+    generated,
+    encryptionKey: key,
+    workos: workosConfig(env, publicUrl),
+    slack: slackConfig(env, publicUrl, key)
+  }))
+}
+
+/** What the checks and conversions above made of several variables, or of more than the env. */
+type DerivedKey = 'version' | 'publicUrl' | 'appUrl' | 'dataDir' | 'encryptionKey' | 'workos' | 'slack'
+interface Derived extends Pick<Config, DerivedKey> {
+  secret: string
+  generated: boolean
+}
+
+/** The Config, key by key: a new setting is one line in EnvSchema, Config and here. */
+function configOf (env: Env, derived: Derived): Config {
+  const { version, publicUrl, appUrl, dataDir, secret, generated, workos, slack, encryptionKey } = derived
+  return {
+    appEnv: env.APP_ENV,
+    version,
     port: env.PORT,
     host: env.HOST,
     logLevel: env.LOG_LEVEL,
@@ -369,13 +252,4 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     slack,
     encryptionKey
   }
-  return deepFreeze(config)
-}
-
-function deepFreeze<T> (o: T): T {
-  if (o !== null && typeof o === 'object' && !Buffer.isBuffer(o)) {
-    for (const v of Object.values(o)) deepFreeze(v)
-    Object.freeze(o)
-  }
-  return o
 }

@@ -1,0 +1,24 @@
+import { invalid } from './error.js'
+
+// Rules across variables that the schema alone cannot say: what a production (or any shared)
+// deployment must set, and bounds that depend on each other.
+
+export function checkDeploymentRules (env: {
+  APP_ENV: string,
+  DATABASE_URL?: string | undefined,
+  HEADERS_TIMEOUT_MS: number,
+  REQUEST_TIMEOUT_MS: number
+}, publicUrl: string): void {
+  const production = env.APP_ENV === 'production'
+  if (production && env.DATABASE_URL === undefined) {
+    throw invalid(
+      'DATABASE_URL is required when APP_ENV=production (the embedded database is for local use only)'
+    )
+  }
+  if (production && !publicUrl.startsWith('https://')) {
+    throw invalid('PUBLIC_URL must be an https:// URL when APP_ENV=production')
+  }
+  if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
+    throw invalid('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)')
+  }
+}

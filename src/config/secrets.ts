@@ -1,0 +1,44 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { invalid } from './error.js'
+
+/**
+ * SESSION_SECRET, or (local only) a generated one: kept in `dataDir` so sessions survive
+ * restarts, or in memory when nothing is kept on disk. `generated` says which.
+ */
+export function sessionSecret (
+  env: { APP_ENV: string, SESSION_SECRET?: string | undefined },
+  dataDir: string | null,
+  warn: (msg: string) => void
+): { secret: string, generated: boolean } {
+  const given = env.SESSION_SECRET
+  if (given !== undefined && Buffer.byteLength(given) < 32) throw invalid('SESSION_SECRET must be at least 32 bytes')
+  if (given !== undefined) return { secret: given, generated: false }
+  if (env.APP_ENV !== 'local') {
+    throw invalid(`SESSION_SECRET (at least 32 bytes) is required when APP_ENV=${env.APP_ENV}`)
+  }
+  if (dataDir === null) return { secret: randomBytes(32).toString('base64url'), generated: true }
+  const file = join(dataDir, 'session-secret')
+  let secret: string
+  if (existsSync(file)) {
+    secret = readFileSync(file, 'utf8').trim()
+  } else {
+    mkdirSync(dataDir, { recursive: true })
+    secret = randomBytes(32).toString('base64url')
+    writeFileSync(file, secret + '\n', { mode: 0o600 })
+  }
+  warn(
+    `SESSION_SECRET is not set; using a generated secret kept in ${file} ` +
+    '(set SESSION_SECRET outside local development)'
+  )
+  return { secret, generated: true }
+}
+
+/** ENCRYPTION_KEY (32 bytes, as 64 hex characters or base64), the key of secrets at rest. */
+export function encryptionKey (value: string | undefined): Buffer | null {
+  if (value === undefined) return null
+  const k = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64')
+  if (k.length !== 32) throw invalid('ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64')
+  return k
+}
