@@ -3,9 +3,17 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({ ts: true, ignores: ['dist/**', 'data/**', 'src/generated/**', 'node_modules/**', '.tap/**', 'bench/*.json', 'bench/*.cpuprofile'] }),
   {
-    // 120 columns. Lines whose length comes from a string, template or regular expression (SQL,
-    // e-mail text, CSP) are not counted: splitting those would scatter one literal over lines.
-    files: ['src/**/*.{ts,js}', 'handlers/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts'],
+    // 120 columns, literals included: long SQL, e-mail text and tool descriptions are split
+    // (template lines, concatenation, arrays joined) with the text kept byte-identical.
+    files: ['src/**/*.{ts,js}', 'handlers/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true }]
+    }
+  },
+  {
+    // Tests: lines whose length comes from a string, template or regular expression (expected
+    // messages, fixtures; 40 lines) are not counted yet.
+    files: ['test/**/*.ts'],
     rules: {
       '@stylistic/max-len': ['error', {
         code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true

@@ -5,9 +5,10 @@ import { idempotencyKeyOf } from '../src/idempotency/idempotency.js'
 // Thin: read the request, call the invitation service, answer. The Idempotency-Key header is
 // validated by the contract (1–255 characters) before it gets here; its operation is the route's.
 
-export function invitationHandlers (
-  { services }: HandlerDeps
-): HandlerGroup<'postUsersInvite' | 'getInvitations' | 'postInvitationsInvitationIdResend' | 'deleteInvitationsInvitationId'> {
+type InvitationOperation =
+  'postUsersInvite' | 'getInvitations' | 'postInvitationsInvitationIdResend' | 'deleteInvitationsInvitationId'
+
+export function invitationHandlers ({ services }: HandlerDeps): HandlerGroup<InvitationOperation> {
   const svc = services.invitations
   return {
     async postUsersInvite (request) {

@@ -69,7 +69,8 @@ try {
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2))
   execFileSync(bin('tsc'), ['-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' })
   process.stdout.write(
-    `client:check: the @hey-api/openapi-ts client for openapi.yaml compiles (strict, noUncheckedIndexedAccess)${keep ? ` — kept in ${dir}` : ''}\n`
+    'client:check: the @hey-api/openapi-ts client for openapi.yaml compiles (strict, noUncheckedIndexedAccess)' +
+    `${keep ? ` — kept in ${dir}` : ''}\n`
   )
 } catch (err) {
   process.stderr.write(`client:check failed: ${(err as Error).message.split('\n')[0] ?? ''}\n`)

@@ -97,7 +97,8 @@ try {
   const r = await createFirstAdmin({ db, clock: systemClock, config, log, mailer }, { email, workspaceName: workspace })
   const out = process.stdout
   out.write(r.reissued
-    ? `Workspace "${r.workspaceName}" (${r.workspaceId}) already had a pending admin invitation for ${r.email}: re-issued with a new link (the old one no longer works).\n`
+    ? `Workspace "${r.workspaceName}" (${r.workspaceId}) already had a pending admin invitation for ${r.email}: ` +
+      're-issued with a new link (the old one no longer works).\n'
     : `Created workspace "${r.workspaceName}" (${r.workspaceId}) and an admin invitation for ${r.email}.\n`)
   out.write(`The invitation expires at ${r.expiresAt.toISOString()}.\n`)
   if (r.delivery === 'sent') out.write(`E-mailed to ${r.email}.\n`)

@@ -10,9 +10,9 @@ try {
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
   try {
     const applied = await migrate(db, { log: msg => { console.log(msg) } })
-    console.log(
-      applied.length === 0 ? `database is up to date (${db.kind})` : `applied ${applied.length} migration(s) (${db.kind})`
-    )
+    console.log(applied.length === 0
+      ? `database is up to date (${db.kind})`
+      : `applied ${applied.length} migration(s) (${db.kind})`)
   } finally {
     await db.close()
   }

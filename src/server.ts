@@ -25,7 +25,8 @@ let app: FastifyInstance
 try {
   app = await buildApp({ config })
 } catch (err) {
-  if (err instanceof MigrationError || err instanceof DatabaseLockedError || (err as { code?: string }).code === 'ECONNREFUSED') {
+  const refused = (err as { code?: string }).code === 'ECONNREFUSED'
+  if (err instanceof MigrationError || err instanceof DatabaseLockedError || refused) {
     process.stderr.write(`Start-up failed: ${(err as Error).message}\n`)
     process.exit(1)
   }
@@ -57,7 +58,9 @@ app.log.info({
 // A new installation: say how to get the first admin, the one step nobody can do through the API.
 // Best effort: a database hiccup here must not take down a service that is already serving.
 if (!await anyWorkspaceExists(app.db).catch(() => true)) {
+  const createAdmin = '`npm run create-admin -- --email you@example.com --workspace "Acme"`'
   app.log.info(app.db.kind === 'pglite'
-    ? 'No workspace yet. Stop the service (the embedded database is one process\'s), run `npm run create-admin -- --email you@example.com --workspace "Acme"`, then start it again and open the link it prints.'
-    : 'No workspace yet. Run `npm run create-admin -- --email you@example.com --workspace "Acme"` and open the link it prints.')
+    ? `No workspace yet. Stop the service (the embedded database is one process's), run ${createAdmin}, ` +
+      'then start it again and open the link it prints.'
+    : `No workspace yet. Run ${createAdmin} and open the link it prints.`)
 }

@@ -55,8 +55,10 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
     await mailer.send({
       to: user.email,
       subject: 'Your sign-in link',
-      text: `Sign in by opening this link (valid for 15 minutes, once):\n\n${link}\n\nIf you did not ask for it, ignore this e-mail.\n`,
-      html: `<p>Sign in by opening this link (valid for 15 minutes, once):</p><p><a href="${escapeHtml(link)}">Sign in</a></p><p>If you did not ask for it, ignore this e-mail.</p>`,
+      text: `Sign in by opening this link (valid for 15 minutes, once):\n\n${link}\n\n` +
+        'If you did not ask for it, ignore this e-mail.\n',
+      html: '<p>Sign in by opening this link (valid for 15 minutes, once):</p>' +
+        `<p><a href="${escapeHtml(link)}">Sign in</a></p><p>If you did not ask for it, ignore this e-mail.</p>`,
       link
     })
   }

@@ -10,10 +10,13 @@ import { projectRoot } from '../paths.js'
 
 export interface Page { html: string, headers: Record<string, string> }
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.5rem}label{display:block;margin:.75rem 0 .25rem}input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}
-button{font:inherit;margin-top:1rem;padding:.4rem 1rem;cursor:pointer}.error{color:#b00020}.muted{color:#666}
-dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{font-weight:600}[hidden]{display:none}`
+const STYLE = [
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}',
+  'h1{font-size:1.5rem}label{display:block;margin:.75rem 0 .25rem}' +
+    'input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}',
+  'button{font:inherit;margin-top:1rem;padding:.4rem 1rem;cursor:pointer}.error{color:#b00020}.muted{color:#666}',
+  'dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{font-weight:600}[hidden]{display:none}'
+].join('\n')
 
 // The pages' scripts are real files in ./assets (linted, type-checked with checkJs), served by
 // getPageScript. Each page loads the shared helpers, then its own script, both with the nonce.
@@ -40,7 +43,10 @@ ${body}
   return {
     html,
     headers: {
-      'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+      'content-security-policy': [
+        "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'",
+        "img-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"
+      ].join('; '),
       // The signup and login URLs carry tokens: never send them onwards, never cache the page.
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-store',
@@ -90,7 +96,9 @@ export function signupPage (): Page {
 }
 
 export function loginPage (opts: { identityProvider: boolean }): Page {
-  const idpLink = opts.identityProvider ? '<p><a href="/api/oauth/login">Sign in with your organization instead</a></p>' : ''
+  const idpLink = opts.identityProvider
+    ? '<p><a href="/api/oauth/login">Sign in with your organization instead</a></p>'
+    : ''
   return layout('Sign in', `
 <h1>Sign in</h1>
 <p id="status" class="muted" hidden></p>

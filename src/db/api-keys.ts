@@ -14,8 +14,8 @@ export interface ApiKeyRow {
   revokedAt: Date | null
 }
 
-const COLUMNS = `id, workspace_id AS "workspaceId", created_by AS "createdBy", name, prefix, secret_hash AS "secretHash",
-  created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`
+const COLUMNS = `id, workspace_id AS "workspaceId", created_by AS "createdBy", name, prefix,
+  secret_hash AS "secretHash", created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`
 
 export async function insertApiKey (
   q: Queryable,
@@ -53,7 +53,8 @@ export async function revokeApiKey (
   q: Queryable, workspaceId: string, id: string, now: Date
 ): Promise<ApiKeyRow | null> {
   const r = await q.query<ApiKeyRow>(
-    `UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    `UPDATE api_keys SET revoked_at = $3
+      WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
     [id, workspaceId, now])
   return r.rows[0] ?? null
 }

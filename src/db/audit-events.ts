@@ -21,7 +21,8 @@ export interface AuditEntry {
 /** Record an audit event. Call it with the transaction of the action it records. */
 export async function insertAuditEvent (q: Queryable, entry: AuditEntry): Promise<void> {
   await q.query(
-    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload, created_at)
+    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
+                               payload, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [
       entry.workspaceId, entry.action, entry.actor.type, entry.actor.id, entry.actor.label, entry.target?.type ?? null,

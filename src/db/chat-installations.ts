@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js'
+import { lockClause, type LockOptions, type Queryable } from './client.js'
 
 // Chat-platform installations (the Slack app installed in a Slack team), one per platform + team.
 // The bot token is only ever stored encrypted (bot_token_enc, see src/lib/crypto.ts).
@@ -32,7 +32,8 @@ export async function upsertChatInstallation (
   q: Queryable, installation: NewChatInstallation
 ): Promise<ChatInstallationRow & { created: boolean }> {
   const r = await q.query<ChatInstallationRow & { created: boolean }>(
-    `INSERT INTO chat_installations (workspace_id, platform, team_id, team_name, bot_user_id, app_id, scopes, bot_token_enc, installed_by, active, created_at, updated_at)
+    `INSERT INTO chat_installations (workspace_id, platform, team_id, team_name, bot_user_id, app_id, scopes,
+                                     bot_token_enc, installed_by, active, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10, $10)
      ON CONFLICT (platform, team_id) DO UPDATE SET
        workspace_id = EXCLUDED.workspace_id, team_name = EXCLUDED.team_name, bot_user_id = EXCLUDED.bot_user_id,
@@ -49,13 +50,10 @@ export async function upsertChatInstallation (
 
 /** The installation of a team, active or not (FOR UPDATE inside a transaction when asked). */
 export async function findChatInstallation (
-  q: Queryable,
-  platform: ChatPlatform,
-  teamId: string,
-  opts: { forUpdate?: boolean } = {}
+  q: Queryable, platform: ChatPlatform, teamId: string, opts: LockOptions = {}
 ): Promise<ChatInstallationRow | null> {
   const r = await q.query<ChatInstallationRow>(
-    `SELECT ${COLUMNS} FROM chat_installations WHERE platform = $1 AND team_id = $2${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    `SELECT ${COLUMNS} FROM chat_installations WHERE platform = $1 AND team_id = $2${lockClause(opts)}`,
     [platform, teamId])
   return r.rows[0] ?? null
 }

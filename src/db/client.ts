@@ -15,6 +15,14 @@ export interface Queryable {
 }
 
 /** The Database port: PGlite in-process, or a PostgreSQL server through a pg Pool. One dialect. */
+/** A read that will be followed by an update in the same transaction may lock its row. */
+export interface LockOptions { forUpdate?: boolean }
+
+/** The SELECT's tail for `LockOptions`: ' FOR UPDATE' or nothing. */
+export function lockClause (opts: LockOptions): string {
+  return opts.forUpdate === true ? ' FOR UPDATE' : ''
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres'
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
@@ -45,7 +53,11 @@ const NETWORK_CODES = new Set([
   'EAI_AGAIN'
 ])
 // What pg and pg-pool say (plain Errors without a code) when a connection breaks or a deadline passes.
-const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is clos(ed|ing))/
+const UNAVAILABLE_MESSAGES = new RegExp('^(' + [
+  'Connection terminated', 'timeout exceeded when trying to connect', 'Query read timeout',
+  'Client has encountered a connection error', 'Client was closed', 'Cannot use a pool after calling end',
+  'PGlite is clos(ed|ing)'
+].join('|') + ')')
 
 /** True for a failure to reach the database at all, as opposed to an error in a statement. */
 export function isDatabaseUnavailable (err: unknown): boolean {
@@ -188,7 +200,8 @@ function lockDataDir (dir: string): () => void {
     const owner = Number(readFileSync(file, 'utf8').trim())
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
       throw new DatabaseLockedError(
-        `The embedded database in ${dir} is in use by a running process (pid ${owner}). Stop it, or set DATABASE_URL to use a PostgreSQL server.`
+        `The embedded database in ${dir} is in use by a running process (pid ${owner}). ` +
+        'Stop it, or set DATABASE_URL to use a PostgreSQL server.'
       )
     }
     writeFileSync(file, String(process.pid))
@@ -216,11 +229,12 @@ async function initDataDirInWorker (dir: string): Promise<void> {
   // Dynamic imports only: eval'd worker code is a script or a module depending on the Node
   // version (ESM detection is the default from 20.19 / 22.7) and on flags such as --input-type.
   const code = `
-    Promise.all([import('node:worker_threads'), import(${JSON.stringify(pglite)})]).then(async ([{ parentPort, workerData }, { PGlite }]) => {
-      const db = await PGlite.create({ dataDir: workerData })
-      await db.close()
-      parentPort.postMessage('initialized')
-    })`
+    Promise.all([import('node:worker_threads'), import(${JSON.stringify(pglite)})])
+      .then(async ([{ parentPort, workerData }, { PGlite }]) => {
+        const db = await PGlite.create({ dataDir: workerData })
+        await db.close()
+        parentPort.postMessage('initialized')
+      })`
   const worker = new Worker(code, { eval: true, workerData: dir })
   try {
     await new Promise<void>((resolve, reject) => {

@@ -16,7 +16,8 @@ export interface IdempotencyRow {
   createdAt: Date
 }
 
-const COLUMNS = 'request_hash AS "requestHash", status_code AS "statusCode", response, locked_until AS "lockedUntil", created_at AS "createdAt"'
+const COLUMNS = 'request_hash AS "requestHash", status_code AS "statusCode", response, ' +
+  'locked_until AS "lockedUntil", created_at AS "createdAt"'
 
 /**
  * Claim a key for `owner` until `lockedUntil`. Returns null when this call now holds it — it
@@ -69,7 +70,8 @@ export async function completeIdempotencyKey (
 /** Give up the owner's claim without an answer (the request failed with a 5xx): a retry runs again. */
 export async function releaseIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string): Promise<void> {
   await q.query(
-    'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL',
+    `DELETE FROM idempotency_keys
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
     [id.workspaceId, id.operation, id.key, owner])
 }
 

@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js'
+import { lockClause, type LockOptions, type Queryable } from './client.js'
 import type { Role } from './users.js'
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired'
@@ -70,7 +70,8 @@ export async function upsertPendingInvitation (
   q: Queryable, invitation: NewInvitation, lease?: SendLease
 ): Promise<(InvitationRow & { created: boolean }) | null> {
   const r = await q.query<InvitationRow & { created: boolean }>(
-    `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key, created_at, updated_at, send_owner, send_until)
+    `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key,
+                              created_at, updated_at, send_owner, send_until)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
      ON CONFLICT (workspace_id, email) WHERE status = 'pending'
      DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
@@ -90,7 +91,8 @@ export async function upsertPendingInvitation (
 /** Take the send lease of an invitation if it is free or has run out; false while another owner holds it. */
 export async function takeSendLease (q: Queryable, id: string, lease: SendLease, now: Date): Promise<boolean> {
   const r = await q.query(
-    'UPDATE invitations SET send_owner = $2, send_until = $3 WHERE id = $1 AND (send_until IS NULL OR send_until <= $4)', [id, lease.owner, lease.until, now])
+    `UPDATE invitations SET send_owner = $2, send_until = $3
+      WHERE id = $1 AND (send_until IS NULL OR send_until <= $4)`, [id, lease.owner, lease.until, now])
   return r.rowCount === 1
 }
 
@@ -117,12 +119,10 @@ export async function findInvitation (q: Queryable, workspaceId: string, id: str
 }
 
 export async function findInvitationByTokenHash (
-  q: Queryable,
-  tokenHash: string,
-  opts: { forUpdate?: boolean } = {}
+  q: Queryable, tokenHash: string, opts: LockOptions = {}
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
-    `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE token_hash = $1${opts.forUpdate === true ? ' FOR UPDATE' : ''}`, [tokenHash])
+    `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE token_hash = $1${lockClause(opts)}`, [tokenHash])
   return r.rows[0] ?? null
 }
 
@@ -131,7 +131,8 @@ export async function refreshInvitationToken (
   q: Queryable, id: string, tokenHash: string | null, expiresAt: Date, now: Date
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
-    `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL, updated_at = $4
+    `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL,
+                            updated_at = $4
       WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${INVITATION_COLUMNS}`, [
       id, tokenHash, expiresAt, now
     ])
@@ -157,8 +158,10 @@ export async function recordDelivery (
   delivery: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }
 ): Promise<void> {
   await q.query(
-    `UPDATE invitations SET delivery_status = $2, delivery_error = $3, idp_invitation_id = COALESCE($4, idp_invitation_id),
-            delivery_attempts = delivery_attempts + 1, last_sent_at = CASE WHEN $2 IN ('sent', 'identity_provider') THEN $5 ELSE last_sent_at END,
+    `UPDATE invitations SET delivery_status = $2, delivery_error = $3,
+            idp_invitation_id = COALESCE($4, idp_invitation_id),
+            delivery_attempts = delivery_attempts + 1,
+            last_sent_at = CASE WHEN $2 IN ('sent', 'identity_provider') THEN $5 ELSE last_sent_at END,
             updated_at = $5
       WHERE id = $1`,
     [id, delivery.status, delivery.error ?? null, delivery.idpInvitationId ?? null, delivery.now])

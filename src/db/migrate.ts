@@ -40,7 +40,8 @@ export async function migrate (
   const migrations = opts.migrations ?? loadMigrations()
   const applied: string[] = []
   await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now())`)
     .catch(async (err: { code?: string }) => {
       // Two migrators creating the table at once: one gets a unique violation on the catalog.
       if (err.code !== '23505' && err.code !== '42P07') throw err

@@ -25,7 +25,8 @@ export async function insertOAuthState (
   }
 ): Promise<void> {
   await q.query(
-    'INSERT INTO oauth_states (state_hash, kind, workspace_id, user_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+    `INSERT INTO oauth_states (state_hash, kind, workspace_id, user_id, expires_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
     [state.stateHash, state.kind, state.workspaceId, state.userId, state.expiresAt, state.now])
 }
 

@@ -44,7 +44,10 @@ const DEFS: ToolDef[] = [
   {
     name: 'invite_user',
     operationId: 'postUsersInvite',
-    description: 'Invite a person by e-mail to the workspace, as admin or member (role is optional here and defaults to member; the REST operation requires it). Re-inviting an e-mail with a pending invitation sends it again with a fresh link. The answer never contains the signup link: it is a credential, and it goes only to the invitee by e-mail.',
+    description: 'Invite a person by e-mail to the workspace, as admin or member ' +
+      '(role is optional here and defaults to member; the REST operation requires it). ' +
+      'Re-inviting an e-mail with a pending invitation sends it again with a fresh link. ' +
+      'The answer never contains the signup link: it is a credential, and it goes only to the invitee by e-mail.',
     optional: ['role'],
     // The signup link is a credential for the invitee: it never enters an assistant's context.
     withhold: ['invitationUrl'],
@@ -53,7 +56,8 @@ const DEFS: ToolDef[] = [
   {
     name: 'list_invitations',
     operationId: 'getInvitations',
-    description: 'List the workspace\'s invitations, newest first, optionally only those with one status. Pass nextCursor as cursor for the next page.',
+    description: 'List the workspace\'s invitations, newest first, optionally only those with one status. ' +
+      'Pass nextCursor as cursor for the next page.',
     run: async (s, p, a) => await s.invitations.list(p, {
       limit: a.limit as number,
       ...(a.status !== undefined ? { status: a.status as InvitationStatus } : {}),

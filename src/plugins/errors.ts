@@ -32,9 +32,14 @@ export function clientErrorHandler (
   this.log.debug({ err: err.message, code: err.code }, 'client error')
   if (socket.writable) {
     const body = JSON.stringify(errorBody(error))
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-    )
+    socket.write([
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+      '',
+      body
+    ].join('\r\n'))
   }
   socket.destroy()
 }

@@ -57,7 +57,9 @@ export async function handleSlackEvent (deps: SlackBotDeps, envelope: SlackEnvel
       return await command(deps, teamId, event)
     case 'message':
       // Direct messages from people only: not edits, joins or the bot's own replies.
-      if (event.channel_type !== 'im' || event.bot_id !== undefined || event.subtype !== undefined) return { status: 'ignored' }
+      if (event.channel_type !== 'im' || event.bot_id !== undefined || event.subtype !== undefined) {
+        return { status: 'ignored' }
+      }
       return await command(deps, teamId, event)
     default:
       return { status: 'ignored' }
@@ -153,7 +155,8 @@ async function speakerEmail (deps: SlackBotDeps, token: string, slackUser: strin
 async function adminBehind (db: Database, inst: ChatInstallationRow, email: string | null): Promise<Principal | null> {
   if (email === null) return null
   const user = await findUserByEmail(db, email)
-  if (user === null || user.status !== 'active' || user.role !== 'admin' || user.workspaceId !== inst.workspaceId) return null
+  if (user === null) return null
+  if (user.status !== 'active' || user.role !== 'admin' || user.workspaceId !== inst.workspaceId) return null
   return {
     kind: 'chat',
     userId: user.id,

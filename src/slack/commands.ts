@@ -28,4 +28,6 @@ export function escapeSlackText (s: string): string {
   return s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 }
 
-export const HELP_TEXT = 'I can invite people to your workspace. Say `invite someone@example.com` (as a member) or `invite someone@example.com admin` (admins only). The signup link goes to the invitee by e-mail; I never post it here.'
+export const HELP_TEXT = 'I can invite people to your workspace. ' +
+  'Say `invite someone@example.com` (as a member) or `invite someone@example.com admin` (admins only). ' +
+  'The signup link goes to the invitee by e-mail; I never post it here.'

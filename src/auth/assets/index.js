@@ -15,7 +15,9 @@
     byId('me-workspace').textContent = me.workspace.name
     byId('signed-in').hidden = false
   } else {
-    status.textContent = res.status === 401 ? 'You are not signed in.' : 'Could not load your account (' + res.status + ').'
+    status.textContent = res.status === 401
+      ? 'You are not signed in.'
+      : 'Could not load your account (' + res.status + ').'
     byId('signed-out').hidden = false
   }
 })()

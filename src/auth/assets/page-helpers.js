@@ -59,5 +59,6 @@ function show (id, text) {
  * @returns {string}
  */
 function errorText (r) {
-  return (r.body && typeof r.body.message === 'string') ? r.body.message : 'Something went wrong (' + r.status + '). Try again.'
+  if (r.body && typeof r.body.message === 'string') return r.body.message
+  return 'Something went wrong (' + r.status + '). Try again.'
 }
