@@ -2,7 +2,7 @@ import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
+import { freePort } from '../scripts/lib/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -35,14 +35,6 @@ function tempDir (prefix: string): string {
 export function cleanUp (): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true })
-}
-
-async function freePort (): Promise<number> {
-  const s = createServer()
-  await new Promise<void>(resolve => { s.listen(0, '127.0.0.1', () => { resolve() }) })
-  const { port } = s.address() as { port: number }
-  await new Promise<void>(resolve => { s.close(() => { resolve() }) })
-  return port
 }
 
 interface Answer { status: number, body: string, setCookie: string[] }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from '../scripts/lib/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../src/paths.js'
@@ -16,14 +16,6 @@ const LEASE_MS = 3000
 // Three child processes start here (create-admin, the service twice); on a loaded machine each
 // takes a while, so this file gets more than the suite's default 120 s.
 t.setTimeout(400_000)
-
-async function freePort (): Promise<number> {
-  const s = createServer()
-  await new Promise<void>(resolve => { s.listen(0, '127.0.0.1', () => { resolve() }) })
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>(resolve => { s.close(() => { resolve() }) })
-  return port
-}
 
 const children: ChildProcess[] = []
 t.teardown(() => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL') })

@@ -4,7 +4,7 @@ import {
   cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync
 } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
+import { freePort } from '../scripts/lib/free-port.js'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -27,14 +27,6 @@ function nginxBinary (): string | null {
   const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']
   for (const d of dirs) if (d !== '' && existsSync(join(d, 'nginx'))) return join(d, 'nginx')
   return null
-}
-
-async function freePort (): Promise<number> {
-  const s = createServer()
-  await new Promise<void>(resolve => { s.listen(0, '127.0.0.1', () => { resolve() }) })
-  const { port } = s.address() as { port: number }
-  await new Promise<void>(resolve => { s.close(() => { resolve() }) })
-  return port
 }
 
 interface Res { status: number, headers: Record<string, string | string[] | undefined>, body: string }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
+import { freePort } from '../scripts/lib/free-port.js'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { projectRoot } from '../src/paths.js'
@@ -11,16 +11,6 @@ import { examplesOf, operations, parameterExample, resolve, type Operation } fro
 // contract on a loopback port; every operation is called once with its example request and must
 // answer its declared success status with the example body, and every other example (error
 // examples included) must come back when asked for with Prism's `Prefer: code=…, example=…`.
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
-}
 
 async function startPrism (tt: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const port = await freePort()
