@@ -8,18 +8,13 @@
 //   npx tsx scripts/measure-invite.ts --n 200 --warmup 20
 import { parseArgs } from 'node:util'
 import { randomBytes } from 'node:crypto'
-import { buildApp } from '../src/app.js'
-import { openMeasureDatabase, startSinkSmtp } from './lib/measure-peers.js'
-import { loadConfig } from '../src/config.js'
-import { insertWorkspace } from '../src/db/workspaces.js'
+import { databaseOptions, startMeasuredApp } from './lib/measure-peers.js'
 import { insertUser } from '../src/db/users.js'
-import { projectRoot } from '../src/paths.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 
 const { values } = parseArgs({
   options: {
-    db: { type: 'string', default: 'pglite' },
-    url: { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    ...databaseOptions,
     n: { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '20' },
     'data-dir': { type: 'string' }
@@ -28,28 +23,16 @@ const { values } = parseArgs({
 })
 const n = Number(values.n)
 const warmup = Number(values.warmup)
-if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
-const kind: 'pglite' | 'postgres' = values.db
-
-// The SMTP peer: accepts and discards (counting), like a relay that answers quickly.
-const smtp = await startSinkSmtp()
-const smtpUrl = smtp.url
-const { db, close: closeDatabase } = await openMeasureDatabase(kind, values.url, values['data-dir'] ?? null)
-
-const config = loadConfig(
-  { LOG_LEVEL: 'silent', SMTP_URL: smtpUrl, INVITE_EMAILS_PER_HOUR: '100000', APP_URL: 'https://app.example.test' },
-  { root: projectRoot, ephemeral: true }
-)
-const app = await buildApp({ config, db, logger: false })
-await app.listen({ port: 0, host: '127.0.0.1' })
-const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+// The SMTP peer accepts and discards (counting), like a relay that answers quickly.
+const { app, db, base, smtp, workspaceId, close } = await startMeasuredApp({
+  db: values.db, url: values.url, dataDir: values['data-dir'] ?? null, env: { INVITE_EMAILS_PER_HOUR: '100000' }
+})
 
 const now = new Date()
-const ws = await insertWorkspace(db, { name: 'Measure', now })
 const user = await insertUser(
   db,
   {
-    workspaceId: ws.id,
+    workspaceId,
     email: `admin-${randomBytes(4).toString('hex')}@example.com`,
     name: 'Admin',
     role: 'admin',
@@ -90,7 +73,5 @@ console.log(JSON.stringify({
   node: process.version
 }, null, 2))
 
-await app.close()
-await closeDatabase()
-await smtp.close()
+await close()
 process.exit(failures === 0 ? 0 : 1)

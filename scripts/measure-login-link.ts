@@ -7,17 +7,12 @@
 //   npx tsx scripts/measure-login-link.ts --db postgres --url postgres://postgres@127.0.0.1:5432/postgres
 //   npx tsx scripts/measure-login-link.ts --blocks 20 --size 100
 import { parseArgs } from 'node:util'
-import { buildApp } from '../src/app.js'
-import { openMeasureDatabase, startSinkSmtp } from './lib/measure-peers.js'
-import { loadConfig } from '../src/config.js'
-import { insertWorkspace } from '../src/db/workspaces.js'
+import { databaseOptions, startMeasuredApp } from './lib/measure-peers.js'
 import { insertUser } from '../src/db/users.js'
-import { projectRoot } from '../src/paths.js'
 
 const { values } = parseArgs({
   options: {
-    db: { type: 'string', default: 'pglite' },
-    url: { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    ...databaseOptions,
     blocks: { type: 'string', default: '40' },
     size: { type: 'string', default: '50' }
   },
@@ -25,33 +20,16 @@ const { values } = parseArgs({
 })
 const blocks = Number(values.blocks)
 const size = Number(values.size)
-if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
-const kind: 'pglite' | 'postgres' = values.db
-
-const smtp = await startSinkSmtp()
-const smtpUrl = smtp.url
-const { db, close: closeDatabase } = await openMeasureDatabase(kind, values.url, null)
-
-const config = loadConfig(
-  {
-    LOG_LEVEL: 'silent',
-    SMTP_URL: smtpUrl,
-    AUTH_RATE_LIMIT_PER_MINUTE: '1000000',
-    APP_URL: 'https://app.example.test'
-  },
-  { root: projectRoot, ephemeral: true }
-)
-const app = await buildApp({ config, db, logger: false })
-await app.listen({ port: 0, host: '127.0.0.1' })
-const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+const { app, db, base, smtp, workspaceId, close } = await startMeasuredApp({
+  db: values.db, url: values.url, dataDir: null, env: { AUTH_RATE_LIMIT_PER_MINUTE: '1000000' }
+})
 
 const now = new Date()
-const ws = await insertWorkspace(db, { name: 'Measure', now })
 // Many known addresses, each asked for a few times, so most known requests really send a link
 // (an address gets 5 links per 15 minutes) as an attacker probing a list would see.
 const known = await Promise.all(Array.from({ length: Math.ceil((blocks * size) / 4) }, async (_, i) =>
   (await insertUser(
-    db, { workspaceId: ws.id, email: `known-${i}@example.com`, name: null, role: 'member', now }
+    db, { workspaceId, email: `known-${i}@example.com`, name: null, role: 'member', now }
   )).email))
 
 let non202 = 0
@@ -96,7 +74,5 @@ console.log(JSON.stringify({
   node: process.version
 }, null, 2))
 
-await app.close()
-await closeDatabase()
-await smtp.close()
+await close()
 process.exit(non202 === 0 ? 0 : 1)
