@@ -8,9 +8,14 @@ const LOGIN_LINK_ACCEPTED = {
 
 export function authHandlers (
   { services }: HandlerDeps
-): HandlerGroup<'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'> {
-  const { auth } = services
+): HandlerGroup<'postSetup' | 'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'> {
+  const { auth, setup } = services
   return {
+    async postSetup (request, reply) {
+      const { me, token } = await setup.complete(request.body)
+      return await reply.code(201).setSessionCookie(token).send(me)
+    },
+
     async postAuthSignup (request, reply) {
       const { me, token } = await auth.signup({ token: request.body.token, name: request.body.name })
       return await reply.code(201).setSessionCookie(token).send(me)

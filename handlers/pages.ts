@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
-import { indexPage, loginPage, signupPage, pageScriptsDir, type Page, type PageScript } from '../src/auth/pages.js'
+import {
+  indexPage, loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
+} from '../src/auth/pages.js'
 
 export function pagesHandlers (
-  { config }: HandlerDeps
-): HandlerGroup<'getIndexPage' | 'getSignupPage' | 'getLoginPage' | 'getPageScript'> {
+  { config, services }: HandlerDeps
+): HandlerGroup<'getIndexPage' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' | 'getPageScript'> {
   const identityProvider = config.workos !== null
   const send = async (
     reply: FastifyReply,
@@ -27,6 +29,10 @@ export function pagesHandlers (
     async getIndexPage (_request, reply) { return await send(reply, indexPage({ identityProvider })) },
     // The token stays in the URL for the page's script; the page itself is the same for every token.
     async getSignupPage (_request, reply) { return await send(reply, signupPage()) },
-    async getLoginPage (_request, reply) { return await send(reply, loginPage({ identityProvider })) }
+    async getLoginPage (_request, reply) { return await send(reply, loginPage({ identityProvider })) },
+    // Once a workspace exists the page says so instead of offering a form that could only fail.
+    async getSetupPage (_request, reply) {
+      return await send(reply, setupPage({ pending: await services.setup.pending() }))
+    }
   }
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs headless Chromium (Debian package) for test/browser.test.ts. playwright-core drives it
+# Installs headless Chromium (Debian package) for test/browser.test.ts and test/first-run.test.ts. playwright-core drives it
 # through /usr/bin/chromium; it does not download browsers of its own. Exits 0 when it cannot
 # install (no root, no network): the browser test then skips with a message saying so.
 set -u

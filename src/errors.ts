@@ -44,6 +44,7 @@ export const Errors = {
   ),
   TOKEN_EXPIRED: define('TOKEN_EXPIRED', 'This link has expired. Ask for a new one.', 410),
   TOKEN_USED: define('TOKEN_USED', 'This link has already been used.', 410),
+  SETUP_COMPLETE: define('SETUP_COMPLETE', 'This service is set up already: sign in instead.', 410),
   PAYLOAD_TOO_LARGE: define('PAYLOAD_TOO_LARGE', 'The request body is larger than %s bytes', 413),
   UNSUPPORTED_MEDIA_TYPE: define('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json', 415),
   IDEMPOTENCY_KEY_REUSED: define(

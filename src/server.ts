@@ -6,7 +6,6 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { MigrationError } from './db/migrate.js'
 import { DatabaseLockedError } from './db/client.js'
 import { projectRoot } from './paths.js'
-import { anyWorkspaceExists } from './db/workspaces.js'
 
 const warnings: string[] = []
 let config: Config
@@ -55,12 +54,13 @@ app.log.info({
   rateLimitStore: app.rateLimitStore,
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')
-// A new installation: say how to get the first admin, the one step nobody can do through the API.
-// Best effort: a database hiccup here must not take down a service that is already serving.
-if (!await anyWorkspaceExists(app.db).catch(() => true)) {
-  const createAdmin = '`npm run create-admin -- --email you@example.com --workspace "Acme"`'
-  app.log.info(app.db.kind === 'pglite'
-    ? `No workspace yet. Stop the service (the embedded database is one process's), run ${createAdmin}, ` +
-      'then start it again and open the link it prints.'
-    : `No workspace yet. Run ${createAdmin} and open the link it prints.`)
+// A new installation: log the one-time setup link (the one step nobody can do through the API
+// without a session). Best effort: a database hiccup here must not take down a serving service.
+try {
+  const link = await app.services.setup.issueLink()
+  if (link !== null) {
+    app.log.info(`No workspace yet. Open this link to set up the first workspace and its admin: ${link}`)
+  }
+} catch (err) {
+  app.log.warn({ err }, 'could not issue a setup link; `npm run create-admin` makes the first admin instead')
 }

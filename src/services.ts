@@ -4,6 +4,7 @@ import { createSessionService, type SessionService } from './sessions/service.js
 import { createMemberService, type MemberService } from './members/service.js'
 import { createAuditTrailService, type AuditTrailService } from './audit/trail.js'
 import { createAuthService, type AuthService } from './auth/service.js'
+import { createSetupService, type SetupService } from './auth/setup.js'
 import { createInvitationService, type InvitationService } from './invitations/service.js'
 import { createIdempotency } from './idempotency/idempotency.js'
 
@@ -20,6 +21,8 @@ export interface Services {
   readonly members: MemberService
   readonly auditTrail: AuditTrailService
   readonly auth: AuthService
+  /** First run: the one-time setup link and the /setup page's operation. */
+  readonly setup: SetupService
   readonly invitations: InvitationService
   readonly apiKeys: ApiKeyService
   readonly slack: SlackService
@@ -68,6 +71,7 @@ export function createServices (ports: Ports): Services {
     members: createMemberService({ db: ports.db, clock: ports.clock }),
     auditTrail: createAuditTrailService({ db: ports.db }),
     auth,
+    setup: createSetupService(ports, sessions),
     invitations,
     apiKeys,
     slack,

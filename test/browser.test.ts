@@ -1,16 +1,13 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
 import { build } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { closedPort, startSmtp, type CaughtMail } from './helpers/smtp.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
+import { launchChromium, pageProblems, skipWithoutChromium as skip } from './helpers/browser.js'
 
 // End to end in headless Chromium (Debian package; scripts/setup-browser.sh installs it): an
 // admin invites by e-mail, the invitee opens the e-mailed link, accepts, lands on / signed in;
 // then signs out and back in with an e-mailed login link. The pages run under their real CSP.
-
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: run scripts/setup-browser.sh (installs the Debian chromium package) to run this test`
 
 function linkIn (mail: CaughtMail, base: string, path: string): string {
   const m = new RegExp(`${base.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}${path}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)
@@ -19,7 +16,6 @@ function linkIn (mail: CaughtMail, base: string, path: string): string {
 }
 
 t.test('invite → e-mail → signup page → signed in, in a real browser', { skip, timeout: 120_000 }, async t => {
-  const { chromium } = await import('playwright-core')
   const smtp = await startSmtp(t)
   const port = await closedPort()
   const base = `http://127.0.0.1:${port}`
@@ -43,30 +39,11 @@ t.test('invite → e-mail → signup page → signed in, in a real browser', { s
   const signupLink = linkIn(await smtp.nextMessage(0), base, '/signup')
   t.equal(JSON.parse(inviteBody).invitationUrl, signupLink, 'the e-mailed link is the invitationUrl')
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'
-    ]
-  })
-  t.teardown(async () => { await browser.close() })
+  const browser = await launchChromium(t)
   const context = await browser.newContext()
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
-  // A CSP violation or a script error would leave the page half-working; fail loudly instead.
-  const problems: string[] = []
-  page.on('pageerror', err => problems.push(`pageerror: ${err.message}`))
-  // Expected non-2xx answers (401 after sign-out, 410 for a used link, no favicon) are logged by
-  // Chromium as "Failed to load resource"; anything else at error level is a problem.
-  page.on(
-    'console',
-    msg => {
-      if (msg.type() === 'error' && !msg.text().startsWith(
-        'Failed to load resource'
-      )) problems.push(`console: ${msg.text()}`)
-    }
-  )
+  const problems = pageProblems(page)
 
   await page.goto(signupLink)
   await page.locator('#accept').waitFor({ state: 'visible' })

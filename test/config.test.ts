@@ -38,7 +38,7 @@ t.test('the server exits 1 with that one line on stderr', async t => {
   t.equal(r.stderr.trim(), 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")')
 })
 
-t.test('a new installation says, once ready, how to create the first admin', async t => {
+t.test('a new installation logs, once ready, its one-time setup link', async t => {
   const dir = mkdtempSync(join(tmpdir(), 'ws-first-run-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const { DATABASE_URL: _server, ...env } = process.env // the embedded database, as on a new machine
@@ -60,7 +60,8 @@ t.test('a new installation says, once ready, how to create the first admin', asy
   t.ok(hint, 'the hint is logged')
   t.match(
     JSON.parse(hint ?? '{}').msg,
-    /Stop the service.*`npm run create-admin -- --email you@example.com --workspace "Acme".*start it again/
+    /^No workspace yet\. Open this link to set up the first workspace and its admin: http:\/\/localhost:0\/setup\?token=[A-Za-z0-9_-]{43}$/,
+    'PUBLIC_URL/setup with the token: no stop, no second command'
   )
   t.ok(out.indexOf('workspace service ready') < out.indexOf('No workspace yet'), 'after the ready line')
   t.equal(await exited, 0, 'SIGTERM: exit 0')

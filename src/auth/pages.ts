@@ -4,7 +4,7 @@ import type { operations } from '../generated/openapi.js'
 import { escapeHtml } from '../lib/html.js'
 import { projectRoot } from '../paths.js'
 
-// The three small HTML pages (/, /signup, /login). Nothing from the request is written into the
+// The small HTML pages (/, /signup, /login, /setup). Nothing from the request is written into the
 // markup: the scripts read the token from location.search and render answers with textContent.
 // Each response carries a fresh CSP nonce; only the script elements and the style that carry it run.
 
@@ -108,4 +108,23 @@ export function loginPage (opts: { identityProvider: boolean }): Page {
   <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
   <button id="send-button" type="submit">E-mail me a sign-in link</button>
 </form>${idpLink}`, 'login.js')
+}
+
+export function setupPage (opts: { pending: boolean }): Page {
+  // Set up already: the same message POST /api/setup answers (410 SETUP_COMPLETE), and the way on.
+  return layout('Set up your workspace', `
+<h1>Set up your workspace</h1>
+<p id="status" class="muted"${opts.pending ? ' hidden' : ''}>This service is set up already:
+<a href="/login">sign in</a> instead.</p>
+<p id="error" class="error" role="alert" hidden></p>
+<form id="setup" hidden>
+  <p class="muted">The first workspace and its admin: you. Others are invited from there.</p>
+  <label for="workspace-name">Workspace name</label>
+  <input id="workspace-name" name="workspaceName" maxlength="200" required>
+  <label for="email">Your e-mail address</label>
+  <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
+  <label for="name">Your name (optional)</label>
+  <input id="name" name="name" maxlength="200" autocomplete="name">
+  <button id="setup-button" type="submit">Create the workspace</button>
+</form>`, 'setup.js')
 }

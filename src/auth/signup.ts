@@ -11,6 +11,7 @@ import type { SessionService } from '../sessions/service.js'
 import type { components } from '../generated/openapi.js'
 import { loadMe, type Me } from '../members/directory.js'
 import { isUniqueViolation } from '../db/errors.js'
+import type { Queryable } from '../db/client.js'
 
 export type InvitationPreview = components['schemas']['InvitationPreview']
 
@@ -49,30 +50,36 @@ export async function acceptInvitation (
   sessions: SessionService,
   input: { token: string, name?: string | undefined }
 ): Promise<{ me: Me, token: string }> {
-  const { db, clock } = ports
-  const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
   try {
-    return await db.transaction(async tx => {
-      const now = clock.now()
-      // FOR UPDATE: a concurrent accept of the same token waits here, then sees 'accepted'.
-      const inv = usable(await findInvitationByTokenHash(tx, hashToken(input.token), { forUpdate: true }), now)
-      if (await findUserByEmail(tx, inv.email) !== null) throw serviceError('USER_EXISTS')
-      const user = await insertUser(tx, { workspaceId: inv.workspaceId, email: inv.email, name, role: inv.role, now })
-      if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
-      const session = await sessions.start(tx, user.id, 'signup')
-      const actor = { type: 'user' as const, id: user.id, label: user.email }
-      // One person, two events: the invitation is used up, and a session starts.
-      const by = { workspaceId: inv.workspaceId, actor, now }
-      const accepted = { type: 'invitation' as const, id: inv.id }
-      const acceptedBy = { userId: user.id, role: inv.role }
-      await insertAuditEvent(tx, { ...by, action: 'invitation.accepted', target: accepted, payload: acceptedBy })
-      const login = { type: 'session' as const, id: session.sessionId }
-      await insertAuditEvent(tx, { ...by, action: 'session.login', target: login, payload: { method: 'signup' } })
-      return { me: await loadMe(tx, inv.workspaceId, user.id), token: session.token }
-    })
+    return await ports.db.transaction(async tx => await acceptInTransaction(tx, sessions, input, ports.clock.now()))
   } catch (err) {
     // The unique e-mail index fired: another account took this address between check and insert.
     if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
     throw err
   }
+}
+
+/** The steps of acceptInvitation inside the caller's transaction (the setup page runs them with its own). */
+export async function acceptInTransaction (
+  tx: Queryable,
+  sessions: SessionService,
+  input: { token: string, name?: string | undefined },
+  now: Date
+): Promise<{ me: Me, token: string }> {
+  const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
+  // FOR UPDATE: a concurrent accept of the same token waits here, then sees 'accepted'.
+  const inv = usable(await findInvitationByTokenHash(tx, hashToken(input.token), { forUpdate: true }), now)
+  if (await findUserByEmail(tx, inv.email) !== null) throw serviceError('USER_EXISTS')
+  const user = await insertUser(tx, { workspaceId: inv.workspaceId, email: inv.email, name, role: inv.role, now })
+  if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
+  const session = await sessions.start(tx, user.id, 'signup')
+  const actor = { type: 'user' as const, id: user.id, label: user.email }
+  // One person, two events: the invitation is used up, and a session starts.
+  const by = { workspaceId: inv.workspaceId, actor, now }
+  const accepted = { type: 'invitation' as const, id: inv.id }
+  const acceptedBy = { userId: user.id, role: inv.role }
+  await insertAuditEvent(tx, { ...by, action: 'invitation.accepted', target: accepted, payload: acceptedBy })
+  const login = { type: 'session' as const, id: session.sessionId }
+  await insertAuditEvent(tx, { ...by, action: 'session.login', target: login, payload: { method: 'signup' } })
+  return { me: await loadMe(tx, inv.workspaceId, user.id), token: session.token }
 }

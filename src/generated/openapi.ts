@@ -94,6 +94,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * First run — create the first workspace and its admin, and sign in
+         * @description While no workspace exists, each start of the service logs a one-time link
+         *     `{PUBLIC_URL}/setup?token=…`; the `/setup` page sends its token here with the workspace's
+         *     name and the admin's e-mail and name. Creates the workspace and its first admin (audited
+         *     as an admin invitation made by `setup` and accepted by the admin), sets the
+         *     `service_session` cookie and answers 201. Every link logged while no workspace exists
+         *     works until one is set up (by this operation or `npm run create-admin`); from then on the
+         *     answer is 410 `SETUP_COMPLETE`, whatever the token. Limited per client IP
+         *     (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30, shared with `/api/auth/*`).
+         */
+        post: operations["postSetup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/invitation": {
         parameters: {
             query?: never;
@@ -558,6 +585,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * First-run page (workspace name, e-mail, name), opened from the link the service logs
+         * @description While no workspace exists it shows the form that calls `POST /api/setup`; afterwards it says the service is set up and links to `/login`.
+         */
+        get: operations["getSetupPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/assets/{script}": {
         parameters: {
             query?: never;
@@ -625,7 +672,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -686,6 +733,19 @@ export interface components {
         };
         SignupRequest: {
             token: string;
+            name?: string;
+        };
+        SetupRequest: {
+            /** @description The token of the setup link the service logged. */
+            token: string;
+            /** @description The new workspace's name (surrounding spaces are dropped). */
+            workspaceName: string;
+            /**
+             * Format: email
+             * @description The first admin's e-mail (compared case-insensitively, as everywhere).
+             */
+            email: string;
+            /** @description The first admin's display name. */
             name?: string;
         };
         LoginLinkRequest: {
@@ -1144,6 +1204,54 @@ export interface operations {
                 };
             };
             410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetupRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace and its first admin exist; the admin is signed in. */
+            201: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetSessionCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is not a setup link's (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A workspace exists already (`SETUP_COMPLETE`); sign in at `/login` instead. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2229,13 +2337,44 @@ export interface operations {
             400: components["responses"]["BadRequest"];
         };
     };
+    getSetupPage: {
+        parameters: {
+            query?: {
+                /** @example q7Jx0cV3bN9mKp2Lw8sR4tY6uE1iO5aZdF3gH7jKl0M */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Set up your workspace</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
     getPageScript: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @example signup.js */
-                script: "page-helpers.js" | "index.js" | "signup.js" | "login.js";
+                script: "page-helpers.js" | "index.js" | "signup.js" | "login.js" | "setup.js";
             };
             cookie?: never;
         };

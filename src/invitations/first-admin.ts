@@ -7,9 +7,9 @@ import type { AuditAction, AuditActor } from '../db/audit-events.js'
 import type { Queryable } from '../db/client.js'
 import { insertAuditEvent } from '../db/audit-events.js'
 import { findUserByEmail, normalizeEmail } from '../db/users.js'
-import { findWorkspace, insertWorkspace } from '../db/workspaces.js'
+import { findWorkspace, insertWorkspace, type WorkspaceRow } from '../db/workspaces.js'
 import {
-  findPendingInvitationByWorkspaceName, refreshInvitationToken, upsertPendingInvitation
+  findPendingInvitationByWorkspaceName, refreshInvitationToken, upsertPendingInvitation, type InvitationRow
 } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
@@ -38,6 +38,40 @@ export interface FirstAdminResult {
   delivery: 'sent' | 'skipped' | 'failed'
 }
 
+/** One audit entry per admin invitation made or re-issued here; only the action and actor differ. */
+async function auditAdminInvitation (
+  tx: Queryable,
+  action: AuditAction,
+  actor: AuditActor,
+  at: { workspaceId: string, invitationId: string, email: string, now: Date }
+): Promise<void> {
+  await insertAuditEvent(tx, {
+    workspaceId: at.workspaceId,
+    action,
+    actor,
+    target: { type: 'invitation', id: at.invitationId },
+    payload: { email: at.email, role: 'admin' },
+    now: at.now
+  })
+}
+
+/**
+ * A new workspace and a pending admin invitation for `email`, audited as made by `actor`. Call it
+ * in the caller's transaction: create-admin e-mails the invitation, the setup page accepts it at once.
+ */
+export async function insertFirstAdminInvitation (
+  tx: Queryable,
+  input: { email: string, workspaceName: string, tokenHash: string, expiresAt: Date, now: Date, actor: AuditActor }
+): Promise<{ workspace: WorkspaceRow, invitation: InvitationRow }> {
+  const { email, now } = input
+  const workspace = await insertWorkspace(tx, { name: input.workspaceName, now })
+  const invitation = await upsertPendingInvitation(tx, {
+    workspaceId: workspace.id, email, role: 'admin', tokenHash: input.tokenHash, expiresAt: input.expiresAt, invitedBy: null, now
+  })
+  await auditAdminInvitation(tx, 'invitation.created', input.actor, { workspaceId: workspace.id, invitationId: invitation.id, email, now })
+  return { workspace, invitation }
+}
+
 export async function createFirstAdmin (
   deps: { db: Database, clock: Clock, config: Config, log: Logger, mailer: Mailer | null },
   input: { email: string, workspaceName: string }
@@ -51,17 +85,6 @@ export async function createFirstAdmin (
   const now = clock.now()
   const expiresAt = new Date(now.getTime() + config.invitationTtlDays * 86_400_000)
 
-  // Both branches record the same audit entry but for its action: create-admin, the admin role.
-  const audit = async (tx: Queryable, action: AuditAction, workspaceId: string, invitationId: string) => {
-    await insertAuditEvent(tx, {
-      workspaceId,
-      action,
-      actor: CREATE_ADMIN_ACTOR,
-      target: { type: 'invitation', id: invitationId },
-      payload: { email, role: 'admin' },
-      now
-    })
-  }
   const { invitation, workspace, reissued } = await db.transaction(async tx => {
     if (await findUserByEmail(tx, email) !== null) throw serviceError('USER_EXISTS')
     const existing = await findPendingInvitationByWorkspaceName(tx, workspaceName, email, now)
@@ -69,15 +92,13 @@ export async function createFirstAdmin (
       const row = await refreshInvitationToken(tx, existing.id, hashToken(token), expiresAt, now)
       const ws = await findWorkspace(tx, existing.workspaceId)
       if (row === null || ws === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
-      await audit(tx, 'invitation.resent', ws.id, row.id)
+      await auditAdminInvitation(tx, 'invitation.resent', CREATE_ADMIN_ACTOR, { workspaceId: ws.id, invitationId: row.id, email, now })
       return { invitation: row, workspace: ws, reissued: true }
     }
-    const ws = await insertWorkspace(tx, { name: workspaceName, now })
-    const row = await upsertPendingInvitation(
-      tx, { workspaceId: ws.id, email, role: 'admin', tokenHash: hashToken(token), expiresAt, invitedBy: null, now }
+    const created = await insertFirstAdminInvitation(
+      tx, { email, workspaceName, tokenHash: hashToken(token), expiresAt, now, actor: CREATE_ADMIN_ACTOR }
     )
-    await audit(tx, 'invitation.created', ws.id, row.id)
-    return { invitation: row, workspace: ws, reissued: false }
+    return { ...created, reissued: false }
   })
 
   const result: FirstAdminResult = {

@@ -1,0 +1,36 @@
+// @ts-check
+// The first-run page: the token comes from the link the service logged (?token=…); the form
+// creates the workspace and its first admin, who lands on / signed in.
+/* global byId, inputById, postJson, show, errorText */
+'use strict'
+
+;(() => {
+  const token = new URLSearchParams(location.search).get('token') ?? ''
+  const form = byId('setup')
+  // The server rendered the "set up already" message: nothing to offer.
+  if (!byId('status').hidden) return
+  if (token === '') {
+    show('error', 'This page needs the setup link from the service\'s log (the line "Open this link to set up …").')
+    return
+  }
+  form.hidden = false
+
+  form.addEventListener('submit', async event => {
+    event.preventDefault()
+    const button = inputById('setup-button')
+    button.disabled = true
+    byId('error').hidden = true
+    const name = inputById('name').value.trim()
+    const body = { token, workspaceName: inputById('workspace-name').value, email: inputById('email').value.trim() }
+    const r = await postJson('/api/setup', name === '' ? body : { ...body, name })
+    if (r.ok) { location.assign('/'); return }
+    button.disabled = false
+    if (r.status === 410) {
+      // Someone finished the setup first (or create-admin ran): the form has nothing left to do.
+      form.hidden = true
+      show('status', errorText(r))
+      return
+    }
+    show('error', errorText(r))
+  })
+})()
