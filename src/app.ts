@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './clock.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
 import { createMailer, type Mailer } from './mail/mailer.js'
-import { loggerOptions } from './logger.js'
+import { loggerOptions, prettyLogs } from './logger.js'
 import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
@@ -62,7 +62,9 @@ export function loadContract (): Record<string, unknown> {
 /** Server options shared by production and tests: a test instance must be the same program. */
 function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHttpOptions<Server> {
   return {
-    logger: (logger ?? loggerOptions(config.logLevel)) as NonNullable<FastifyServerOptions['logger']>,
+    logger: (
+      logger ?? loggerOptions(config.logLevel, { pretty: prettyLogs(config.logFormat, process.stdout) })
+    ) as NonNullable<FastifyServerOptions['logger']>,
     trustProxy: config.trustProxy as NonNullable<FastifyServerOptions['trustProxy']>,
     bodyLimit: config.bodyLimit,
     onProtoPoisoning: 'error' as const,

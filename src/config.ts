@@ -23,6 +23,7 @@ const EnvSchema = Type.Object({
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }
   ),
+  LOG_FORMAT: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], { default: 'auto' }),
   TRUST_PROXY: Type.String({
     default: 'false',
     pattern: '^(true|false|[0-9]+|[0-9a-fA-F.:/, ]+|loopback|linklocal|uniquelocal)$'
@@ -85,6 +86,8 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly logLevel: string
+  /** auto: pretty lines when stdout is a terminal, JSON lines otherwise (src/logger.ts). */
+  readonly logFormat: 'auto' | 'json' | 'pretty'
   readonly trustProxy: TrustProxy
   readonly publicUrl: string
   readonly appUrl: string
@@ -203,6 +206,7 @@ function configOf (env: Env, derived: Derived): Config {
     port: env.PORT,
     host: env.HOST,
     logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl,
     appUrl,

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import pinoPretty from 'pino-pretty'
 
 export type Logger = FastifyBaseLogger
 
@@ -39,8 +40,16 @@ export function redactUrl (url: string): string {
   return url.slice(0, q + 1) + redacted + (hash === -1 ? '' : url.slice(hash))
 }
 
-export function loggerOptions (level: string) {
-  return {
+/**
+ * JSON lines for machines (stdout is not a terminal: production, CI, a pipe, a file), readable lines
+ * for a person at a terminal (the first `npm start`). LOG_FORMAT=json or pretty decides instead.
+ */
+export function prettyLogs (format: 'auto' | 'json' | 'pretty', stdout: { isTTY?: boolean }): boolean {
+  return format === 'pretty' || (format === 'auto' && stdout.isTTY === true)
+}
+
+export function loggerOptions (level: string, opts: { pretty?: boolean } = {}) {
+  const options = {
     level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
     serializers: {
@@ -48,5 +57,12 @@ export function loggerOptions (level: string) {
         return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip ?? '' }
       }
     }
+  }
+  if (opts.pretty !== true) return options
+  // Formatted in this thread from the already redacted record (no transport worker to lose lines
+  // at exit); sync so the last lines before process.exit are written.
+  return {
+    ...options,
+    stream: pinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true })
   }
 }

@@ -17,6 +17,7 @@ t.test('a bad value stops start-up with one line naming the variable', async t =
       /^Invalid configuration: APP_ENV must be one of local \| staging \| production \(got "prod"\)$/
     ],
     [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL must be one of/],
+    [{ LOG_FORMAT: 'xml' }, /^Invalid configuration: LOG_FORMAT must be one of auto \| json \| pretty/],
     [{ INVITATION_TTL_DAYS: '31' }, /^Invalid configuration: INVITATION_TTL_DAYS must be an integer from 1 to 30/],
     [{ PUBLIC_URL: 'ftp://x' }, /^Invalid configuration: PUBLIC_URL must be a value matching/],
     [{ SESSION_SECRET: 'short' }, /SESSION_SECRET must be at least 32 bytes/],
