@@ -10,6 +10,13 @@ const SCALAR_BUNDLE = join(
   projectRoot, 'node_modules', '@scalar', 'fastify-api-reference', 'dist', 'js', 'standalone.js'
 )
 
+// The reference page's own CSP (replacing the API's `default-src 'none'`): Scalar's bundle from
+// here, the contract fetched from here; the bundle injects its styles inline, draws icons as data:
+// URLs and loads its fonts from Scalar's font host (as it did before the service had a CSP).
+const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; " +
+  "img-src 'self' data:; font-src 'self' data: https://fonts.scalar.com; base-uri 'none'; form-action 'none'; " +
+  "frame-ancestors 'none'"
+
 export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpenapiJson' | 'getDocs' | 'getDocsScript'> {
   const json = JSON.stringify(contract)
   let script: Buffer | undefined
@@ -27,7 +34,7 @@ export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpena
       ).header('cache-control', 'no-cache').send(json)
     },
     async getDocs (_request, reply) {
-      return await reply.type('text/html; charset=utf-8').code(200).send(docsPage())
+      return await reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_CSP).code(200).send(docsPage())
     }
   }
 }

@@ -24,7 +24,7 @@ export function pagesHandlers (
       // no-cache: revalidated on each page load, so a new version of a script is picked up at once.
       return await reply.type(
         'application/javascript; charset=utf-8'
-      ).headers({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).code(200).send(body)
+      ).header('cache-control', 'no-cache').code(200).send(body)
     },
     async getIndexPage (_request, reply) { return await send(reply, indexPage({ identityProvider })) },
     // The token stays in the URL for the page's script; the page itself is the same for every token.

@@ -16,11 +16,12 @@ import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
-import errors, { clientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
+import errors, { createClientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
 import { authTokens } from './plugins/auth.js'
 import redis from './plugins/redis.js'
 import rateLimit from './plugins/rate-limit.js'
 import security from './plugins/security.js'
+import securityHeadersPlugin, { securityHeaders } from './plugins/helmet.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
 import { createRetentionSweep, type RetentionSweep } from './housekeeping/retention.js'
@@ -77,15 +78,17 @@ function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHt
     return503OnClosing: false,
     // Router-level refusals (a path parameter over maxParamLength, a malformed URL) leave as a
     // contract ErrorResponse too: a 400 every operation with path parameters declares.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const err = serviceError(
         'VALIDATION_FAILED',
         [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed']
       )
-      ;(reply as unknown as FastifyReply).code(400).type('application/json; charset=utf-8').send(errorBody(err))
+      // No hook has run for it (no route matched), so the security headers are set here.
+      ;(reply as unknown as FastifyReply).code(400).headers(securityHeaders(config, request.protocol === 'https'))
+        .type('application/json; charset=utf-8').send(errorBody(err))
     },
     // What Node's HTTP parser refuses (an unknown method, a bad request line) is an ErrorResponse too.
-    clientErrorHandler,
+    clientErrorHandler: createClientErrorHandler(securityHeaders(config)),
     // Only what the contract declares is answered: no implicit HEAD for every GET.
     exposeHeadRoutes: false,
     // Slow clients are bounded (HEADERS_/REQUEST_/CONNECTION_/KEEP_ALIVE_TIMEOUT_MS): the headers
@@ -114,6 +117,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)
 
+  await app.register(securityHeadersPlugin, { config })
   await app.register(errors)
 
   // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).

@@ -91,5 +91,12 @@ t.test('invite → e-mail → signup page → signed in, in a real browser', { s
     'a used invitation link says so'
   )
 
+  // The API reference renders under its own CSP (handlers/meta.ts), not the API's default-src 'none'.
+  await page.goto(`${base}/api/docs`)
+  await t.resolves(
+    page.getByText('Liveness and database check').first().waitFor({ state: 'visible' }),
+    'the reference page lists the operations'
+  )
+
   t.same(problems, [], 'no script errors and no CSP violations')
 })

@@ -49,9 +49,8 @@ ${body}
       ].join('; '),
       // The signup and login URLs carry tokens: never send them onwards, never cache the page.
       'referrer-policy': 'no-referrer',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY'
+      'cache-control': 'no-store'
+      // nosniff, X-Frame-Options and the rest: on every response (src/plugins/helmet.ts).
     }
   }
 }

@@ -13,35 +13,40 @@ export { errorBody, formatSchemaErrors } from '../error-response.js'
 /**
  * Fastify's clientErrorHandler: a request Node's HTTP parser refuses before Fastify sees it (an
  * unknown method such as `FOO`, a malformed request line, headers over the size limit, a request
- * timeout) still gets an ErrorResponse, written as raw HTTP on the socket (there is no reply).
+ * timeout) still gets an ErrorResponse, written as raw HTTP on the socket (there is no reply),
+ * with the security headers every other answer carries.
  */
-export function clientErrorHandler (
-  this: { log: FastifyInstance['log'] },
-  err: NodeJS.ErrnoException,
-  socket: Duplex
-): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const [status, why] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-    ? [408, 'the request took too long to arrive']
-    : err.code === 'HPE_HEADER_OVERFLOW'
-      ? [
-          431, 'the request headers are too large'
-        ]
-      : [400, 'it is not valid HTTP/1.1']
-  const error = serviceError('VALIDATION_FAILED', [why])
-  this.log.debug({ err: err.message, code: err.code }, 'client error')
-  if (socket.writable) {
-    const body = JSON.stringify(errorBody(error))
-    socket.write([
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      'Connection: close',
-      '',
-      body
-    ].join('\r\n'))
+export function createClientErrorHandler (headers: Record<string, string>) {
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}`)
+  return function clientErrorHandler (
+    this: { log: FastifyInstance['log'] },
+    err: NodeJS.ErrnoException,
+    socket: Duplex
+  ): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return
+    const [status, why] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'the request took too long to arrive']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [
+            431, 'the request headers are too large'
+          ]
+        : [400, 'it is not valid HTTP/1.1']
+    const error = serviceError('VALIDATION_FAILED', [why])
+    this.log.debug({ err: err.message, code: err.code }, 'client error')
+    if (socket.writable) {
+      const body = JSON.stringify(errorBody(error))
+      socket.write([
+        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+        'Content-Type: application/json; charset=utf-8',
+        ...extra,
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'Connection: close',
+        '',
+        body
+      ].join('\r\n'))
+    }
+    socket.destroy()
   }
-  socket.destroy()
 }
 
 async function errorsPlugin (fastify: FastifyInstance): Promise<void> {

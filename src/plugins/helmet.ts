@@ -1,0 +1,65 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import fp from 'fastify-plugin'
+import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet'
+import helmet from 'helmet'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../config.js'
+
+// Security headers on every response, JSON and errors included (@fastify/helmet sets them on the
+// raw response in onRequest, so whatever answers later — a handler, the error or not-found
+// handler — carries them; the two answers given before any hook runs use securityHeaders()).
+//
+// - Content-Security-Policy: `default-src 'none'; frame-ancestors 'none'` for everything; the HTML
+//   pages replace it with their own, which carries the page's nonce (src/auth/pages.ts; a header
+//   the handler sets takes precedence over the raw one, so there is one CSP, never two).
+// - X-Frame-Options DENY, Referrer-Policy no-referrer, X-Content-Type-Options nosniff, and
+//   helmet's other defaults (Cross-Origin-Opener/Resource-Policy same-origin …).
+// - Strict-Transport-Security only when the service is reached over https: PUBLIC_URL is https,
+//   or the request came through a trusted proxy saying X-Forwarded-Proto: https (TRUST_PROXY).
+//   Over plain http a browser ignores it anyway, and on http://localhost it would be a trap.
+
+export const HSTS = 'max-age=31536000'
+const OPTIONS: FastifyHelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] }
+  },
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'no-referrer' },
+  strictTransportSecurity: false
+}
+
+let recorded: Record<string, string> | undefined
+
+/**
+ * The headers helmet sets with these options, as a plain object, for the answers written before
+ * Fastify's hooks run (router refusals, unparsable HTTP). They are the same on every response:
+ * nothing in them depends on the request. HSTS is added when PUBLIC_URL is https, or `https` says
+ * the request came over https through a trusted proxy.
+ */
+export function securityHeaders (config: Config, https = false): Record<string, string> {
+  if (recorded === undefined) {
+    const headers: Record<string, string> = {}
+    const recorder = {
+      setHeader (name: string, value: string) { headers[name.toLowerCase()] = value },
+      removeHeader () {}
+    }
+    // The same options object; helmet's CommonJS and ESM typings differ only in name.
+    const middleware = helmet(OPTIONS as Parameters<typeof helmet>[0])
+    middleware({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
+    recorded = headers
+  }
+  const overHttps = https || config.publicUrl.startsWith('https://')
+  return overHttps ? { ...recorded, 'strict-transport-security': HSTS } : recorded
+}
+
+async function securityHeadersPlugin (app: FastifyInstance, opts: { config: Config }): Promise<void> {
+  await app.register(fastifyHelmet, OPTIONS)
+  const httpsPublic = opts.config.publicUrl.startsWith('https://')
+  app.addHook('onRequest', async (request, reply) => {
+    // request.protocol reads X-Forwarded-Proto only from a trusted proxy (Fastify's trustProxy).
+    if (httpsPublic || request.protocol === 'https') reply.raw.setHeader('strict-transport-security', HSTS)
+  })
+}
+
+export default fp(securityHeadersPlugin, { name: 'security-headers' })
