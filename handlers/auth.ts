@@ -8,7 +8,9 @@ const LOGIN_LINK_ACCEPTED = {
 
 export function authHandlers (
   { services }: HandlerDeps
-): HandlerGroup<'postSetup' | 'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'> {
+): HandlerGroup<
+  'postSetup' | 'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'
+> {
   const { auth, setup } = services
   return {
     async postSetup (request, reply) {

@@ -34,7 +34,8 @@ export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpena
       ).header('cache-control', 'no-cache').send(json)
     },
     async getDocs (_request, reply) {
-      return await reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_CSP).code(200).send(docsPage())
+      return await reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_CSP)
+        .code(200).send(docsPage())
     }
   }
 }

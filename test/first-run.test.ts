@@ -12,7 +12,8 @@ import { launchChromium, pageProblems, skipWithoutChromium as skip } from './hel
 // on an empty DATA_DIR logs a setup link; in Chromium the /setup page creates the workspace and
 // its admin, who lands on / signed in. No second command, no restart. The link then is refused.
 
-t.test('empty DATA_DIR → setup link in the log → /setup in Chromium → signed in as admin', { skip, timeout: 180_000 }, async t => {
+const TITLE = 'empty DATA_DIR → setup link in the log → /setup in Chromium → signed in as admin'
+t.test(TITLE, { skip, timeout: 180_000 }, async t => {
   const dir = mkdtempSync(join(tmpdir(), 'ws-first-run-browser-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const port = await closedPort()
@@ -76,7 +77,9 @@ t.test('empty DATA_DIR → setup link in the log → /setup in Chromium → sign
   const again = await fetch(`${base}/api/setup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: new URL(link ?? base).searchParams.get('token'), workspaceName: 'Twice', email: 'x@example.com' })
+    body: JSON.stringify({
+      token: new URL(link ?? base).searchParams.get('token'), workspaceName: 'Twice', email: 'x@example.com'
+    })
   })
   t.equal(again.status, 410)
   t.equal((await again.json() as { code?: string }).code, 'SETUP_COMPLETE')

@@ -12,6 +12,7 @@ import pg from 'pg'
 import { simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { projectRoot } from '../src/paths.js'
+import { HSTS } from '../src/plugins/helmet.js'
 
 // The service as operators run it: a real process (src/server.ts) behind a real nginx, both on
 // loopback. Checks what only a real proxy shows: the forwarded client address is the rate-limit
@@ -403,7 +404,7 @@ http {
     t.same(viaProxy, [202, 202, 202, 202], 'through the trusted proxy each claimed address has its own budget')
   })
 
-  await t.test('(b) X-Forwarded-Proto: https makes the session cookie Secure', async t => {
+  await t.test('(b) X-Forwarded-Proto: https makes the session cookie Secure and turns on HSTS', async t => {
     // A through nginx (X-Forwarded-Proto: https; PUBLIC_URL is https too).
     const signup = await http(
       proxyA, 'POST', '/api/auth/signup',
@@ -414,6 +415,8 @@ http {
     t.match(cookie, /; Secure/i, 'Secure')
     t.match(cookie, /; HttpOnly/i, 'HttpOnly')
     t.match(cookie, /; SameSite=Lax/i, 'SameSite=Lax')
+    t.equal(signup.headers['strict-transport-security'], HSTS, 'HSTS: PUBLIC_URL is https')
+    t.equal(signup.headers['x-content-type-options'], 'nosniff', 'the security headers pass through nginx')
     adminCookieA = cookie.split(';')[0] as string
 
     // B is plain-http local: Secure only when a trusted proxy says the client used https.
@@ -423,6 +426,7 @@ http {
     )
     t.equal(direct.status, 201, 'signup directly at B')
     t.notMatch(sessionCookieOf(direct) ?? '', /Secure/i, 'X-Forwarded-Proto from an untrusted peer is ignored')
+    t.notOk(direct.headers['strict-transport-security'], 'and turns on no HSTS')
 
     for (const proto of ['https', 'http']) {
       const seen = mailCount(dataB)
@@ -451,6 +455,9 @@ http {
       const c = sessionCookieOf(verify) ?? ''
       if (proto === 'https') t.match(c, /; Secure/i, 'through the proxy, X-Forwarded-Proto: https → Secure')
       else t.notMatch(c, /Secure/i, 'through the proxy, X-Forwarded-Proto: http → not Secure')
+      t.equal(
+        verify.headers['strict-transport-security'], proto === 'https' ? HSTS : undefined, `HSTS only over https (${proto})`
+      )
     }
   })
 

@@ -56,7 +56,8 @@ export function createSetupService (ports: Ports, sessions: SessionService): Set
       if (problem !== null) {
         const field = problem.startsWith('--email') ? 'email' : 'workspaceName'
         const message = field === 'email' ? 'must be an e-mail address' : 'must have 1 to 200 characters besides spaces'
-        throw serviceError('VALIDATION_FAILED', [`body.${field} ${message}`], { errors: [{ in: 'body', field, message }] })
+        const details = { errors: [{ in: 'body', field, message }] }
+        throw serviceError('VALIDATION_FAILED', [`body.${field} ${message}`], details)
       }
       const email = normalizeEmail(input.email)
       const workspaceName = input.workspaceName.trim()

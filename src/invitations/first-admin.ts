@@ -66,9 +66,17 @@ export async function insertFirstAdminInvitation (
   const { email, now } = input
   const workspace = await insertWorkspace(tx, { name: input.workspaceName, now })
   const invitation = await upsertPendingInvitation(tx, {
-    workspaceId: workspace.id, email, role: 'admin', tokenHash: input.tokenHash, expiresAt: input.expiresAt, invitedBy: null, now
+    workspaceId: workspace.id,
+    email,
+    role: 'admin',
+    tokenHash: input.tokenHash,
+    expiresAt: input.expiresAt,
+    invitedBy: null,
+    now
   })
-  await auditAdminInvitation(tx, 'invitation.created', input.actor, { workspaceId: workspace.id, invitationId: invitation.id, email, now })
+  await auditAdminInvitation(
+    tx, 'invitation.created', input.actor, { workspaceId: workspace.id, invitationId: invitation.id, email, now }
+  )
   return { workspace, invitation }
 }
 
@@ -92,7 +100,9 @@ export async function createFirstAdmin (
       const row = await refreshInvitationToken(tx, existing.id, hashToken(token), expiresAt, now)
       const ws = await findWorkspace(tx, existing.workspaceId)
       if (row === null || ws === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
-      await auditAdminInvitation(tx, 'invitation.resent', CREATE_ADMIN_ACTOR, { workspaceId: ws.id, invitationId: row.id, email, now })
+      await auditAdminInvitation(
+        tx, 'invitation.resent', CREATE_ADMIN_ACTOR, { workspaceId: ws.id, invitationId: row.id, email, now }
+      )
       return { invitation: row, workspace: ws, reissued: true }
     }
     const created = await insertFirstAdminInvitation(
