@@ -79,13 +79,23 @@ t.test('a new DATA_DIR is created (initdb in a worker thread) also where Node do
   const dir = mkdtempSync(join(tmpdir(), 'ws-initdb-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   // Node < 20.19 treats eval'd worker code as a script; --no-experimental-detect-module does too.
+  // Worker threads that report back while opening are counted (the initdb worker posts one message
+  // when the cluster is on disk; a worker that fails posts none and the open falls back in-thread):
+  // node:worker_threads' Worker is wrapped, syncBuiltinESMExports makes client.ts's import see it.
   const script = `
+    const { createRequire, syncBuiltinESMExports } = await import('node:module')
+    const threads = createRequire(import.meta.url)('node:worker_threads')
+    let workers = 0
+    threads.Worker = class extends threads.Worker {
+      constructor (...args) { super(...args); this.once('message', () => { workers++ }) }
+    }
+    syncBuiltinESMExports()
     const { openDatabase } = await import(${JSON.stringify(new URL('../src/db/client.ts', import.meta.url).href)})
     const db = await openDatabase({ url: null, dataDir: ${JSON.stringify(dir)} })
     const r = await db.query('SELECT 41 + 1 AS answer')
     const rssMb = Math.round(process.memoryUsage().rss / 1048576)
     await db.close()
-    console.log(JSON.stringify({ ...r.rows[0], rssMb }))`
+    console.log(JSON.stringify({ ...r.rows[0], rssMb, workers }))`
   const file = join(dir, 'open.mjs')
   writeFileSync(file, script)
   const flags = process.allowedNodeEnvironmentFlags.has(
@@ -97,10 +107,18 @@ t.test('a new DATA_DIR is created (initdb in a worker thread) also where Node do
     process.execPath, [...flags, '--import', 'tsx', file], { cwd: projectRoot, encoding: 'utf8', timeout: 120_000 }
   )
   t.equal(r.status, 0, r.stderr)
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { answer?: number, rssMb?: number }
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { answer?: number, rssMb?: number, workers?: number }
   t.equal(out.answer, 42)
-  // initdb in this process would leave ~800 MB of WebAssembly memory behind; the worker's is freed.
-  t.ok((out.rssMb ?? Infinity) < 650, `initdb's memory was freed with its worker (RSS ${out.rssMb} MB)`)
+  t.equal(out.workers, 1, 'initdb ran to the end in a worker thread')
+  // On Node 20, initdb in this process leaves its WebAssembly memory behind (RSS ~770 MB measured;
+  // ~490 MB through the worker). Node 24 starts ~100 MB higher for the same work and its
+  // in-process initdb measured lower (~500 MB), so there RSS tells the two apart no more: the
+  // worker count above is the check; the bound holds where it discriminates.
+  if (process.versions.node.startsWith('20.')) {
+    t.ok((out.rssMb ?? Infinity) < 650, `initdb's memory was freed with its worker (RSS ${out.rssMb} MB)`)
+  } else {
+    t.comment(`RSS after opening a new DATA_DIR on Node ${process.versions.node}: ${out.rssMb} MB`)
+  }
   t.ok(existsSync(join(dir, 'pglite', 'PG_VERSION')), 'the cluster is on disk')
 })
 
