@@ -6,7 +6,8 @@ import type { Services } from '../src/services.js'
 // Handler types derived from the generated contract types: a missing or misspelled operationId
 // in the map is a compile error, and each handler sees its operation's body, query and params.
 
-type OperationId = keyof operations
+// The contract's `webhooks` (operationIds `webhook…`) are requests this service sends, not routes it serves.
+type OperationId = Exclude<keyof operations, `webhook${string}`>
 type Op<K extends OperationId> = operations[K]
 
 type JsonBody<K extends OperationId> = Op<K> extends { requestBody: { content: { 'application/json': infer B } } }

@@ -68,14 +68,16 @@ const [
   { systemClock },
   { projectRoot },
   { isServiceError },
-  { createFirstAdmin }
+  { createFirstAdmin },
+  { startJobEngine },
+  { createEventOutbox }
 ] = await Promise.all([
   import('../src/config.js'), import(
     '../src/db/client.js'
   ), import('../src/db/migrate.js'), import('../src/mail/mailer.js'),
   import('../src/clock.js'), import('../src/paths.js'), import('../src/errors.js'), import(
     '../src/invitations/first-admin.js'
-  )
+  ), import('../src/jobs/engine.js'), import('../src/events/outbox.js')
 ])
 
 let db: Database | undefined
@@ -94,7 +96,15 @@ try {
       log
     })
     : null
-  const r = await createFirstAdmin({ db, clock: systemClock, config, log, mailer }, { email, workspaceName: workspace })
+  // Its events are queued like the service's (a re-issue in a workspace with webhook endpoints
+  // delivers them); this process runs no workers, the service does.
+  const jobs = await startJobEngine({
+    db, log, schema: config.jobs.schema, pollSeconds: 1, expireSeconds: 60, maintenanceSeconds: 60, workers: false
+  })
+  const events = createEventOutbox(jobs)
+  const r = await createFirstAdmin(
+    { db, clock: systemClock, config, log, mailer, events }, { email, workspaceName: workspace }
+  ).finally(async () => { await jobs.stop() })
   const out = process.stdout
   out.write(r.reissued
     ? `Workspace "${r.workspaceName}" (${r.workspaceId}) already had a pending admin invitation for ${r.email}: ` +

@@ -27,6 +27,10 @@ import { createServices, type Services } from './services.js'
 import { createRetentionSweep, type RetentionSweep } from './housekeeping/retention.js'
 import { createHandlers } from '../handlers/index.js'
 import type { Redis } from 'ioredis'
+import { lookup as dnsLookup } from 'node:dns'
+import type { LookupFunction } from 'node:net'
+import { startJobEngine } from './jobs/engine.js'
+import { createEventOutbox } from './events/outbox.js'
 
 export interface AppOptions {
   config: Config
@@ -35,6 +39,8 @@ export interface AppOptions {
   db?: Database
   mailer?: Mailer
   redis?: Redis
+  /** Name resolution for outgoing webhooks (tests make a name resolve to what they need). */
+  lookup?: LookupFunction
   /** pino options or false; defaults to the configured level. */
   logger?: boolean | Record<string, unknown>
 }
@@ -190,6 +196,16 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   await app.register(redis, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
   await app.register(rateLimit, { config })
   const invitationBudget = createInvitationBudget(app.windowCounter('invitation-emails:'), config.inviteEmailsPerHour)
+  const jobs = await startJobEngine({
+    db,
+    log: app.log,
+    schema: config.jobs.schema,
+    pollSeconds: config.jobs.pollMs / 1000,
+    // A job is taken as dead (its worker crashed) well after the longest attempt could last.
+    expireSeconds: 2 * Math.ceil(config.webhooks.timeoutMs / 1000) + 5,
+    maintenanceSeconds: config.jobs.maintenanceSeconds,
+    workers: true
+  })
   const services = createServices({
     config,
     db,
@@ -197,10 +213,16 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     mailer,
     log: app.log,
     signer: app.sessionSigner,
-    invitationBudget
+    invitationBudget,
+    jobs,
+    events: createEventOutbox(jobs),
+    lookup: opts.lookup ?? dnsLookup
   })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
+  // Workers start once the app is ready and stop before the database closes.
+  app.addHook('onReady', async () => { await services.startWorkers() })
+  app.addHook('preClose', async () => { await jobs.stop() })
   const retention = createRetentionSweep({ db, clock, log: app.log, retention: config.retention })
   app.decorate('retention', retention)
   app.addHook('onReady', async () => { retention.start() })

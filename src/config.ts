@@ -76,7 +76,16 @@ const EnvSchema = Type.Object({
     minLength: 1,
     default: 'app_mentions:read,chat:write,im:history,users:read,users:read.email'
   }),
-  ENCRYPTION_KEY: Str()
+  ENCRYPTION_KEY: Str(),
+  JOBS_SCHEMA: Type.String({ pattern: '^[a-z_][a-z0-9_]{0,49}$', default: 'pgboss' }),
+  JOBS_POLL_MS: Int(500, 60000, 2000),
+  JOBS_MAINTENANCE_SECONDS: Int(1, 3600, 60),
+  WEBHOOK_TIMEOUT_MS: Int(100, 60000, 15000),
+  WEBHOOK_RETRY_DELAYS_MS: Type.String({
+    pattern: '^[0-9]{1,9}(,[0-9]{1,9}){0,19}$',
+    default: '5000,300000,1800000,7200000,18000000,36000000,36000000'
+  }),
+  WEBHOOK_DISABLE_AFTER_MS: Int(1000, 30 * 86_400_000, 3 * 86_400_000)
 })
 type Env = Static<typeof EnvSchema>
 
@@ -158,6 +167,18 @@ export interface Config {
     readonly redirectUri: string
   }
   readonly encryptionKey: Buffer | null
+  /** The job engine (pg-boss): its schema, how often idle workers poll, its maintenance pace. */
+  readonly jobs: { readonly schema: string, readonly pollMs: number, readonly maintenanceSeconds: number }
+  readonly webhooks: {
+    /** One attempt's deadline (connect, send, answer). */
+    readonly timeoutMs: number,
+    /** Waits before the 2nd, 3rd, … attempt (jittered); after the last, the delivery has failed. */
+    readonly retryDelaysMs: readonly number[],
+    /** An endpoint failing without a success for this long is disabled. */
+    readonly disableAfterMs: number,
+    /** staging/production: https only, public addresses only (SSRF); local also allows http and loopback. */
+    readonly allowPrivateAddresses: boolean
+  }
 }
 
 export interface LoadOptions {
@@ -254,6 +275,13 @@ function configOf (env: Env, derived: Derived): Config {
     },
     workos,
     slack,
-    encryptionKey
+    encryptionKey,
+    jobs: { schema: env.JOBS_SCHEMA, pollMs: env.JOBS_POLL_MS, maintenanceSeconds: env.JOBS_MAINTENANCE_SECONDS },
+    webhooks: {
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      retryDelaysMs: Object.freeze(env.WEBHOOK_RETRY_DELAYS_MS.split(',').map(Number)),
+      disableAfterMs: env.WEBHOOK_DISABLE_AFTER_MS,
+      allowPrivateAddresses: env.APP_ENV === 'local'
+    }
   }
 }

@@ -14,6 +14,7 @@ const define = (
 
 export const Errors = {
   VALIDATION_FAILED: define('VALIDATION_FAILED', 'The request is not valid: %s', 400),
+  WEBHOOK_URL_NOT_ALLOWED: define('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL is not allowed: %s', 400),
   INVALID_JSON: define('INVALID_JSON', 'The request body is not valid JSON', 400),
   TOKEN_INVALID: define('TOKEN_INVALID', 'This link is not valid. Ask for a new one.', 400),
   OAUTH_STATE_INVALID: define(
@@ -38,6 +39,9 @@ export const Errors = {
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
   API_KEY_LIMIT_REACHED: define(
     'API_KEY_LIMIT_REACHED', 'The workspace already has %s live API keys, the most it may hold; revoke one first', 409
+  ),
+  WEBHOOK_ENDPOINT_DISABLED: define(
+    'WEBHOOK_ENDPOINT_DISABLED', 'The webhook endpoint is disabled; enable it first', 409
   ),
   IDEMPOTENCY_KEY_IN_USE: define(
     'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed', 409

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net'
 import type { Config } from './config.js'
 import type { Clock } from './clock.js'
 import type { Database } from './db/client.js'
@@ -5,6 +6,8 @@ import type { Mailer } from './mail/mailer.js'
 import type { Logger } from './logger.js'
 import type { SessionTokenSigner } from './sessions/service.js'
 import type { InvitationBudget } from './invitations/budget.js'
+import type { EventOutbox } from './events/outbox.js'
+import type { JobEngine } from './jobs/engine.js'
 
 /** What the services are built from: the ports with their real adapters. */
 export interface Ports {
@@ -16,4 +19,10 @@ export interface Ports {
   signer: SessionTokenSigner
   /** The per-workspace invitation-e-mail budget; the invitation service draws on it before sending. */
   invitationBudget: InvitationBudget
+  /** The durable job queue (pg-boss on this database). */
+  jobs: JobEngine
+  /** Where every audit event, and so every event of the catalogue, is recorded (in the change's transaction). */
+  events: EventOutbox
+  /** Name resolution for outgoing webhooks (DNS; tests inject a resolver). */
+  lookup: LookupFunction
 }

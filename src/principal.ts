@@ -11,6 +11,8 @@ export interface Principal {
   role: Role
   sessionId: string | null
   apiKeyId: string | null
+  /** The request (HTTP request id, or the chat event id) acting; events and audit rows name it. */
+  requestId: string | null
 }
 
 declare module 'fastify' {

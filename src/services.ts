@@ -12,6 +12,12 @@ import { createIdempotency } from './idempotency/idempotency.js'
 const IDEMPOTENCY_RETENTION_MS = 86_400_000
 import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
 import { createSlackService, type SlackService } from './slack/service.js'
+import { createEventFeed, type EventFeed } from './events/feed.js'
+import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints.js'
+import { createWebhookDelivery } from './webhooks/delivery.js'
+import { createAddressPolicy } from './webhooks/address-policy.js'
+import { expireInvitations } from './invitations/expiry.js'
+import { deriveKey } from './lib/crypto.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -26,6 +32,10 @@ export interface Services {
   readonly invitations: InvitationService
   readonly apiKeys: ApiKeyService
   readonly slack: SlackService
+  readonly events: EventFeed
+  readonly webhooks: WebhookEndpointService
+  /** Start the job workers: webhook deliveries, and the invitation-expiry schedule. */
+  startWorkers(): Promise<void>
   close(): Promise<void>
 }
 
@@ -39,6 +49,7 @@ export function createServices (ports: Ports): Services {
   const apiKeys = createApiKeyService({
     db: ports.db,
     clock: ports.clock,
+    events: ports.events,
     maxPerWorkspace: ports.config.apiKeysPerWorkspace
   })
   const security: SecurityServices = {
@@ -62,19 +73,38 @@ export function createServices (ports: Ports): Services {
     db: ports.db,
     clock: ports.clock,
     log: ports.log,
+    events: ports.events,
     invitations
   })
+  // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
+  const webhookKey = ports.config.encryptionKey ?? deriveKey(ports.config.session.secret, 'webhook signing secrets')
+  const policy = createAddressPolicy({
+    allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
+  })
+  const webhookDeps = {
+    db: ports.db, clock: ports.clock, jobs: ports.jobs, events: ports.events, key: webhookKey, policy
+  }
+  const delivery = createWebhookDelivery({ ...webhookDeps, log: ports.log, config: ports.config.webhooks })
   return {
     ports,
     sessions,
     security,
-    members: createMemberService({ db: ports.db, clock: ports.clock }),
+    members: createMemberService({ db: ports.db, clock: ports.clock, events: ports.events }),
     auditTrail: createAuditTrailService({ db: ports.db }),
     auth,
     setup: createSetupService(ports, sessions),
     invitations,
     apiKeys,
     slack,
+    events: createEventFeed({ db: ports.db, clock: ports.clock }),
+    webhooks: createWebhookEndpointService(webhookDeps),
+    async startWorkers () {
+      await ports.jobs.work('webhook-delivery', async data => { await delivery.attempt(data) })
+      await ports.jobs.work('invitation-expiry', async () => {
+        await expireInvitations({ db: ports.db, clock: ports.clock, events: ports.events })
+      })
+      await ports.jobs.schedule('invitation-expiry', '* * * * *')
+    },
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

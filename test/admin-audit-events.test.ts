@@ -149,11 +149,12 @@ t.test('default page size is 50', async t => {
       {
         workspaceId: admin.workspaceId,
         action: 'session.login',
-        actor: { type: 'user', id: admin.userId, label: null },
+        actor: { type: 'user', id: admin.userId, label: null, source: 'api', requestId: null },
         target: null,
         payload: { n: i },
         now: h.clock.now()
-      }
+      },
+      null
     )
   }
   const first = await audit(t, admin)

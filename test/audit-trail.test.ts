@@ -122,8 +122,8 @@ t.test('every admin-relevant action records its events, in order, without secret
     ['invitation.revoked', 'user', admin.userId, 'invitation', inv2]
   ])
 
-  // Signing up is two facts: the invitation is accepted and a session starts (found by
-  // action=session.login together with every other sign-in).
+  // Signing up is three facts: the invitation is accepted, a member joins (the event integrators
+  // subscribe to) and a session starts (found by action=session.login with every other sign-in).
   const signedUp = await step('signup', async () => {
     const res = await call({ method: 'POST', url: '/api/auth/signup', payload: { token: aliceToken } })
     t.equal(res.statusCode, 201)
@@ -134,9 +134,14 @@ t.test('every admin-relevant action records its events, in order, without secret
     signupSession = row.rows[0]?.id ?? ''
   }, () => [
     ['invitation.accepted', 'user', aliceId, 'invitation', inv1],
+    ['member.joined', 'user', aliceId, 'user', aliceId],
     ['session.login', 'user', aliceId, 'session', signupSession]
   ])
-  t.same(signedUp.map(e => e.payload), [{ userId: aliceId, role: 'member' }, { method: 'signup' }])
+  t.same(signedUp.map(e => e.payload), [
+    { userId: aliceId, role: 'member' },
+    { email: 'alice@example.com', role: 'member', invitationId: inv1 },
+    { method: 'signup' }
+  ])
 
   await step('logout', async () => {
     const res = await call({
@@ -241,7 +246,7 @@ t.test('every admin-relevant action records its events, in order, without secret
 
   // The whole trail, as an admin reads it and as the table stores it: no credential, no hash.
   const all = await call({ method: 'GET', url: '/api/audit-events?limit=100', headers: adminCookie })
-  t.equal(all.json().items.length, 13)
+  t.equal(all.json().items.length, 14)
   const table = await h.db.query<{ row: string }>('SELECT row_to_json(a)::text AS row FROM audit_events a')
   const stored = table.rows.map(r => r.row).join('\n')
   t.equal(secrets.length, 9, 'every credential of the walk was collected')

@@ -33,7 +33,8 @@ t.test('every entry point refuses what format email refuses, and sends nothing',
     name: null,
     role: 'admin' as const,
     sessionId: admin.sessionId,
-    apiKeyId: null
+    apiKeyId: null,
+    requestId: null
   }
 
   for (const email of REFUSED) {

@@ -203,7 +203,8 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
       email: admin.email,
       name: 'Ada',
       role: 'admin' as const,
-      sessionId: null
+      sessionId: null,
+      requestId: null
     }
     const apiKeyId = '6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11'
     const viaChat = await svc.invite(

@@ -7,7 +7,7 @@ import type { TestApp } from './helpers/build.js'
 // Nothing in the database lets its reader sign up or sign in: after a full run of the flows,
 // every table and column is dumped as text, and no live secret the flows produced (signup and
 // login tokens, the setup link's token, the API key, the session JWT, the Slack bot token, the
-// link in an idempotent invite's stored answer) appears in it.
+// link in an idempotent invite's stored answer, webhook signing secrets) appears in it.
 
 async function dumpDatabase (h: TestApp): Promise<string> {
   const tables = await h.db.query<{ table_name: string }>(
@@ -103,6 +103,16 @@ t.test('after every flow, the database holds no live secret', async t => {
   const installed = await install(h, admin)
   t.equal(installed.statusCode, 302)
   secrets.push(['Slack bot token', slack.botToken])
+
+  // A webhook endpoint: its signing secret, and the one a rotation makes (the old one still
+  // signs for a day, so both are live). Looked for whole and as the key after `whsec_`.
+  const hook = await post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })
+  t.equal(hook.statusCode, 201)
+  const rotated = await post(`/api/webhook-endpoints/${hook.json().id as string}/rotate-secret`, undefined)
+  t.equal(rotated.statusCode, 200)
+  for (const [what, secret] of [['webhook secret', hook.json().secret], ['rotated webhook secret', rotated.json().secret]]) {
+    secrets.push([what, secret], [`${what} (key)`, String(secret).slice('whsec_'.length)])
+  }
 
   const dump = await dumpDatabase(h)
   t.ok(dump.includes('idem@example.com'), 'the dump holds the data (sanity)')

@@ -2,6 +2,7 @@ import type { components } from '../generated/openapi.js'
 import { randomInt } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database, Queryable } from '../db/client.js'
+import type { EventOutbox } from '../events/outbox.js'
 import {
   countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey,
   type ApiKeyRow
@@ -47,9 +48,10 @@ function apiKeyView (k: ApiKeyRow): ApiKeyView {
 
 /** The prefix is shown in every key list; the secret and its hash never leave the row. */
 async function auditApiKey (
-  q: Queryable, actor: Principal, action: 'api_key.created' | 'api_key.revoked', row: ApiKeyRow, now: Date
+  events: EventOutbox, q: Queryable, actor: Principal, action: 'api_key.created' | 'api_key.revoked', row: ApiKeyRow,
+  now: Date
 ): Promise<void> {
-  await auditPrincipalAction(q, actor, {
+  await auditPrincipalAction(events, q, actor, {
     action, target: { type: 'api_key', id: row.id }, payload: { name: row.name, prefix: row.prefix }, now
   })
 }
@@ -60,7 +62,9 @@ function newPrefix (): string {
   return `wsk_${id}`
 }
 
-export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerWorkspace: number }): ApiKeyService {
+export function createApiKeyService (
+  deps: { db: Database, clock: Clock, events: EventOutbox, maxPerWorkspace: number }
+): ApiKeyService {
   const { db, clock, maxPerWorkspace } = deps
   return {
     async create (actor, input) {
@@ -82,7 +86,7 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
             now
           }
         )
-        await auditApiKey(tx, actor, 'api_key.created', row, now)
+        await auditApiKey(deps.events, tx, actor, 'api_key.created', row, now)
         return { ...apiKeyView(row), secret }
       })
     },
@@ -97,7 +101,7 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
         // Scoped to the actor's workspace: another workspace's key is as absent as an unknown one.
         const row = await revokeApiKey(tx, actor.workspaceId, apiKeyId, now)
         if (row === null) throw serviceError('NOT_FOUND', ['API key'])
-        await auditApiKey(tx, actor, 'api_key.revoked', row, now)
+        await auditApiKey(deps.events, tx, actor, 'api_key.revoked', row, now)
       })
     },
 
@@ -122,7 +126,8 @@ export function createApiKeyService (deps: { db: Database, clock: Clock, maxPerW
         name: u.name,
         role: u.role,
         sessionId: null,
-        apiKeyId: found.id
+        apiKeyId: found.id,
+        requestId: null
       }
     }
   }

@@ -1,29 +1,38 @@
-import { insertAuditEvent, type AuditActor, type AuditEntry } from '../db/audit-events.js'
+import type { AuditActor, AuditEntry } from '../db/audit-events.js'
 import type { Queryable } from '../db/client.js'
+import type { EventOutbox } from '../events/outbox.js'
 import type { Principal } from '../principal.js'
 
 /**
  * Who an audit event names as actor. The type and id say which door was used (the person's
  * session, an API key, the chat bot acting for a person); the label is always the person's
  * e-mail, so one person reads the same in the trail whichever door they used (a display name is
- * neither unique nor stable).
+ * neither unique nor stable). API keys authenticate only the MCP endpoint, so their door is `mcp`.
  */
 export function auditActorOf (principal: Principal): AuditActor {
+  const by = { label: principal.email, requestId: principal.requestId }
   switch (principal.kind) {
-    case 'apiKey': return { type: 'api_key', id: principal.apiKeyId, label: principal.email }
-    case 'chat': return { type: 'chat_platform', id: principal.userId, label: principal.email }
-    case 'session': return { type: 'user', id: principal.userId, label: principal.email }
+    case 'apiKey': return { ...by, type: 'api_key', id: principal.apiKeyId, source: 'mcp' }
+    case 'chat': return { ...by, type: 'chat_platform', id: principal.userId, source: 'chat' }
+    case 'session': return { ...by, type: 'user', id: principal.userId, source: 'api' }
   }
 }
 
 /**
  * Record what a principal did in its own workspace, in the transaction of the action: the one
- * way services name the actor, so REST, MCP and chat write the same row for the same act.
+ * way services name the actor, so REST, MCP and chat write the same row for the same act (and,
+ * through the outbox, the same event).
  */
 export async function auditPrincipalAction (
+  events: EventOutbox,
   q: Queryable,
   principal: Principal,
   event: Omit<AuditEntry, 'workspaceId' | 'actor'>
 ): Promise<void> {
-  await insertAuditEvent(q, { ...event, workspaceId: principal.workspaceId, actor: auditActorOf(principal) })
+  await events.record(q, { ...event, workspaceId: principal.workspaceId, actor: auditActorOf(principal) })
+}
+
+/** The service acting on its own (a scheduled job, the delivery engine, a provider's answer). */
+export function systemActor (label: string): AuditActor {
+  return { type: 'system', id: null, label, source: 'system', requestId: null }
 }

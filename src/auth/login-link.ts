@@ -1,7 +1,6 @@
 import type { Ports } from '../ports.js'
 import { findUserByEmail } from '../db/users.js'
 import { consumeLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'
-import { insertAuditEvent } from '../db/audit-events.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
@@ -83,10 +82,10 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
         }
         const me = await loadMe(tx, used.workspaceId, used.userId)
         const session = await sessions.start(tx, used.userId, 'login_link')
-        await insertAuditEvent(tx, {
+        await ports.events.record(tx, {
           workspaceId: used.workspaceId,
           action: 'session.login',
-          actor: { type: 'user', id: used.userId, label: me.user.email },
+          actor: { type: 'user', id: used.userId, label: me.user.email, source: 'web', requestId: null },
           target: { type: 'session', id: session.sessionId },
           payload: { method: 'login_link' },
           now

@@ -1,6 +1,5 @@
 import type { Ports } from '../ports.js'
 import { findActiveSession } from '../db/sessions.js'
-import { insertAuditEvent } from '../db/audit-events.js'
 import type { SessionService } from '../sessions/service.js'
 import type { Principal } from '../principal.js'
 import { acceptInvitation, previewInvitation, type InvitationPreview } from './signup.js'
@@ -41,10 +40,10 @@ export function createAuthService (ports: Ports, sessions: SessionService): Auth
         const now = clock.now()
         const s = await findActiveSession(tx, sid, now)
         if (s === null || !await sessions.revoke(tx, sid)) return false
-        await insertAuditEvent(tx, {
+        await ports.events.record(tx, {
           workspaceId: s.workspaceId,
           action: 'session.logout',
-          actor: { type: 'user', id: s.userId, label: s.email },
+          actor: { type: 'user', id: s.userId, label: s.email, source: 'api', requestId: null },
           target: { type: 'session', id: sid },
           now
         })

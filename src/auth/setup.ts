@@ -1,5 +1,5 @@
 import type { Ports } from '../ports.js'
-import type { AuditActor } from '../db/audit-events.js'
+import { systemActor } from '../audit/actor.js'
 import { anyWorkspaceExists } from '../db/workspaces.js'
 import { insertSetupToken, takeSetupTokens } from '../db/setup-tokens.js'
 import { normalizeEmail } from '../db/users.js'
@@ -19,7 +19,7 @@ import { acceptInTransaction } from './signup.js'
 // once against one PostgreSQL; each logs its own link); the first completed setup deletes them
 // all, and a start that finds a workspace deletes any left over (made by create-admin meanwhile).
 
-const SETUP_ACTOR: AuditActor = { type: 'system', id: null, label: 'setup' }
+const SETUP_ACTOR = systemActor('setup')
 
 interface SetupInput { token: string, workspaceName: string, email: string, name?: string | undefined }
 
@@ -78,9 +78,10 @@ export function createSetupService (ports: Ports, sessions: SessionService): Set
           tokenHash: hashToken(invitationToken),
           expiresAt: new Date(now.getTime() + config.invitationTtlDays * 86_400_000),
           now,
-          actor: SETUP_ACTOR
+          actor: SETUP_ACTOR,
+          events: ports.events
         })
-        return await acceptInTransaction(tx, sessions, { token: invitationToken, name: input.name }, now)
+        return await acceptInTransaction(tx, sessions, ports.events, { token: invitationToken, name: input.name }, now)
       })
     }
   }

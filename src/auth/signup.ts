@@ -4,7 +4,6 @@ import {
 } from '../db/invitations.js'
 import { findUserByEmail, findUserInWorkspace, insertUser } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
-import { insertAuditEvent } from '../db/audit-events.js'
 import { serviceError } from '../errors.js'
 import { hashToken } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
@@ -12,6 +11,7 @@ import type { components } from '../generated/openapi.js'
 import { loadMe, type Me } from '../members/directory.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
+import type { EventOutbox } from '../events/outbox.js'
 
 export type InvitationPreview = components['schemas']['InvitationPreview']
 
@@ -51,7 +51,9 @@ export async function acceptInvitation (
   input: { token: string, name?: string | undefined }
 ): Promise<{ me: Me, token: string }> {
   try {
-    return await ports.db.transaction(async tx => await acceptInTransaction(tx, sessions, input, ports.clock.now()))
+    return await ports.db.transaction(async tx => await acceptInTransaction(
+      tx, sessions, ports.events, input, ports.clock.now()
+    ))
   } catch (err) {
     // The unique e-mail index fired: another account took this address between check and insert.
     if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
@@ -63,6 +65,7 @@ export async function acceptInvitation (
 export async function acceptInTransaction (
   tx: Queryable,
   sessions: SessionService,
+  events: EventOutbox,
   input: { token: string, name?: string | undefined },
   now: Date
 ): Promise<{ me: Me, token: string }> {
@@ -73,13 +76,16 @@ export async function acceptInTransaction (
   const user = await insertUser(tx, { workspaceId: inv.workspaceId, email: inv.email, name, role: inv.role, now })
   if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')
   const session = await sessions.start(tx, user.id, 'signup')
-  const actor = { type: 'user' as const, id: user.id, label: user.email }
-  // One person, two events: the invitation is used up, and a session starts.
+  // Accepting is a browser step (the signup and setup pages post it): the web door.
+  const actor = { type: 'user' as const, id: user.id, label: user.email, source: 'web' as const, requestId: null }
+  // One person, three events: the invitation is used up, a member joins, and a session starts.
   const by = { workspaceId: inv.workspaceId, actor, now }
   const accepted = { type: 'invitation' as const, id: inv.id }
   const acceptedBy = { userId: user.id, role: inv.role }
-  await insertAuditEvent(tx, { ...by, action: 'invitation.accepted', target: accepted, payload: acceptedBy })
+  await events.record(tx, { ...by, action: 'invitation.accepted', target: accepted, payload: acceptedBy })
+  const joined = { email: user.email, role: inv.role, invitationId: inv.id }
+  await events.record(tx, { ...by, action: 'member.joined', target: { type: 'user', id: user.id }, payload: joined })
   const login = { type: 'session' as const, id: session.sessionId }
-  await insertAuditEvent(tx, { ...by, action: 'session.login', target: login, payload: { method: 'signup' } })
+  await events.record(tx, { ...by, action: 'session.login', target: login, payload: { method: 'signup' } })
   return { me: await loadMe(tx, inv.workspaceId, user.id), token: session.token }
 }

@@ -2,32 +2,52 @@ import type { components } from '../generated/openapi.js'
 import type { Queryable } from './client.js'
 
 export type AuditAction = components['schemas']['AuditAction']
+export type EventType = components['schemas']['EventType']
+/** The door an action came through (REST, MCP, the chat bot, a browser page, the service itself). */
+type EventSource = components['schemas']['Event']['source']
 
 type ActorType = components['schemas']['AuditEvent']['actor']['type']
 
-export interface AuditActor { type: ActorType, id: string | null, label: string | null }
-interface AuditTarget { type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation', id: string }
+/** Who acted, through which door and in which request (requestId: the HTTP request or chat event). */
+export interface AuditActor {
+  type: ActorType
+  id: string | null
+  label: string | null
+  source: EventSource
+  requestId: string | null
+}
+interface AuditTarget {
+  type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation' | 'webhook_endpoint',
+  id: string
+}
 
 export interface AuditEntry {
   workspaceId: string
   action: AuditAction
   actor: AuditActor
   target: AuditTarget | null
-  /** Small, and never a token or secret. */
+  /** Small, and never a token, a link or a secret: it is also the event's `data`. */
   payload?: Record<string, unknown>
+  /** The Idempotency-Key of the request that caused the change, if it had one. */
+  idempotencyKey?: string | undefined
   now: Date
 }
 
-/** Record an audit event. Call it with the transaction of the action it records. */
-export async function insertAuditEvent (q: Queryable, entry: AuditEntry): Promise<void> {
-  await q.query(
-    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
-                               payload, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+/**
+ * Record an audit event; `eventType` marks it as an event of the catalogue (feed and webhooks).
+ * Call it with the transaction of the action it records. Returns the row's id.
+ */
+export async function insertAuditEvent (q: Queryable, entry: AuditEntry, eventType: EventType | null): Promise<string> {
+  const r = await q.query<{ id: string }>(
+    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload,
+                               created_at, event_type, source, request_id, idempotency_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id::text AS id`,
     [
       entry.workspaceId, entry.action, entry.actor.type, entry.actor.id, entry.actor.label, entry.target?.type ?? null,
-      entry.target?.id ?? null, JSON.stringify(entry.payload ?? {}), entry.now
+      entry.target?.id ?? null, JSON.stringify(entry.payload ?? {}), entry.now, eventType, entry.actor.source,
+      entry.actor.requestId, entry.idempotencyKey ?? null
     ])
+  return (r.rows[0] as { id: string }).id
 }
 
 export interface AuditEventRow {
@@ -71,5 +91,48 @@ export async function listAuditEvents (
       filter.workspaceId, filter.action ?? null, filter.targetType ?? null, filter.targetId ?? null,
       filter.before ?? null, filter.limit
     ])
+  return r.rows
+}
+
+/** An audit row that is an event, with what its envelope needs. */
+export interface EventRow {
+  id: string
+  workspaceId: string
+  type: EventType
+  actorType: ActorType
+  actorId: string | null
+  source: EventSource
+  requestId: string | null
+  idempotencyKey: string | null
+  targetType: string | null
+  targetId: string | null
+  payload: Record<string, unknown>
+  createdAt: Date
+}
+
+const EVENT_COLUMNS = `id::text AS id, workspace_id AS "workspaceId", event_type AS type, actor_type AS "actorType",
+  actor_id AS "actorId", source, request_id AS "requestId", idempotency_key AS "idempotencyKey",
+  target_type AS "targetType", target_id AS "targetId", payload,
+  created_at AS "createdAt"`
+
+export async function findEvent (q: Queryable, id: string): Promise<EventRow | null> {
+  const r = await q.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM audit_events WHERE id = $1 AND event_type IS NOT NULL`, [id])
+  return r.rows[0] ?? null
+}
+
+/** A workspace's events oldest first, after an id and not before `since` (the feed's horizon). */
+export async function listEvents (
+  q: Queryable,
+  filter: { workspaceId: string, after: string | null, since: Date, types: readonly string[] | null, limit: number }
+): Promise<EventRow[]> {
+  const r = await q.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM audit_events
+      WHERE workspace_id = $1 AND event_type IS NOT NULL
+        AND ($2::bigint IS NULL OR audit_events.id > $2)
+        AND created_at >= $3
+        AND ($4::text[] IS NULL OR event_type = ANY($4::text[]))
+      ORDER BY audit_events.id LIMIT $5`,
+    [filter.workspaceId, filter.after, filter.since, filter.types, filter.limit])
   return r.rows
 }

@@ -12,6 +12,8 @@ export interface Queryable {
   query<R = Row>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>
   /** A script of several statements without parameters (migrations). */
   exec(text: string): Promise<void>
+  /** In a transaction: run `fn` once it has committed (never on rollback). Absent outside one. */
+  afterCommit?: (fn: () => void) => void
 }
 
 /** The Database port: PGlite in-process, or a PostgreSQL server through a pg Pool. One dialect. */
@@ -162,10 +164,16 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
           throw expired ? new DatabaseUnavailableError(broken) : err
         }
       }
+      const committed: Array<() => void> = []
       try {
         await query('BEGIN')
-        const result = await fn({ query, async exec (text: string) { await query(text) } })
+        const result = await fn({
+          query,
+          async exec (text: string) { await query(text) },
+          afterCommit: f => { committed.push(f) }
+        })
         await query('COMMIT')
+        for (const f of committed) f()
         return result
       } catch (err) {
         if (broken === undefined) await client.query('ROLLBACK').catch((e: Error) => { broken = e })
@@ -281,7 +289,14 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
     query: base.query,
     exec: base.exec,
     // PGlite has one connection; its transaction() holds an exclusive lock for the duration.
-    async transaction (fn) { return await guarded(db.transaction(async tx => await fn(wrap(tx)))) },
+    async transaction (fn) {
+      const committed: Array<() => void> = []
+      const result = await guarded(db.transaction(async tx => await fn({
+        ...wrap(tx), afterCommit: f => { committed.push(f) }
+      })))
+      for (const f of committed) f()
+      return result
+    },
     async ping () { await base.query('SELECT 1') },
     async close () {
       if (db.closed) return

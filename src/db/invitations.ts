@@ -146,10 +146,27 @@ export async function refreshInvitationToken (
  */
 export async function expireStalePendingInvitation (
   q: Queryable, workspaceId: string, email: string, now: Date
-): Promise<void> {
-  await q.query(
+): Promise<ExpiredInvitation | null> {
+  const r = await q.query<ExpiredInvitation>(
     `UPDATE invitations SET status = 'expired', updated_at = $3
-      WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3`, [workspaceId, email, now])
+      WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3
+      RETURNING id, workspace_id AS "workspaceId", email, role`, [workspaceId, email, now])
+  return r.rows[0] ?? null
+}
+
+export interface ExpiredInvitation { id: string, workspaceId: string, email: string, role: Role }
+
+/**
+ * Marks up to `limit` pending invitations past their expiry as expired (oldest expiry first);
+ * SKIP LOCKED lets two instances' sweeps share the work instead of waiting on each other.
+ */
+export async function expireDueInvitations (q: Queryable, now: Date, limit: number): Promise<ExpiredInvitation[]> {
+  const r = await q.query<ExpiredInvitation>(
+    `UPDATE invitations SET status = 'expired', updated_at = $1
+      WHERE id IN (SELECT id FROM invitations WHERE status = 'pending' AND expires_at <= $1
+                    ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING id, workspace_id AS "workspaceId", email, role`, [now, limit])
+  return r.rows
 }
 
 export async function recordDelivery (

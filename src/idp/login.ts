@@ -3,7 +3,6 @@ import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
 import { findUserByEmail, insertUser, setUserWorkosId, type UserRow } from '../db/users.js'
 import { findWorkspaceByOrganization } from '../db/workspaces.js'
-import { insertAuditEvent } from '../db/audit-events.js'
 import { serviceError } from '../errors.js'
 import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
 import { createWorkOS } from './workos-client.js'
@@ -107,14 +106,24 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
       const now = clock.now()
       const { user, created } = await upsertUser(tx, idp, organizationId, now)
       const session = await sessions.start(tx, user.id, 'identity_provider')
-      await insertAuditEvent(tx, {
+      await ports.events.record(tx, {
         workspaceId: user.workspaceId,
         action: 'session.login',
-        actor: { type: 'user', id: user.id, label: user.email },
+        actor: { type: 'user', id: user.id, label: user.email, source: 'web', requestId: null },
         target: { type: 'session', id: session.sessionId },
         payload: { method: 'identity_provider', userCreated: created },
         now
       })
+      if (created) {
+        await ports.events.record(tx, {
+          workspaceId: user.workspaceId,
+          action: 'member.joined',
+          actor: { type: 'user', id: user.id, label: user.email, source: 'web', requestId: null },
+          target: { type: 'user', id: user.id },
+          payload: { email: user.email, role: user.role },
+          now
+        })
+      }
       return { token: session.token }
     })
   }

@@ -6,7 +6,9 @@ import type { Logger } from '../logger.js'
 import type { Mailer } from '../mail/mailer.js'
 import type { WorkspaceRow } from '../db/workspaces.js'
 import { findUserInWorkspace } from '../db/users.js'
-import { insertAuditEvent, type AuditActor } from '../db/audit-events.js'
+import type { AuditActor } from '../db/audit-events.js'
+import type { EventOutbox } from '../events/outbox.js'
+import { systemActor } from '../audit/actor.js'
 import { markInvitationRevoked, recordDelivery, type InvitationRow } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 import type { IdentityProviderInvitations } from '../idp/invitations.js'
@@ -31,12 +33,13 @@ export interface DeliveryDeps {
   log: Logger
   mailer: Mailer
   idp: IdentityProviderInvitations
+  events: EventOutbox
 }
 
 /** The contract's InviteUserResponse: what an invite or a re-send answers once delivered. */
 export type InviteResult = components['schemas']['InviteUserResponse']
 
-const SYSTEM: AuditActor = { type: 'system', id: null, label: 'identity provider' }
+const SYSTEM: AuditActor = systemActor('identity provider')
 
 export async function deliverInvitation (
   deps: DeliveryDeps,
@@ -84,7 +87,7 @@ export async function deliverInvitation (
       await db.transaction(async tx => {
         const revoked = await markInvitationRevoked(tx, d.workspace.id, inv.id, now)
         if (revoked !== null) {
-          await insertAuditEvent(tx, {
+          await deps.events.record(tx, {
             workspaceId: d.workspace.id,
             action: 'invitation.revoked',
             actor: SYSTEM,
@@ -124,7 +127,7 @@ export async function deliverInvitation (
     const now = clock.now()
     await db.transaction(async tx => {
       await recordDelivery(tx, inv.id, { status: 'failed', error: reason, now })
-      await insertAuditEvent(tx, {
+      await deps.events.record(tx, {
         workspaceId: d.workspace.id,
         action: 'invitation.email_failed',
         actor: d.inviter.audit,

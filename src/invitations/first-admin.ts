@@ -4,8 +4,9 @@ import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Mailer } from '../mail/mailer.js'
 import type { AuditAction, AuditActor } from '../db/audit-events.js'
+import type { EventOutbox } from '../events/outbox.js'
+import { systemActor } from '../audit/actor.js'
 import type { Queryable } from '../db/client.js'
-import { insertAuditEvent } from '../db/audit-events.js'
 import { findUserByEmail, normalizeEmail } from '../db/users.js'
 import { findWorkspace, insertWorkspace, type WorkspaceRow } from '../db/workspaces.js'
 import {
@@ -23,7 +24,7 @@ import { validateFirstAdminInput } from './validate.js'
 // Running it again for the same e-mail and workspace name re-issues that invitation (fresh link)
 // instead of making a second workspace.
 
-const CREATE_ADMIN_ACTOR: AuditActor = { type: 'system', id: null, label: 'create-admin' }
+const CREATE_ADMIN_ACTOR = systemActor('create-admin')
 
 export interface FirstAdminResult {
   workspaceId: string
@@ -40,12 +41,13 @@ export interface FirstAdminResult {
 
 /** One audit entry per admin invitation made or re-issued here; only the action and actor differ. */
 async function auditAdminInvitation (
+  events: EventOutbox,
   tx: Queryable,
   action: AuditAction,
   actor: AuditActor,
   at: { workspaceId: string, invitationId: string, email: string, now: Date }
 ): Promise<void> {
-  await insertAuditEvent(tx, {
+  await events.record(tx, {
     workspaceId: at.workspaceId,
     action,
     actor,
@@ -61,7 +63,15 @@ async function auditAdminInvitation (
  */
 export async function insertFirstAdminInvitation (
   tx: Queryable,
-  input: { email: string, workspaceName: string, tokenHash: string, expiresAt: Date, now: Date, actor: AuditActor }
+  input: {
+    email: string,
+    workspaceName: string,
+    tokenHash: string,
+    expiresAt: Date,
+    now: Date,
+    actor: AuditActor,
+    events: EventOutbox
+  }
 ): Promise<{ workspace: WorkspaceRow, invitation: InvitationRow }> {
   const { email, now } = input
   const workspace = await insertWorkspace(tx, { name: input.workspaceName, now })
@@ -75,13 +85,14 @@ export async function insertFirstAdminInvitation (
     now
   })
   await auditAdminInvitation(
-    tx, 'invitation.created', input.actor, { workspaceId: workspace.id, invitationId: invitation.id, email, now }
+    input.events, tx, 'invitation.created', input.actor,
+    { workspaceId: workspace.id, invitationId: invitation.id, email, now }
   )
   return { workspace, invitation }
 }
 
 export async function createFirstAdmin (
-  deps: { db: Database, clock: Clock, config: Config, log: Logger, mailer: Mailer | null },
+  deps: { db: Database, clock: Clock, config: Config, log: Logger, mailer: Mailer | null, events: EventOutbox },
   input: { email: string, workspaceName: string }
 ): Promise<FirstAdminResult> {
   const { db, clock, config } = deps
@@ -101,12 +112,17 @@ export async function createFirstAdmin (
       const ws = await findWorkspace(tx, existing.workspaceId)
       if (row === null || ws === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
       await auditAdminInvitation(
-        tx, 'invitation.resent', CREATE_ADMIN_ACTOR, { workspaceId: ws.id, invitationId: row.id, email, now }
+        deps.events, tx, 'invitation.resent', CREATE_ADMIN_ACTOR,
+        { workspaceId: ws.id, invitationId: row.id, email, now }
       )
       return { invitation: row, workspace: ws, reissued: true }
     }
     const created = await insertFirstAdminInvitation(
-      tx, { email, workspaceName, tokenHash: hashToken(token), expiresAt, now, actor: CREATE_ADMIN_ACTOR }
+      tx,
+      {
+        email, workspaceName, tokenHash: hashToken(token), expiresAt, now,
+        actor: CREATE_ADMIN_ACTOR, events: deps.events
+      }
     )
     return { ...created, reissued: false }
   })
@@ -124,7 +140,10 @@ export async function createFirstAdmin (
   if (deps.mailer === null) return result
   try {
     // The fallback path of every invitation: same template, same delivery records and audit.
-    await deliverInvitation({ db, clock, config, log: deps.log, mailer: deps.mailer, idp: noIdentityProvider }, {
+    const delivery = {
+      db, clock, config, log: deps.log, mailer: deps.mailer, idp: noIdentityProvider, events: deps.events
+    }
+    await deliverInvitation(delivery, {
       workspace, invitation, token, inviter: { name: null, audit: CREATE_ADMIN_ACTOR, userId: null }, reinvite: reissued
     })
     result.delivery = 'sent'

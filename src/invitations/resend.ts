@@ -20,7 +20,7 @@ export async function resendInvitation (
     const row = await refreshInvitationToken(tx, current.id, tokenHash, expiresAt, now)
     // Accepted or revoked between the read and the update.
     if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])
-    await auditPrincipalAction(tx, actor, {
+    await auditPrincipalAction(ctx.ports.events, tx, actor, {
       action: 'invitation.resent',
       target: { type: 'invitation', id: row.id },
       payload: { email: row.email, role: row.role },

@@ -21,7 +21,7 @@ export async function revokeInvitation (
       if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
       throw serviceError('INVITATION_NOT_PENDING', [effectiveStatus(current, now)])
     }
-    await auditPrincipalAction(tx, actor, {
+    await auditPrincipalAction(ctx.ports.events, tx, actor, {
       action: 'invitation.revoked',
       target: { type: 'invitation', id: revoked.id },
       payload: { email: revoked.email },

@@ -45,7 +45,7 @@ export function createInvitationService (
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.
       return await idempotency.run(
         { workspaceId: actor.workspaceId, ...opts.idempotency, request: [email, role] },
-        async () => await inviteMember(ctx, actor, email, role)
+        async () => await inviteMember(ctx, actor, email, role, opts.idempotency?.key)
       )
     },
     list: async (actor, q) => await listInvitationPage(ports, actor, q),

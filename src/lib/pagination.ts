@@ -16,7 +16,8 @@ export const SERIAL_ID: IdCheck = id => /^[1-9][0-9]{0,18}$/.test(id) && BigInt(
 const BASE64URL = /^[A-Za-z0-9_-]{1,200}$/
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-function encodeCursor (p: Position): string {
+/** The cursor naming a position (the lists build it through pageOf; the event feed directly). */
+export function encodeCursor (p: Position): string {
   return Buffer.from(`${p.createdAt.toISOString()}|${p.id}`, 'utf8').toString('base64url')
 }
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { Database, Queryable } from '../db/client.js'
+import type { EventOutbox } from '../events/outbox.js'
 import { revokeUserSessions } from '../db/sessions.js'
 import {
   lockActiveAdmins, lockUserInWorkspace, revokeApiKeysCreatedBy, setUserStatus, updateUserRole,
@@ -19,7 +20,7 @@ export interface MemberService {
   remove(actor: Principal, userId: string): Promise<void>
 }
 
-export function createMemberService (deps: { db: Database, clock: Clock }): MemberService {
+export function createMemberService (deps: { db: Database, clock: Clock, events: EventOutbox }): MemberService {
   const { db, clock } = deps
 
   /**
@@ -47,7 +48,7 @@ export function createMemberService (deps: { db: Database, clock: Clock }): Memb
         const now = clock.now()
         const updated = await updateUserRole(tx, target.id, role, now)
         if (updated === null) throw serviceError('NOT_FOUND', ['User'])
-        await auditPrincipalAction(tx, actor, {
+        await auditPrincipalAction(deps.events, tx, actor, {
           action: 'member.role_changed',
           target: { type: 'user', id: target.id },
           payload: { from: target.role, to: role },
@@ -67,7 +68,7 @@ export function createMemberService (deps: { db: Database, clock: Clock }): Memb
         // for good should the status ever be changed back.
         const sessions = await revokeUserSessions(tx, target.id, now)
         const apiKeys = await revokeApiKeysCreatedBy(tx, target.id, now)
-        await auditPrincipalAction(tx, actor, {
+        await auditPrincipalAction(deps.events, tx, actor, {
           action: 'member.removed',
           target: { type: 'user', id: target.id },
           payload: { email: target.email, role: target.role, revokedSessions: sessions, revokedApiKeys: apiKeys },

@@ -105,7 +105,7 @@ export function createSecurityHandlers (svc: SecurityServices) {
       if (token === undefined || token === '') throw serviceError('UNAUTHENTICATED')
       const principal = await svc.authenticateSession(token)
       if (principal === null) throw serviceError('UNAUTHENTICATED')
-      request.principal = principal
+      request.principal = { ...principal, requestId: request.id }
       for (const role of roles) {
         if (principal.role !== role) throw serviceError('FORBIDDEN', [role])
       }
@@ -116,7 +116,7 @@ export function createSecurityHandlers (svc: SecurityServices) {
       if (m === null) throw serviceError('UNAUTHENTICATED')
       const principal = await svc.authenticateApiKey(m[1] as string)
       if (principal === null) throw serviceError('UNAUTHENTICATED')
-      request.principal = principal
+      request.principal = { ...principal, requestId: request.id }
     },
     async slackSignature (request: FastifyRequest) {
       svc.verifySlackSignature(request)

@@ -62,7 +62,8 @@ export function createSessionService (
         name: s.name,
         role: s.role,
         sessionId: s.sessionId,
-        apiKeyId: null
+        apiKeyId: null,
+        requestId: null
       }
     },
     async revoke (q, sessionId) {

@@ -5,7 +5,7 @@ import type { Principal } from '../principal.js'
 import { isServiceError } from '../errors.js'
 import { decryptSecret } from '../lib/crypto.js'
 import { findUserByEmail } from '../db/users.js'
-import { insertAuditEvent } from '../db/audit-events.js'
+import type { EventOutbox } from '../events/outbox.js'
 import { deactivateChatInstallation, findChatInstallation, type ChatInstallationRow } from '../db/chat-installations.js'
 import { SlackApiError, type SlackWebApi } from './web-api.js'
 import { escapeSlackText, HELP_TEXT, parseCommand } from './commands.js'
@@ -30,6 +30,7 @@ export interface SlackBotDeps {
   log: Logger
   api: SlackWebApi
   invitations: InvitationsPort
+  events: EventOutbox
   /** The key bot tokens are encrypted with; throws CHAT_PLATFORM_NOT_CONFIGURED without one. */
   requireKey(): Buffer
 }
@@ -72,10 +73,10 @@ async function uninstall (deps: SlackBotDeps, teamId: string, reason: string): P
     const now = clock.now()
     const inst = await deactivateChatInstallation(tx, 'slack', teamId, now)
     if (inst === null) return false
-    await insertAuditEvent(tx, {
+    await deps.events.record(tx, {
       workspaceId: inst.workspaceId,
       action: 'chat.uninstalled',
-      actor: { type: 'chat_platform', id: teamId, label: 'Slack' },
+      actor: { type: 'chat_platform', id: teamId, label: 'Slack', source: 'chat', requestId: null },
       target: { type: 'chat_installation', id: inst.id },
       payload: { platform: 'slack', teamId, reason },
       now
@@ -106,7 +107,7 @@ async function command (deps: SlackBotDeps, teamId: string, event: Json): Promis
     await reply(HELP_TEXT)
     return { status: 'processed' }
   }
-  const actor = await adminBehind(deps.db, inst, await speakerEmail(deps, token, slackUser))
+  const actor = await adminBehind(deps.db, inst, await speakerEmail(deps, token, slackUser), str(event.ts))
   if (actor === null) {
     await reply('Sorry, only admins of this workspace can invite people. Ask one of your admins.')
     return { status: 'processed', error: 'refused: not an admin of the workspace' }
@@ -152,7 +153,9 @@ async function speakerEmail (deps: SlackBotDeps, token: string, slackUser: strin
 }
 
 /** The active admin of the installation's workspace with this e-mail, as a chat principal. */
-async function adminBehind (db: Database, inst: ChatInstallationRow, email: string | null): Promise<Principal | null> {
+async function adminBehind (
+  db: Database, inst: ChatInstallationRow, email: string | null, messageTs: string | null
+): Promise<Principal | null> {
   if (email === null) return null
   const user = await findUserByEmail(db, email)
   if (user === null) return null
@@ -165,6 +168,8 @@ async function adminBehind (db: Database, inst: ChatInstallationRow, email: stri
     name: user.name,
     role: 'admin',
     sessionId: null,
-    apiKeyId: null
+    apiKeyId: null,
+    // The chat message that asked (its Slack timestamp identifies it within the channel).
+    requestId: messageTs
   }
 }

@@ -8,7 +8,7 @@ import { encryptSecret } from '../lib/crypto.js'
 import type { OAuthStateRow } from '../db/oauth-states.js'
 import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
 import { findUserInWorkspace, type UserRow } from '../db/users.js'
-import { insertAuditEvent } from '../db/audit-events.js'
+import type { EventOutbox } from '../events/outbox.js'
 import { findChatInstallation, upsertChatInstallation } from '../db/chat-installations.js'
 import { SlackApiError, type OAuthAccess, type SlackWebApi } from './web-api.js'
 
@@ -38,6 +38,7 @@ export interface SlackInstallDeps {
   clock: Clock
   log: Logger
   api: SlackWebApi
+  events: EventOutbox
   /** Throws CHAT_PLATFORM_NOT_CONFIGURED when the app is not set up. */
   requireConfigured(): { slack: SlackConfig, key: Buffer }
 }
@@ -81,7 +82,9 @@ async function completeInstall (
   if (input.code === undefined || input.code === '') throw invalid('Slack sent no authorization code')
   const admin = await installingAdmin(db, bound)
   const access = await exchangeCode(deps, slack, input.code)
-  const row = await db.transaction(async tx => await saveInstallation(tx, clock.now(), { key, admin, access }))
+  const row = await db.transaction(
+    async tx => await saveInstallation(tx, clock.now(), { key, admin, access, events: deps.events })
+  )
   log.info({ teamId: row.teamId, workspaceId: admin.workspaceId, reinstall: !row.created }, 'slack: app installed')
   return { installationId: row.id, teamId: row.teamId }
 }
@@ -120,7 +123,7 @@ async function exchangeCode ({ api, log }: SlackInstallDeps, slack: SlackConfig,
 async function saveInstallation (
   tx: Queryable,
   now: Date,
-  input: { key: Buffer, admin: UserRow, access: OAuthAccess }
+  input: { key: Buffer, admin: UserRow, access: OAuthAccess, events: EventOutbox }
 ) {
   const { key, admin, access } = input
   const workspaceId = admin.workspaceId
@@ -137,9 +140,10 @@ async function saveInstallation (
     installedBy: admin.id,
     now
   })
-  const actor = { type: 'user' as const, id: admin.id, label: admin.email }
+  // Installed through the browser's OAuth round trip: the web door.
+  const actor = { type: 'user' as const, id: admin.id, label: admin.email, source: 'web' as const, requestId: null }
   const target = { type: 'chat_installation' as const, id: inst.id }
-  await insertAuditEvent(tx, {
+  await input.events.record(tx, {
     workspaceId,
     action: 'chat.installed',
     actor,
@@ -154,7 +158,7 @@ async function saveInstallation (
     now
   })
   if (previous !== null && previous.active && previous.workspaceId !== workspaceId) {
-    await insertAuditEvent(tx, {
+    await input.events.record(tx, {
       workspaceId: previous.workspaceId,
       action: 'chat.uninstalled',
       actor,

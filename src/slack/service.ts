@@ -8,6 +8,7 @@ import { createSlackWebApi, SlackApiError, type SlackWebApi } from './web-api.js
 import { createSlackInstall, type SlackConfig, type SlackInstall } from './install.js'
 import { createEventQueue, type EventQueue } from './event-queue.js'
 import { handleSlackEvent, type InvitationsPort } from './bot.js'
+import type { EventOutbox } from '../events/outbox.js'
 
 // The Slack app, composed: OAuth v2 install (install.ts), signed requests (signature.ts),
 // durable event intake with its sweep (event-queue.ts), and the bot that lets a workspace admin
@@ -28,6 +29,7 @@ export interface SlackDeps {
   clock: Clock
   log: Logger
   invitations: InvitationsPort
+  events: EventOutbox
   api?: SlackWebApi
 }
 
@@ -43,8 +45,10 @@ export function createSlackService (deps: SlackDeps): SlackService {
     return { slack, key }
   }
 
-  const install = createSlackInstall({ db, clock, log, api, requireConfigured })
-  const bot = { db, clock, log, api, invitations: deps.invitations, requireKey: () => requireConfigured().key }
+  const install = createSlackInstall({ db, clock, log, api, events: deps.events, requireConfigured })
+  const bot = {
+    db, clock, log, api, invitations: deps.invitations, events: deps.events, requireKey: () => requireConfigured().key
+  }
   const queue = createEventQueue({
     db,
     clock,

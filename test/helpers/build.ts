@@ -75,6 +75,8 @@ export async function testDatabase (
       const c = new pg.Client({ connectionString: TEST_DATABASE_URL })
       await c.connect()
       await c.query(`DROP SCHEMA ${schema} CASCADE`)
+      // The job engine's tables, when an app ran on this database (JOBS_SCHEMA below).
+      await c.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`)
       await c.end()
     })
     return Object.assign(db, { schema })
@@ -101,9 +103,11 @@ export interface BuildOptions extends Partial<Omit<AppOptions, 'config'>> {
 }
 
 export async function build (t: Teardown, opts: BuildOptions = {}): Promise<TestApp> {
-  const config = testConfig(opts.env)
-  const clock = opts.clock instanceof FakeClock ? opts.clock : new FakeClock()
   const db = opts.db ?? await testDatabase(t)
+  // On PostgreSQL each test database is a schema of its own, and so is its job engine's.
+  const schema = (db as { schema?: string }).schema
+  const config = testConfig({ ...(schema !== undefined ? { JOBS_SCHEMA: `${schema}_jobs` } : {}), ...opts.env })
+  const clock = opts.clock instanceof FakeClock ? opts.clock : new FakeClock()
   const { env: _env, ...rest } = opts
   const app = await buildApp({ logger: false, ...rest, config, clock, db })
   t.teardown(async () => { await app.close() })

@@ -1,0 +1,36 @@
+import type { components } from '../generated/openapi.js'
+import type { Clock } from '../clock.js'
+import type { Database } from '../db/client.js'
+import { listEvents, type EventType } from '../db/audit-events.js'
+import { decodeCursor, encodeCursor, SERIAL_ID } from '../lib/pagination.js'
+import { toEventView } from './catalogue.js'
+
+// The pull feed: a workspace's events oldest first, within the last 30 days. The cursor is the
+// position of the last event read; a reader keeps it and asks again (nothing is ever skipped:
+// ids grow with time, and a page ends where the reader stopped).
+
+const HORIZON_MS = 30 * 86_400_000
+
+export interface EventFeed {
+  list(workspaceId: string, q: {
+    after?: string | undefined, types?: EventType[] | undefined, limit: number
+  }): Promise<components['schemas']['EventList']>
+}
+
+export function createEventFeed (deps: { db: Database, clock: Clock }): EventFeed {
+  return {
+    async list (workspaceId, q) {
+      const position = q.after !== undefined ? decodeCursor(q.after, SERIAL_ID) : null
+      const rows = await listEvents(deps.db, {
+        workspaceId,
+        after: position?.id ?? null,
+        since: new Date(deps.clock.now().getTime() - HORIZON_MS),
+        types: q.types ?? null,
+        limit: q.limit
+      })
+      const last = rows.at(-1)
+      const nextCursor = last !== undefined ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : q.after ?? null
+      return { items: rows.map(toEventView), nextCursor }
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import type { Queryable } from '../db/client.js'
+import { insertAuditEvent, type AuditEntry } from '../db/audit-events.js'
+import { insertDeliveriesForEvent } from '../db/webhook-deliveries.js'
+import type { JobEngine } from '../jobs/engine.js'
+import { eventTypeOf } from './catalogue.js'
+
+/**
+ * The one way the domain records what happened: `record(tx, entry)` inside the transaction of the
+ * change. It writes the audit row (the outbox); when the action is in the event catalogue it also
+ * writes one webhook delivery per subscribed endpoint and queues their jobs, in that same
+ * transaction, so an event is delivered iff the change commits. Other consumers (chat DMs,
+ * metrics) hook in here.
+ */
+export interface EventOutbox {
+  record(tx: Queryable, entry: AuditEntry): Promise<void>
+}
+
+export function createEventOutbox (jobs: JobEngine): EventOutbox {
+  return {
+    async record (tx, entry) {
+      const type = eventTypeOf(entry.action)
+      const id = await insertAuditEvent(tx, entry, type)
+      if (type === null) return
+      const deliveries = await insertDeliveriesForEvent(
+        tx, { workspaceId: entry.workspaceId, eventId: id, eventType: type, now: entry.now }
+      )
+      for (const deliveryId of deliveries) await jobs.send(tx, 'webhook-delivery', { deliveryId, attempt: 0 })
+      if (deliveries.length > 0) {
+        const wake = (): void => { jobs.wake('webhook-delivery') }
+        if (tx.afterCommit !== undefined) tx.afterCommit(wake)
+        else wake()
+      }
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import PgBoss from 'pg-boss'
+import type { Database, Queryable } from '../db/client.js'
+import type { Logger } from '../logger.js'
+
+// The job engine: pg-boss 10 (the last major that runs on Node 20) on the service's own Database
+// port, so it works on a PostgreSQL server and on the embedded PGlite alike. Jobs live in their
+// own schema; a worker takes a job with SELECT … FOR UPDATE SKIP LOCKED, so several instances on
+// one database run each job once, and a job whose worker died (kill -9) is retried when its
+// expiry passes. Jobs are queued in the caller's transaction: one exists iff the change commits.
+
+type JobQueue = 'webhook-delivery' | 'invitation-expiry'
+
+export interface JobEngine {
+  /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
+  send(tx: Queryable, queue: JobQueue, data: object, opts?: { delayMs?: number }): Promise<void>
+  /** Run `handler` for each job of `queue` (one at a time per worker); a throw retries the job. */
+  work(queue: JobQueue, handler: (data: unknown) => Promise<void>): Promise<void>
+  /** Queue a job on a cron schedule (UTC); pg-boss runs each slot once across instances. */
+  schedule(queue: JobQueue, cron: string): Promise<void>
+  /** Look for work now instead of at the next poll (after a commit that queued jobs). */
+  wake(queue: JobQueue): void
+  stop(): Promise<void>
+}
+
+export interface JobEngineOptions {
+  db: Database
+  log: Logger
+  /** PostgreSQL schema of pg-boss's tables. */
+  schema: string
+  pollSeconds: number
+  /** How long a job may run before it is taken as dead and retried; also pg-boss's maintenance pace. */
+  expireSeconds: number
+  maintenanceSeconds: number
+  /** false: queue jobs but run none (create-admin and other scripts). */
+  workers: boolean
+}
+
+// pg-boss sends its schema and maintenance scripts as one text of several statements; PGlite's
+// query() takes one statement (extended protocol), its exec() several. pg's simple protocol takes
+// both, so on PostgreSQL the first branch always answers.
+const MULTI_STATEMENT = /cannot insert multiple commands into a prepared statement/
+
+function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBoss.Db {
+  return {
+    async executeSql (text, values) {
+      try {
+        const r = await q.query(text, values)
+        return { rows: Array.isArray(r.rows) ? r.rows : [] }
+      } catch (err) {
+        // pg-boss records a job's completion without awaiting it; once stopping (the database may
+        // close first), a failure there would be an unhandled rejection. Such a job stays active
+        // and is retried after its expiry: at-least-once, as after a crash.
+        if (stopping()) return { rows: [] }
+        if (values !== undefined && values.length > 0) throw err
+        if (!MULTI_STATEMENT.test((err as Error).message)) throw err
+        await q.exec(text)
+        return { rows: [] }
+      }
+    }
+  }
+}
+
+const QUEUES: readonly JobQueue[] = ['webhook-delivery', 'invitation-expiry']
+
+export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine> {
+  let stopping = false
+  const boss = new PgBoss({
+    db: executorOf(opts.db, () => stopping),
+    schema: opts.schema,
+    supervise: opts.workers,
+    schedule: opts.workers,
+    migrate: true,
+    maintenanceIntervalSeconds: opts.maintenanceSeconds,
+    monitorStateIntervalSeconds: Math.max(opts.maintenanceSeconds, 60)
+  })
+  boss.on('error', err => { opts.log.warn({ err: err.message }, 'job engine error (it retries by itself)') })
+  await boss.start()
+  for (const name of QUEUES) {
+    // Crash recovery is pg-boss's: a job whose worker vanished is retried after expireInSeconds.
+    // Failures a handler sees (a peer answering 500) are its own business (webhooks reschedule).
+    await boss.createQueue(name, {
+      name,
+      expireInSeconds: opts.expireSeconds,
+      retryLimit: 20,
+      retryDelay: 1,
+      retryBackoff: true
+    })
+  }
+  const workers = new Map<JobQueue, string>()
+  return {
+    async send (tx, queue, data, o = {}) {
+      const delay = o.delayMs ?? 0
+      await boss.send(queue, data, {
+        db: executorOf(tx),
+        ...(delay > 0 ? { startAfter: delay / 1000 } : {})
+      })
+    },
+    async work (queue, handler) {
+      if (!opts.workers) return
+      const id = await boss.work(queue, { pollingIntervalSeconds: opts.pollSeconds, batchSize: 1 }, async jobs => {
+        for (const job of jobs) await handler(job.data)
+      })
+      workers.set(queue, id)
+    },
+    async schedule (queue, cron) {
+      if (opts.workers) await boss.schedule(queue, cron, {}, { tz: 'UTC' })
+    },
+    wake (queue) {
+      const id = workers.get(queue)
+      if (id !== undefined) boss.notifyWorker(id)
+    },
+    async stop () {
+      stopping = true
+      // Not graceful: a delivery in flight is abandoned and retried after its expiry, which is
+      // the same path as a crash (at-least-once); shutdown does not wait for slow peers.
+      await boss.stop({ graceful: false, wait: true, close: false })
+    }
+  }
+}
