@@ -197,6 +197,25 @@ t.test('every event type from its real action, through REST, MCP and chat; signe
   t.same(filtered.json().items.map((e: { type: string }) => e.type), ['member.joined', 'member.removed'])
 })
 
+t.test('invitation.delivery_failed: the e-mail could not be sent', async t => {
+  // Nothing listens on port 1: the SMTP connection is refused at once.
+  const h = await build(t, { env: { ...FAST, SMTP_URL: 'smtp://127.0.0.1:1', SMTP_TIMEOUT_MS: '1000' } })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 200 }))
+  const admin = await h.signIn()
+  const ep = await subscribe(h, admin, `${receiver.url}/hook`, { eventTypes: ['invitation.delivery_failed'] })
+  const res = await h.inject({
+    method: 'POST', url: '/api/users/invite', headers: json(admin.cookie), payload: { email: 'lost@example.com', role: 'member' }
+  })
+  t.equal(res.json().code, 'EMAIL_SEND_FAILED')
+  const got = await until('the event', () => hooks(receiver)[0])
+  t.ok(verified(ep.secret, got))
+  t.match(got.json, {
+    type: 'invitation.delivery_failed', source: 'api', data: { email: 'lost@example.com', deliveryStatus: 'failed' }
+  })
+  t.equal(hooks(receiver).length, 1, 'only the subscribed type')
+})
+
 t.test('a failed attempt is retried with the same webhook-id; Retry-After is honoured', async t => {
   const h = await build(t, { env: FAST })
   const receiver = await startFakeHttp(t)

@@ -135,7 +135,7 @@ export async function deliverInvitation (
           type: 'invitation',
           id: inv.id
         },
-        payload: { email: inv.email },
+        payload: { email: inv.email, deliveryStatus: 'failed' },
         now
       })
     })

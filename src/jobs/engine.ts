@@ -48,9 +48,10 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
         return { rows: Array.isArray(r.rows) ? r.rows : [] }
       } catch (err) {
         // pg-boss records a job's completion without awaiting it; once stopping (the database may
-        // close first), a failure there would be an unhandled rejection. Such a job stays active
-        // and is retried after its expiry: at-least-once, as after a crash.
-        if (stopping()) return { rows: [] }
+        // close first), a failure there would be an unhandled rejection. An answer without rows
+        // reads as "nothing affected": the job stays active and is retried after its expiry
+        // (at-least-once, as after a crash).
+        if (stopping()) return {} as unknown as { rows: unknown[] }
         if (values !== undefined && values.length > 0) throw err
         if (!MULTI_STATEMENT.test((err as Error).message)) throw err
         await q.exec(text)
