@@ -120,8 +120,13 @@ export async function createFirstAdmin (
     const created = await insertFirstAdminInvitation(
       tx,
       {
-        email, workspaceName, tokenHash: hashToken(token), expiresAt, now,
-        actor: CREATE_ADMIN_ACTOR, events: deps.events
+        email,
+        workspaceName,
+        tokenHash: hashToken(token),
+        expiresAt,
+        now,
+        actor: CREATE_ADMIN_ACTOR,
+        events: deps.events
       }
     )
     return { ...created, reissued: false }
