@@ -1,10 +1,11 @@
 import t from 'tap'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { freePort } from '../scripts/lib/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../src/paths.js'
+import { serviceProcesses, until } from './helpers/service-process.js'
 import { startSmtp, startSmtpFront } from './helpers/smtp.js'
 
 // kill -9 during a send, then a retry with the same Idempotency-Key on the restarted service:
@@ -17,31 +18,8 @@ const LEASE_MS = 3000
 // takes a while, so this file gets more than the suite's default 120 s.
 t.setTimeout(400_000)
 
-const children: ChildProcess[] = []
-t.teardown(() => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL') })
-
-async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 180_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn().catch(() => undefined)
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-}
-
-async function startService (port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath, ['--import', 'tsx', 'src/server.ts'],
-    { cwd: projectRoot, env: { ...env, PORT: String(port) }, stdio: 'ignore' }
-  )
-  children.push(child)
-  await until(
-    `the service on port ${port}`,
-    async () => (await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200 ? true : undefined
-  )
-  return child
-}
+const services = serviceProcesses(t)
+const startService = services.start
 
 t.test('kill -9 during a send; the retry with the same key succeeds within the lease', async t => {
   const dataDir = mkdtempSync(join(tmpdir(), 'idem-crash-'))

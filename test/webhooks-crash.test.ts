@@ -1,10 +1,11 @@
 import t from 'tap'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../src/paths.js'
+import { serviceProcesses, until } from './helpers/service-process.js'
+import { freePort } from '../scripts/lib/free-port.js'
 import { startFakeHttp } from './helpers/fake-http.js'
 
 // kill -9 of the service while webhook deliveries are in flight (one held by a silent receiver)
@@ -14,39 +15,8 @@ import { startFakeHttp } from './helpers/fake-http.js'
 
 t.setTimeout(400_000)
 
-async function freePort (): Promise<number> {
-  const s = createServer()
-  await new Promise<void>(resolve => { s.listen(0, '127.0.0.1', () => { resolve() }) })
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>(resolve => { s.close(() => { resolve() }) })
-  return port
-}
-
-const children: ChildProcess[] = []
-t.teardown(() => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL') })
-
-async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 180_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn().catch(() => undefined)
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-}
-
-async function startService (port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath, ['--import', 'tsx', 'src/server.ts'],
-    { cwd: projectRoot, env: { ...env, PORT: String(port) }, stdio: 'ignore' }
-  )
-  children.push(child)
-  await until(
-    `the service on port ${port}`,
-    async () => (await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200 ? true : undefined
-  )
-  return child
-}
+const services = serviceProcesses(t)
+const startService = services.start
 
 t.test('kill -9 with deliveries in flight and queued; all delivered after the restart', async t => {
   const dataDir = mkdtempSync(join(tmpdir(), 'webhooks-crash-'))
