@@ -47,7 +47,8 @@ t.test('the setup link makes the first workspace and its admin, signed in; then 
   t.equal(me.statusCode, 200)
   t.match(me.json(), { user: { email: 'ada@example.com', role: 'admin' }, workspace: { name: 'Acme Robotics' } })
 
-  // Audited as create-admin's path is, with `setup` as the system actor that made the invitation.
+  // Audited as create-admin's path is, with `setup` as the system actor that made the invitation;
+  // the admin joining is an event like any member's.
   const audit = await h.inject({ method: 'GET', url: '/api/audit-events', headers: { cookie } })
   t.equal(audit.statusCode, 200)
   const events = audit.json().items.map((e: { action: string, actor: { type: string, label: string } }) =>
@@ -55,6 +56,7 @@ t.test('the setup link makes the first workspace and its admin, signed in; then 
   t.same(events, [
     'invitation.accepted by user:ada@example.com',
     'invitation.created by system:setup',
+    'member.joined by user:ada@example.com',
     'session.login by user:ada@example.com'
   ])
 
