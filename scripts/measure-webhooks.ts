@@ -9,6 +9,7 @@
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
 import { insertUser } from '../src/db/users.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 import { startJobEngine } from '../src/jobs/engine.js'
@@ -113,9 +114,12 @@ console.log(JSON.stringify({
 }, null, 2))
 
 receiver.close()
-if (m.db.kind === 'postgres') {
-  await m.app.close()
-  await m.db.query(`DROP SCHEMA IF EXISTS ${jobsSchema} CASCADE; DROP SCHEMA IF EXISTS ${costSchema} CASCADE`)
-}
+const kind = m.db.kind
 await m.close()
+if (kind === 'postgres') {
+  const c = new pg.Client({ connectionString: values.url })
+  await c.connect()
+  await c.query(`DROP SCHEMA IF EXISTS ${jobsSchema} CASCADE; DROP SCHEMA IF EXISTS ${costSchema} CASCADE`)
+  await c.end()
+}
 process.exit(arrivals.size === n ? 0 : 1)
