@@ -35,7 +35,7 @@ export function createSlackService (deps: SlackDeps): SlackService {
   const { config, db, clock, log } = deps
   const slack = config.slack
   const key = config.encryptionKey
-  const api = deps.api ?? createSlackWebApi({ apiUrl: slack?.apiUrl ?? 'https://slack.com/api' })
+  const api = deps.api ?? createSlackWebApi({ apiUrl: slack?.apiUrl ?? 'https://slack.com/api', log })
   const configured = slack !== null && key !== null
 
   function requireConfigured (): { slack: SlackConfig, key: Buffer } {
