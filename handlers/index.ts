@@ -10,6 +10,8 @@ import { pagesHandlers } from './pages.js'
 import { slackHandlers } from './slack.js'
 import { apiKeyHandlers } from './api-keys.js'
 import { mcpHandlers } from './mcp.js'
+import { workspaceHandlers } from './workspace.js'
+import { inviteRequestHandlers } from './invite-requests.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -24,6 +26,8 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...pagesHandlers(deps),
     ...slackHandlers(deps),
     ...apiKeyHandlers(deps),
-    ...mcpHandlers(deps)
+    ...mcpHandlers(deps),
+    ...workspaceHandlers(deps),
+    ...inviteRequestHandlers(deps)
   } satisfies HandlerMap
 }

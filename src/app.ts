@@ -138,12 +138,19 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
       )
     }
   })
+  const routeConfig = (request: { routeOptions: { config: unknown } }) =>
+    (request.routeOptions.config ?? {}) as { rawBody?: boolean, formBody?: boolean }
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (!takesBody(request)) {
       done(null, undefined)
       return
     }
-    if ((request.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true) {
+    // Form operations (Slack's commands and interactions) take their one media type only.
+    if (routeConfig(request).formBody === true) {
+      done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined)
+      return
+    }
+    if (routeConfig(request).rawBody === true) {
       request.rawBody = body as Buffer
     }
     let parsed: unknown
@@ -154,6 +161,17 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
       return
     }
     done(null, parsed)
+  })
+  // Form bodies only for the operations whose contract says `formBody: true` (Slack posts its
+  // commands and interactions so); elsewhere a form is 415, so a cross-site HTML form cannot
+  // drive a JSON operation. Fields become strings (a repeated field: its last value).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!takesBody(request) || routeConfig(request).formBody !== true) {
+      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+      return
+    }
+    if (routeConfig(request).rawBody === true) request.rawBody = body as Buffer
+    done(null, Object.fromEntries(new URLSearchParams((body as Buffer).toString('utf8'))))
   })
   app.decorateRequest('rawBody', null)
   // Response-only media types in the contract: glue warns unless a parser is registered by name.

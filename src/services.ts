@@ -12,6 +12,8 @@ import { createIdempotency } from './idempotency/idempotency.js'
 const IDEMPOTENCY_RETENTION_MS = 86_400_000
 import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
 import { createSlackService, type SlackService } from './slack/service.js'
+import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
+import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './invite-requests/settings.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -26,6 +28,8 @@ export interface Services {
   readonly invitations: InvitationService
   readonly apiKeys: ApiKeyService
   readonly slack: SlackService
+  readonly inviteRequests: InviteRequestService
+  readonly workspaceSettings: WorkspaceSettingsService
   close(): Promise<void>
 }
 
@@ -57,12 +61,19 @@ export function createServices (ports: Ports): Services {
     retentionMs: IDEMPOTENCY_RETENTION_MS
   })
   const invitations = createInvitationService(ports, idempotency)
+  // Slack is told about requests decided through any door; it is built below, called later.
+  const inviteRequests = createInviteRequestService({
+    ports,
+    invitations,
+    notify: notice => { slack.noticeRequest(notice) }
+  })
   const slack = createSlackService({
     config: ports.config,
     db: ports.db,
     clock: ports.clock,
     log: ports.log,
-    invitations
+    invitations,
+    inviteRequests
   })
   return {
     ports,
@@ -75,6 +86,8 @@ export function createServices (ports: Ports): Services {
     invitations,
     apiKeys,
     slack,
+    inviteRequests,
+    workspaceSettings: createWorkspaceSettingsService(ports),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -6,7 +6,10 @@ export type AuditAction = components['schemas']['AuditAction']
 type ActorType = components['schemas']['AuditEvent']['actor']['type']
 
 export interface AuditActor { type: ActorType, id: string | null, label: string | null }
-interface AuditTarget { type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation', id: string }
+interface AuditTarget {
+  type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation' | 'invite_request' | 'workspace',
+  id: string
+}
 
 export interface AuditEntry {
   workspaceId: string

@@ -297,6 +297,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/slack/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack slash command intake (`/invite <email> [admin|member]`)
+         * @description Authenticated by Slack's request signature over the raw form body, like event intake.
+         *     The text is checked at once (an e-mail address that REST would refuse gets the usage as
+         *     an ephemeral answer); otherwise the command is recorded durably and acknowledged, and the
+         *     work (invite, or an invite request under the `request` policy) happens after the
+         *     acknowledgement, its outcome posted to the command's `response_url`. The request is
+         *     validated (400, 413, 415) before the signature is checked (401), since the signature
+         *     covers the raw body.
+         */
+        post: operations["postSlackCommands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/slack/interactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack interactivity intake (Block Kit buttons, modal submissions, shortcuts)
+         * @description Slack posts `payload`, a JSON document (`block_actions`, `view_submission`, `shortcut`),
+         *     form-encoded and signed like every Slack request. A modal with invalid e-mail addresses
+         *     is answered at once with `response_action: errors`; everything else is recorded durably,
+         *     acknowledged, and done after the acknowledgement. Every click is authorized against this
+         *     service's own users (an admin of the installing workspace), never Slack's admin status.
+         *     The request is validated (400, 413, 415) before the signature is checked (401), since
+         *     the signature covers the raw body.
+         */
+        post: operations["postSlackInteractions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's workspace settings (who may invite) */
+        get: operations["getWorkspaceSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the workspace settings
+         * @description `invitePolicy`: `admins` (only admins invite), `request` (members ask in Slack, admins
+         *     approve or deny), `members` (members may invite members; only admins invite admins).
+         */
+        patch: operations["patchWorkspaceSettings"];
+        trace?: never;
+    };
+    "/api/invite-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invite requests of the caller's workspace, newest first */
+        get: operations["getInviteRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-requests/{requestId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a pending invite request; the invitation is sent in the caller's name
+         * @description Of concurrent decisions on one request exactly one succeeds; the others get 409
+         *     `INVITE_REQUEST_NOT_PENDING`. When the invitation cannot be made (the person has
+         *     joined, the e-mail budget is spent, the e-mail fails) the request stays pending.
+         */
+        post: operations["postInviteRequestsRequestIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-requests/{requestId}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deny a pending invite request, with an optional reason the requester is told */
+        post: operations["postInviteRequestsRequestIdDeny"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/me": {
         parameters: {
             query?: never;
@@ -672,7 +808,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -798,7 +934,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "session.login" | "session.logout";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout";
         AuditEvent: {
             id: string;
             action: components["schemas"]["AuditAction"];
@@ -871,6 +1007,81 @@ export interface components {
             ok?: boolean;
             challenge?: string;
         };
+        /** @description A slash command as Slack posts it (form fields; Slack adds fields over time, so others are allowed). */
+        SlackCommand: {
+            command: string;
+            text?: string;
+            team_id: string;
+            user_id: string;
+            channel_id?: string;
+            trigger_id: string;
+            response_url: string;
+        } & {
+            [key: string]: unknown;
+        };
+        SlackCommandAck: {
+            /** @enum {string} */
+            response_type: "ephemeral" | "in_channel";
+            text: string;
+        };
+        SlackInteraction: {
+            payload: string;
+        };
+        SlackInteractionAck: {
+            /** @enum {string} */
+            response_action?: "errors";
+            errors?: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * @description `admins`: only admins invite; `request`: members ask, admins approve; `members`: members may invite members.
+         * @enum {string}
+         */
+        InvitePolicy: "admins" | "request" | "members";
+        WorkspaceSettings: {
+            invitePolicy: components["schemas"]["InvitePolicy"];
+        };
+        WorkspaceSettingsPatch: {
+            invitePolicy?: components["schemas"]["InvitePolicy"];
+        };
+        /** @enum {string} */
+        InviteRequestStatus: "pending" | "approved" | "denied" | "expired";
+        InviteRequest: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["Role"];
+            status: components["schemas"]["InviteRequestStatus"];
+            /** @description The member who asked (null once removed). */
+            requestedBy: string | null;
+            decidedBy: string | null;
+            /** Format: date-time */
+            decidedAt: string | null;
+            /** @description The reason given with a denial. */
+            reason: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        InviteRequestList: {
+            items: components["schemas"]["InviteRequest"][];
+            nextCursor: string | null;
+        };
+        ApproveInviteRequest: {
+            role?: components["schemas"]["Role"];
+        };
+        DenyInviteRequest: {
+            reason?: string;
+        };
+        ApprovedInviteRequest: {
+            request: components["schemas"]["InviteRequest"];
+            invitation: components["schemas"]["InviteUserResponse"];
+        };
         /** @description A JSON-RPC 2.0 message or batch. */
         JsonRpcMessage: {
             [key: string]: unknown;
@@ -890,6 +1101,24 @@ export interface components {
         };
         /** @description No valid session or API key (`UNAUTHENTICATED`). */
         Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The Slack signature is missing, wrong, or its timestamp is more than 5 minutes off (`SIGNATURE_INVALID`). */
+        SlackSignatureInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No such invite request in the caller's workspace (`NOT_FOUND`). */
+        InviteRequestNotFound: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1014,6 +1243,8 @@ export interface components {
         UserId: string;
         /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
         InvitationId: string;
+        /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+        RequestId: string;
         /** @example 9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19 */
         ApiKeyId: string;
         /**
@@ -1593,8 +1824,38 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The Slack signature is missing, wrong, or its timestamp is more than 5 minutes off (`SIGNATURE_INVALID`). */
-            401: {
+            401: components["responses"]["SlackSignatureInvalid"];
+            404: components["responses"]["ChatPlatformNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSlackCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackCommand"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged with an ephemeral message (the outcome follows on `response_url`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackCommandAck"];
+                };
+            };
+            /** @description The form fails validation (`VALIDATION_FAILED`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1602,7 +1863,258 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            401: components["responses"]["SlackSignatureInvalid"];
             404: components["responses"]["ChatPlatformNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSlackInteractions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackInteraction"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; for a modal, `{}` closes it and `response_action: errors` keeps it open with the errors shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackInteractionAck"];
+                };
+            };
+            /** @description The form fails validation, or `payload` is not a JSON object with a `type` (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["SlackSignatureInvalid"];
+            404: components["responses"]["ChatPlatformNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchWorkspaceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSettings"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInviteRequests: {
+        parameters: {
+            query?: {
+                /** @example pending */
+                status?: components["schemas"]["InviteRequestStatus"];
+                /** @example 20 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invite requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequestList"];
+                };
+            };
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteRequestsRequestIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description Approved; the invitation was sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovedInviteRequest"];
+                };
+            };
+            /** @description The request id or body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InviteRequestNotFound"];
+            /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteRequestsRequestIdDeny: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DenyInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The denied request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequest"];
+                };
+            };
+            /** @description The request id or body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InviteRequestNotFound"];
+            /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2010,7 +2522,7 @@ export interface operations {
                 /** @example invitation.created */
                 action?: components["schemas"]["AuditAction"];
                 /** @example invitation */
-                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation";
+                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "invite_request" | "workspace";
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
                 /** @example 20 */

@@ -1,0 +1,69 @@
+import type { Principal } from '../principal.js'
+import { decryptSecret } from '../lib/crypto.js'
+import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
+import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
+import { addInviteRequestMessage, type InviteRequestRow } from '../db/invite-requests.js'
+import type { InviteRequestNotice } from '../invite-requests/service.js'
+import { botTokenContext } from './install.js'
+import { decidedMessage, requestMessage } from './blocks.js'
+import { escapeSlackText } from './commands.js'
+import type { SlackBotDeps } from './deps.js'
+
+// Telling people in Slack what happened to invite requests, whichever door it happened through
+// (Slack buttons, REST, MCP): each admin gets a DM with the buttons when a request is made; once
+// decided, those messages are updated to say who decided, and the requester gets a DM. People
+// are found in Slack by their e-mail (users.lookupByEmail). Nothing here is needed for the
+// decision itself, so a failure is logged and the decision stands.
+
+type Deps = Pick<SlackBotDeps, 'db' | 'log' | 'api' | 'requireKey'>
+
+async function workspaceTeam (deps: Deps, workspaceId: string): Promise<{ token: string } | null> {
+  const inst = await findActiveInstallationOfWorkspace(deps.db, 'slack', workspaceId)
+  if (inst === null) return null
+  return { token: decryptSecret(deps.requireKey(), inst.botTokenEnc, botTokenContext(inst.teamId)) }
+}
+
+/** How a person is named in Slack: a mention when Slack knows their e-mail, else the e-mail. */
+async function mentionOf (deps: Deps, token: string, person: { email: string }): Promise<string> {
+  const id = await deps.api.userIdByEmail(token, person.email)
+  return id !== null ? `<@${id}>` : escapeSlackText(person.email)
+}
+
+export async function tellAboutRequest (deps: Deps, notice: InviteRequestNotice): Promise<void> {
+  const { request, actor } = notice
+  const team = await workspaceTeam(deps, request.workspaceId)
+  if (team === null) return
+  if (notice.kind === 'created') {
+    await askAdmins(deps, team.token, request, actor)
+    return
+  }
+  const decider = await mentionOf(deps, team.token, actor)
+  const message = decidedMessage(request, decider)
+  for (const m of request.chatMessages) {
+    await deps.api.updateMessage(team.token, { channel: m.channel, ts: m.ts, ...message }).catch((err: Error) => {
+      deps.log.warn({ err: err.message }, 'slack: updating an invite request message failed')
+    })
+  }
+  const requester = request.requestedBy !== null
+    ? await findUserInWorkspace(deps.db, request.workspaceId, request.requestedBy)
+    : null
+  if (requester === null) return
+  const requesterId = await deps.api.userIdByEmail(team.token, requester.email)
+  if (requesterId === null) return
+  const reason = request.reason !== null ? ` Reason: ${escapeSlackText(request.reason)}` : ''
+  const text = request.status === 'approved'
+    ? `Your request to invite ${escapeSlackText(request.email)} was approved by ${decider}; the invitation is on its way.`
+    : `Your request to invite ${escapeSlackText(request.email)} was denied by ${decider}.${reason}`
+  await deps.api.postMessage(team.token, { channel: requesterId, text })
+}
+
+async function askAdmins (deps: Deps, token: string, request: InviteRequestRow, requester: Principal): Promise<void> {
+  const message = requestMessage(request, requester.name ?? requester.email)
+  for (const admin of await listActiveAdmins(deps.db, request.workspaceId)) {
+    const slackId = await deps.api.userIdByEmail(token, admin.email)
+    if (slackId === null) continue
+    const posted = await deps.api.postMessage(token, { channel: slackId, ...message })
+    // Remembered so the message can say who decided once someone has.
+    await addInviteRequestMessage(deps.db, request.id, posted)
+  }
+}
