@@ -5,6 +5,7 @@ import type { Mailer } from './mail/mailer.js'
 import type { Logger } from './logger.js'
 import type { SessionTokenSigner } from './sessions/service.js'
 import type { InvitationBudget } from './invitations/budget.js'
+import type { InviterNoticeListener } from './invitations/inviter-notice.js'
 
 /** What the services are built from: the ports with their real adapters. */
 export interface Ports {
@@ -16,4 +17,6 @@ export interface Ports {
   signer: SessionTokenSigner
   /** The per-workspace invitation-e-mail budget; the invitation service draws on it before sending. */
   invitationBudget: InvitationBudget
+  /** Told when an invitation is accepted or its delivery failed (src/invitations/inviter-notice.ts). */
+  inviterNotices?: InviterNoticeListener
 }

@@ -33,7 +33,9 @@ export interface Services {
   close(): Promise<void>
 }
 
-export function createServices (ports: Ports): Services {
+export function createServices (given: Ports): Services {
+  // Inviters hear in Slack when their invitation is accepted or could not be delivered.
+  const ports: Ports = { ...given, inviterNotices: notice => { slack.noticeInviter(notice) } }
   const sessions = createSessionService({
     db: ports.db,
     clock: ports.clock,

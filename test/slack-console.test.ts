@@ -370,3 +370,22 @@ await t.test('workspace settings: admin only, validated, audited', async t => {
   const audit = await rows("SELECT payload FROM audit_events WHERE action = 'workspace.settings_changed' ORDER BY created_at, id")
   t.match(audit.map(a => a.payload), [{ invitePolicy: { from: 'admins', to: 'members' } }, { invitePolicy: { from: 'members', to: 'request' } }])
 })
+
+await t.test('the inviter is told in a DM: invitation accepted, delivery failed', async t => {
+  const before = smtp.messages.length
+  t.equal((await signedForm(COMMANDS, command('U0ADMIN2', 'heidi@example.com'))).statusCode, 200)
+  await idle()
+  const mail = await smtp.nextMessage(before)
+  const token = /token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] ?? ''
+  const accepted = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token, name: 'Heidi' } })
+  t.equal(accepted.statusCode, 201, 'signed up')
+  await idle()
+  t.match(slack.posts().at(-1), { channel: 'U0ADMIN2', text: 'heidi@example.com accepted your invitation and has joined the workspace.' })
+
+  smtp.mode = 'reject-rcpt'
+  t.teardown(() => { smtp.mode = 'accept' })
+  t.equal((await signedForm(COMMANDS, command('U0ADMIN2', 'ivan@example.com'))).statusCode, 200)
+  await idle()
+  t.match(slack.responses().at(-1), { text: /Could not invite ivan@example\.com: Sending the e-mail failed/ })
+  t.match(slack.posts().at(-1), { channel: 'U0ADMIN2', text: /Your invitation to ivan@example\.com could not be delivered/ })
+})

@@ -11,6 +11,7 @@ import { markInvitationRevoked, recordDelivery, type InvitationRow } from '../db
 import { serviceError } from '../errors.js'
 import type { IdentityProviderInvitations } from '../idp/invitations.js'
 import { invitationEmail, signupLink } from './email.js'
+import { tellInviter, type InviterNoticeListener } from './inviter-notice.js'
 
 // Getting a committed invitation to the invitee: through the identity provider when it is
 // configured for the workspace and answers, otherwise by our own e-mail with a signup link.
@@ -31,6 +32,7 @@ export interface DeliveryDeps {
   log: Logger
   mailer: Mailer
   idp: IdentityProviderInvitations
+  inviterNotices?: InviterNoticeListener | undefined
 }
 
 /** The contract's InviteUserResponse: what an invite or a re-send answers once delivered. */
@@ -135,6 +137,9 @@ export async function deliverInvitation (
         payload: { email: inv.email },
         now
       })
+    })
+    tellInviter(deps, {
+      kind: 'delivery_failed', workspaceId: d.workspace.id, invitationId: inv.id, inviterId: d.inviter.userId, email: inv.email
     })
     throw serviceError('EMAIL_SEND_FAILED')
   }

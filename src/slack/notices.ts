@@ -4,6 +4,7 @@ import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
 import { addInviteRequestMessage, type InviteRequestRow } from '../db/invite-requests.js'
 import type { InviteRequestNotice } from '../invite-requests/service.js'
+import type { InviterNotice } from '../invitations/inviter-notice.js'
 import { botTokenContext } from './install.js'
 import { decidedMessage, requestMessage } from './blocks.js'
 import { escapeSlackText } from './commands.js'
@@ -66,4 +67,20 @@ async function askAdmins (deps: Deps, token: string, request: InviteRequestRow, 
     // Remembered so the message can say who decided once someone has.
     await addInviteRequestMessage(deps.db, request.id, posted)
   }
+}
+
+/** A DM to whoever sent an invitation: it was accepted, or its e-mail could not be delivered. */
+export async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<void> {
+  if (notice.inviterId === null) return
+  const team = await workspaceTeam(deps, notice.workspaceId)
+  if (team === null) return
+  const inviter = await findUserInWorkspace(deps.db, notice.workspaceId, notice.inviterId)
+  if (inviter === null || inviter.status !== 'active') return
+  const slackId = await deps.api.userIdByEmail(team.token, inviter.email)
+  if (slackId === null) return
+  const who = escapeSlackText(notice.email)
+  const text = notice.kind === 'accepted'
+    ? `${who} accepted your invitation and has joined the workspace.`
+    : `Your invitation to ${who} could not be delivered. Resend it from the App Home or with \`/invite ${who}\`.`
+  await deps.api.postMessage(team.token, { channel: slackId, text })
 }

@@ -14,7 +14,8 @@ import type { InviteRequestNotice } from '../invite-requests/service.js'
 import type { components } from '../generated/openapi.js'
 import { parseEmailList, parseInviteText, USAGE } from './interactions.js'
 import { escapeSlackText } from './commands.js'
-import { tellAboutRequest } from './notices.js'
+import { tellAboutRequest, tellInviterInSlack } from './notices.js'
+import type { InviterNotice } from '../invitations/inviter-notice.js'
 
 // The Slack app, composed: OAuth v2 install (install.ts), signed requests (signature.ts),
 // durable intake with its sweep (event-queue.ts) for events, slash commands and interactions,
@@ -35,6 +36,8 @@ export interface SlackService extends SlackInstall, EventQueue {
   interaction(payload: string): Promise<InteractionAck>
   /** Tell Slack about an invite request's change (after it is committed); never throws. */
   noticeRequest(notice: InviteRequestNotice): void
+  /** Tell an inviter about their invitation (accepted, delivery failed) in a DM; never throws. */
+  noticeInviter(notice: InviterNotice): void
   /** The slackSignature security scheme: throws CHAT_PLATFORM_NOT_CONFIGURED or SIGNATURE_INVALID. */
   verifySignature(request: { headers: Record<string, string | string[] | undefined>, rawBody: Buffer | null }): void
 }
@@ -157,6 +160,11 @@ export function createSlackService (deps: SlackDeps): SlackService {
     noticeRequest (notice) {
       if (!configured) return
       track(tellAboutRequest(bot, notice))
+    },
+
+    noticeInviter (notice) {
+      if (!configured) return
+      track(tellInviterInSlack(bot, notice))
     },
 
     whenIdle: settle,
