@@ -74,7 +74,7 @@ const EnvSchema = Type.Object({
   SLACK_AUTHORIZE_URL: Type.String({ pattern: '^https?://', default: 'https://slack.com/oauth/v2/authorize' }),
   SLACK_BOT_SCOPES: Type.String({
     minLength: 1,
-    default: 'app_mentions:read,chat:write,im:history,users:read,users:read.email'
+    default: 'app_mentions:read,chat:write,commands,im:history,users:read,users:read.email'
   }),
   ENCRYPTION_KEY: Str()
 })
