@@ -16,9 +16,10 @@ const INTERACTIONS = '/api/slack/interactions'
 const smtp = await startSmtp(t)
 const { h, slack } = await buildWithSlack(t, { env: { SMTP_URL: smtp.url } })
 const admin = await h.signIn({ role: 'admin' })
-t.equal((await install(h, admin)).statusCode, 302, 'installed')
 const admin2 = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
 const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+// The last await before the first subtest: tap may end the root test at an idle moment after an assertion.
+t.equal((await install(h, admin)).statusCode, 302, 'installed')
 slack.emails.set('U0ADMIN1', admin.email)
 slack.emails.set('U0ADMIN2', admin2.email)
 slack.emails.set('U0MEMBER', member.email)
@@ -388,4 +389,43 @@ await t.test('the inviter is told in a DM: invitation accepted, delivery failed'
   await idle()
   t.match(slack.responses().at(-1), { text: /Could not invite ivan@example\.com: Sending the e-mail failed/ })
   t.match(slack.posts().at(-1), { channel: 'U0ADMIN2', text: /Your invitation to ivan@example\.com could not be delivered/ })
+})
+
+await t.test('a request expires after 7 days: listed as expired, approving it is 409, a new one can be made', async t => {
+  const asMember = {
+    kind: 'chat' as const,
+    userId: member.userId,
+    workspaceId: admin.workspaceId,
+    email: member.email,
+    name: null,
+    role: 'member' as const,
+    sessionId: null,
+    apiKeyId: null
+  }
+  const { row } = await h.app.services.inviteRequests.request(asMember, { email: 'judy@example.com', role: 'member' })
+  h.clock.advance(7 * 86_400_000 + 1000)
+  t.teardown(() => { h.clock.advance(-(7 * 86_400_000 + 1000)) })
+  // Sessions last 7 days too: fresh ones, after the jump.
+  const later = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
+  const laterMember = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  const expired = await h.inject({ method: 'GET', url: '/api/invite-requests?status=expired', headers: { cookie: later.cookie } })
+  t.match(expired.json().items, [{ id: row.id, status: 'expired' }])
+  const approve = await h.inject({
+    method: 'POST', url: `/api/invite-requests/${row.id}/approve`, headers: { cookie: later.cookie }, payload: {}
+  })
+  t.equal(approve.statusCode, 409)
+  t.same(approve.json(), { message: 'The invite request is expired, not pending', code: 'INVITE_REQUEST_NOT_PENDING' })
+  const again = await h.app.services.inviteRequests.request(asMember, { email: 'judy@example.com', role: 'member' })
+  t.ok(again.created, 'a fresh request replaces the expired one')
+  t.not(again.row.id, row.id)
+  const deny = await h.inject({
+    method: 'POST', url: '/api/invite-requests/6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11/deny', headers: { cookie: later.cookie }, payload: {}
+  })
+  t.equal(deny.statusCode, 404)
+  assertContract(t, 'POST', '/api/invite-requests/{requestId}/deny', deny)
+  const asMemberRest = await h.inject({
+    method: 'POST', url: `/api/invite-requests/${again.row.id}/approve`, headers: { cookie: laterMember.cookie }, payload: {}
+  })
+  t.equal(asMemberRest.statusCode, 403, 'members cannot approve through REST either')
+  await idle()
 })
