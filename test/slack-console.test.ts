@@ -269,6 +269,12 @@ await t.test('member under `request` → request, admins DMed with buttons, appr
   t.match(slack.args('views.publish').at(-1), { user_id: 'U0ADMIN1', view: { type: 'home' } }, 'App Home refreshed')
   const audit = await rows('SELECT action FROM audit_events WHERE target_id = $1 ORDER BY created_at, id', [requestId])
   t.same(audit.map(a => a.action), ['invite_request.created', 'invite_request.approved'])
+  t.same(
+    await rows("SELECT event_id, status FROM chat_events WHERE event_id LIKE 'notice:%' AND event_id LIKE $1 ORDER BY event_id",
+      [`%${requestId}`]),
+    [{ event_id: `notice:approved:${requestId}`, status: 'processed' }, { event_id: `notice:created:${requestId}`, status: 'processed' }],
+    'the notices went through the durable queue (a restart would pick them up)'
+  )
 
   await t.test('a second click after the decision changes nothing', async t => {
     const again = click('U0ADMIN2', 'request_approve_member', requestId, { channel: 'DADMIN2', ts: '1' })

@@ -8,6 +8,7 @@ import { teamContext } from './team.js'
 import { inviteOrRequest } from './invite-from-chat.js'
 import { publishHome } from './home.js'
 import { handleCommand, handleInteraction } from './interactions.js'
+import { handleNotice } from './notices.js'
 
 // The bot: what an event from Slack does. A mention or a direct message is a command (help, or
 // invite someone, decided by invite-from-chat.ts); opening the App Home publishes it; an
@@ -18,6 +19,8 @@ type Reply = (text: string) => Promise<void>
 
 export async function handleSlackEvent (deps: SlackBotDeps, envelope: SlackEnvelope): Promise<Outcome> {
   const event = (envelope.event ?? {}) as Json
+  // Notices of changes made through any door (service.ts) belong to a workspace, not a team.
+  if (envelope.type === 'notice') return await handleNotice(deps, event)
   const teamId = str(envelope.team_id)
   if (teamId === null) return { status: 'ignored', error: 'no team_id' }
   // Commands and interactions share the durable intake with events (service.ts records them).

@@ -1,8 +1,8 @@
-import type { Principal } from '../principal.js'
 import { decryptSecret } from '../lib/crypto.js'
 import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
-import { addInviteRequestMessage, type InviteRequestRow } from '../db/invite-requests.js'
+import { addInviteRequestMessage, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
+import { str, type Outcome } from './event-queue.js'
 import type { InviteRequestNotice } from '../invite-requests/service.js'
 import type { InviterNotice } from '../invitations/inviter-notice.js'
 import { botTokenContext } from './install.js'
@@ -10,11 +10,12 @@ import { decidedMessage, requestMessage } from './blocks.js'
 import { escapeSlackText } from './commands.js'
 import type { SlackBotDeps } from './deps.js'
 
-// Telling people in Slack what happened to invite requests, whichever door it happened through
-// (Slack buttons, REST, MCP): each admin gets a DM with the buttons when a request is made; once
-// decided, those messages are updated to say who decided, and the requester gets a DM. People
-// are found in Slack by their e-mail (users.lookupByEmail). Nothing here is needed for the
-// decision itself, so a failure is logged and the decision stands.
+// Telling people in Slack what happened, whichever door it happened through (Slack buttons, REST,
+// MCP): each admin gets a DM with the buttons when a request is made; once decided, those
+// messages are updated to say who decided, and the requester gets a DM; an inviter hears that
+// their invitation was accepted or could not be delivered. Each notice is a row of the durable
+// queue (service.ts records it after the change is committed) and is read back from the database
+// here. People are found in Slack by their e-mail (users.lookupByEmail).
 
 type Deps = Pick<SlackBotDeps, 'db' | 'log' | 'api' | 'requireKey'>
 
@@ -30,7 +31,45 @@ async function mentionOf (deps: Deps, token: string, person: { email: string }):
   return id !== null ? `<@${id}>` : escapeSlackText(person.email)
 }
 
-export async function tellAboutRequest (deps: Deps, notice: InviteRequestNotice): Promise<void> {
+type Json = Record<string, unknown>
+
+/** A recorded notice: what happened is read back from the database, as it is now. */
+export async function handleNotice (deps: Deps, event: Json): Promise<Outcome> {
+  const workspaceId = str(event.workspaceId)
+  if (workspaceId === null) return { status: 'ignored' }
+  switch (event.type) {
+    case 'invite_request.created':
+    case 'invite_request.approved':
+    case 'invite_request.denied': {
+      const kind = (event.type as string).slice('invite_request.'.length) as InviteRequestNotice['kind']
+      const request = await findInviteRequest(deps.db, workspaceId, str(event.requestId) ?? '')
+      // Asking admins about a request decided meanwhile would show buttons that no longer work.
+      if (request === null || (kind === 'created' && request.status !== 'pending')) return { status: 'ignored' }
+      const actorId = kind === 'created' ? request.requestedBy : request.decidedBy
+      const actor = actorId !== null ? await findUserInWorkspace(deps.db, workspaceId, actorId) : null
+      if (actor === null) return { status: 'ignored', error: 'the person is gone' }
+      await tellAboutRequest(deps, { kind, request, actor })
+      return { status: 'processed' }
+    }
+    case 'invitation.accepted':
+    case 'invitation.delivery_failed':
+      await tellInviterInSlack(deps, {
+        kind: event.type === 'invitation.accepted' ? 'accepted' : 'delivery_failed',
+        workspaceId,
+        invitationId: str(event.invitationId) ?? '',
+        inviterId: str(event.inviterId),
+        email: str(event.email) ?? ''
+      })
+      return { status: 'processed' }
+    default:
+      return { status: 'ignored' }
+  }
+}
+
+async function tellAboutRequest (
+  deps: Deps,
+  notice: { kind: InviteRequestNotice['kind'], request: InviteRequestRow, actor: { name: string | null, email: string } }
+): Promise<void> {
   const { request, actor } = notice
   const team = await workspaceTeam(deps, request.workspaceId)
   if (team === null) return
@@ -58,7 +97,12 @@ export async function tellAboutRequest (deps: Deps, notice: InviteRequestNotice)
   await deps.api.postMessage(team.token, { channel: requesterId, text })
 }
 
-async function askAdmins (deps: Deps, token: string, request: InviteRequestRow, requester: Principal): Promise<void> {
+async function askAdmins (
+  deps: Deps,
+  token: string,
+  request: InviteRequestRow,
+  requester: { name: string | null, email: string }
+): Promise<void> {
   const message = requestMessage(request, requester.name ?? requester.email)
   for (const admin of await listActiveAdmins(deps.db, request.workspaceId)) {
     const slackId = await deps.api.userIdByEmail(token, admin.email)
@@ -70,7 +114,7 @@ async function askAdmins (deps: Deps, token: string, request: InviteRequestRow, 
 }
 
 /** A DM to whoever sent an invitation: it was accepted, or its e-mail could not be delivered. */
-export async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<void> {
+async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<void> {
   if (notice.inviterId === null) return
   const team = await workspaceTeam(deps, notice.workspaceId)
   if (team === null) return

@@ -14,7 +14,6 @@ import type { InviteRequestNotice } from '../invite-requests/service.js'
 import type { components } from '../generated/openapi.js'
 import { parseEmailList, parseInviteText, USAGE } from './interactions.js'
 import { escapeSlackText } from './commands.js'
-import { tellAboutRequest, tellInviterInSlack } from './notices.js'
 import type { InviterNotice } from '../invitations/inviter-notice.js'
 
 // The Slack app, composed: OAuth v2 install (install.ts), signed requests (signature.ts),
@@ -74,9 +73,10 @@ export function createSlackService (deps: SlackDeps): SlackService {
     inviteRequests: deps.inviteRequests,
     requireKey: () => requireConfigured().key
   }
-  // Work that follows a change made elsewhere (REST, MCP): tracked so whenIdle and close wait for it.
-  const notices = new Set<Promise<void>>()
-  const track = (work: Promise<void>) => {
+  // Notices of changes made through any door are recorded in the durable queue like events (a
+  // restart picks them up); recording is tracked so whenIdle and close wait for it.
+  const notices = new Set<Promise<unknown>>()
+  const track = (work: Promise<unknown>) => {
     const done = work.catch((err: unknown) => {
       log.warn({ err: err instanceof Error ? err.message : err }, 'slack: telling people in Slack failed')
     }).finally(() => notices.delete(done))
@@ -84,7 +84,10 @@ export function createSlackService (deps: SlackDeps): SlackService {
   }
   const settle = async () => {
     await queue.whenIdle()
-    while (notices.size > 0) await Promise.all([...notices])
+    while (notices.size > 0) {
+      await Promise.all([...notices])
+      await queue.whenIdle()
+    }
   }
   const queue = createEventQueue({
     db,
@@ -159,12 +162,23 @@ export function createSlackService (deps: SlackDeps): SlackService {
 
     noticeRequest (notice) {
       if (!configured) return
-      track(tellAboutRequest(bot, notice))
+      const { request } = notice
+      // Each request is created, approved and denied at most once: the id deduplicates.
+      track(queue.receive({
+        type: 'notice',
+        event_id: `notice:${notice.kind}:${request.id}`,
+        event: { type: `invite_request.${notice.kind}`, requestId: request.id, workspaceId: request.workspaceId }
+      }, {}))
     },
 
     noticeInviter (notice) {
       if (!configured) return
-      track(tellInviterInSlack(bot, notice))
+      // Delivery may fail once per re-send: each failure is its own notice.
+      track(queue.receive({
+        type: 'notice',
+        event_id: `notice:${notice.kind}:${notice.invitationId}:${randomUUID()}`,
+        event: { ...notice, type: `invitation.${notice.kind}` }
+      }, {}))
     },
 
     whenIdle: settle,
