@@ -435,3 +435,16 @@ await t.test('a request expires after 7 days: listed as expired, approving it is
   t.equal(asMemberRest.statusCode, 403, 'members cannot approve through REST either')
   await idle()
 })
+
+await t.test('a button value that names no request of this workspace is told as not found, nothing else', async t => {
+  const c = click('U0ADMIN1', 'request_approve_member', 'not-a-request-id', { channel: 'DADMIN1', ts: '1' })
+  t.equal((await interact(c)).statusCode, 200)
+  const d = click('U0ADMIN1', 'request_deny', '6f1c8a52-7d0e-4d8b-9a57-2b0b0e4a0c11', { channel: 'DADMIN1', ts: '1' })
+  t.equal((await interact(d)).statusCode, 200)
+  await idle()
+  t.match(slack.fake.requests.find(q => c.response_url.endsWith(q.path))?.json, { text: /Invite request not found/ })
+  t.match(slack.fake.requests.find(q => d.response_url.endsWith(q.path))?.json, { text: /no longer open/ })
+  const bad = await signedForm(INTERACTIONS, { payload: '[1,2]' })
+  t.equal(bad.statusCode, 400)
+  assertContract(t, 'POST', INTERACTIONS, bad)
+})

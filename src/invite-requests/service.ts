@@ -9,6 +9,7 @@ import { insertAuditEvent } from '../db/audit-events.js'
 import { auditActorOf } from '../audit/actor.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { emailAddress } from '../lib/email.js'
+import { isUuid } from '../lib/uuid.js'
 import {
   decideInviteRequest, effectiveRequestStatus, findInviteRequest, insertInviteRequest, listInviteRequests,
   reopenInviteRequest, type InviteRequestRow, type InviteRequestStatus
@@ -42,6 +43,8 @@ export interface InviteRequestService {
     limit: number,
     cursor?: string
   }): Promise<{ items: InviteRequestView[], nextCursor: string | null }>
+  /** One request of the actor's workspace, or null. */
+  find(actor: Principal, requestId: string): Promise<InviteRequestView | null>
   approve(actor: Principal, requestId: string, input: { role?: Role }): Promise<{
     request: InviteRequestView,
     invitation: InviteResult
@@ -83,7 +86,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
 
   /** Why a request cannot be decided: unknown (404) or no longer pending (409). */
   async function notPending (actor: Principal, requestId: string): Promise<never> {
-    const current = await findInviteRequest(db, actor.workspaceId, requestId)
+    const current = isUuid(requestId) ? await findInviteRequest(db, actor.workspaceId, requestId) : null
     if (current === null) throw serviceError('NOT_FOUND', ['Invite request'])
     throw serviceError('INVITE_REQUEST_NOT_PENDING', [effectiveRequestStatus(current, clock.now())])
   }
@@ -140,8 +143,16 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
       return { items: page.map(toView), nextCursor }
     },
 
+    async find (actor, requestId) {
+      if (!isUuid(requestId)) return null
+      const row = await findInviteRequest(db, actor.workspaceId, requestId)
+      return row === null ? null : toView(row)
+    },
+
     async approve (actor, requestId, input) {
       requireAdmin(actor)
+      // REST checks the id's format; Slack's button values and MCP arguments are checked here.
+      if (!isUuid(requestId)) return await notPending(actor, requestId)
       // The claim: of concurrent approvals (and denials) exactly one gets the row.
       const claimed = await decideInviteRequest(db, {
         workspaceId: actor.workspaceId,
@@ -177,6 +188,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
 
     async deny (actor, requestId, input) {
       requireAdmin(actor)
+      if (!isUuid(requestId)) return await notPending(actor, requestId)
       const reason = input.reason?.trim() ?? ''
       const now = clock.now()
       const denied = await db.transaction(async tx => {

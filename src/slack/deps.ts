@@ -32,6 +32,7 @@ export interface InviteRequestsPort {
     mine?: boolean,
     limit: number
   }): Promise<{ items: InviteRequestView[] }>
+  find(actor: Principal, requestId: string): Promise<InviteRequestView | null>
   approve(actor: Principal, requestId: string, input: { role?: Role }): Promise<unknown>
   deny(actor: Principal, requestId: string, input: { reason?: string }): Promise<unknown>
 }

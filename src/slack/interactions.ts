@@ -137,10 +137,10 @@ async function blockAction (ctx: Ctx, payload: Json): Promise<Outcome> {
       const admin = await adminOrRefuse(ctx)
       if (admin === null) return refused
       const triggerId = str(payload.trigger_id)
-      const requests = await deps.inviteRequests.list(admin, { status: 'pending', limit: 100 })
-      const request = requests.items.find(r => r.id === value)
-      if (request === undefined || triggerId === null) {
-        await ctx.tell('That request has already been decided.')
+      // A button's value is only what Slack sends back: a request of another workspace is not found.
+      const request = await deps.inviteRequests.find(admin, value)
+      if (request?.status !== 'pending' || triggerId === null) {
+        await ctx.tell('That request is no longer open (decided, expired or unknown).')
         return { status: 'processed', error: 'INVITE_REQUEST_NOT_PENDING' }
       }
       await deps.api.openView(ctx.team.token, triggerId, denyModal(request.id, request.email))
