@@ -9,21 +9,16 @@
 import { parseArgs } from 'node:util'
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { buildApp } from '../src/app.js'
-import { openMeasureDatabase, startSinkSmtp } from './lib/measure-peers.js'
-import { loadConfig } from '../src/config.js'
-import { insertWorkspace } from '../src/db/workspaces.js'
+import { databaseOptions, startMeasuredApp } from './lib/measure-peers.js'
 import { insertUser } from '../src/db/users.js'
 import { upsertChatInstallation } from '../src/db/chat-installations.js'
 import { encryptSecret } from '../src/lib/crypto.js'
 import { botTokenContext } from '../src/slack/service.js'
 import { slackSignature } from '../src/slack/signature.js'
-import { projectRoot } from '../src/paths.js'
 
 const { values } = parseArgs({
   options: {
-    db: { type: 'string', default: 'pglite' },
-    url: { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    ...databaseOptions,
     n: { type: 'string', default: '200' },
     warmup: { type: 'string', default: '10' }
   },
@@ -31,7 +26,6 @@ const { values } = parseArgs({
 })
 const n = Number(values.n)
 const warmup = Number(values.warmup)
-if (values.db !== 'pglite' && values.db !== 'postgres') throw new Error('--db must be pglite or postgres')
 
 const ADMIN_EMAIL = `admin-${randomBytes(4).toString('hex')}@example.com`
 const SIGNING_SECRET = randomBytes(16).toString('hex')
@@ -52,29 +46,25 @@ const slack = createServer((req, res) => {
 await new Promise<void>(resolve => { slack.listen(0, '127.0.0.1', resolve) })
 const slackUrl = `http://127.0.0.1:${(slack.address() as { port: number }).port}`
 
-const smtp = await startSinkSmtp()
-const { db, close: closeDatabase } = await openMeasureDatabase(values.db, values.url, null)
 const encryptionKey = randomBytes(32)
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  SMTP_URL: smtp.url,
-  INVITE_EMAILS_PER_HOUR: '100000',
-  APP_URL: 'https://app.example.test',
-  SLACK_CLIENT_ID: '1.2',
-  SLACK_CLIENT_SECRET: 'measure',
-  SLACK_SIGNING_SECRET: SIGNING_SECRET,
-  SLACK_API_URL: slackUrl,
-  ENCRYPTION_KEY: encryptionKey.toString('hex')
-}, { root: projectRoot, ephemeral: true })
-const app = await buildApp({ config, db, logger: false })
-await app.listen({ port: 0, host: '127.0.0.1' })
-const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+const { app, db, base, smtp, workspaceId, close } = await startMeasuredApp({
+  db: values.db,
+  url: values.url,
+  dataDir: null,
+  env: {
+    INVITE_EMAILS_PER_HOUR: '100000',
+    SLACK_CLIENT_ID: '1.2',
+    SLACK_CLIENT_SECRET: 'measure',
+    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_API_URL: slackUrl,
+    ENCRYPTION_KEY: encryptionKey.toString('hex')
+  }
+})
 
 const now = new Date()
-const ws = await insertWorkspace(db, { name: 'Measure', now })
-const admin = await insertUser(db, { workspaceId: ws.id, email: ADMIN_EMAIL, name: 'Admin', role: 'admin', now })
+const admin = await insertUser(db, { workspaceId, email: ADMIN_EMAIL, name: 'Admin', role: 'admin', now })
 await upsertChatInstallation(db, {
-  workspaceId: ws.id,
+  workspaceId,
   platform: 'slack',
   teamId: TEAM_ID,
   teamName: 'Measure',
@@ -142,8 +132,6 @@ console.log(JSON.stringify({
   node: process.version
 }, null, 2))
 
-await app.close()
-await closeDatabase()
-await smtp.close()
+await close()
 slack.close()
 process.exit(failures === 0 ? 0 : 1)

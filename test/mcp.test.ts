@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { build, type SignedIn } from './helpers/build.js'
+import { build, principalOf, type SignedIn } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { createApiKey, MCP, MCP_ACCEPT as ACCEPT, mcpRequest } from './helpers/mcp.js'
 import { loadContract } from '../src/app.js'
@@ -371,28 +371,10 @@ t.test('invite requests: list, approve (without the signup link), deny; one deci
   const key = await newKey(admin)
   const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
   await h.app.services.workspaceSettings.update(
-    {
-      kind: 'session',
-      userId: admin.userId,
-      workspaceId: admin.workspaceId,
-      email: admin.email,
-      name: null,
-      role: 'admin',
-      sessionId: null,
-      apiKeyId: null
-    },
+    principalOf(admin, 'admin'),
     { invitePolicy: 'request' }
   )
-  const asMember = {
-    kind: 'session' as const,
-    userId: member.userId,
-    workspaceId: admin.workspaceId,
-    email: member.email,
-    name: null,
-    role: 'member' as const,
-    sessionId: null,
-    apiKeyId: null
-  }
+  const asMember = principalOf(member, 'member')
   const a = await h.app.services.inviteRequests.request(asMember, { email: 'req-a@example.com', role: 'member' })
   const b = await h.app.services.inviteRequests.request(asMember, { email: 'req-b@example.com', role: 'member' })
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { assertContract } from './helpers/contract.js'
+import { principalOf } from './helpers/build.js'
 import { startSmtp } from './helpers/smtp.js'
 import { SIGNING_SECRET, TEAM_ID, buildWithSlack, install } from './helpers/slack.js'
 import { slackSignature } from '../src/slack/signature.js'
@@ -288,7 +289,7 @@ await t.test('member under `request` → request, admins DMed with buttons, appr
 
 await t.test('two admins approving at once → one invitation, the other 409', async t => {
   const { row } = await h.app.services.inviteRequests.request(
-    { kind: 'session', userId: member.userId, workspaceId: admin.workspaceId, email: member.email, name: null, role: 'member', sessionId: null, apiKeyId: null },
+    principalOf(member, 'member'),
     { email: 'dave@example.com', role: 'member' }
   )
   const before = smtp.messages.length
@@ -305,7 +306,7 @@ await t.test('two admins approving at once → one invitation, the other 409', a
 
 await t.test('Deny opens a modal; its submission denies with the reason and tells the requester', async t => {
   const { row } = await h.app.services.inviteRequests.request(
-    { kind: 'chat', userId: member.userId, workspaceId: admin.workspaceId, email: member.email, name: null, role: 'member', sessionId: null, apiKeyId: null },
+    principalOf(member, 'member', 'chat'),
     { email: 'eve@example.com', role: 'member' }
   )
   await idle()
@@ -398,16 +399,7 @@ await t.test('the inviter is told in a DM: invitation accepted, delivery failed'
 })
 
 await t.test('a request expires after 7 days: listed as expired, approving it is 409, a new one can be made', async t => {
-  const asMember = {
-    kind: 'chat' as const,
-    userId: member.userId,
-    workspaceId: admin.workspaceId,
-    email: member.email,
-    name: null,
-    role: 'member' as const,
-    sessionId: null,
-    apiKeyId: null
-  }
+  const asMember = principalOf(member, 'member', 'chat')
   const { row } = await h.app.services.inviteRequests.request(asMember, { email: 'judy@example.com', role: 'member' })
   h.clock.advance(7 * 86_400_000 + 1000)
   t.teardown(() => { h.clock.advance(-(7 * 86_400_000 + 1000)) })

@@ -139,7 +139,11 @@ export async function deliverInvitation (
       })
     })
     tellInviter(deps, {
-      kind: 'delivery_failed', workspaceId: d.workspace.id, invitationId: inv.id, inviterId: d.inviter.userId, email: inv.email
+      kind: 'delivery_failed',
+      workspaceId: d.workspace.id,
+      invitationId: inv.id,
+      inviterId: d.inviter.userId,
+      email: inv.email
     })
     throw serviceError('EMAIL_SEND_FAILED')
   }

@@ -5,8 +5,7 @@ import type { InviteResult } from '../invitations/delivery.js'
 import { serviceError } from '../errors.js'
 import { findUserByEmail, type Role } from '../db/users.js'
 import { findInvitePolicy, type InvitePolicy } from '../db/workspaces.js'
-import { insertAuditEvent } from '../db/audit-events.js'
-import { auditActorOf } from '../audit/actor.js'
+import { auditPrincipalAction } from '../audit/actor.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { emailAddress } from '../lib/email.js'
 import { isUuid } from '../lib/uuid.js'
@@ -116,10 +115,8 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
           now
         })
         if (inserted.created) {
-          await insertAuditEvent(tx, {
-            workspaceId: actor.workspaceId,
+          await auditPrincipalAction(tx, actor, {
             action: 'invite_request.created',
-            actor: auditActorOf(actor),
             target: { type: 'invite_request', id: inserted.row.id },
             payload: { email, role: input.role },
             now
@@ -174,10 +171,8 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
         throw err
       }
       const now = clock.now()
-      await insertAuditEvent(db, {
-        workspaceId: actor.workspaceId,
+      await auditPrincipalAction(db, actor, {
         action: 'invite_request.approved',
-        actor: auditActorOf(actor),
         target: { type: 'invite_request', id: claimed.id },
         payload: { email: claimed.email, role: claimed.role },
         now
@@ -202,10 +197,8 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
           now
         })
         if (row === null) return null
-        await insertAuditEvent(tx, {
-          workspaceId: actor.workspaceId,
+        await auditPrincipalAction(tx, actor, {
           action: 'invite_request.denied',
-          actor: auditActorOf(actor),
           target: { type: 'invite_request', id: row.id },
           payload: { email: row.email, role: row.role, reason: row.reason },
           now

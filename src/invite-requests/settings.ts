@@ -3,8 +3,7 @@ import type { Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import { serviceError } from '../errors.js'
 import { findInvitePolicy, updateInvitePolicy } from '../db/workspaces.js'
-import { insertAuditEvent } from '../db/audit-events.js'
-import { auditActorOf } from '../audit/actor.js'
+import { auditPrincipalAction } from '../audit/actor.js'
 
 // A workspace's settings: for now who may invite (invitePolicy). Changes are audited with the
 // value they replaced, in the same transaction.
@@ -32,10 +31,8 @@ export function createWorkspaceSettingsService ({ db, clock }: Pick<Ports, 'db' 
         const previous = await updateInvitePolicy(tx, actor.workspaceId, next)
         if (previous === null) throw serviceError('NOT_FOUND', ['Workspace'])
         if (previous !== next) {
-          await insertAuditEvent(tx, {
-            workspaceId: actor.workspaceId,
+          await auditPrincipalAction(tx, actor, {
             action: 'workspace.settings_changed',
-            actor: auditActorOf(actor),
             target: { type: 'workspace', id: actor.workspaceId },
             payload: { invitePolicy: { from: previous, to: next } },
             now: clock.now()

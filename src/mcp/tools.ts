@@ -83,7 +83,9 @@ const DEFS: ToolDef[] = [
   {
     name: 'list_invite_requests',
     operationId: 'getInviteRequests',
-    description: 'List the requests members made (in Slack, under the `request` invite policy) for someone to be invited, newest first, optionally only those with one status. Pass nextCursor as cursor for the next page.',
+    description: 'List the requests members made (in Slack, under the `request` invite policy) for someone ' +
+      'to be invited, newest first, optionally only those with one status. ' +
+      'Pass nextCursor as cursor for the next page.',
     run: async (s, p, a) => await s.inviteRequests.list(p, {
       limit: a.limit as number,
       ...(a.status !== undefined ? { status: a.status as InviteRequestStatus } : {}),
@@ -93,7 +95,8 @@ const DEFS: ToolDef[] = [
   {
     name: 'approve_invite_request',
     operationId: 'postInviteRequestsRequestIdApprove',
-    description: 'Approve a pending invite request by its id: the invitation is sent, in the role asked for unless role says otherwise. If another admin decided first, the answer is INVITE_REQUEST_NOT_PENDING.',
+    description: 'Approve a pending invite request by its id: the invitation is sent, in the role asked for ' +
+      'unless role says otherwise. If another admin decided first, the answer is INVITE_REQUEST_NOT_PENDING.',
     rename: { requestId: 'id' },
     withhold: ['invitation.invitationUrl'],
     run: async (s, p, a) => await s.inviteRequests.approve(

@@ -111,6 +111,12 @@ export function inviteModal (): Block {
   }
 }
 
+const inviteButton: Block = {
+  type: 'actions',
+  block_id: 'home_invite',
+  elements: [button('Invite people', ACTION.openInvite, 'home', 'primary')]
+}
+
 interface HomeInvitation { id: string, email: string, role: string, expiresAt: string }
 interface HomeRequest { id: string, email: string, role: string, status: string }
 
@@ -118,7 +124,7 @@ interface HomeRequest { id: string, email: string, role: string, status: string 
 export function adminHome (invitations: HomeInvitation[], requests: HomeRequest[]): Block {
   const blocks: Block[] = [
     { type: 'header', text: text('Invitations') },
-    { type: 'actions', block_id: 'home_invite', elements: [button('Invite people', ACTION.openInvite, 'home', 'primary')] },
+    inviteButton,
     { type: 'divider' },
     mrkdwn(`*Open invite requests* (${requests.length})`)
   ]
@@ -143,11 +149,7 @@ export function adminHome (invitations: HomeInvitation[], requests: HomeRequest[
 /** App Home for a member: their own requests (and the button when they may invite or ask). */
 export function memberHome (requests: HomeRequest[], mayAsk: boolean): Block {
   const blocks: Block[] = [{ type: 'header', text: text('Your invite requests') }]
-  if (mayAsk) {
-    blocks.push({
-      type: 'actions', block_id: 'home_invite', elements: [button('Invite people', ACTION.openInvite, 'home', 'primary')]
-    })
-  }
+  if (mayAsk) blocks.push(inviteButton)
   if (requests.length === 0) blocks.push(mrkdwn('You have not asked to invite anyone yet.'))
   for (const r of requests) blocks.push(mrkdwn(`*${esc(r.email)}* as ${r.role}: ${r.status}`))
   return { type: 'home', blocks }

@@ -19,7 +19,9 @@ export async function inviteOrRequest (
   cmd: { email: string, role: Role }
 ): Promise<{ text: string, outcome: Outcome }> {
   const who = escapeSlackText(cmd.email)
-  if (person === null) return { text: NOT_ALLOWED, outcome: { status: 'processed', error: 'refused: not a user of the workspace' } }
+  if (person === null) {
+    return { text: NOT_ALLOWED, outcome: { status: 'processed', error: 'refused: not a user of the workspace' } }
+  }
   try {
     if (person.role === 'admin') return await invite(deps, person, cmd)
     const policy = await deps.inviteRequests.policyOf(person.workspaceId)
@@ -44,7 +46,10 @@ export async function inviteOrRequest (
       }
     }
     // Registry messages are written for clients (5xx ones carry no internals).
-    return { text: `Could not invite ${who}: ${escapeSlackText(err.message)}`, outcome: { status: 'processed', error: err.code } }
+    return {
+      text: `Could not invite ${who}: ${escapeSlackText(err.message)}`,
+      outcome: { status: 'processed', error: err.code }
+    }
   }
 }
 

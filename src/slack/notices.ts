@@ -32,6 +32,8 @@ async function mentionOf (deps: Deps, token: string, person: { email: string }):
 }
 
 type Json = Record<string, unknown>
+/** Who acted, as named in a message. */
+interface Person { name: string | null, email: string }
 
 /** A recorded notice: what happened is read back from the database, as it is now. */
 export async function handleNotice (deps: Deps, event: Json): Promise<Outcome> {
@@ -68,7 +70,7 @@ export async function handleNotice (deps: Deps, event: Json): Promise<Outcome> {
 
 async function tellAboutRequest (
   deps: Deps,
-  notice: { kind: InviteRequestNotice['kind'], request: InviteRequestRow, actor: { name: string | null, email: string } }
+  notice: { kind: InviteRequestNotice['kind'], request: InviteRequestRow, actor: Person }
 ): Promise<void> {
   const { request, actor } = notice
   const team = await workspaceTeam(deps, request.workspaceId)
@@ -92,7 +94,8 @@ async function tellAboutRequest (
   if (requesterId === null) return
   const reason = request.reason !== null ? ` Reason: ${escapeSlackText(request.reason)}` : ''
   const text = request.status === 'approved'
-    ? `Your request to invite ${escapeSlackText(request.email)} was approved by ${decider}; the invitation is on its way.`
+    ? `Your request to invite ${escapeSlackText(request.email)} was approved by ${decider}; ` +
+      'the invitation is on its way.'
     : `Your request to invite ${escapeSlackText(request.email)} was denied by ${decider}.${reason}`
   await deps.api.postMessage(team.token, { channel: requesterId, text })
 }
@@ -101,7 +104,7 @@ async function askAdmins (
   deps: Deps,
   token: string,
   request: InviteRequestRow,
-  requester: { name: string | null, email: string }
+  requester: Person
 ): Promise<void> {
   const message = requestMessage(request, requester.name ?? requester.email)
   for (const admin of await listActiveAdmins(deps.db, request.workspaceId)) {

@@ -130,7 +130,12 @@ export function createSlackService (deps: SlackDeps): SlackService {
       // The legacy verification token is a shared secret: it is not kept.
       const { token: _legacy, ...fields } = form
       await queue.receive(
-        { type: 'slash_command', team_id: String(form.team_id), event_id: `command:${String(form.trigger_id)}`, event: fields },
+        {
+          type: 'slash_command',
+          team_id: String(form.team_id),
+          event_id: `command:${String(form.trigger_id)}`,
+          event: fields
+        },
         {}
       )
       return { response_type: 'ephemeral', text: `Inviting ${escapeSlackText(cmd.email)} as ${cmd.role}…` }
@@ -146,9 +151,12 @@ export function createSlackService (deps: SlackDeps): SlackService {
         const { emails, invalid } = parseEmailList(typeof typed === 'string' ? typed : '')
         // Shown under the field while the modal stays open (Slack's response_action: errors).
         if (invalid.length > 0) {
-          return { response_action: 'errors', errors: { emails: `Not an e-mail address: ${invalid.slice(0, 5).join(', ')}` } }
+          const shown = invalid.slice(0, 5).join(', ')
+          return { response_action: 'errors', errors: { emails: `Not an e-mail address: ${shown}` } }
         }
-        if (emails.length === 0) return { response_action: 'errors', errors: { emails: 'Type at least one e-mail address' } }
+        if (emails.length === 0) {
+          return { response_action: 'errors', errors: { emails: 'Type at least one e-mail address' } }
+        }
       }
       const { token: _legacy, ...event } = payload
       const teamId = (payload.team as { id?: unknown } | undefined)?.id
