@@ -440,3 +440,16 @@ await t.test('a button value that names no request of this workspace is told as 
   t.equal(bad.statusCode, 400)
   assertContract(t, 'POST', INTERACTIONS, bad)
 })
+
+await t.test('Slack answering 429 with Retry-After: the SDK waits and retries, the message arrives once', async t => {
+  const before = slack.calls('chat.postMessage').length
+  slack.rateLimitPosts = 1
+  t.equal((await signedForm(COMMANDS, command('U0MEMBER', 'kim@example.com'))).statusCode, 200)
+  await idle()
+  const posts = slack.posts().slice(before)
+  t.equal(posts.length, 3, 'two DMs to admins, the first tried twice')
+  t.equal(slack.rateLimitPosts, 0, 'the 429 was answered')
+  t.same(posts.map(p => p.channel).sort(), ['U0ADMIN1', 'U0ADMIN1', 'U0ADMIN2'])
+  const stored = await rows("SELECT jsonb_array_length(chat_messages) AS n FROM invite_requests WHERE email = 'kim@example.com'")
+  t.same(stored, [{ n: 2 }], 'one message per admin remembered: the 429 was not taken as a post')
+})
