@@ -22,8 +22,11 @@ import redis from './plugins/redis.js'
 import rateLimit from './plugins/rate-limit.js'
 import security from './plugins/security.js'
 import securityHeadersPlugin, { securityHeaders } from './plugins/helmet.js'
+import metrics from './plugins/metrics.js'
+import { observeDatabase } from './db/observed.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
+import { noopTracer } from './lib/telemetry.js'
 import { createRetentionSweep, type RetentionSweep } from './housekeeping/retention.js'
 import { createHandlers } from '../handlers/index.js'
 import type { Redis } from 'ioredis'
@@ -181,7 +184,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     })
   }
 
-  const db = opts.db ?? await openDatabase({
+  const rawDb = opts.db ?? await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolMax: config.databasePoolMax,
@@ -189,9 +192,12 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     onError: err => { app.log.warn({ err: err.message }, 'database connection lost; the pool will reconnect') }
   })
   if (opts.db === undefined) {
-    app.addHook('onClose', async () => { await db.close() })
-    await migrate(db, { log: msg => { app.log.info(msg) } })
+    app.addHook('onClose', async () => { await rawDb.close() })
+    await migrate(rawDb, { log: msg => { app.log.info(msg) } })
   }
+  await app.register(metrics, { config, poolStats: () => rawDb.poolStats() })
+  // Statements are observed (failed ones counted) only when metrics are on.
+  const db = config.metrics.port !== null ? observeDatabase(rawDb, { meter: app.meter, tracer: noopTracer }) : rawDb
   app.decorate('db', db)
 
   const mailer = opts.mailer ?? createMailer({
@@ -207,7 +213,11 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   // Registered before glue, so @fastify/rate-limit's onRoute hook sees the contract's routes.
   await app.register(redis, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
   await app.register(rateLimit, { config })
-  const invitationBudget = createInvitationBudget(app.windowCounter('invitation-emails:'), config.inviteEmailsPerHour)
+  const invitationBudget = createInvitationBudget(
+    app.windowCounter('invitation-emails:'),
+    config.inviteEmailsPerHour,
+    () => { app.meter.rateLimitRefusal('invitation-emails') }
+  )
   const services = createServices({
     config,
     db,
@@ -215,7 +225,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     mailer,
     log: app.log,
     signer: app.sessionSigner,
-    invitationBudget
+    invitationBudget,
+    meter: app.meter
   })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
@@ -234,10 +245,12 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     // Each route gets its handler and, from the contract, its security hooks and rate limit.
     // glue merges these into the route it builds (docs/operationResolver.md); its type declares
     // a complete RouteOptions, method and url included, which glue itself supplies.
-    operationResolver: (operationId: string, method: string, openapiPath: string) => ({
-      handler: handlers[operationId]?.bind(handlers),
-      ...app.operationRoute(method, openapiPath)
-    }) as unknown as RouteOptions
+    operationResolver: (operationId: string, method: string, openapiPath: string) => {
+      const route = app.operationRoute(method, openapiPath)
+      // The contract's path template names the route in metrics and traces (never the raw URL).
+      route.config.contractPath = openapiPath
+      return { handler: handlers[operationId]?.bind(handlers), ...route } as unknown as RouteOptions
+    }
   })
   return app
 }

@@ -76,7 +76,9 @@ const EnvSchema = Type.Object({
     minLength: 1,
     default: 'app_mentions:read,chat:write,commands,im:history,users:read,users:read.email'
   }),
-  ENCRYPTION_KEY: Str()
+  ENCRYPTION_KEY: Str(),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' })
 })
 type Env = Static<typeof EnvSchema>
 
@@ -158,6 +160,8 @@ export interface Config {
     readonly redirectUri: string
   }
   readonly encryptionKey: Buffer | null
+  /** Prometheus metrics on a listener of their own; port null: no metrics collected at all. */
+  readonly metrics: { readonly port: number | null, readonly host: string }
 }
 
 export interface LoadOptions {
@@ -254,6 +258,7 @@ function configOf (env: Env, derived: Derived): Config {
     },
     workos,
     slack,
-    encryptionKey
+    encryptionKey,
+    metrics: { port: env.METRICS_PORT ?? null, host: env.METRICS_HOST }
   }
 }

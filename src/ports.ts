@@ -6,6 +6,7 @@ import type { Logger } from './logger.js'
 import type { SessionTokenSigner } from './sessions/service.js'
 import type { InvitationBudget } from './invitations/budget.js'
 import type { InviterNoticeListener } from './invitations/inviter-notice.js'
+import type { Meter } from './lib/telemetry.js'
 
 /** What the services are built from: the ports with their real adapters. */
 export interface Ports {
@@ -19,4 +20,6 @@ export interface Ports {
   invitationBudget: InvitationBudget
   /** Told when an invitation is accepted or its delivery failed (src/invitations/inviter-notice.ts). */
   inviterNotices?: InviterNoticeListener
+  /** Counts for the operators' metrics (a no-op without METRICS_PORT). */
+  meter: Meter
 }

@@ -47,11 +47,14 @@ closeWithGrace({
 })
 
 await app.listen({ port: config.port, host: config.host })
+// Prometheus metrics on their own listener (METRICS_PORT), never on the API's port.
+const metricsUrl = await app.listenMetrics()
 app.log.info({
   url: config.publicUrl,
   database: app.db.kind,
   mail: app.services.ports.mailer.kind,
   rateLimitStore: app.rateLimitStore,
+  metrics: metricsUrl ?? 'off',
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')
 // A new installation: log the one-time setup link (the one step nobody can do through the API

@@ -61,7 +61,7 @@ async function sendOnBudget (
   await invitationBudget.take(ws.id)
   let handedOver = false
   const deliver: Deliver = async (invitation, token, reinvite) => await deliverInvitation(
-    { db, clock, config, log, mailer, idp, inviterNotices: ports.inviterNotices },
+    { db, clock, config, log, mailer, idp, inviterNotices: ports.inviterNotices, meter: ports.meter },
     { workspace: ws, invitation, token, inviter: inviterOf(actor), reinvite, handedOver: () => { handedOver = true } }
   )
   try {
