@@ -23,6 +23,7 @@ import rateLimit from './plugins/rate-limit.js'
 import security from './plugins/security.js'
 import securityHeadersPlugin, { securityHeaders } from './plugins/helmet.js'
 import metrics from './plugins/metrics.js'
+import loadShedding from './plugins/load-shedding.js'
 import { observeDatabase } from './db/observed.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
@@ -122,6 +123,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(securityHeadersPlugin, { config })
   await app.register(errors)
+  // First of the onRequest hooks: an overloaded service refuses before doing any work.
+  await app.register(loadShedding, { config })
 
   // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).
   // Operations that need the raw bytes (Slack's signature) say `rawBody: true` in the contract.

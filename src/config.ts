@@ -78,7 +78,9 @@ const EnvSchema = Type.Object({
   }),
   ENCRYPTION_KEY: Str(),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' })
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Int(0, 60000, 0),
+  LOAD_SHED_SAMPLE_INTERVAL_MS: Int(10, 60000, 1000)
 })
 type Env = Static<typeof EnvSchema>
 
@@ -162,6 +164,8 @@ export interface Config {
   readonly encryptionKey: Buffer | null
   /** Prometheus metrics on a listener of their own; port null: no metrics collected at all. */
   readonly metrics: { readonly port: number | null, readonly host: string }
+  /** 503 while the event loop's mean delay over a sample interval passes the threshold; 0: off. */
+  readonly loadShedding: { readonly maxEventLoopDelayMs: number, readonly sampleIntervalMs: number }
 }
 
 export interface LoadOptions {
@@ -259,6 +263,10 @@ function configOf (env: Env, derived: Derived): Config {
     workos,
     slack,
     encryptionKey,
-    metrics: { port: env.METRICS_PORT ?? null, host: env.METRICS_HOST }
+    metrics: { port: env.METRICS_PORT ?? null, host: env.METRICS_HOST },
+    loadShedding: {
+      maxEventLoopDelayMs: env.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
+      sampleIntervalMs: env.LOAD_SHED_SAMPLE_INTERVAL_MS
+    }
   }
 }

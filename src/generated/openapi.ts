@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Liveness and database check
-         * @description Checks the database with a ping. Concurrent checks share one ping, and a successful ping answers for `HEALTH_CACHE_MS` (default 1 s, 0 to ping on every check), so polling never loads the database; a failed ping is never reused.
+         * @description Checks the database with a ping. Concurrent checks share one ping, and a successful ping answers for `HEALTH_CACHE_MS` (default 1 s, 0 to ping on every check), so polling never loads the database; a failed ping is never reused. With load shedding on (`LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS`), `checks.eventLoop` reports the event loop's delay, and while it is past the threshold this operation answers 503 with that check `overloaded` (it is not shed itself: it says why).
          */
         get: operations["getHealth"];
         put?: never;
@@ -825,6 +825,13 @@ export interface components {
                 /** @description Duration of the ping this answer is based on. */
                 latencyMs?: number;
             };
+            /** @description Present when load shedding is on (`LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS`). */
+            eventLoop?: {
+                /** @enum {string} */
+                status: "ok" | "overloaded";
+                /** @description Mean event-loop delay over the last sample interval. */
+                delayMs: number;
+            };
         };
         HealthUnavailable: {
             message: string;
@@ -1220,7 +1227,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database did not answer within its deadline (`SERVICE_UNAVAILABLE`). Nothing is wrong with the request or its credentials; retry after `Retry-After` seconds. */
+        /** @description The database did not answer within its deadline, or the service is overloaded and sheds load (`SERVICE_UNAVAILABLE`). Nothing is wrong with the request or its credentials; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1308,9 +1315,10 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The database does not answer (`SERVICE_UNAVAILABLE`). Same shape as 200, plus the ErrorResponse fields. */
+            /** @description The database does not answer, or the event loop is overloaded (`SERVICE_UNAVAILABLE`; the failing check says which). Same shape as 200, plus the ErrorResponse fields. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1339,6 +1347,7 @@ export interface operations {
                     };
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocs: {
@@ -1370,6 +1379,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocsScript: {
@@ -1391,6 +1401,7 @@ export interface operations {
                     "application/javascript": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postAuthSignup: {
@@ -2706,6 +2717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postMcp: {
@@ -2785,6 +2797,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSignupPage: {
@@ -2816,6 +2829,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLoginPage: {
@@ -2847,6 +2861,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSetupPage: {
@@ -2878,6 +2893,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPageScript: {
@@ -2916,6 +2932,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }
