@@ -10,7 +10,7 @@ import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
-import { createMailer, type Mailer } from './mail/mailer.js'
+import { createMailer, tracedMailer, type Mailer } from './mail/mailer.js'
 import { loggerOptions, prettyLogs } from './logger.js'
 import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
@@ -27,7 +27,7 @@ import loadShedding from './plugins/load-shedding.js'
 import { observeDatabase } from './db/observed.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
-import { noopTracer } from './lib/telemetry.js'
+import { noopTracer, type Tracer } from './lib/telemetry.js'
 import { createRetentionSweep, type RetentionSweep } from './housekeeping/retention.js'
 import { createHandlers } from '../handlers/index.js'
 import type { Redis } from 'ioredis'
@@ -39,6 +39,8 @@ export interface AppOptions {
   db?: Database
   mailer?: Mailer
   redis?: Redis
+  /** Spans for SQL statements and SMTP sends (src/tracing.ts, when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  tracer?: Tracer
   /** pino options or false; defaults to the configured level. */
   logger?: boolean | Record<string, unknown>
 }
@@ -199,18 +201,21 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     await migrate(rawDb, { log: msg => { app.log.info(msg) } })
   }
   await app.register(metrics, { config, poolStats: () => rawDb.poolStats() })
-  // Statements are observed (failed ones counted) only when metrics are on.
-  const db = config.metrics.port !== null ? observeDatabase(rawDb, { meter: app.meter, tracer: noopTracer }) : rawDb
+  // Statements are observed (a span each, failed ones counted) only when traces or metrics are on.
+  const db = opts.tracer !== undefined || config.metrics.port !== null
+    ? observeDatabase(rawDb, { meter: app.meter, tracer: opts.tracer ?? noopTracer })
+    : rawDb
   app.decorate('db', db)
 
-  const mailer = opts.mailer ?? createMailer({
+  const baseMailer = opts.mailer ?? createMailer({
     smtpUrl: config.smtp.url,
     from: config.smtp.from,
     timeoutMs: config.smtp.timeoutMs,
     dataDir: config.dataDir,
     log: app.log
   })
-  if (opts.mailer === undefined) app.addHook('onClose', async () => { await mailer.close() })
+  if (opts.mailer === undefined) app.addHook('onClose', async () => { await baseMailer.close() })
+  const mailer = opts.tracer !== undefined ? tracedMailer(baseMailer, opts.tracer) : baseMailer
 
   await app.register(authTokens, { config })
   // Registered before glue, so @fastify/rate-limit's onRoute hook sees the contract's routes.

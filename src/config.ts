@@ -80,7 +80,9 @@ const EnvSchema = Type.Object({
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Int(0, 60000, 0),
-  LOAD_SHED_SAMPLE_INTERVAL_MS: Int(10, 60000, 1000)
+  LOAD_SHED_SAMPLE_INTERVAL_MS: Int(10, 60000, 1000),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Str({ pattern: '^https?://' }),
+  OTEL_SERVICE_NAME: Type.String({ minLength: 1, default: 'workspace-service' })
 })
 type Env = Static<typeof EnvSchema>
 
@@ -166,6 +168,8 @@ export interface Config {
   readonly metrics: { readonly port: number | null, readonly host: string }
   /** 503 while the event loop's mean delay over a sample interval passes the threshold; 0: off. */
   readonly loadShedding: { readonly maxEventLoopDelayMs: number, readonly sampleIntervalMs: number }
+  /** OpenTelemetry traces over OTLP/HTTP; endpoint null: off, nothing of OpenTelemetry is loaded. */
+  readonly tracing: { readonly endpoint: string | null, readonly serviceName: string }
 }
 
 export interface LoadOptions {
@@ -267,6 +271,7 @@ function configOf (env: Env, derived: Derived): Config {
     loadShedding: {
       maxEventLoopDelayMs: env.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
       sampleIntervalMs: env.LOAD_SHED_SAMPLE_INTERVAL_MS
-    }
+    },
+    tracing: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: env.OTEL_SERVICE_NAME }
   }
 }
