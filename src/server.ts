@@ -51,8 +51,8 @@ closeWithGrace({
   if (err !== undefined) app.log.fatal({ err }, 'fatal error: shutting down')
   else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await app.close()
-  // The spans of the last requests are exported before the process ends.
-  await tracing?.shutdown()
+  // The spans of the last requests are exported before the process ends (bounded; best effort).
+  await tracing?.shutdown().catch((e: Error) => { app.log.warn({ err: e.message }, 'traces: the last spans were not exported') })
 })
 
 await app.listen({ port: config.port, host: config.host })

@@ -6,6 +6,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import type { FastifyRequest } from 'fastify'
 import type { Tracer } from './lib/telemetry.js'
+import { withDeadline } from './lib/deadline.js'
 
 // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set. src/server.ts imports this
 // module lazily (await import) and only then: without the endpoint none of OpenTelemetry is
@@ -26,7 +27,7 @@ export interface Tracing {
   tracer: Tracer
   /** Exports what is buffered (tests, shutdown). */
   flush(): Promise<void>
-  /** Flushes, then stops tracing (on shutdown). */
+  /** Flushes (for at most 2 s: a collector that is down must not hold the exit), then stops tracing. */
   shutdown(): Promise<void>
 }
 
@@ -81,7 +82,7 @@ export function startTracing (opts: TracingOptions): Tracing {
     async flush () { await provider.forceFlush() },
     async shutdown () {
       for (const i of instrumentations) i.disable()
-      await provider.shutdown()
+      await withDeadline(provider.shutdown(), 2000, 'exporting the last spans')
     }
   }
 }
