@@ -52,7 +52,9 @@ closeWithGrace({
   else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await app.close()
   // The spans of the last requests are exported before the process ends (bounded; best effort).
-  await tracing?.shutdown().catch((e: Error) => { app.log.warn({ err: e.message }, 'traces: the last spans were not exported') })
+  await tracing?.shutdown().catch((e: Error) => {
+    app.log.warn({ err: e.message }, 'traces: the last spans were not exported')
+  })
 })
 
 await app.listen({ port: config.port, host: config.host })

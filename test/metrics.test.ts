@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, type TestApp } from './helpers/build.js'
+import { build, testConfig, type TestApp } from './helpers/build.js'
 import { startSmtp } from './helpers/smtp.js'
 import { withRole } from './helpers/invite.js'
 
@@ -135,6 +135,12 @@ t.test('two apps in one process keep their own registries', async t => {
   const health = { route: '/api/health', status_code: '200' }
   t.equal(sample(ta, 'http_request_duration_seconds_count', health), 1)
   t.equal(sample(tb, 'http_request_duration_seconds_count', health), 0)
+})
+
+t.test('METRICS_PORT is validated: a port, and not the API\'s', async t => {
+  t.throws(() => testConfig({ PORT: '3000', METRICS_PORT: '3000' }), /METRICS_PORT must differ from PORT/)
+  t.throws(() => testConfig({ METRICS_PORT: 'x' }), /METRICS_PORT/)
+  t.same(testConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics, { port: 9464, host: '0.0.0.0' })
 })
 
 t.test('without METRICS_PORT nothing is collected or listened on', async t => {
