@@ -52,6 +52,10 @@ export function startTracing (opts: TracingOptions): Tracing {
   const instrumentations = [
     new FastifyOtelInstrumentation({
       registerOnInitialization: true,
+      // A span per hook would be a dozen more per request, each to build, queue and export; the
+      // request and handler spans keep every hook's work in the request's context without them
+      // (the SQL of the session check, a preHandler hook, is tested to stay in the trace).
+      instrumentHooks: false,
       // Named like the metrics' route label: the contract's path template, never the URL.
       requestHook: (span, request) => {
         const config = (request as FastifyRequest).routeOptions.config as { contractPath?: string } | undefined

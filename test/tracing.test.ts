@@ -104,6 +104,8 @@ t.test('one invite is one trace: request, SQL and SMTP spans; traceparent contin
   t.ok(sql.length >= 3, `${sql.length} SQL statement spans in the trace`)
   t.ok(sql.some(s => s.name === 'INSERT' && /INSERT INTO invitations/i.test(attr(s, 'db.query.text') ?? '')),
     'the invitation\'s INSERT is one of them')
+  t.ok(sql.some(s => /FROM sessions/.test(attr(s, 'db.query.text') ?? '')),
+    'the session lookup (a preHandler hook, after the body was read) is in the trace too')
   t.ok(sql.every(s => s.kind === CLIENT && attr(s, 'db.system') === (h.db.kind === 'pglite' ? 'pglite' : 'postgresql')))
   t.notOk(sql.some(s => (attr(s, 'db.query.text') ?? '').includes('traced@example.com')), 'statements carry no values')
   const smtpSpan = trace.find(s => s.name === 'smtp send')
