@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node'
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { resourceFromAttributes } from '@opentelemetry/resources'
@@ -36,13 +36,11 @@ export interface TracingOptions {
   endpoint: string
   serviceName: string
   version: string
-  /** Tests: another exporter instead of OTLP over HTTP. */
-  exporter?: SpanExporter
 }
 
 export function startTracing (opts: TracingOptions): Tracing {
   const url = new URL('v1/traces', opts.endpoint.replace(/\/*$/, '/')).href
-  const exporter = opts.exporter ?? new OTLPTraceExporter({ url })
+  const exporter = new OTLPTraceExporter({ url })
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': opts.serviceName, 'service.version': opts.version }),
     spanProcessors: [new BatchSpanProcessor(exporter)]
