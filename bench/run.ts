@@ -18,6 +18,7 @@
 //   npm run bench -- --only 'postgres 401' --profile   # a subset (the bare baseline always runs)
 //   npm run bench -- --analyze bench/x.cpuprofile   # top frames of a profile
 //   npm run bench -- --out /tmp/results.json        # write the results elsewhere
+//   npm run bench -- --service-env METRICS_PORT=0   # extra environment of the services (repeatable)
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -45,7 +46,8 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
     analyze: { type: 'string' },
-    only: { type: 'string' }
+    only: { type: 'string' },
+    'service-env': { type: 'string', multiple: true, default: [] }
   },
   strict: true
 })
@@ -101,10 +103,16 @@ async function main (): Promise<void> {
   const smtp = await startSinkSmtp()
   const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'])
   const profileDir = values.profile ? join(projectRoot, 'bench') : null
+  // What a setting costs (metrics, traces, load shedding): the same run with it in the services' environment.
+  const serviceEnv = Object.fromEntries(values['service-env'].map(kv => {
+    const at = kv.indexOf('=')
+    if (at < 1) throw new Error(`--service-env expects KEY=VALUE, got "${kv}"`)
+    return [kv.slice(0, at), kv.slice(at + 1)]
+  }))
   try {
     const bare = await startBare(pin)
-    const services: Service[] = [await startService(pin, 'pglite', smtp.url, null, profileDir)]
-    if (pgDb !== null) services.push(await startService(pin, 'postgres', smtp.url, pgDb.url, profileDir))
+    const services: Service[] = [await startService(pin, 'pglite', smtp.url, null, profileDir, serviceEnv)]
+    if (pgDb !== null) services.push(await startService(pin, 'postgres', smtp.url, pgDb.url, profileDir, serviceEnv))
     const raws = new Map<string, RawWorker>()
     for (const svc of services) {
       raws.set(svc.db, await startRawWorker(pin, svc.db, smtp.url, pgDb?.url ?? null, connections))

@@ -103,7 +103,12 @@ export async function startBare (pin: Pinning): Promise<{ port: number, proc: Pr
 
 /** The compiled service on PGlite (a data directory of its own) or PostgreSQL, with an admin's session cookie. */
 export async function startService (
-  pin: Pinning, db: DbKind, smtpUrl: string, databaseUrl: string | null, profileDir: string | null
+  pin: Pinning,
+  db: DbKind,
+  smtpUrl: string,
+  databaseUrl: string | null,
+  profileDir: string | null,
+  extraEnv: Record<string, string> = {}
 ): Promise<Service> {
   const dataDir = tempDir(`bench-${db}-`)
   const port = await freePort()
@@ -118,7 +123,8 @@ export async function startService (
     SMTP_URL: smtpUrl,
     SESSION_SECRET: newSecret(),
     INVITE_EMAILS_PER_HOUR: '100000',
-    ...(databaseUrl !== null ? { DATABASE_URL: databaseUrl } : {})
+    ...(databaseUrl !== null ? { DATABASE_URL: databaseUrl } : {}),
+    ...extraEnv
   }
   // The first admin as an operator makes it (compiled create-admin; before the service holds
   // the embedded database), then signed up over HTTP for a real session cookie.

@@ -1,5 +1,7 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { withDeadline } from '../src/lib/deadline.js'
+import { serviceError } from '../src/errors.js'
+import { OVERLOADED } from '../src/plugins/load-shedding.js'
 
 export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth'> {
   const { db } = services.ports
@@ -25,6 +27,11 @@ export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup
   }
   return {
     async getHealth (request, reply) {
+      // With load shedding on, the event loop is a check of its own; this operation is never
+      // shed (contract: reportsLoad), it answers 503 saying so.
+      const load = request.server.loadStatus()
+      const loopStatus = load?.overloaded === true ? 'overloaded' as const : 'ok' as const
+      const eventLoop = load === null ? {} : { eventLoop: { status: loopStatus, delayMs: load.eventLoopDelayMs } }
       let latencyMs: number
       try {
         latencyMs = await ping()
@@ -36,10 +43,21 @@ export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup
           code: 'SERVICE_UNAVAILABLE',
           status: 'unavailable',
           version: config.version,
-          checks: { database: { status: 'unavailable', kind: db.kind } }
+          checks: { database: { status: 'unavailable', kind: db.kind }, ...eventLoop }
         })
       }
-      return { status: 'ok', version: config.version, checks: { database: { status: 'ok', kind: db.kind, latencyMs } } }
+      const checks = { database: { status: 'ok' as const, kind: db.kind, latencyMs }, ...eventLoop }
+      if (load?.overloaded === true) {
+        reply.header('retry-after', String(load.retryAfterSeconds))
+        return await reply.code(503).send({
+          message: serviceError('SERVICE_UNAVAILABLE', [OVERLOADED]).message,
+          code: 'SERVICE_UNAVAILABLE',
+          status: 'unavailable',
+          version: config.version,
+          checks
+        })
+      }
+      return { status: 'ok', version: config.version, checks }
     }
   }
 }

@@ -11,6 +11,8 @@ import { slackHandlers } from './slack.js'
 import { apiKeyHandlers } from './api-keys.js'
 import { mcpHandlers } from './mcp.js'
 import { webhookHandlers } from './webhooks.js'
+import { workspaceHandlers } from './workspace.js'
+import { inviteRequestHandlers } from './invite-requests.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -26,6 +28,8 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...slackHandlers(deps),
     ...apiKeyHandlers(deps),
     ...mcpHandlers(deps),
-    ...webhookHandlers(deps)
+    ...webhookHandlers(deps),
+    ...workspaceHandlers(deps),
+    ...inviteRequestHandlers(deps)
   } satisfies HandlerMap
 }

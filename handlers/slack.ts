@@ -5,7 +5,9 @@ import { oauthStateCookie } from '../src/plugins/auth.js'
 
 export function slackHandlers (
   { services, config }: HandlerDeps
-): HandlerGroup<'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents'> {
+): HandlerGroup<
+  'getOauthSlackInstall' | 'getOauthSlackCallback' | 'postSlackEvents' | 'postSlackCommands' | 'postSlackInteractions'
+> {
   const { slack } = services
   // The state cookie is scoped to the Slack OAuth paths.
   const stateCookie = oauthStateCookie(config, { name: 'slack_oauth_state', path: '/api/oauth/slack' })
@@ -44,6 +46,14 @@ export function slackHandlers (
       }
       // Other envelope types (app_rate_limited, ...) need nothing but the acknowledgement.
       return { ok: true }
+    },
+
+    async postSlackCommands (request) {
+      return await slack.command(request.body)
+    },
+
+    async postSlackInteractions (request) {
+      return await slack.interaction(request.body.payload)
     }
   }
 }

@@ -10,9 +10,11 @@ import type { Services } from '../src/services.js'
 type OperationId = Exclude<keyof operations, `webhook${string}`>
 type Op<K extends OperationId> = operations[K]
 
-type JsonBody<K extends OperationId> = Op<K> extends { requestBody: { content: { 'application/json': infer B } } }
+// The body's one media type: JSON, or a form for Slack's commands and interactions (app.ts).
+type BodyContent<B> = { 'application/json': B } | { 'application/x-www-form-urlencoded': B }
+type JsonBody<K extends OperationId> = Op<K> extends { requestBody: { content: BodyContent<infer B> } }
   ? B
-  : Op<K> extends { requestBody?: { content: { 'application/json': infer B } } } ? B | undefined : undefined
+  : Op<K> extends { requestBody?: { content: BodyContent<infer B> } } ? B | undefined : undefined
 type Query<K extends OperationId> = Op<K> extends {
   parameters: { query?: infer Q }
 } ? (Q extends undefined ? Record<string, never> : NonNullable<Q>) : Record<string, never>

@@ -10,7 +10,7 @@ import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
-import { createMailer, type Mailer } from './mail/mailer.js'
+import { createMailer, tracedMailer, type Mailer } from './mail/mailer.js'
 import { loggerOptions, prettyLogs } from './logger.js'
 import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
@@ -22,8 +22,12 @@ import redis from './plugins/redis.js'
 import rateLimit from './plugins/rate-limit.js'
 import security from './plugins/security.js'
 import securityHeadersPlugin, { securityHeaders } from './plugins/helmet.js'
+import metrics from './plugins/metrics.js'
+import loadShedding from './plugins/load-shedding.js'
+import { observeDatabase } from './db/observed.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
+import { noopTracer, type Tracer } from './lib/telemetry.js'
 import { createRetentionSweep, type RetentionSweep } from './housekeeping/retention.js'
 import { createHandlers } from '../handlers/index.js'
 import type { Redis } from 'ioredis'
@@ -41,6 +45,8 @@ export interface AppOptions {
   redis?: Redis
   /** Name resolution for outgoing webhooks (tests make a name resolve to what they need). */
   lookup?: LookupFunction
+  /** Spans for SQL statements and SMTP sends (src/tracing.ts, when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  tracer?: Tracer
   /** pino options or false; defaults to the configured level. */
   logger?: boolean | Record<string, unknown>
 }
@@ -125,6 +131,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(securityHeadersPlugin, { config })
   await app.register(errors)
+  // First of the onRequest hooks: an overloaded service refuses before doing any work.
+  await app.register(loadShedding, { config })
 
   // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).
   // Operations that need the raw bytes (Slack's signature) say `rawBody: true` in the contract.
@@ -144,12 +152,19 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
       )
     }
   })
+  const routeConfig = (request: { routeOptions: { config: unknown } }) =>
+    (request.routeOptions.config ?? {}) as { rawBody?: boolean, formBody?: boolean }
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (!takesBody(request)) {
       done(null, undefined)
       return
     }
-    if ((request.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true) {
+    // Form operations (Slack's commands and interactions) take their one media type only.
+    if (routeConfig(request).formBody === true) {
+      done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined)
+      return
+    }
+    if (routeConfig(request).rawBody === true) {
       request.rawBody = body as Buffer
     }
     let parsed: unknown
@@ -161,6 +176,17 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     }
     done(null, parsed)
   })
+  // Form bodies only for the operations whose contract says `formBody: true` (Slack posts its
+  // commands and interactions so); elsewhere a form is 415, so a cross-site HTML form cannot
+  // drive a JSON operation. Fields become strings (a repeated field: its last value).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!takesBody(request) || routeConfig(request).formBody !== true) {
+      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+      return
+    }
+    if (routeConfig(request).rawBody === true) request.rawBody = body as Buffer
+    done(null, Object.fromEntries(new URLSearchParams((body as Buffer).toString('utf8'))))
+  })
   app.decorateRequest('rawBody', null)
   // Response-only media types in the contract: glue warns unless a parser is registered by name.
   for (const type of ['text/html', 'text/event-stream', 'application/javascript']) {
@@ -169,7 +195,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     })
   }
 
-  const db = opts.db ?? await openDatabase({
+  const rawDb = opts.db ?? await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolMax: config.databasePoolMax,
@@ -177,25 +203,35 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     onError: err => { app.log.warn({ err: err.message }, 'database connection lost; the pool will reconnect') }
   })
   if (opts.db === undefined) {
-    app.addHook('onClose', async () => { await db.close() })
-    await migrate(db, { log: msg => { app.log.info(msg) } })
+    app.addHook('onClose', async () => { await rawDb.close() })
+    await migrate(rawDb, { log: msg => { app.log.info(msg) } })
   }
+  await app.register(metrics, { config, poolStats: () => rawDb.poolStats() })
+  // Statements are observed (a span each, failed ones counted) only when traces or metrics are on.
+  const db = opts.tracer !== undefined || config.metrics.port !== null
+    ? observeDatabase(rawDb, { meter: app.meter, tracer: opts.tracer ?? noopTracer })
+    : rawDb
   app.decorate('db', db)
 
-  const mailer = opts.mailer ?? createMailer({
+  const baseMailer = opts.mailer ?? createMailer({
     smtpUrl: config.smtp.url,
     from: config.smtp.from,
     timeoutMs: config.smtp.timeoutMs,
     dataDir: config.dataDir,
     log: app.log
   })
-  if (opts.mailer === undefined) app.addHook('onClose', async () => { await mailer.close() })
+  if (opts.mailer === undefined) app.addHook('onClose', async () => { await baseMailer.close() })
+  const mailer = opts.tracer !== undefined ? tracedMailer(baseMailer, opts.tracer) : baseMailer
 
   await app.register(authTokens, { config })
   // Registered before glue, so @fastify/rate-limit's onRoute hook sees the contract's routes.
   await app.register(redis, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
   await app.register(rateLimit, { config })
-  const invitationBudget = createInvitationBudget(app.windowCounter('invitation-emails:'), config.inviteEmailsPerHour)
+  const invitationBudget = createInvitationBudget(
+    app.windowCounter('invitation-emails:'),
+    config.inviteEmailsPerHour,
+    () => { app.meter.rateLimitRefusal('invitation-emails') }
+  )
   const jobs = await startJobEngine({
     db,
     log: app.log,
@@ -216,7 +252,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     invitationBudget,
     jobs,
     events: createEventOutbox(jobs),
-    lookup: opts.lookup ?? dnsLookup
+    lookup: opts.lookup ?? dnsLookup,
+    meter: app.meter
   })
   app.decorate('services', services)
   app.addHook('onClose', async () => { await services.close() })
@@ -238,10 +275,12 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     // Each route gets its handler and, from the contract, its security hooks and rate limit.
     // glue merges these into the route it builds (docs/operationResolver.md); its type declares
     // a complete RouteOptions, method and url included, which glue itself supplies.
-    operationResolver: (operationId: string, method: string, openapiPath: string) => ({
-      handler: handlers[operationId]?.bind(handlers),
-      ...app.operationRoute(method, openapiPath)
-    }) as unknown as RouteOptions
+    operationResolver: (operationId: string, method: string, openapiPath: string) => {
+      const route = app.operationRoute(method, openapiPath)
+      // The contract's path template names the route in metrics and traces (never the raw URL).
+      route.config.contractPath = openapiPath
+      return { handler: handlers[operationId]?.bind(handlers), ...route } as unknown as RouteOptions
+    }
   })
   return app
 }

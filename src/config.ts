@@ -74,7 +74,7 @@ const EnvSchema = Type.Object({
   SLACK_AUTHORIZE_URL: Type.String({ pattern: '^https?://', default: 'https://slack.com/oauth/v2/authorize' }),
   SLACK_BOT_SCOPES: Type.String({
     minLength: 1,
-    default: 'app_mentions:read,chat:write,im:history,users:read,users:read.email'
+    default: 'app_mentions:read,chat:write,commands,im:history,users:read,users:read.email'
   }),
   ENCRYPTION_KEY: Str(),
   JOBS_SCHEMA: Type.String({ pattern: '^[a-z_][a-z0-9_]{0,49}$', default: 'pgboss' }),
@@ -85,7 +85,13 @@ const EnvSchema = Type.Object({
     pattern: '^[0-9]{1,9}(,[0-9]{1,9}){0,19}$',
     default: '5000,300000,1800000,7200000,18000000,36000000,36000000'
   }),
-  WEBHOOK_DISABLE_AFTER_MS: Int(1000, 30 * 86_400_000, 3 * 86_400_000)
+  WEBHOOK_DISABLE_AFTER_MS: Int(1000, 30 * 86_400_000, 3 * 86_400_000),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Int(0, 60000, 0),
+  LOAD_SHED_SAMPLE_INTERVAL_MS: Int(10, 60000, 1000),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Str({ pattern: '^https?://' }),
+  OTEL_SERVICE_NAME: Type.String({ minLength: 1, default: 'workspace-service' })
 })
 type Env = Static<typeof EnvSchema>
 
@@ -179,6 +185,12 @@ export interface Config {
     /** staging/production: https only, public addresses only (SSRF); local also allows http and loopback. */
     readonly allowPrivateAddresses: boolean
   }
+  /** Prometheus metrics on a listener of their own; port null: no metrics collected at all. */
+  readonly metrics: { readonly port: number | null, readonly host: string }
+  /** 503 while the event loop's mean delay over a sample interval passes the threshold; 0: off. */
+  readonly loadShedding: { readonly maxEventLoopDelayMs: number, readonly sampleIntervalMs: number }
+  /** OpenTelemetry traces over OTLP/HTTP; endpoint null: off, nothing of OpenTelemetry is loaded. */
+  readonly tracing: { readonly endpoint: string | null, readonly serviceName: string }
 }
 
 export interface LoadOptions {
@@ -282,6 +294,12 @@ function configOf (env: Env, derived: Derived): Config {
       retryDelaysMs: Object.freeze(env.WEBHOOK_RETRY_DELAYS_MS.split(',').map(Number)),
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER_MS,
       allowPrivateAddresses: env.APP_ENV === 'local'
-    }
+    },
+    metrics: { port: env.METRICS_PORT ?? null, host: env.METRICS_HOST },
+    loadShedding: {
+      maxEventLoopDelayMs: env.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
+      sampleIntervalMs: env.LOAD_SHED_SAMPLE_INTERVAL_MS
+    },
+    tracing: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: env.OTEL_SERVICE_NAME }
   }
 }

@@ -37,6 +37,7 @@ export const Errors = {
   USER_EXISTS: define('USER_EXISTS', 'A user with this e-mail already exists', 409),
   LAST_ADMIN: define('LAST_ADMIN', 'The last admin of a workspace cannot be demoted or removed', 409),
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
+  INVITE_REQUEST_NOT_PENDING: define('INVITE_REQUEST_NOT_PENDING', 'The invite request is %s, not pending', 409),
   API_KEY_LIMIT_REACHED: define(
     'API_KEY_LIMIT_REACHED', 'The workspace already has %s live API keys, the most it may hold; revoke one first', 409
   ),

@@ -8,6 +8,8 @@ import type { SessionTokenSigner } from './sessions/service.js'
 import type { InvitationBudget } from './invitations/budget.js'
 import type { EventOutbox } from './events/outbox.js'
 import type { JobEngine } from './jobs/engine.js'
+import type { InviterNoticeListener } from './invitations/inviter-notice.js'
+import type { Meter } from './lib/telemetry.js'
 
 /** What the services are built from: the ports with their real adapters. */
 export interface Ports {
@@ -25,4 +27,8 @@ export interface Ports {
   events: EventOutbox
   /** Name resolution for outgoing webhooks (DNS; tests inject a resolver). */
   lookup: LookupFunction
+  /** Told when an invitation is accepted or its delivery failed (src/invitations/inviter-notice.ts). */
+  inviterNotices?: InviterNoticeListener
+  /** Counts for the operators' metrics (a no-op without METRICS_PORT). */
+  meter: Meter
 }

@@ -20,9 +20,16 @@ try {
 }
 
 const started = performance.now()
+// Traces only when configured: OpenTelemetry is imported here or not at all, and started before
+// buildApp creates the Fastify instance its request instrumentation attaches to.
+const tracing = config.tracing.endpoint !== null
+  ? (await import('./tracing.js')).startTracing({
+      endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, version: config.version
+    })
+  : null
 let app: FastifyInstance
 try {
-  app = await buildApp({ config })
+  app = await buildApp({ config, ...(tracing !== null ? { tracer: tracing.tracer } : {}) })
 } catch (err) {
   const refused = (err as { code?: string }).code === 'ECONNREFUSED'
   if (err instanceof MigrationError || err instanceof DatabaseLockedError || refused) {
@@ -44,14 +51,22 @@ closeWithGrace({
   if (err !== undefined) app.log.fatal({ err }, 'fatal error: shutting down')
   else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await app.close()
+  // The spans of the last requests are exported before the process ends (bounded; best effort).
+  await tracing?.shutdown().catch((e: Error) => {
+    app.log.warn({ err: e.message }, 'traces: the last spans were not exported')
+  })
 })
 
 await app.listen({ port: config.port, host: config.host })
+// Prometheus metrics on their own listener (METRICS_PORT), never on the API's port.
+const metricsUrl = await app.listenMetrics()
 app.log.info({
   url: config.publicUrl,
   database: app.db.kind,
   mail: app.services.ports.mailer.kind,
   rateLimitStore: app.rateLimitStore,
+  metrics: metricsUrl ?? 'off',
+  traces: config.tracing.endpoint ?? 'off',
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')
 // A new installation: log the one-time setup link (the one step nobody can do through the API

@@ -18,6 +18,8 @@ import { createWebhookDelivery } from './webhooks/delivery.js'
 import { createAddressPolicy } from './webhooks/address-policy.js'
 import { expireInvitations } from './invitations/expiry.js'
 import { deriveKey } from './lib/crypto.js'
+import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
+import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './invite-requests/settings.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -36,10 +38,14 @@ export interface Services {
   readonly webhooks: WebhookEndpointService
   /** Start the job workers: webhook deliveries, and the invitation-expiry schedule. */
   startWorkers(): Promise<void>
+  readonly inviteRequests: InviteRequestService
+  readonly workspaceSettings: WorkspaceSettingsService
   close(): Promise<void>
 }
 
-export function createServices (ports: Ports): Services {
+export function createServices (given: Ports): Services {
+  // Inviters hear in Slack when their invitation is accepted or could not be delivered.
+  const ports: Ports = { ...given, inviterNotices: notice => { slack.noticeInviter(notice) } }
   const sessions = createSessionService({
     db: ports.db,
     clock: ports.clock,
@@ -68,13 +74,20 @@ export function createServices (ports: Ports): Services {
     retentionMs: IDEMPOTENCY_RETENTION_MS
   })
   const invitations = createInvitationService(ports, idempotency)
+  // Slack is told about requests decided through any door; it is built below, called later.
+  const inviteRequests = createInviteRequestService({
+    ports,
+    invitations,
+    notify: notice => { slack.noticeRequest(notice) }
+  })
   const slack = createSlackService({
     config: ports.config,
     db: ports.db,
     clock: ports.clock,
     log: ports.log,
     events: ports.events,
-    invitations
+    invitations,
+    inviteRequests
   })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = ports.config.encryptionKey ?? deriveKey(ports.config.session.secret, 'webhook signing secrets')
@@ -105,6 +118,8 @@ export function createServices (ports: Ports): Services {
       })
       await ports.jobs.schedule('invitation-expiry', '* * * * *')
     },
+    inviteRequests,
+    workspaceSettings: createWorkspaceSettingsService(ports),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -204,7 +204,7 @@ t.test('refuses bad input, members and anonymous callers', async t => {
     `?cursor=${Buffer.from('-5').toString('base64url')}`,
     `?cursor=${Buffer.from('99999999999999999999').toString('base64url')}`,
     '?limit=0', '?limit=101', '?limit=ten',
-    '?action=member.promoted', '?targetType=workspace', '?targetId='
+    '?action=member.promoted', '?targetType=team', '?targetId='
   ]
   for (const q of bad) {
     const r = await audit(t, admin, q)

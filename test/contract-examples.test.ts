@@ -136,7 +136,8 @@ function fieldsOf (op: Operation, part: string): string[] {
   switch (part) {
     case 'body': {
       const schema = inlineSchema(
-        op.requestBody?.content['application/json']?.schema
+        (op.requestBody?.content['application/json'] ??
+          op.requestBody?.content['application/x-www-form-urlencoded'])?.schema
       ) as { properties?: Record<string, unknown> } | undefined
       return ['', ...Object.keys(schema?.properties ?? {})]
     }

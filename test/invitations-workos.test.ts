@@ -5,6 +5,7 @@ import { startFakeHttp, type FakeRequest } from './helpers/fake-http.js'
 import { startSmtp } from './helpers/smtp.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
 import { withRole } from './helpers/invite.js'
+import { workosInvitationFor } from './helpers/workos.js'
 
 // Path 1: the official WorkOS SDK pointed at a loopback fake of the WorkOS API. Success answers
 // the provider's invitation id; "already a member" answers 409; a 5xx, a hang or a workspace
@@ -13,26 +14,7 @@ import { withRole } from './helpers/invite.js'
 const URL_ = '/api/users/invite'
 const ORG = 'org_01TESTORGANIZATION'
 
-function workosInvitation (req: FakeRequest, id: string) {
-  const body = (req.json ?? {}) as { email?: string }
-  const now = new Date().toISOString()
-  return {
-    object: 'invitation',
-    id,
-    email: body.email ?? 'x@example.com',
-    state: 'pending',
-    accepted_at: null,
-    revoked_at: null,
-    expires_at: now,
-    organization_id: ORG,
-    inviter_user_id: null,
-    accepted_user_id: null,
-    token: 'provider-token',
-    accept_invitation_url: 'https://auth.example/invite?invitation_token=provider-token',
-    created_at: now,
-    updated_at: now
-  }
-}
+const workosInvitation = (req: FakeRequest, id: string) => workosInvitationFor(req, id, ORG)
 
 async function invite (h: TestApp, cookie: string, body: unknown) {
   return await h.inject({

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { build, type SignedIn } from './helpers/build.js'
+import { build, principalOf, type SignedIn } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { createApiKey, MCP, MCP_ACCEPT as ACCEPT, mcpRequest } from './helpers/mcp.js'
 import { loadContract } from '../src/app.js'
@@ -70,7 +70,17 @@ t.test('initialize, tools/list and a notification', async t => {
     inputSchema: Record<string, unknown>,
     outputSchema: Record<string, unknown>
   }>
-  t.same(tools.map(x => x.name).sort(), ['invite_user', 'list_invitations', 'list_members', 'revoke_invitation'])
+  t.same(tools.map(x => x.name).sort(), [
+    'approve_invite_request', 'deny_invite_request', 'invite_user', 'list_invitations', 'list_invite_requests',
+    'list_members', 'revoke_invitation'
+  ])
+  const approveTool = tools.find(x => x.name === 'approve_invite_request')
+  t.match(approveTool?.inputSchema, { required: ['id'], properties: { id: { format: 'uuid' }, role: {} } })
+  t.notOk(
+    'invitationUrl' in ((approveTool?.outputSchema.properties as Record<string, { properties: object }>)
+      .invitation?.properties ?? {}),
+    'the signup link is not even declared'
+  )
 
   const note = await h.inject({
     method: 'POST',
@@ -336,7 +346,7 @@ t.test('the SDK\'s own client over real HTTP', async t => {
   t.match(client.getServerVersion(), { name: 'workspace-service' })
 
   const { tools } = await client.listTools()
-  t.equal(tools.length, 4)
+  t.equal(tools.length, 7)
   // The client checks structuredContent against each tool's outputSchema (the contract's).
   const invited = await client.callTool({ name: 'invite_user', arguments: { email: 'e2e@example.com' } })
   t.match(invited, { structuredContent: { success: true } })
@@ -354,4 +364,32 @@ t.test('the SDK\'s own client over real HTTP', async t => {
     headers: { cookie: admin.cookie }
   })
   await t.rejects(client.listTools(), /401|Authentication required/)
+})
+
+t.test('invite requests: list, approve (without the signup link), deny; one decision only', async t => {
+  const admin = await h.signIn()
+  const key = await newKey(admin)
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  await h.app.services.workspaceSettings.update(
+    principalOf(admin, 'admin'),
+    { invitePolicy: 'request' }
+  )
+  const asMember = principalOf(member, 'member')
+  const a = await h.app.services.inviteRequests.request(asMember, { email: 'req-a@example.com', role: 'member' })
+  const b = await h.app.services.inviteRequests.request(asMember, { email: 'req-b@example.com', role: 'member' })
+
+  const listed = await callTool(key, 'list_invite_requests', { status: 'pending' })
+  const rest = await h.inject({ method: 'GET', url: '/api/invite-requests?status=pending', headers: { cookie: admin.cookie } })
+  t.same(listed.structuredContent, rest.json(), 'list_invite_requests answers what GET /api/invite-requests answers')
+  t.equal((listed.structuredContent?.items as unknown[]).length, 2)
+
+  const approved = await callTool(key, 'approve_invite_request', { id: a.row.id, role: 'admin' })
+  t.notOk(approved.isError)
+  t.match(approved.structuredContent, { request: { id: a.row.id, status: 'approved', role: 'admin' }, invitation: { success: true } })
+  t.notOk('invitationUrl' in (approved.structuredContent?.invitation as object), 'no signup link for the assistant')
+  t.equal(toolErrorOf(await callTool(key, 'approve_invite_request', { id: a.row.id })).code, 'INVITE_REQUEST_NOT_PENDING')
+
+  const denied = await callTool(key, 'deny_invite_request', { id: b.row.id, reason: 'not now' })
+  t.match(denied.structuredContent, { id: b.row.id, status: 'denied', reason: 'not now' })
+  t.equal(toolErrorOf(await callTool(key, 'deny_invite_request', { id: 'nope' })).code, 'VALIDATION_FAILED')
 })

@@ -66,9 +66,14 @@ function exampleRequest (op: Operation): { url: string, init: RequestInit } {
   }
   const init: RequestInit = { method: op.method, headers, redirect: 'manual' }
   const body = op.requestBody?.content['application/json']
+  const form = op.requestBody?.content['application/x-www-form-urlencoded']
   if (body !== undefined) {
     headers['content-type'] = 'application/json'
     init.body = JSON.stringify(examplesOf(body as never)[0]?.value)
+  } else if (form !== undefined) {
+    // Slack's commands and interactions: the example's fields, form-encoded as Slack sends them.
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    init.body = new URLSearchParams(examplesOf(form as never)[0]?.value as Record<string, string>).toString()
   }
   // The MCP transport requires both; Prism picks the first type the contract declares.
   headers.accept = op.operationId === 'postMcp' ? 'application/json, text/event-stream' : '*/*'

@@ -9,6 +9,7 @@ import { hashToken } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import type { components } from '../generated/openapi.js'
 import { loadMe, type Me } from '../members/directory.js'
+import { tellInviter } from '../invitations/inviter-notice.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
 import type { EventOutbox } from '../events/outbox.js'
@@ -51,9 +52,17 @@ export async function acceptInvitation (
   input: { token: string, name?: string | undefined }
 ): Promise<{ me: Me, token: string }> {
   try {
-    return await ports.db.transaction(async tx => await acceptInTransaction(
-      tx, sessions, ports.events, input, ports.clock.now()
-    ))
+    const accepted = await ports.db.transaction(
+      async tx => await acceptInTransaction(tx, sessions, ports.events, input, ports.clock.now())
+    )
+    // Committed: the inviter may hear of it (read back, so the setup page's path stays as it is).
+    const inv = await findInvitationByTokenHash(ports.db, hashToken(input.token))
+    if (inv !== null) {
+      tellInviter(ports, {
+        kind: 'accepted', workspaceId: inv.workspaceId, invitationId: inv.id, inviterId: inv.invitedBy, email: inv.email
+      })
+    }
+    return accepted
   } catch (err) {
     // The unique e-mail index fired: another account took this address between check and insert.
     if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')

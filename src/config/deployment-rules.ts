@@ -5,6 +5,8 @@ import { invalid } from './error.js'
 
 export function checkDeploymentRules (env: {
   APP_ENV: string,
+  PORT: number,
+  METRICS_PORT?: number | undefined,
   DATABASE_URL?: string | undefined,
   HEADERS_TIMEOUT_MS: number,
   REQUEST_TIMEOUT_MS: number
@@ -17,6 +19,9 @@ export function checkDeploymentRules (env: {
   }
   if (production && !publicUrl.startsWith('https://')) {
     throw invalid('PUBLIC_URL must be an https:// URL when APP_ENV=production')
+  }
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
+    throw invalid('METRICS_PORT must differ from PORT (metrics have a listener of their own)')
   }
   if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
     throw invalid('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)')

@@ -17,7 +17,8 @@ export interface AuditActor {
   requestId: string | null
 }
 interface AuditTarget {
-  type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation' | 'webhook_endpoint',
+  type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation' | 'webhook_endpoint' | 'invite_request'
+    | 'workspace',
   id: string
 }
 

@@ -58,6 +58,18 @@ export async function findChatInstallation (
   return r.rows[0] ?? null
 }
 
+/** The workspace's active installation on a platform (the newest, should there be several teams). */
+export async function findActiveInstallationOfWorkspace (
+  q: Queryable,
+  platform: ChatPlatform,
+  workspaceId: string
+): Promise<ChatInstallationRow | null> {
+  const r = await q.query<ChatInstallationRow>(
+    `SELECT ${COLUMNS} FROM chat_installations WHERE platform = $1 AND workspace_id = $2 AND active
+      ORDER BY updated_at DESC LIMIT 1`, [platform, workspaceId])
+  return r.rows[0] ?? null
+}
+
 /** Deactivate an active installation; returns it when this call changed it (for the audit trail). */
 export async function deactivateChatInstallation (
   q: Queryable, platform: ChatPlatform, teamId: string, now: Date

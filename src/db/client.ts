@@ -31,10 +31,14 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>
+  /** Connections now (metrics): open, idle, and callers waiting for one. PGlite has one connection. */
+  poolStats(): PoolStats
   close(): Promise<void>
   /** PGlite only: a dump of the data directory (builds the migrated template tests start from). */
   dumpDataDir?: () => Promise<Blob>
 }
+
+export interface PoolStats { total: number, idle: number, waiting: number }
 
 /**
  * The database did not answer: refused, reset or terminated connection, a connect/acquire or
@@ -185,6 +189,7 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
       }
     },
     async ping () { await run(pool, 'SELECT 1') },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close () {
       if (!pool.ended) await pool.end()
     }
@@ -276,14 +281,24 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
     unlock()
     throw err
   }
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<R>(text: string, params?: readonly unknown[]) {
-      const r = await guarded(q.query<R>(text, params as unknown[] | undefined))
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
-    },
-    async exec (text) { await guarded(q.exec(text)) }
-  })
-  const base = wrap(db)
+  // Callers holding or queued for PGlite's one connection (top-level statements and
+  // transactions; a transaction's own statements run on the connection it holds).
+  let busy = 0
+  const counted = async <T>(work: Promise<T>): Promise<T> => {
+    busy++
+    try { return await work } finally { busy-- }
+  }
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>, top: boolean): Queryable => {
+    const on = async <T>(work: Promise<T>) => await guarded(top ? counted(work) : work)
+    return {
+      async query<R>(text: string, params?: readonly unknown[]) {
+        const r = await on(q.query<R>(text, params as unknown[] | undefined))
+        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+      },
+      async exec (text) { await on(q.exec(text)) }
+    }
+  }
+  const base = wrap(db, true)
   return {
     kind: 'pglite',
     query: base.query,
@@ -291,13 +306,14 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
     // PGlite has one connection; its transaction() holds an exclusive lock for the duration.
     async transaction (fn) {
       const committed: Array<() => void> = []
-      const result = await guarded(db.transaction(async tx => await fn({
-        ...wrap(tx), afterCommit: f => { committed.push(f) }
-      })))
+      const result = await guarded(counted(db.transaction(async tx => await fn({
+        ...wrap(tx, false), afterCommit: f => { committed.push(f) }
+      }))))
       for (const f of committed) f()
       return result
     },
     async ping () { await base.query('SELECT 1') },
+    poolStats: () => ({ total: 1, idle: busy === 0 ? 1 : 0, waiting: Math.max(0, busy - 1) }),
     async close () {
       if (db.closed) return
       try { await db.close() } finally { unlock() }

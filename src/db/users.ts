@@ -113,3 +113,11 @@ export async function revokeApiKeysCreatedBy (q: Queryable, userId: string, now:
   )
   return r.rowCount
 }
+
+/** The active admins of a workspace (whom an invite request is shown to). */
+export async function listActiveAdmins (q: Queryable, workspaceId: string): Promise<UserRow[]> {
+  const r = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active' ORDER BY created_at`,
+    [workspaceId])
+  return r.rows
+}

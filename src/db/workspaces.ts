@@ -31,3 +31,24 @@ export async function anyWorkspaceExists (q: Queryable): Promise<boolean> {
   const r = await q.query('SELECT 1 FROM workspaces LIMIT 1')
   return r.rows.length > 0
 }
+
+/** Who may invite: admins only, members by asking an admin, or members themselves (as members). */
+export type InvitePolicy = 'admins' | 'request' | 'members'
+
+export async function findInvitePolicy (q: Queryable, workspaceId: string): Promise<InvitePolicy | null> {
+  const r = await q.query<{ invitePolicy: InvitePolicy }>(
+    'SELECT invite_policy AS "invitePolicy" FROM workspaces WHERE id = $1', [workspaceId])
+  return r.rows[0]?.invitePolicy ?? null
+}
+
+/** Sets the policy; returns the one it replaced (null: no such workspace). */
+export async function updateInvitePolicy (
+  q: Queryable,
+  workspaceId: string,
+  policy: InvitePolicy
+): Promise<InvitePolicy | null> {
+  const r = await q.query<{ previous: InvitePolicy }>(
+    `UPDATE workspaces w SET invite_policy = $2 FROM (SELECT invite_policy FROM workspaces WHERE id = $1 FOR UPDATE) old
+      WHERE w.id = $1 RETURNING old.invite_policy AS previous`, [workspaceId, policy])
+  return r.rows[0]?.previous ?? null
+}

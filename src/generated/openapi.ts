@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Liveness and database check
-         * @description Checks the database with a ping. Concurrent checks share one ping, and a successful ping answers for `HEALTH_CACHE_MS` (default 1 s, 0 to ping on every check), so polling never loads the database; a failed ping is never reused.
+         * @description Checks the database with a ping. Concurrent checks share one ping, and a successful ping answers for `HEALTH_CACHE_MS` (default 1 s, 0 to ping on every check), so polling never loads the database; a failed ping is never reused. With load shedding on (`LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS`), `checks.eventLoop` reports the event loop's delay, and while it is past the threshold this operation answers 503 with that check `overloaded` (it is not shed itself: it says why).
          */
         get: operations["getHealth"];
         put?: never;
@@ -291,6 +291,142 @@ export interface paths {
          *     is checked (401), since the signature covers the raw body.
          */
         post: operations["postSlackEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/slack/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack slash command intake (`/invite <email> [admin|member]`)
+         * @description Authenticated by Slack's request signature over the raw form body, like event intake.
+         *     The text is checked at once (an e-mail address that REST would refuse gets the usage as
+         *     an ephemeral answer); otherwise the command is recorded durably and acknowledged, and the
+         *     work (invite, or an invite request under the `request` policy) happens after the
+         *     acknowledgement, its outcome posted to the command's `response_url`. The request is
+         *     validated (400, 413, 415) before the signature is checked (401), since the signature
+         *     covers the raw body.
+         */
+        post: operations["postSlackCommands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/slack/interactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack interactivity intake (Block Kit buttons, modal submissions, shortcuts)
+         * @description Slack posts `payload`, a JSON document (`block_actions`, `view_submission`, `shortcut`),
+         *     form-encoded and signed like every Slack request. A modal with invalid e-mail addresses
+         *     is answered at once with `response_action: errors`; everything else is recorded durably,
+         *     acknowledged, and done after the acknowledgement. Every click is authorized against this
+         *     service's own users (an admin of the installing workspace), never Slack's admin status.
+         *     The request is validated (400, 413, 415) before the signature is checked (401), since
+         *     the signature covers the raw body.
+         */
+        post: operations["postSlackInteractions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's workspace settings (who may invite) */
+        get: operations["getWorkspaceSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the workspace settings
+         * @description `invitePolicy`: `admins` (only admins invite), `request` (members ask in Slack, admins
+         *     approve or deny), `members` (members may invite members; only admins invite admins).
+         */
+        patch: operations["patchWorkspaceSettings"];
+        trace?: never;
+    };
+    "/api/invite-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invite requests of the caller's workspace, newest first */
+        get: operations["getInviteRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-requests/{requestId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a pending invite request; the invitation is sent in the caller's name
+         * @description Of concurrent decisions on one request exactly one succeeds; the others get 409
+         *     `INVITE_REQUEST_NOT_PENDING`. When the invitation cannot be made (the person has
+         *     joined, the e-mail budget is spent, the e-mail fails) the request stays pending.
+         */
+        post: operations["postInviteRequestsRequestIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-requests/{requestId}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deny a pending invite request, with an optional reason the requester is told */
+        post: operations["postInviteRequestsRequestIdDeny"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1059,7 +1195,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -1075,6 +1211,13 @@ export interface components {
                 kind?: "pglite" | "postgres";
                 /** @description Duration of the ping this answer is based on. */
                 latencyMs?: number;
+            };
+            /** @description Present when load shedding is on (`LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS`). */
+            eventLoop?: {
+                /** @enum {string} */
+                status: "ok" | "overloaded";
+                /** @description Mean event-loop delay over the last sample interval. */
+                delayMs: number;
             };
         };
         HealthUnavailable: {
@@ -1185,7 +1328,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled";
         AuditEvent: {
             id: string;
             action: components["schemas"]["AuditAction"];
@@ -1257,6 +1400,81 @@ export interface components {
         SlackAck: {
             ok?: boolean;
             challenge?: string;
+        };
+        /** @description A slash command as Slack posts it (form fields; Slack adds fields over time, so others are allowed). */
+        SlackCommand: {
+            command: string;
+            text?: string;
+            team_id: string;
+            user_id: string;
+            channel_id?: string;
+            trigger_id: string;
+            response_url: string;
+        } & {
+            [key: string]: unknown;
+        };
+        SlackCommandAck: {
+            /** @enum {string} */
+            response_type: "ephemeral" | "in_channel";
+            text: string;
+        };
+        SlackInteraction: {
+            payload: string;
+        };
+        SlackInteractionAck: {
+            /** @enum {string} */
+            response_action?: "errors";
+            errors?: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * @description `admins`: only admins invite; `request`: members ask, admins approve; `members`: members may invite members.
+         * @enum {string}
+         */
+        InvitePolicy: "admins" | "request" | "members";
+        WorkspaceSettings: {
+            invitePolicy: components["schemas"]["InvitePolicy"];
+        };
+        WorkspaceSettingsPatch: {
+            invitePolicy?: components["schemas"]["InvitePolicy"];
+        };
+        /** @enum {string} */
+        InviteRequestStatus: "pending" | "approved" | "denied" | "expired";
+        InviteRequest: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["Role"];
+            status: components["schemas"]["InviteRequestStatus"];
+            /** @description The member who asked (null once removed). */
+            requestedBy: string | null;
+            decidedBy: string | null;
+            /** Format: date-time */
+            decidedAt: string | null;
+            /** @description The reason given with a denial. */
+            reason: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        InviteRequestList: {
+            items: components["schemas"]["InviteRequest"][];
+            nextCursor: string | null;
+        };
+        ApproveInviteRequest: {
+            role?: components["schemas"]["Role"];
+        };
+        DenyInviteRequest: {
+            reason?: string;
+        };
+        ApprovedInviteRequest: {
+            request: components["schemas"]["InviteRequest"];
+            invitation: components["schemas"]["InviteUserResponse"];
         };
         /** @description A JSON-RPC 2.0 message or batch. */
         JsonRpcMessage: {
@@ -1465,6 +1683,24 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The Slack signature is missing, wrong, or its timestamp is more than 5 minutes off (`SIGNATURE_INVALID`). */
+        SlackSignatureInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No such invite request in the caller's workspace (`NOT_FOUND`). */
+        InviteRequestNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The caller lacks the required role (`FORBIDDEN`). */
         Forbidden: {
             headers: {
@@ -1559,7 +1795,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database did not answer within its deadline (`SERVICE_UNAVAILABLE`). Nothing is wrong with the request or its credentials; retry after `Retry-After` seconds. */
+        /** @description The database did not answer within its deadline, or the service is overloaded and sheds load (`SERVICE_UNAVAILABLE`). Nothing is wrong with the request or its credentials; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1582,6 +1818,8 @@ export interface components {
         UserId: string;
         /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
         InvitationId: string;
+        /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+        RequestId: string;
         /** @example 9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19 */
         ApiKeyId: string;
         /** @example 2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a3b5c7d */
@@ -1647,9 +1885,10 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The database does not answer (`SERVICE_UNAVAILABLE`). Same shape as 200, plus the ErrorResponse fields. */
+            /** @description The database does not answer, or the event loop is overloaded (`SERVICE_UNAVAILABLE`; the failing check says which). Same shape as 200, plus the ErrorResponse fields. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1678,6 +1917,7 @@ export interface operations {
                     };
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocs: {
@@ -1709,6 +1949,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocsScript: {
@@ -1730,6 +1971,7 @@ export interface operations {
                     "application/javascript": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postAuthSignup: {
@@ -2163,8 +2405,38 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The Slack signature is missing, wrong, or its timestamp is more than 5 minutes off (`SIGNATURE_INVALID`). */
-            401: {
+            401: components["responses"]["SlackSignatureInvalid"];
+            404: components["responses"]["ChatPlatformNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSlackCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackCommand"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged with an ephemeral message (the outcome follows on `response_url`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackCommandAck"];
+                };
+            };
+            /** @description The form fails validation (`VALIDATION_FAILED`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2172,7 +2444,258 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            401: components["responses"]["SlackSignatureInvalid"];
             404: components["responses"]["ChatPlatformNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSlackInteractions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SlackInteraction"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; for a modal, `{}` closes it and `response_action: errors` keeps it open with the errors shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackInteractionAck"];
+                };
+            };
+            /** @description The form fails validation, or `payload` is not a JSON object with a `type` (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["SlackSignatureInvalid"];
+            404: components["responses"]["ChatPlatformNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchWorkspaceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSettings"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInviteRequests: {
+        parameters: {
+            query?: {
+                /** @example pending */
+                status?: components["schemas"]["InviteRequestStatus"];
+                /** @example 20 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invite requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequestList"];
+                };
+            };
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteRequestsRequestIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description Approved; the invitation was sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovedInviteRequest"];
+                };
+            };
+            /** @description The request id or body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InviteRequestNotFound"];
+            /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteRequestsRequestIdDeny: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DenyInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The denied request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequest"];
+                };
+            };
+            /** @description The request id or body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InviteRequestNotFound"];
+            /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2580,7 +3103,7 @@ export interface operations {
                 /** @example invitation.created */
                 action?: components["schemas"]["AuditAction"];
                 /** @example invitation */
-                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint";
+                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace";
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
                 /** @example 20 */
@@ -3079,6 +3602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postMcp: {
@@ -3158,6 +3682,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSignupPage: {
@@ -3189,6 +3714,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLoginPage: {
@@ -3220,6 +3746,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSetupPage: {
@@ -3251,6 +3778,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPageScript: {
@@ -3289,6 +3817,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     webhookInvitationCreated: {

@@ -15,13 +15,19 @@ export interface InvitationBudget {
 
 const HOUR_MS = 3_600_000
 
-export function createInvitationBudget (counter: WindowCounter, perHour: number): InvitationBudget {
+export function createInvitationBudget (
+  counter: WindowCounter,
+  perHour: number,
+  /** Told of each refused draw (the metrics count refusals by scope). */
+  onRefused: () => void = () => {}
+): InvitationBudget {
   return {
     async take (workspaceId) {
       const { current, ttl } = await counter.add(workspaceId, 1, HOUR_MS)
       if (current <= perHour) return
       // A refused draw is not a draw: otherwise a refund after it would not free a slot.
       await counter.add(workspaceId, -1, HOUR_MS)
+      onRefused()
       throw windowSpent(perHour, ttl)
     },
     async refund (workspaceId) {

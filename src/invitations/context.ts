@@ -61,7 +61,17 @@ async function sendOnBudget (
   await invitationBudget.take(ws.id)
   let handedOver = false
   const deliver: Deliver = async (invitation, token, reinvite) => await deliverInvitation(
-    { db, clock, config, log, mailer, idp, events: ports.events },
+    {
+      db,
+      clock,
+      config,
+      log,
+      mailer,
+      idp,
+      events: ports.events,
+      inviterNotices: ports.inviterNotices,
+      meter: ports.meter
+    },
     { workspace: ws, invitation, token, inviter: inviterOf(actor), reinvite, handedOver: () => { handedOver = true } }
   )
   try {

@@ -12,7 +12,9 @@ import { systemActor } from '../audit/actor.js'
 import { markInvitationRevoked, recordDelivery, type InvitationRow } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 import type { IdentityProviderInvitations } from '../idp/invitations.js'
+import { noopMeter, type Meter } from '../lib/telemetry.js'
 import { invitationEmail, signupLink } from './email.js'
+import { tellInviter, type InviterNoticeListener } from './inviter-notice.js'
 
 // Getting a committed invitation to the invitee: through the identity provider when it is
 // configured for the workspace and answers, otherwise by our own e-mail with a signup link.
@@ -34,6 +36,9 @@ export interface DeliveryDeps {
   mailer: Mailer
   idp: IdentityProviderInvitations
   events: EventOutbox
+  inviterNotices?: InviterNoticeListener | undefined
+  /** Counts each delivery attempt by path and outcome (create-admin has none). */
+  meter?: Meter
 }
 
 /** The contract's InviteUserResponse: what an invite or a re-send answers once delivered. */
@@ -54,6 +59,7 @@ export async function deliverInvitation (
   }
 ): Promise<InviteResult> {
   const { db, clock, config, log, mailer, idp } = deps
+  const meter = deps.meter ?? noopMeter
   const inv = d.invitation
   const again = d.reinvite ? 're-sent' : 'sent'
 
@@ -70,6 +76,7 @@ export async function deliverInvitation (
         expiresInDays: config.invitationTtlDays
       })
     if (outcome.kind === 'sent') {
+      meter.invitationDelivery('identity_provider', 'sent')
       d.handedOver?.()
       await recordDelivery(
         db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() }
@@ -102,6 +109,7 @@ export async function deliverInvitation (
       })
       throw serviceError('USER_EXISTS')
     }
+    meter.invitationDelivery('identity_provider', 'failed')
     log.warn(
       { invitationId: inv.id, reason: outcome.reason },
       'identity provider invitation unavailable; sending the invitation e-mail ourselves'
@@ -122,6 +130,7 @@ export async function deliverInvitation (
       })
     )
   } catch (err) {
+    meter.invitationDelivery('email', 'failed')
     const reason = (err instanceof Error ? err.message : String(err)).slice(0, 500)
     log.warn({ invitationId: inv.id, err: reason }, 'sending the invitation e-mail failed')
     const now = clock.now()
@@ -139,8 +148,16 @@ export async function deliverInvitation (
         now
       })
     })
+    tellInviter(deps, {
+      kind: 'delivery_failed',
+      workspaceId: d.workspace.id,
+      invitationId: inv.id,
+      inviterId: d.inviter.userId,
+      email: inv.email
+    })
     throw serviceError('EMAIL_SEND_FAILED')
   }
+  meter.invitationDelivery('email', 'sent')
   d.handedOver?.()
   await recordDelivery(db, inv.id, { status: 'sent', now: clock.now() })
   return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import nodemailer, { type SendMailOptions, type TransportOptions } from 'nodemailer'
 import type { Logger } from '../logger.js'
+import type { Tracer } from '../lib/telemetry.js'
 
 export interface MailMessage {
   to: string
@@ -132,5 +133,16 @@ function devMailbox (opts: MailerOptions): Mailer {
       )
     },
     async close () {}
+  }
+}
+
+/** The Mailer with a span around each send (tracing on); the recipient is not recorded. */
+export function tracedMailer (mailer: Mailer, tracer: Tracer): Mailer {
+  return {
+    kind: mailer.kind,
+    send: async msg => {
+      await tracer.span('smtp send', { 'mail.transport': mailer.kind }, async () => { await mailer.send(msg) })
+    },
+    close: async () => { await mailer.close() }
   }
 }

@@ -75,25 +75,27 @@ export function toolSchemasFor (
 ): ToolSchemas {
   const doc = contract as unknown as ContractDoc
   const { op, pathParams } = findOperation(doc, operationId)
-  let input: Json
   const body = op.requestBody?.content?.['application/json']?.schema
-  if (body !== undefined) {
-    input = inlineRefs(doc, body) as Json
-  } else {
-    const params = [...pathParams, ...(op.parameters ?? [])].map(p => inlineRefs(doc, p) as Json)
-      .filter(p => p.in === 'path' || p.in === 'query')
-    const properties: Json = {}
-    const required: string[] = []
-    for (const p of params) {
-      const name = rename[p.name as string] ?? p.name as string
-      properties[name] = {
-        ...(p.schema as Json),
-        ...(typeof p.description === 'string' ? { description: p.description } : {})
-      }
-      if (p.required === true) required.push(name)
+  const params = [...pathParams, ...(op.parameters ?? [])].map(p => inlineRefs(doc, p) as Json)
+    .filter(p => p.in === 'path' || (body === undefined && p.in === 'query'))
+  const properties: Json = {}
+  const required: string[] = []
+  for (const p of params) {
+    const name = rename[p.name as string] ?? p.name as string
+    properties[name] = {
+      ...(p.schema as Json),
+      ...(typeof p.description === 'string' ? { description: p.description } : {})
     }
-    input = { type: 'object', additionalProperties: false, properties, ...(required.length > 0 ? { required } : {}) }
+    if (p.required === true) required.push(name)
   }
+  let input: Json = { type: 'object', additionalProperties: false, properties }
+  if (body !== undefined) {
+    // The body's fields, and the path's (approve_invite_request: its id and the body's role).
+    const b = inlineRefs(doc, body) as Json
+    input = { ...b, properties: { ...properties, ...(b.properties as Json | undefined) } }
+    required.push(...(b.required as string[] | undefined ?? []))
+  }
+  if (required.length > 0) input.required = required
   const ok = op.responses?.['200'] as { content?: Record<string, { schema?: Json }> } | undefined
   const output = ok?.content?.['application/json']?.schema
   if (output === undefined) throw new Error(`openapi.yaml: ${operationId} declares no JSON 200 body`)

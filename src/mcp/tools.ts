@@ -3,6 +3,7 @@ import type { Principal } from '../principal.js'
 import type { Services } from '../services.js'
 import type { InvitationStatus } from '../db/invitations.js'
 import type { Role } from '../db/users.js'
+import type { InviteRequestStatus } from '../db/invite-requests.js'
 import { serviceError, type ServiceError } from '../errors.js'
 import { toServiceError } from '../error-response.js'
 import { createValidatorCompiler } from '../validation.js'
@@ -26,7 +27,7 @@ export interface McpTool {
   run(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
-type ToolServices = Pick<Services, 'invitations' | 'members'>
+type ToolServices = Pick<Services, 'invitations' | 'members' | 'inviteRequests'>
 
 interface ToolDef {
   name: string
@@ -35,7 +36,7 @@ interface ToolDef {
   rename?: Record<string, string>
   /** Required in the REST operation, optional for the tool (its schema `default` applies). */
   optional?: string[]
-  /** Fields of the REST answer the tool never returns (removed from its output schema too). */
+  /** Fields of the REST answer the tool never returns (removed from its output schema too); a.b is nested. */
   withhold?: string[]
   run(s: ToolServices, p: Principal, a: Record<string, unknown>): Promise<unknown>
 }
@@ -78,8 +79,63 @@ const DEFS: ToolDef[] = [
     run: async (s, p, a) => await s.members.list(
       p, { limit: a.limit as number, cursor: a.cursor as string | undefined }
     )
+  },
+  {
+    name: 'list_invite_requests',
+    operationId: 'getInviteRequests',
+    description: 'List the requests members made (in Slack, under the `request` invite policy) for someone ' +
+      'to be invited, newest first, optionally only those with one status. ' +
+      'Pass nextCursor as cursor for the next page.',
+    run: async (s, p, a) => await s.inviteRequests.list(p, {
+      limit: a.limit as number,
+      ...(a.status !== undefined ? { status: a.status as InviteRequestStatus } : {}),
+      ...(a.cursor !== undefined ? { cursor: a.cursor as string } : {})
+    })
+  },
+  {
+    name: 'approve_invite_request',
+    operationId: 'postInviteRequestsRequestIdApprove',
+    description: 'Approve a pending invite request by its id: the invitation is sent, in the role asked for ' +
+      'unless role says otherwise. If another admin decided first, the answer is INVITE_REQUEST_NOT_PENDING.',
+    rename: { requestId: 'id' },
+    withhold: ['invitation.invitationUrl'],
+    run: async (s, p, a) => await s.inviteRequests.approve(
+      p, a.id as string, a.role !== undefined ? { role: a.role as Role } : {}
+    )
+  },
+  {
+    name: 'deny_invite_request',
+    operationId: 'postInviteRequestsRequestIdDeny',
+    description: 'Deny a pending invite request by its id, with an optional reason the requester is told.',
+    rename: { requestId: 'id' },
+    run: async (s, p, a) => await s.inviteRequests.deny(
+      p, a.id as string, a.reason !== undefined ? { reason: a.reason as string } : {}
+    )
   }
 ]
+
+type Obj = Record<string, unknown>
+
+/** A copy of an answer without the field at `path` (['a', 'b']: field b of object field a). */
+function withoutField (value: Obj, path: string[]): Obj {
+  const [head, ...rest] = path
+  if (head === undefined || !(head in value)) return value
+  if (rest.length === 0) return Object.fromEntries(Object.entries(value).filter(([k]) => k !== head))
+  return { ...value, [head]: withoutField(value[head] as Obj, rest) }
+}
+
+/** The same for an object schema: the property at `path` is no longer declared. */
+function withoutProperty (schema: Obj, path: string[]): Obj {
+  const [head, ...rest] = path
+  const properties = (schema.properties ?? {}) as Obj
+  if (head === undefined || !(head in properties)) return schema
+  return {
+    ...schema,
+    properties: rest.length === 0
+      ? withoutField(properties, [head])
+      : { ...properties, [head]: withoutProperty(properties[head] as Obj, rest) }
+  }
+}
 
 /** The tool set, built once per app from the contract (schemas compiled once). */
 export function createMcpTools (contract: Record<string, unknown>, services: ToolServices): McpTool[] {
@@ -90,13 +146,8 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
       const required = (schemas.input.required as string[] | undefined ?? []).filter(n => !def.optional?.includes(n))
       schemas.input = { ...schemas.input, required }
     }
-    const withheld = new Set(def.withhold ?? [])
-    if (withheld.size > 0) {
-      const properties = Object.fromEntries(
-        Object.entries((schemas.output.properties ?? {}) as Record<string, unknown>).filter(([k]) => !withheld.has(k))
-      )
-      schemas.output = { ...schemas.output, properties }
-    }
+    const withheld = (def.withhold ?? []).map(w => w.split('.'))
+    for (const w of withheld) schemas.output = withoutProperty(schemas.output, w)
     const defaults = Object.entries((schemas.input.properties ?? {}) as Record<string, { default?: unknown }>)
       .filter(([, v]) => v.default !== undefined).map(([k, v]) => [k, v.default] as const)
     // 'body' mode: JSON arguments are typed already, so nothing is coerced (as for REST bodies).
@@ -116,11 +167,7 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
       withDefaults: args => ({ ...Object.fromEntries(defaults), ...args }),
       run: async (principal, args) => {
         const result = await def.run(services, principal, args) as Record<string, unknown>
-        return withheld.size === 0
-          ? result
-          : Object.fromEntries(
-            Object.entries(result).filter(([k]) => !withheld.has(k))
-          )
+        return withheld.reduce((r, w) => withoutField(r, w), result)
       }
     }
   })

@@ -3,6 +3,7 @@ import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rat
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
+import type { RateLimitScope as MeteredScope } from '../lib/telemetry.js'
 import {
   FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, windowSpent, type WindowCounter
 } from '../lib/window-counter.js'
@@ -25,7 +26,7 @@ import {
 //  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 503 SERVICE_UNAVAILABLE
 //    (Retry-After) until Redis is back: an outage of a peer is never the caller's fault.
 
-type RateLimitScope = 'client-ip' | 'api-key'
+type RateLimitScope = Exclude<MeteredScope, 'invitation-emails'>
 
 /** An operation's `x-fastify-config.rateLimit` in the contract. */
 export interface RateLimitPolicy { scope: RateLimitScope, countBodyItems?: boolean }
@@ -85,12 +86,14 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
   fastify.log.info({ store: fastify.rateLimitStore, failOpen: config.rateLimit.failOpen }, 'rate-limit store')
 
   const requests = counterIn('')
+  const refusal = (_req: unknown, ctx: { ttl: number }) =>
+    serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(ctx.ttl / 1000))])
   await fastify.register(rateLimit, {
     global: false,
     store: class extends WindowCounterStore { constructor () { super(requests) } },
     // Fail-closed: a store error reaches the error handler as a (masked) 500.
     skipOnError: false,
-    errorResponseBuilder: (_req, ctx) => serviceError('RATE_LIMITED', [Math.max(1, Math.ceil(ctx.ttl / 1000))])
+    errorResponseBuilder: refusal
   })
 
   const scopes: Record<RateLimitScope, { max: number, key: (r: FastifyRequest) => string }> = {
@@ -102,17 +105,31 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
   }
   fastify.decorate('rateLimitedRoute', (policy: RateLimitPolicy): RateLimitedRoute => {
     const { max, key } = scopes[policy.scope]
-    const route: RateLimitedRoute = { rateLimit: { max, timeWindow: MINUTE_MS, keyGenerator: key, hook: 'onRequest' } }
+    const refused = () => { fastify.meter.rateLimitRefusal(policy.scope) }
+    const route: RateLimitedRoute = {
+      rateLimit: {
+        max,
+        timeWindow: MINUTE_MS,
+        keyGenerator: key,
+        hook: 'onRequest',
+        errorResponseBuilder: (req: unknown, ctx: { ttl: number }) => {
+          refused()
+          return refusal(req, ctx)
+        }
+      }
+    }
     if (policy.countBodyItems === true) {
       route.preHandler = async request => {
         // The request itself was counted in onRequest; each further item counts as one more.
         if (!Array.isArray(request.body) || request.body.length < 2) return
         const { current, ttl } = await requests.add(key(request), request.body.length - 1, MINUTE_MS)
-        if (current > max) throw windowSpent(max, ttl)
+        if (current <= max) return
+        refused()
+        throw windowSpent(max, ttl)
       }
     }
     return route
   })
 }
 
-export default fp(rateLimitPlugin, { name: 'rate-limit', fastify: '5.x', dependencies: ['redis'] })
+export default fp(rateLimitPlugin, { name: 'rate-limit', fastify: '5.x', dependencies: ['redis', 'metrics'] })

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js'
 import type { Database, Queryable } from '../db/client.js'
 import { findActiveSession, insertSession, revokeSession, type SessionMethod } from '../db/sessions.js'
 import type { Principal } from '../principal.js'
+import { isUuid } from '../lib/uuid.js'
 
 /** The JWT half of a session; @fastify/jwt provides it, pinned to HS256 with iss/aud/exp required. */
 export interface SessionTokenSigner {
@@ -23,8 +24,6 @@ export interface SessionService {
   readonly ttlSeconds: number
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 export function createSessionService (
   deps: { db: Database, clock: Clock, signer: SessionTokenSigner, ttlSeconds: number }
 ): SessionService {
@@ -36,7 +35,7 @@ export function createSessionService (
     } catch {
       return null
     }
-    return typeof payload.sid === 'string' && UUID.test(payload.sid) ? payload.sid : null
+    return typeof payload.sid === 'string' && isUuid(payload.sid) ? payload.sid : null
   }
   return {
     ttlSeconds,

@@ -1,6 +1,10 @@
-// A small client for the few Slack Web API methods the service calls, over plain fetch against
-// SLACK_API_URL (tests point it at a loopback fake). Every call has a hard timeout. Errors name
-// the method and Slack's error code only: never a token, never a response body.
+import { ErrorCode, LogLevel, WebClient, type Logger as SlackLogger } from '@slack/web-api'
+import type { Logger } from '../logger.js'
+
+// The Slack Web API methods the service calls, through Slack's own SDK (@slack/web-api): it
+// retries failed calls and waits out a 429's Retry-After before retrying. SLACK_API_URL points
+// it elsewhere (tests use a loopback fake). Calls are bounded: a few retries, a per-request
+// timeout. Errors name the method and Slack's error code only: never a token, never a body.
 
 export class SlackApiError extends Error {
   override name = 'SlackApiError'
@@ -18,6 +22,11 @@ export interface OAuthAccess {
   teamName: string | null
 }
 
+/** A Block Kit block or view, as plain JSON (built in blocks.ts). */
+type Block = Record<string, unknown>
+
+interface SlackMessage { channel: string, text: string, blocks?: Block[], threadTs?: string }
+
 export interface SlackWebApi {
   oauthV2Access(input: {
     clientId: string,
@@ -27,62 +36,84 @@ export interface SlackWebApi {
   }): Promise<OAuthAccess>
   /** The e-mail on the user's Slack profile (needs users:read.email), or null when hidden. */
   userEmail(token: string, userId: string): Promise<string | null>
-  postMessage(token: string, message: { channel: string, text: string, threadTs?: string }): Promise<void>
+  /** The Slack user with this e-mail (users.lookupByEmail), or null when there is none. */
+  userIdByEmail(token: string, email: string): Promise<string | null>
+  /** Posts a message; a user id as channel is a direct message from the app. */
+  postMessage(token: string, message: SlackMessage): Promise<{ channel: string, ts: string }>
+  updateMessage(token: string, message: { channel: string, ts: string, text: string, blocks: Block[] }): Promise<void>
+  openView(token: string, triggerId: string, view: Block): Promise<void>
+  publishView(token: string, userId: string, view: Block): Promise<void>
+  /** Answers through an interaction's response_url (not a Web API method: no token, no retries). */
+  respond(responseUrl: string, body: Record<string, unknown>): Promise<void>
 }
 
 type Json = Record<string, unknown>
 
 const str = (v: unknown): string | null => typeof v === 'string' && v !== '' ? v : null
 
-export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number }): SlackWebApi {
-  const timeoutMs = opts.timeoutMs ?? 5000
+/**
+ * The SDK's logger, onto ours (the SDK would otherwise write to the console). Its debug and info
+ * lines are dropped: they print each call's arguments, client secret and tokens included.
+ */
+function sdkLogger (log: Logger): SlackLogger {
+  const text = (msg: unknown[]) => msg.map(String).join(' ')
+  return {
+    debug: () => {},
+    info: () => {},
+    warn: (...msg: unknown[]) => { log.warn({ slackSdk: true }, text(msg)) },
+    error: (...msg: unknown[]) => { log.warn({ slackSdk: true }, text(msg)) },
+    setLevel: () => {},
+    getLevel: () => LogLevel.DEBUG,
+    setName: () => {}
+  }
+}
 
-  async function call (
-    method: string,
-    init: { token?: string, form?: Record<string, string>, json?: Json }
-  ): Promise<Json> {
-    const headers: Record<string, string> = {}
-    if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`
-    let body: string
-    if (init.json !== undefined) {
-      headers['content-type'] = 'application/json; charset=utf-8'
-      body = JSON.stringify(init.json)
-    } else {
-      headers['content-type'] = 'application/x-www-form-urlencoded'
-      body = new URLSearchParams(init.form ?? {}).toString()
-    }
-    let res: Response
+/** The Slack error code of a failed SDK call, never its body. */
+function slackErrorOf (err: unknown): string {
+  const e = err as { code?: string, data?: { error?: unknown }, statusCode?: number, retryAfter?: number }
+  switch (e.code) {
+    case ErrorCode.PlatformError: return str(e.data?.error) ?? 'unknown_error'
+    case ErrorCode.HTTPError: return `HTTP ${e.statusCode ?? '?'}`
+    case ErrorCode.RateLimitedError: return `rate limited (retry after ${e.retryAfter ?? '?'} s)`
+    case ErrorCode.RequestError: return 'request failed'
+    default: return (err as Error).name === 'TimeoutError' ? 'timed out' : 'request failed'
+  }
+}
+
+export function createSlackWebApi (
+  opts: { apiUrl: string, log: Logger, timeoutMs?: number, retries?: number }
+): SlackWebApi {
+  const timeoutMs = opts.timeoutMs ?? 5000
+  const clientWith = (retries: number) => new WebClient(undefined, {
+    // The SDK joins base and method without a separator.
+    slackApiUrl: opts.apiUrl.endsWith('/') ? opts.apiUrl : `${opts.apiUrl}/`,
+    timeout: timeoutMs,
+    retryConfig: { retries, factor: 2, minTimeout: 200, maxTimeout: 2000 },
+    rejectRateLimitedCalls: false,
+    allowAbsoluteUrls: false,
+    logger: sdkLogger(opts.log)
+  })
+  // Work after the acknowledgement: a few quick retries, not the SDK's default of half an hour.
+  const client = clientWith(opts.retries ?? 2)
+  // The code exchange: a browser waits, and a code is single use, so a retry would not help.
+  const once = clientWith(0)
+
+  async function call (method: string, token: string | undefined, args: Json): Promise<Json> {
     try {
-      res = await fetch(
-        `${opts.apiUrl}/${method}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) }
-      )
+      const sdk = token === undefined ? once : client
+      return await sdk.apiCall(method, { ...args, ...(token !== undefined ? { token } : {}) }) as unknown as Json
     } catch (err) {
-      const e = err as Error
-      throw new SlackApiError(
-        method, e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `request failed (${e.message})`
-      )
+      throw new SlackApiError(method, slackErrorOf(err))
     }
-    let data: unknown
-    try {
-      data = await res.json()
-    } catch {
-      throw new SlackApiError(method, `HTTP ${res.status} without a JSON body`)
-    }
-    // Slack answers HTTP 200 with ok:false for most errors; 429 and 5xx come without ok:true.
-    const ok = res.ok && typeof data === 'object' && data !== null && (data as Json).ok === true
-    if (!ok) throw new SlackApiError(method, str((data as Json | null)?.error) ?? `HTTP ${res.status}`)
-    return data as Json
   }
 
   return {
     async oauthV2Access (input) {
-      const data = await call('oauth.v2.access', {
-        form: {
-          client_id: input.clientId,
-          client_secret: input.clientSecret,
-          code: input.code,
-          redirect_uri: input.redirectUri
-        }
+      const data = await call('oauth.v2.access', undefined, {
+        client_id: input.clientId,
+        client_secret: input.clientSecret,
+        code: input.code,
+        redirect_uri: input.redirectUri
       })
       const team = (data.team ?? {}) as Json
       const accessToken = str(data.access_token)
@@ -101,19 +132,51 @@ export function createSlackWebApi (opts: { apiUrl: string, timeoutMs?: number })
       }
     },
     async userEmail (token, userId) {
-      const data = await call('users.info', { token, form: { user: userId } })
+      const data = await call('users.info', token, { user: userId })
       const profile = ((data.user as Json | undefined)?.profile ?? {}) as Json
       return str(profile.email)
     },
+    async userIdByEmail (token, email) {
+      try {
+        const data = await call('users.lookupByEmail', token, { email })
+        return str((data.user as Json | undefined)?.id)
+      } catch (err) {
+        if (err instanceof SlackApiError && err.slackError === 'users_not_found') return null
+        throw err
+      }
+    },
     async postMessage (token, message) {
-      await call('chat.postMessage', {
-        token,
-        json: {
-          channel: message.channel,
-          text: message.text,
-          ...(message.threadTs !== undefined ? { thread_ts: message.threadTs } : {})
-        }
+      const data = await call('chat.postMessage', token, {
+        channel: message.channel,
+        text: message.text,
+        ...(message.blocks !== undefined ? { blocks: message.blocks } : {}),
+        ...(message.threadTs !== undefined ? { thread_ts: message.threadTs } : {})
       })
+      return { channel: str(data.channel) ?? message.channel, ts: str(data.ts) ?? '' }
+    },
+    async updateMessage (token, message) {
+      await call('chat.update', token, { ...message })
+    },
+    async openView (token, triggerId, view) {
+      await call('views.open', token, { trigger_id: triggerId, view })
+    },
+    async publishView (token, userId, view) {
+      await call('views.publish', token, { user_id: userId, view })
+    },
+    async respond (responseUrl, body) {
+      let res: Response
+      try {
+        res = await fetch(responseUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs)
+        })
+      } catch (err) {
+        throw new SlackApiError('response_url', slackErrorOf(err))
+      }
+      await res.arrayBuffer().catch(() => null)
+      if (!res.ok) throw new SlackApiError('response_url', `HTTP ${res.status}`)
     }
   }
 }

@@ -13,6 +13,7 @@ import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser, type Role } from '../../src/db/users.js'
 import { projectRoot } from '../../src/paths.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
+import type { Principal } from '../../src/principal.js'
 
 // One build(t) helper: the app built by the production buildApp (same server options), on
 // PGlite in memory by default or on the PostgreSQL at TEST_DATABASE_URL (a schema of its own
@@ -122,4 +123,10 @@ export async function build (t: Teardown, opts: BuildOptions = {}): Promise<Test
     return { cookie: `${SESSION_COOKIE}=${token}`, userId: user.id, workspaceId, email, sessionId }
   }
   return { app, db, clock, config, inject: async o => await app.inject(o), signIn }
+}
+
+/** A signed-in user as the principal a service call takes (tests calling services directly). */
+export function principalOf (u: SignedIn, role: Role, kind: Principal['kind'] = 'session'): Principal {
+  const ids = { userId: u.userId, workspaceId: u.workspaceId, email: u.email }
+  return { kind, ...ids, name: null, role, sessionId: null, apiKeyId: null, requestId: null }
 }

@@ -51,7 +51,10 @@ export async function startFakeHttp (t: { teardown(fn: () => unknown): void }): 
         json
       }
       requests.push(fr)
-      const handler = routes.get(`${fr.method} ${fr.path}`)
+      const key = `${fr.method} ${fr.path}`
+      // A route ending in * matches every path it prefixes.
+      const handler = routes.get(key) ??
+        [...routes].find(([route]) => route.endsWith('*') && key.startsWith(route.slice(0, -1)))?.[1]
       ;(async () => {
         const reply: FakeReply = handler !== undefined
           ? await handler(fr)

@@ -22,10 +22,43 @@ export interface SlackFake {
   /** Slack user id → the e-mail users.info answers with. */
   emails: Map<string, string>
   /** The chat.postMessage calls received, in order. */
-  posts(): Array<{ channel: string, text: string, thread_ts?: string, authorization: string | undefined }>
+  posts(): SlackCall[]
   calls(method: string): FakeRequest[]
+  /** The arguments of each call of a Web API method (form fields, JSON-valued ones decoded). */
+  args(method: string): SlackCall[]
+  /** What was POSTed to response_urls (responseUrl() makes one), in order. */
+  responses(): Array<Record<string, unknown>>
+  /** A response_url on the fake, as Slack puts in commands and interactions. */
+  responseUrl(): string
   /** Delay (ms) for chat.postMessage answers. */
   postDelayMs: number
+  /** Answer the next n chat.postMessage calls with 429 and Retry-After: 1. */
+  rateLimitPosts: number
+}
+
+/** A Web API call's arguments, with the bot token it came with. */
+interface SlackCall {
+  channel: string
+  text: string
+  thread_ts?: string
+  ts?: string
+  blocks?: Array<Record<string, unknown>>
+  view?: Record<string, unknown>
+  user_id?: string
+  trigger_id?: string
+  authorization: string | undefined
+  [key: string]: unknown
+}
+
+/** The SDK sends form fields, objects among them as JSON text; earlier clients sent JSON. */
+function callArgs (r: FakeRequest): SlackCall {
+  const fields: Record<string, unknown> = r.json !== null && typeof r.json === 'object'
+    ? { ...(r.json as Record<string, unknown>) }
+    : Object.fromEntries(new URLSearchParams(r.body))
+  for (const k of ['blocks', 'view']) {
+    if (typeof fields[k] === 'string') fields[k] = JSON.parse(fields[k])
+  }
+  return { ...fields, authorization: r.headers.authorization } as SlackCall
 }
 
 export async function startSlackFake (t: Teardown): Promise<SlackFake> {
@@ -35,12 +68,20 @@ export async function startSlackFake (t: Teardown): Promise<SlackFake> {
     botToken: `xoxb-${randomBytes(12).toString('hex')}`,
     emails: new Map(),
     postDelayMs: 0,
-    posts: () => fake.requests.filter(r => r.path === '/chat.postMessage').map(r => ({
-      ...(r.json as { channel: string, text: string, thread_ts?: string }),
-      authorization: r.headers.authorization
-    })),
-    calls: method => fake.requests.filter(r => r.path === `/${method}`)
+    rateLimitPosts: 0,
+    posts: () => state.args('chat.postMessage'),
+    calls: method => fake.requests.filter(r => r.path === `/${method}`),
+    args: method => state.calls(method).map(callArgs),
+    responses: () => fake.requests.filter(r => r.path.startsWith('/respond/')).map(r => r.json as Record<string, unknown>),
+    responseUrl: () => `${fake.url}/respond/${randomBytes(6).toString('hex')}`
   }
+  const authed = (req: FakeRequest) => req.headers.authorization === `Bearer ${state.botToken}` ||
+    new URLSearchParams(req.body).get('token') === state.botToken
+  const field = (req: FakeRequest, name: string) => {
+    const fromJson = (req.json as Record<string, unknown> | null)?.[name]
+    return typeof fromJson === 'string' ? fromJson : new URLSearchParams(req.body).get(name) ?? ''
+  }
+  let ts = 0
   fake.on('POST /oauth.v2.access', req => {
     const form = new URLSearchParams(req.body)
     if (form.get('client_secret') !== CLIENT_SECRET || form.get('code') !== 'good-code') {
@@ -63,16 +104,34 @@ export async function startSlackFake (t: Teardown): Promise<SlackFake> {
     }
   })
   fake.on('POST /users.info', req => {
-    if (req.headers.authorization !== `Bearer ${state.botToken}`) return { json: { ok: false, error: 'invalid_auth' } }
-    const user = new URLSearchParams(req.body).get('user') ?? ''
+    if (!authed(req)) return { json: { ok: false, error: 'invalid_auth' } }
+    const user = field(req, 'user')
     const email = state.emails.get(user)
     if (email === undefined) return { json: { ok: false, error: 'user_not_found' } }
     return { json: { ok: true, user: { id: user, profile: { email, real_name: 'Someone' } } } }
   })
-  fake.on('POST /chat.postMessage', req => {
-    if (req.headers.authorization !== `Bearer ${state.botToken}`) return { json: { ok: false, error: 'invalid_auth' } }
-    return { json: { ok: true, ts: '1700000000.000200' }, delayMs: state.postDelayMs }
+  fake.on('POST /users.lookupByEmail', req => {
+    if (!authed(req)) return { json: { ok: false, error: 'invalid_auth' } }
+    const email = field(req, 'email').toLowerCase()
+    const found = [...state.emails].find(([, e]) => e.toLowerCase() === email)
+    if (found === undefined) return { json: { ok: false, error: 'users_not_found' } }
+    return { json: { ok: true, user: { id: found[0], profile: { email: found[1] } } } }
   })
+  fake.on('POST /chat.postMessage', req => {
+    if (!authed(req)) return { json: { ok: false, error: 'invalid_auth' } }
+    if (state.rateLimitPosts > 0) {
+      state.rateLimitPosts--
+      return { status: 429, headers: { 'retry-after': '1' }, json: { ok: false, error: 'ratelimited' } }
+    }
+    const channel = field(req, 'channel')
+    // A message to a user id lands in the app's DM with them.
+    const dm = channel.startsWith('U') ? `D${channel.slice(1)}` : channel
+    return { json: { ok: true, channel: dm, ts: `1700000000.${String(++ts).padStart(6, '0')}` }, delayMs: state.postDelayMs }
+  })
+  for (const method of ['chat.update', 'views.open', 'views.publish']) {
+    fake.on(`POST /${method}`, req => ({ json: authed(req) ? { ok: true } : { ok: false, error: 'invalid_auth' } }))
+  }
+  fake.on('POST /respond/*', () => ({ json: { ok: true } }))
   return state
 }
 

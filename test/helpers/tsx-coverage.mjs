@@ -17,7 +17,12 @@
 // Child processes started with `node --import tsx …` (the server, scripts) inherit the hook
 // through NODE_OPTIONS. Off when tap collects no coverage (`_TAPJS_PROCESSINFO_COVERAGE_=0`,
 // which tap sets for every test process when coverage is disabled).
-import { register } from 'node:module'
+//
+// Where Node has in-thread hooks (module.registerHooks: Node 22.15+, 24) tsx uses them, and an
+// off-thread hook registered after them would run *inside* tsx's (tsx would then compile and
+// minify this hook's output again). There this hook is an in-thread one too, registered last, so
+// it is the outermost again and sees tsx's result, as `register` does on Node 20.
+import * as nodeModule from 'node:module'
 import { readFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
@@ -32,7 +37,8 @@ if (isMainThread && process.env._TAPJS_PROCESSINFO_COVERAGE_ !== '0' &&
   // first (the later `--import tsx` is then the same, already evaluated module), so that this
   // hook is registered after tsx's and runs on its output.
   await import('tsx')
-  register(self)
+  if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ load: loadSync })
+  else nodeModule.register(self)
   if (!(process.env.NODE_OPTIONS ?? '').includes(self)) {
     process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import=${self}`.trim()
   }
@@ -41,13 +47,10 @@ if (isMainThread && process.env._TAPJS_PROCESSINFO_COVERAGE_ !== '0' &&
 let esbuild
 let tsconfigRaw
 
-/** @type {import('node:module').LoadHook} */
-export async function load (url, context, nextLoad) {
-  const result = await nextLoad(url, context)
-  if (!covered.test(url) || result.format !== 'module' || result.source == null) return result
-  esbuild ??= await import('esbuild')
+/** esbuild's plain transform of one covered file, with a complete inline map. */
+function transformOptions (url) {
   tsconfigRaw ??= { compilerOptions: JSON.parse(readFileSync(new URL('tsconfig.json', root), 'utf8')).compilerOptions }
-  const { code } = await esbuild.transform(await readFile(new URL(url), 'utf8'), {
+  return {
     loader: 'ts',
     format: 'esm',
     target: `node${process.versions.node}`,
@@ -55,6 +58,23 @@ export async function load (url, context, nextLoad) {
     sourcemap: 'inline',
     sourcesContent: true,
     tsconfigRaw
-  })
+  }
+}
+
+/** The in-thread variant of `load` below (module.registerHooks wants synchronous hooks). */
+function loadSync (url, context, nextLoad) {
+  const result = nextLoad(url, context)
+  if (!covered.test(url) || result.format !== 'module' || result.source == null) return result
+  const { transformSync } = nodeModule.createRequire(self)('esbuild')
+  const { code } = transformSync(readFileSync(new URL(url), 'utf8'), transformOptions(url))
+  return { ...result, source: code }
+}
+
+/** @type {import('node:module').LoadHook} */
+export async function load (url, context, nextLoad) {
+  const result = await nextLoad(url, context)
+  if (!covered.test(url) || result.format !== 'module' || result.source == null) return result
+  esbuild ??= await import('esbuild')
+  const { code } = await esbuild.transform(await readFile(new URL(url), 'utf8'), transformOptions(url))
   return { ...result, source: code }
 }

@@ -1,0 +1,16 @@
+import type { HandlerDeps, HandlerGroup } from './types.js'
+import { principalOf } from '../src/principal.js'
+
+export function workspaceHandlers (
+  { services }: HandlerDeps
+): HandlerGroup<'getWorkspaceSettings' | 'patchWorkspaceSettings'> {
+  const svc = services.workspaceSettings
+  return {
+    async getWorkspaceSettings (request) {
+      return await svc.get(principalOf(request))
+    },
+    async patchWorkspaceSettings (request) {
+      return await svc.update(principalOf(request), request.body)
+    }
+  }
+}

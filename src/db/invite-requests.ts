@@ -1,0 +1,133 @@
+import type { Queryable } from './client.js'
+import type { Role } from './users.js'
+
+// Invite requests (a member asks for someone to be invited; an admin decides). Deciding is one
+// guarded UPDATE, so of two concurrent decisions exactly one gets the row back.
+
+export type InviteRequestStatus = 'pending' | 'approved' | 'denied' | 'expired'
+
+export interface ChatMessageRef { channel: string, ts: string }
+
+export interface InviteRequestRow {
+  id: string
+  workspaceId: string
+  email: string
+  role: Role
+  status: InviteRequestStatus
+  requestedBy: string | null
+  decidedBy: string | null
+  decidedAt: Date | null
+  reason: string | null
+  chatMessages: ChatMessageRef[]
+  expiresAt: Date
+  createdAt: Date
+  updatedAt: Date
+}
+
+const COLUMNS = `id, workspace_id AS "workspaceId", email, role, status, requested_by AS "requestedBy",
+  decided_by AS "decidedBy", decided_at AS "decidedAt", reason, chat_messages AS "chatMessages",
+  expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt"`
+
+/** The status as read now: a pending request past its expiry is expired. */
+export function effectiveRequestStatus (row: InviteRequestRow, now: Date): InviteRequestStatus {
+  return row.status === 'pending' && new Date(row.expiresAt) <= now ? 'expired' : row.status
+}
+
+/**
+ * A new pending request, or the pending one this e-mail already has in the workspace (created:
+ * false). A pending row past its expiry is marked expired first, so it does not block a new one.
+ */
+export async function insertInviteRequest (
+  q: Queryable,
+  input: { workspaceId: string, email: string, role: Role, requestedBy: string, expiresAt: Date, now: Date }
+): Promise<{ row: InviteRequestRow, created: boolean }> {
+  await q.query(
+    `UPDATE invite_requests SET status = 'expired', updated_at = $3
+      WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3`,
+    [input.workspaceId, input.email, input.now])
+  const r = await q.query<InviteRequestRow>(
+    `INSERT INTO invite_requests (workspace_id, email, role, requested_by, expires_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6)
+     ON CONFLICT (workspace_id, email) WHERE status = 'pending' DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [input.workspaceId, input.email, input.role, input.requestedBy, input.expiresAt, input.now])
+  if (r.rows[0] !== undefined) return { row: r.rows[0], created: true }
+  const existing = await q.query<InviteRequestRow>(
+    `SELECT ${COLUMNS} FROM invite_requests WHERE workspace_id = $1 AND email = $2 AND status = 'pending'`,
+    [input.workspaceId, input.email])
+  return { row: existing.rows[0] as InviteRequestRow, created: false }
+}
+
+export async function findInviteRequest (
+  q: Queryable,
+  workspaceId: string,
+  id: string
+): Promise<InviteRequestRow | null> {
+  const r = await q.query<InviteRequestRow>(
+    `SELECT ${COLUMNS} FROM invite_requests WHERE workspace_id = $1 AND id = $2`, [workspaceId, id])
+  return r.rows[0] ?? null
+}
+
+/** Newest first, keyset-paginated on (created_at, id); optionally one requester's only. */
+export async function listInviteRequests (
+  q: Queryable,
+  filter: {
+    workspaceId: string,
+    status?: InviteRequestStatus | undefined,
+    requestedBy?: string | undefined,
+    now: Date,
+    limit: number,
+    before?: { createdAt: Date, id: string } | undefined
+  }
+): Promise<InviteRequestRow[]> {
+  const r = await q.query<InviteRequestRow>(
+    `SELECT ${COLUMNS} FROM invite_requests
+      WHERE workspace_id = $1
+        AND ($2::text IS NULL
+             OR ($2 = 'pending' AND status = 'pending' AND expires_at > $3)
+             OR ($2 = 'expired' AND (status = 'expired' OR (status = 'pending' AND expires_at <= $3)))
+             OR ($2 IN ('approved', 'denied') AND status = $2))
+        AND ($7::uuid IS NULL OR requested_by = $7)
+        AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::uuid))
+      ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [
+      filter.workspaceId, filter.status ?? null, filter.now, filter.limit, filter.before?.createdAt ?? null,
+      filter.before?.id ?? null, filter.requestedBy ?? null
+    ])
+  return r.rows
+}
+
+/** Decide a request that is still pending; null when it is not (decided, expired, or unknown). */
+export async function decideInviteRequest (
+  q: Queryable,
+  input: {
+    workspaceId: string,
+    id: string,
+    status: 'approved' | 'denied',
+    role: Role | null,
+    decidedBy: string,
+    reason: string | null,
+    now: Date
+  }
+): Promise<InviteRequestRow | null> {
+  const r = await q.query<InviteRequestRow>(
+    `UPDATE invite_requests
+        SET status = $3, role = COALESCE($4, role), decided_by = $5, decided_at = $7, reason = $6, updated_at = $7
+      WHERE workspace_id = $1 AND id = $2 AND status = 'pending' AND expires_at > $7
+      RETURNING ${COLUMNS}`,
+    [input.workspaceId, input.id, input.status, input.role, input.decidedBy, input.reason, input.now])
+  return r.rows[0] ?? null
+}
+
+/** An approval whose invitation could not be made goes back to pending, so it can be decided again. */
+export async function reopenInviteRequest (q: Queryable, id: string, now: Date): Promise<void> {
+  await q.query(
+    `UPDATE invite_requests SET status = 'pending', decided_by = NULL, decided_at = NULL, updated_at = $2
+      WHERE id = $1 AND status = 'approved'`, [id, now])
+}
+
+export async function addInviteRequestMessage (q: Queryable, id: string, message: ChatMessageRef): Promise<void> {
+  await q.query(
+    'UPDATE invite_requests SET chat_messages = chat_messages || $2::jsonb WHERE id = $1',
+    [id, JSON.stringify([message])])
+}
