@@ -24,7 +24,9 @@ export function observeDatabase (db: Database, o: { meter: Meter, tracer: Tracer
   }
   const observed = (q: Queryable): Queryable => ({
     query: async (text, params) => await statement(text, async () => await q.query(text, params)),
-    exec: async text => { await statement(text, async () => { await q.exec(text) }) }
+    exec: async text => { await statement(text, async () => { await q.exec(text) }) },
+    // A transaction's after-commit callbacks (the job engine's wake-up) pass through untouched.
+    ...(q.afterCommit !== undefined ? { afterCommit: q.afterCommit } : {})
   })
   const top = observed(db)
   return {

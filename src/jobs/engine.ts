@@ -40,9 +40,20 @@ export interface JobEngineOptions {
 // both, so on PostgreSQL the first branch always answers.
 const MULTI_STATEMENT = /cannot insert multiple commands into a prepared statement/
 
+/** More than one statement: a `;` followed by more SQL. */
+const SCRIPT = /;\s*\S/
+
 function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBoss.Db {
   return {
     async executeSql (text, values) {
+      // pg-boss sends its schema scripts (several statements, no parameters) through the same call
+      // as its queries; PGlite's query() takes one statement, so a script goes to exec() at once
+      // rather than failing first (a failed statement is counted and traced as one).
+      const noValues = values === undefined || values.length === 0
+      if (noValues && SCRIPT.test(text)) {
+        await q.exec(text)
+        return { rows: [] }
+      }
       try {
         const r = await q.query(text, values)
         return { rows: Array.isArray(r.rows) ? r.rows : [] }
