@@ -1,5 +1,5 @@
-import t from 'tap'
-import { build } from './helpers/build.js'
+import t, { type Test } from 'tap'
+import { build, principalOf, type TestApp } from './helpers/build.js'
 import { assertContract } from './helpers/contract.js'
 import { loadContract } from '../src/app.js'
 
@@ -17,10 +17,26 @@ const lists = Object.entries(contract.paths)
   .filter(([, item]) => (item.get?.parameters ?? []).some(p => p.$ref === '#/components/parameters/Cursor'))
   .map(([path]) => path)
 
+/** An endpoint of the admin's workspace (its deliveries are one of the lists). */
+async function webhookEndpoint (t: Test, h: TestApp, cookie: string): Promise<string> {
+  const res = await h.inject({
+    method: 'POST',
+    url: '/api/webhook-endpoints',
+    headers: { cookie },
+    payload: { url: 'http://127.0.0.1:9/hook', eventTypes: ['invitation.created'] }
+  })
+  t.equal(res.statusCode, 201)
+  return (res.json() as { id: string }).id
+}
+
 t.test('every list operation refuses a foreign or absurd cursor with one 400', async t => {
-  t.same(lists.sort(), ['/api/audit-events', '/api/invitations', '/api/users'], 'the list operations')
+  t.same(lists.sort(), [
+    '/api/audit-events', '/api/invitations', '/api/invite-requests', '/api/users',
+    '/api/webhook-endpoints/{endpointId}/deliveries'
+  ], 'the list operations')
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
+  const endpointId = await webhookEndpoint(t, h, admin.cookie)
   const absurd = [
     b64(`-200000-01-01T00:00:00.000Z|${UUID}`),
     b64(`+275760-09-13T00:00:00.000Z|${UUID}`),
@@ -35,7 +51,7 @@ t.test('every list operation refuses a foreign or absurd cursor with one 400', a
   ]
   for (const path of lists) {
     for (const cursor of absurd) {
-      const url = `${path}?cursor=${encodeURIComponent(cursor)}`
+      const url = `${path.replace('{endpointId}', endpointId)}?cursor=${encodeURIComponent(cursor)}`
       const res = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
       t.equal(res.statusCode, 400, `${path} cursor ${cursor}`)
       assertContract(t, 'GET', url, res)
@@ -55,8 +71,20 @@ t.test('every list operation refuses a foreign or absurd cursor with one 400', a
 t.test('every list operation pages through its items with the one cursor format', async t => {
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
+  // Something in every list: an endpoint whose deliveries the invites make, and three requests.
+  const endpointId = await webhookEndpoint(t, h, admin.cookie)
+  const settings = await h.inject({
+    method: 'PATCH',
+    url: '/api/workspace/settings',
+    headers: { cookie: admin.cookie },
+    payload: { invitePolicy: 'request' }
+  })
+  t.equal(settings.statusCode, 200)
   for (let i = 0; i < 3; i++) {
-    await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+    const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+    await h.app.services.inviteRequests.request(
+      principalOf(member, 'member'), { email: `asked-${i}@example.com`, role: 'member' }
+    )
     const r = await h.inject({
       method: 'POST',
       url: '/api/users/invite',
@@ -66,7 +94,7 @@ t.test('every list operation pages through its items with the one cursor format'
     t.equal(r.statusCode, 200)
     h.clock.advance(1000)
   }
-  for (const path of lists) {
+  for (const path of lists.map(p => p.replace('{endpointId}', endpointId))) {
     const seen: string[] = []
     let url: string | null = `${path}?limit=1`
     while (url !== null) {
