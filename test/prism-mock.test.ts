@@ -59,9 +59,13 @@ function exampleRequest (op: Operation): { url: string, init: RequestInit } {
   const query = new URLSearchParams()
   const headers: Record<string, string> = { ...CREDENTIALS[Object.keys(op.security[0] ?? {})[0] ?? ''] }
   for (const p of op.parameters) {
-    const value = String(parameterExample(p))
+    const example: unknown = parameterExample(p)
+    const value = String(example)
     if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeURIComponent(value))
-    if (p.in === 'query') query.set(p.name, value)
+    // An array query parameter is form-exploded (OpenAPI's default): ?types=a&types=b.
+    if (p.in === 'query') {
+      for (const item of Array.isArray(example) ? example : [example]) query.append(p.name, String(item))
+    }
     if (p.in === 'header') headers[p.name.toLowerCase()] = value
   }
   const init: RequestInit = { method: op.method, headers, redirect: 'manual' }
