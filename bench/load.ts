@@ -6,7 +6,11 @@ import { readFileSync } from 'node:fs'
 // the process under load, and CPU pinning with taskset.
 
 export interface Measured { rps: number, p50: number, p99: number, total: number, unexpected: number }
-export interface Round extends Measured { peakRssMb: number }
+export interface Round extends Measured {
+  peakRssMb: number
+  /** CPU time (user + system, all threads) the measured process spent per answered request, µs. */
+  cpuUsPerRequest: number
+}
 
 export function percentile (sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN
@@ -23,16 +27,31 @@ function rssMb (pid: number): number {
   } catch { return NaN }
 }
 
-/** One round of `run`, with the peak RSS of the process `pid()` sampled every 100 ms. */
+// /proc/PID/stat counts CPU time in clock ticks: USER_HZ, 100 on every Linux architecture we run on.
+const TICKS_PER_SECOND = 100
+
+/** CPU time of a process (user + system, every thread) in µs (Linux /proc), or NaN elsewhere. */
+function cpuUs (pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * (1e6 / TICKS_PER_SECOND)
+  } catch { return NaN }
+}
+
+/** One round of `run`, with the peak RSS of the process `pid()` sampled every 100 ms and its CPU time. */
 export async function measure (
   run: (seconds: number) => Promise<Measured>, pid: () => number, seconds: number
 ): Promise<Round> {
   let peak = 0
   const timer = setInterval(() => { peak = Math.max(peak, rssMb(pid())) }, 100)
   try {
+    const cpuBefore = cpuUs(pid())
     const r = await run(seconds)
+    const cpu = cpuUs(pid()) - cpuBefore
     peak = Math.max(peak, rssMb(pid()))
-    return { ...r, peakRssMb: peak }
+    return { ...r, peakRssMb: peak, cpuUsPerRequest: r.total > 0 ? cpu / r.total : NaN }
   } finally {
     clearInterval(timer)
   }

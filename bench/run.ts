@@ -20,7 +20,7 @@
 //   npm run bench -- --out /tmp/results.json        # write the results elsewhere
 //   npm run bench -- --service-env METRICS_PORT=0   # extra environment of the services (repeatable)
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -30,12 +30,16 @@ import { measure, pinCpus, type Round } from './load.js'
 import { analyzeProfile } from './profile.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
 import { scenarios as scenarioList, type Scenario } from './scenarios.js'
-import { cleanUp, startBare, startRawWorker, startService, stop, type RawWorker, type Service } from './servers.js'
+import {
+  cleanUp, startBare, startHandWritten, startRawWorker, startService, stop,
+  type HandWritten, type RawWorker, type Service
+} from './servers.js'
 
 const POSTGRES_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
+    invitations: { type: 'string', default: '100000' },
     duration: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '10' },
@@ -66,15 +70,35 @@ async function throwawayDatabase (serverUrl: string): Promise<{ url: string, dro
   return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
 }
 
+/** `group-server-scenario` as a file name. */
+const profileName = (s: Scenario): string =>
+  `${s.group}-${s.server}-${s.name}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/-+$/, '')
+
+/**
+ * Round 1 of a scenario on the service or the hand-written server, CPU-profiled by the preload
+ * (bench/cpu-profile-on-signal.mjs): SIGWINCH before and after, the profile named in `next-name`.
+ */
+async function profiledRound (s: Scenario, seconds: number, profileDir: string): Promise<Round> {
+  writeFileSync(join(profileDir, 'next-name'), profileName(s))
+  process.kill(s.pid(), 'SIGWINCH')
+  try {
+    return await measure(s.run, s.pid, seconds)
+  } finally {
+    process.kill(s.pid(), 'SIGWINCH')
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+}
+
 /** Warm-up, then `rounds` rounds of every scenario in turn, each round printed as it ends. */
 async function runRounds (
-  list: Scenario[], rounds: number, seconds: number, warmup: number
+  list: Scenario[], rounds: number, seconds: number, warmup: number, profileDir: string | null
 ): Promise<Map<Scenario, Round[]>> {
   const results = new Map<Scenario, Round[]>(list.map(s => [s, []]))
   for (const s of list) await s.run(warmup)
   for (let r = 1; r <= rounds; r++) {
     for (const s of list) {
-      const m = await measure(s.run, s.pid, seconds)
+      const profiled = profileDir !== null && r === 1 && (s.server === 'service' || s.server === 'hand-written')
+      const m = profiled ? await profiledRound(s, seconds, profileDir) : await measure(s.run, s.pid, seconds)
       results.get(s)?.push(m)
       const unexpected = m.unexpected > 0 ? `  (${m.unexpected} unexpected)` : ''
       const latency = `p50 ${m.p50.toFixed(1)} ms  p99 ${m.p99.toFixed(1)} ms`
@@ -102,7 +126,8 @@ async function main (): Promise<void> {
 
   const smtp = await startSinkSmtp()
   const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'])
-  const profileDir = values.profile ? join(projectRoot, 'bench') : null
+  const profileDir = values.profile ? join(projectRoot, 'bench', 'profiles') : null
+  if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
   // What a setting costs (metrics, traces, load shedding): the same run with it in the services' environment.
   const serviceEnv = Object.fromEntries(values['service-env'].map(kv => {
     const at = kv.indexOf('=')
@@ -111,18 +136,28 @@ async function main (): Promise<void> {
   }))
   try {
     const bare = await startBare(pin)
-    const services: Service[] = [await startService(pin, 'pglite', smtp.url, null, profileDir, serviceEnv)]
-    if (pgDb !== null) services.push(await startService(pin, 'postgres', smtp.url, pgDb.url, profileDir, serviceEnv))
+    const invitations = Number(values.invitations)
+    const dbs = [
+      { db: 'pglite' as const, url: null },
+      ...(pgDb !== null ? [{ db: 'postgres' as const, url: pgDb.url }] : [])
+    ]
+    const services: Service[] = []
+    const handWritten: HandWritten[] = []
     const raws = new Map<string, RawWorker>()
-    for (const svc of services) {
-      raws.set(svc.db, await startRawWorker(pin, svc.db, smtp.url, pgDb?.url ?? null, connections))
+    for (const { db, url } of dbs) {
+      process.stdout.write(`bench: starting the service, the hand-written server and the raw work on ${db}\n`)
+      services.push(await startService(pin, db, smtp.url, url, profileDir, serviceEnv, invitations))
+      handWritten.push(await startHandWritten(pin, db, smtp.url, url, serviceEnv, invitations, profileDir))
+      raws.set(db, await startRawWorker(pin, db, smtp.url, url, connections))
     }
 
     const barePid = (): number => bare.proc.child.pid ?? 0
-    const list = scenarioList({ barePort: bare.port, barePid, services, raws, connections, only: values.only })
+    const list = scenarioList({
+      barePort: bare.port, barePid, services, handWritten, raws, connections, only: values.only
+    })
     const plan = `${list.length} scenarios × ${rounds} rounds × ${seconds} s, ${connections} connections`
     process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)
-    const results = await runRounds(list, rounds, seconds, warmup)
+    const results = await runRounds(list, rounds, seconds, warmup, profileDir)
 
     const rows = summarize(results)
     const goals = targets(rows, services.map(s => s.db))
@@ -133,10 +168,11 @@ async function main (): Promise<void> {
     process.stdout.write(`bench: wrote ${relative(projectRoot, values.out)}\n`)
 
     for (const w of raws.values()) w.child.send({ type: 'stop' })
+    for (const h of handWritten) await stop(h.child)
     await stop(bare.proc.child)
     for (const s of services) await stop(s.proc.child)
     if (profileDir !== null) {
-      for (const f of readdirSync(profileDir).filter(f => /^service-.*\.cpuprofile$/.test(f))) {
+      for (const f of readdirSync(profileDir).filter(f => f.endsWith('.cpuprofile'))) {
         process.stdout.write('\n' + analyzeProfile(join(profileDir, f)) + '\n')
       }
     }

@@ -1,69 +1,107 @@
 import { cannon, type AutocannonRequest, type Measured } from './load.js'
-import type { RawWorker, Service } from './servers.js'
+import type { HandWritten, RawWorker, Service } from './servers.js'
 
-// What is measured, each with the answer it must get and the process whose memory is sampled.
+// What is measured, each with the answer it must get and the process whose memory and CPU are
+// sampled. Every path is run against the service and against the hand-written baseline on the
+// same database kind (bench/hand-written.ts), with the same requests.
 
-export const INVITE = 'invite (fallback, SMTP)'
-export const RAW = 'raw work of an invite'
 export const HEALTH = 'GET /api/health'
 export const UNAUTHENTICATED = '401 invite, no cookie'
 export const INVALID = '400 invite, invalid body'
+export const NOT_FOUND = '404 unknown path'
+export const RATE_LIMITED = '429 API key over its limit'
+export const LIST = 'list page (limit=50)'
+export const INVITE = 'invite (fallback, SMTP)'
+export const RAW = 'raw work of an invite'
+
+/** The paths that touch no database (health answers from its cached ping): the 1.0× targets. */
+export const NO_DATABASE = [HEALTH, UNAUTHENTICATED, INVALID, NOT_FOUND]
 
 const VALID_BODY = '{"email":"a@bench.test","role":"member"}'
 // Three faults at once: a bad address, an unknown role, a property the contract does not allow.
 const INVALID_BODY = '{"email":"not-an-email","role":"owner","extra":1}'
+// A JSON-RPC call the MCP door refuses with 429 before reading it: the key's one message a minute is spent.
+const MCP_BODY = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 
+export type Server = 'bare' | 'service' | 'hand-written' | 'raw'
 export interface Scenario {
   name: string
   group: 'baseline' | 'pglite' | 'postgres'
+  server: Server
   pid: () => number
   run: (seconds: number) => Promise<Measured>
 }
 
+interface Target { port: number, cookie: string, apiKey: string }
+
+/** The HTTP scenarios against one server (the service or its hand-written twin). */
+function httpScenarios (t: Target, connections: number, unique: () => string) {
+  const json = { 'content-type': 'application/json' }
+  const invite = { method: 'POST', path: '/api/users/invite' }
+  const admin = { ...json, cookie: t.cookie }
+  const load = (expect: number, req: AutocannonRequest) => cannon(t.port, expect, connections, req)
+  return [
+    [HEALTH, load(200, { method: 'GET', path: '/api/health' })],
+    [UNAUTHENTICATED, load(401, { ...invite, headers: json, body: VALID_BODY })],
+    [INVALID, load(400, { ...invite, headers: admin, body: INVALID_BODY })],
+    [NOT_FOUND, load(404, { method: 'GET', path: '/api/no-such-path' })],
+    [RATE_LIMITED, load(429, {
+      method: 'POST',
+      path: '/api/mcp',
+      headers: { ...json, accept: 'application/json, text/event-stream', authorization: `Bearer ${t.apiKey}` },
+      body: MCP_BODY
+    })],
+    [LIST, load(200, { method: 'GET', path: '/api/invitations?limit=50', headers: { cookie: t.cookie } })],
+    [INVITE, load(200, {
+      ...invite,
+      headers: admin,
+      setupRequest: req => ({ ...req, body: JSON.stringify({ email: unique(), role: 'member' }) })
+    })]
+  ] as const
+}
+
 /**
- * The bare baseline first, then per database: health, 401, 400, an invite (a unique address per
- * request: every one a new invitation with its e-mail) and the raw work of one. `only` (a
- * case-insensitive regex on "group name") keeps a subset; the bare baseline always runs.
+ * The bare baseline first, then per database: each path on the service and on the hand-written
+ * server, and the raw work of an invite. `only` (a case-insensitive regex on "group server name")
+ * keeps a subset; the bare baseline always runs.
  */
 export function scenarios (opts: {
   barePort: number
   barePid: () => number
   services: Service[]
+  handWritten: HandWritten[]
   raws: Map<string, RawWorker>
   connections: number
   only?: string | undefined
 }): Scenario[] {
   const { connections } = opts
-  const json = { 'content-type': 'application/json' }
   let n = 0
-  const uniqueAddress = (): string => `b${Date.now()}-${++n}@bench.test`
+  const unique = (): string => `b${Date.now()}-${++n}@bench.test`
   const bare = cannon(opts.barePort, 200, connections, { method: 'GET', path: '/' })
-  const all: Scenario[] = [{ name: 'bare Fastify GET /', group: 'baseline', pid: opts.barePid, run: bare }]
+  const all: Scenario[] = [
+    { name: 'bare Fastify GET /', group: 'baseline', server: 'bare', pid: opts.barePid, run: bare }
+  ]
   for (const svc of opts.services) {
-    const pid = (): number => svc.proc.child.pid ?? 0
+    const hand = opts.handWritten.find(h => h.db === svc.db)
     const raw = opts.raws.get(svc.db)
-    if (raw === undefined) throw new Error(`no raw-work worker for ${svc.db}`)
-    const invite = { method: 'POST', path: '/api/users/invite' }
-    const admin = { ...json, cookie: svc.cookie }
-    const load = (expect: number, req: AutocannonRequest): Scenario['run'] => cannon(svc.port, expect, connections, req)
-    all.push(
-      { name: HEALTH, group: svc.db, pid, run: load(200, { method: 'GET', path: '/api/health' }) },
-      { name: UNAUTHENTICATED, group: svc.db, pid, run: load(401, { ...invite, headers: json, body: VALID_BODY }) },
-      { name: INVALID, group: svc.db, pid, run: load(400, { ...invite, headers: admin, body: INVALID_BODY }) },
-      {
-        name: INVITE,
-        group: svc.db,
-        pid,
-        run: load(200, {
-          ...invite,
-          headers: admin,
-          setupRequest: req => ({ ...req, body: JSON.stringify({ email: uniqueAddress(), role: 'member' }) })
-        })
-      },
-      { name: RAW, group: svc.db, pid: () => raw.child.pid ?? 0, run: raw.run }
-    )
+    if (hand === undefined || raw === undefined) throw new Error(`no baselines for ${svc.db}`)
+    const ours = httpScenarios(svc, connections, unique)
+    const theirs = httpScenarios(hand, connections, unique)
+    ours.forEach(([name, run], i) => {
+      all.push(
+        { name, group: svc.db, server: 'service', pid: () => svc.proc.child.pid ?? 0, run },
+        {
+          name,
+          group: svc.db,
+          server: 'hand-written',
+          pid: () => hand.child.pid ?? 0,
+          run: (theirs[i] as typeof ours[0])[1]
+        }
+      )
+    })
+    all.push({ name: RAW, group: svc.db, server: 'raw', pid: () => raw.child.pid ?? 0, run: raw.run })
   }
   if (opts.only === undefined) return all
   const re = new RegExp(opts.only, 'i')
-  return all.filter(s => s.group === 'baseline' || re.test(`${s.group} ${s.name}`))
+  return all.filter(s => s.group === 'baseline' || re.test(`${s.group} ${s.server} ${s.name}`))
 }

@@ -15,7 +15,9 @@ import type { Measured, Pinning } from './load.js'
 
 type DbKind = 'pglite' | 'postgres'
 interface Proc { child: ChildProcess, output: () => string }
-export interface Service { db: DbKind, port: number, proc: Proc, cookie: string }
+export interface Service { db: DbKind, port: number, proc: Proc, cookie: string, apiKey: string }
+/** The hand-written Fastify baseline (bench/hand-written.ts) on the same database kind. */
+export interface HandWritten { db: DbKind, port: number, child: ChildProcess, cookie: string, apiKey: string }
 export interface RawWorker { child: ChildProcess, run: (seconds: number) => Promise<Measured> }
 
 const children: ChildProcess[] = []
@@ -39,10 +41,15 @@ export function cleanUp (): void {
 
 interface Answer { status: number, body: string, setCookie: string[] }
 
-async function httpJson (port: number, method: string, path: string, body?: unknown): Promise<Answer> {
+async function httpJson (
+  port: number, method: string, path: string, body?: unknown, cookie?: string
+): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body)
   return await new Promise((resolve, reject) => {
-    const headers = payload !== undefined ? { 'content-type': 'application/json' } : {}
+    const headers = {
+      ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(cookie !== undefined ? { cookie } : {})
+    }
     const req = httpRequest({ host: '127.0.0.1', port, method, path, agent: false, headers }, res => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
@@ -54,6 +61,28 @@ async function httpJson (port: number, method: string, path: string, body?: unkn
     req.on('error', reject)
     req.end(payload)
   })
+}
+
+/**
+ * The environment of every measured server: the service's own settings as an operator would run
+ * it, a log level that writes nothing per request, no e-mail budget in the way, and an API key
+ * limit of one message a minute (the 429 scenario: every request past the first is refused).
+ */
+function serviceEnv (dataDir: string, port: number, smtpUrl: string, databaseUrl: string | null): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    APP_ENV: 'local',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    SMTP_URL: smtpUrl,
+    SESSION_SECRET: newSecret(),
+    INVITE_EMAILS_PER_HOUR: '100000',
+    API_KEY_RATE_LIMIT_PER_MINUTE: '1',
+    ...(databaseUrl !== null ? { DATABASE_URL: databaseUrl } : {})
+  }
 }
 
 /** Polls `ready` until it answers true (a server's port is not an event we can await). */
@@ -108,42 +137,76 @@ export async function startService (
   smtpUrl: string,
   databaseUrl: string | null,
   profileDir: string | null,
-  extraEnv: Record<string, string> = {}
+  extraEnv: Record<string, string> = {},
+  invitations = 0
 ): Promise<Service> {
   const dataDir = tempDir(`bench-${db}-`)
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    APP_ENV: 'local',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    SMTP_URL: smtpUrl,
-    SESSION_SECRET: newSecret(),
-    INVITE_EMAILS_PER_HOUR: '100000',
-    ...(databaseUrl !== null ? { DATABASE_URL: databaseUrl } : {}),
-    ...extraEnv
-  }
+  const env: NodeJS.ProcessEnv = { ...serviceEnv(dataDir, port, smtpUrl, databaseUrl), ...extraEnv }
   // The first admin as an operator makes it (compiled create-admin; before the service holds
   // the embedded database), then signed up over HTTP for a real session cookie.
   const admin = `admin-${db}@bench.test`
-  const createAdmin = [compiled('create-admin'), '--email', admin, '--workspace', `Bench ${db}`]
+  const workspace = `Bench ${db}`
+  const createAdmin = [compiled('create-admin'), '--email', admin, '--workspace', workspace]
   const made = execFileSync(process.execPath, createAdmin, {
     cwd: projectRoot, env: { ...env, SMTP_URL: '' }, encoding: 'utf8'
   })
   const token = new URL(made.trim().split('\n').pop() ?? '').searchParams.get('token') ?? ''
-  const profile = profileDir !== null
-    ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `service-${db}.cpuprofile`]
-    : []
+  // The list page's workspace history, written before the service holds the embedded database.
+  const seed = [...TSX, fileURLToPath(new URL('seed.ts', import.meta.url)), '--workspace', workspace]
+  execFileSync(process.execPath, [...seed, '--invitations', String(invitations)], { cwd: projectRoot, env })
+  const profile = profilerFlags(profileDir, env)
   const server = join(projectRoot, 'dist/src/server.js')
   const proc = start(pin, process.execPath, [...profile, '--enable-source-maps', server], env)
   await waitUntil(`the ${db} service`, async () => (await httpJson(port, 'GET', '/api/health')).status === 200)
   const signup = await httpJson(port, 'POST', '/api/auth/signup', { token, name: 'Bench Admin' })
   if (signup.status !== 201) throw new Error(`signup on ${db} answered ${signup.status}: ${signup.body}`)
   const cookie = (signup.setCookie.find(c => c.startsWith('service_session=')) ?? '').split(';')[0] as string
-  return { db, port, proc, cookie }
+  const key = await httpJson(port, 'POST', '/api/api-keys', { name: 'bench' }, cookie)
+  if (key.status !== 201) throw new Error(`an API key on ${db} answered ${key.status}: ${key.body}`)
+  return { db, port, proc, cookie, apiKey: (JSON.parse(key.body) as { secret: string }).secret }
+}
+
+const TSX = ['--import', 'tsx']
+
+/** With a profile directory: the preload that profiles one round on SIGUSR2 (bench/cpu-profile-on-signal.mjs). */
+function profilerFlags (profileDir: string | null, env: NodeJS.ProcessEnv): string[] {
+  if (profileDir === null) return []
+  env.BENCH_PROFILE_DIR = profileDir
+  return ['--import', fileURLToPath(new URL('cpu-profile-on-signal.mjs', import.meta.url))]
+}
+
+/** Forks `script` (a bench/ module run by tsx) on the servers' CPU; resolves with its first message. */
+async function forkReady<M> (
+  pin: Pinning, script: string, args: string[], env: NodeJS.ProcessEnv, what: string, execArgv: string[] = []
+): Promise<{ child: ChildProcess, ready: M }> {
+  const child = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
+    cwd: projectRoot, env, execArgv: [...TSX, ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  children.push(child)
+  // A fork inherits this process's CPU; the servers run on theirs.
+  if (child.pid !== undefined) pin.movePid(child.pid)
+  const ready = await new Promise<M>((resolve, reject) => {
+    child.once('message', m => { resolve(m as M) })
+    child.once('exit', code => { reject(new Error(`${what} exited ${String(code)}`)) })
+  })
+  return { child, ready }
+}
+
+/** The hand-written baseline on a database of the same kind (PGlite: a data directory of its own). */
+export async function startHandWritten (
+  pin: Pinning, db: DbKind, smtpUrl: string, databaseUrl: string | null,
+  extraEnv: Record<string, string>, invitations: number, profileDir: string | null
+): Promise<HandWritten> {
+  const port = await freePort()
+  const env: NodeJS.ProcessEnv = {
+    ...serviceEnv(tempDir(`bench-hand-${db}-`), port, smtpUrl, databaseUrl), ...extraEnv
+  }
+  const args = ['--port', String(port), '--invitations', String(invitations)]
+  const { child, ready } = await forkReady<{ cookie: string, apiKey: string }>(
+    pin, 'hand-written.ts', args, env, `hand-written (${db})`, profilerFlags(profileDir, env)
+  )
+  return { db, port, child, cookie: ready.cookie, apiKey: ready.apiKey }
 }
 
 /**
@@ -163,17 +226,8 @@ export async function startRawWorker (
     const env = { PATH: process.env.PATH, DATA_DIR: dir, SESSION_SECRET: newSecret(), LOG_LEVEL: 'warn' }
     execFileSync(process.execPath, [compiled('migrate')], { cwd: projectRoot, env, stdio: 'ignore' })
   }
-  const worker = fileURLToPath(new URL('raw-worker.ts', import.meta.url))
-  const child = fork(worker, ['--smtp', smtpUrl, ...where], {
-    cwd: projectRoot, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  children.push(child)
-  // A fork inherits this process's CPU; the raw-work loop runs where the service runs.
-  if (child.pid !== undefined) pin.movePid(child.pid)
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => { resolve() })
-    child.once('exit', code => { reject(new Error(`raw worker (${db}) exited ${String(code)}`)) })
-  })
+  const args = ['--smtp', smtpUrl, ...where]
+  const { child } = await forkReady(pin, 'raw-worker.ts', args, process.env, `raw worker (${db})`)
   const run = async (seconds: number): Promise<Measured> => await new Promise(resolve => {
     child.once('message', (m: { rps: number, p50: number, p99: number, total: number, errors: number }) => {
       resolve({ rps: m.rps, p50: m.p50, p99: m.p99, total: m.total, unexpected: m.errors })
