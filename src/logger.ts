@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import pinoPretty from 'pino-pretty'
 
 export type Logger = FastifyBaseLogger
@@ -65,4 +65,49 @@ export function loggerOptions (level: string, opts: { pretty?: boolean } = {}) {
     ...options,
     stream: pinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true })
   }
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const
+const REAL = Symbol('real child logger')
+const BINDINGS = Symbol('child bindings')
+interface Deferred { [REAL]?: Logger, [BINDINGS]: Record<string, unknown> }
+/** What pino's logger has beyond Fastify's logger interface. */
+type PinoLogger = Logger & { isLevelEnabled(level: string): boolean, bindings(): Record<string, unknown> }
+
+/** The request's real child logger, made the first time something is written to it. */
+function realChild (lazy: Deferred, parent: Logger): Logger {
+  return (lazy[REAL] ??= parent.child(lazy[BINDINGS]))
+}
+
+/**
+ * Sets the app's childLoggerFactory: each request's logger (its request id bound) is made only when the
+ * request writes a line at an enabled level. A pino child costs a few µs — its bindings serialized
+ * through the redaction, and, as Fastify calls it with an options object, its formatters rebuilt —
+ * and at the usual levels (info without request logging, warn) most requests never write a line.
+ * The deferred logger inherits from the app's logger: a disabled level is the parent's no-op,
+ * an enabled one makes the child and writes through it (same bindings, redaction, serializers).
+ * A route with its own log level or serializers gets a real child at once.
+ */
+export function deferChildLoggers (app: FastifyInstance): void {
+  const root = app.log
+  // Without a logger (logger: false) Fastify already makes no children: nothing to defer.
+  if (typeof (root as Partial<PinoLogger>).isLevelEnabled !== 'function') return
+  // One prototype per app logger: the per-request object is an Object.create of it plus its bindings.
+  const proto = Object.create(root) as Record<string | symbol, unknown>
+  for (const level of LEVELS) {
+    if (!(root as PinoLogger).isLevelEnabled(level)) continue
+    proto[level] = function (this: Deferred, ...args: unknown[]) {
+      return (realChild(this, root)[level] as (...a: unknown[]) => void)(...args)
+    }
+  }
+  proto.child = function (this: Deferred, bindings: Record<string, unknown>, options?: Record<string, unknown>) {
+    return realChild(this, root).child(bindings, options)
+  }
+  proto.bindings = function (this: Deferred) { return (realChild(this, root) as PinoLogger).bindings() }
+  app.setChildLoggerFactory(function (logger, bindings, opts) {
+    if (logger !== root || Object.keys(opts).length > 0) return logger.child(bindings, opts)
+    const lazy = Object.create(proto) as Deferred
+    lazy[BINDINGS] = bindings
+    return lazy as unknown as Logger
+  })
 }
