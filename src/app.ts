@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, {
-  type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions, type RouteOptions
+  type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions,
+  type preValidationAsyncHookHandler, type RouteOptions
 } from 'fastify'
 import glue from 'fastify-openapi-glue'
 import { parse as parseYaml } from 'yaml'
@@ -11,7 +12,7 @@ import { systemClock, type Clock } from './clock.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
 import { createMailer, tracedMailer, type Mailer } from './mail/mailer.js'
-import { loggerOptions, prettyLogs } from './logger.js'
+import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
 import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
@@ -125,6 +126,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts
   const clock = opts.clock ?? systemClock
   const app = Fastify(serverOptions(config, opts.logger))
+  deferChildLoggers(app)
   app.setValidatorCompiler(createValidatorCompiler())
   app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)
@@ -145,11 +147,26 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser('*', (request, _payload, done) => {
     done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
   })
-  app.addHook('preValidation', async request => {
-    if (request.body === undefined && takesBody(request)) {
+  // Route by route, once, what would otherwise be worked out on every request:
+  //  - "body is required" is a preValidation hook of the operations with a request body only
+  //    (an operation without one runs no hook for it);
+  //  - a status whose contract declares one media type, application/json, gets its serializer as
+  //    the status's own (Fastify otherwise parses each reply's Content-Type to pick it by media type).
+  const bodyRequired: preValidationAsyncHookHandler = async request => {
+    if (request.body === undefined) {
       throw serviceError(
         'VALIDATION_FAILED', ['body is required'], { errors: [{ in: 'body', field: '', message: 'is required' }] }
       )
+    }
+  }
+  app.addHook('onRoute', route => {
+    if (route.schema?.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
+    type Answer = { content?: Record<string, { schema?: unknown }> }
+    const response = route.schema?.response as Record<string, Answer> | undefined
+    for (const [status, answer] of Object.entries(response ?? {})) {
+      const types = Object.keys(answer.content ?? {})
+      const json = answer.content?.['application/json']?.schema
+      if (types.length === 1 && json !== undefined && response !== undefined) response[status] = json as never
     }
   })
   const routeConfig = (request: { routeOptions: { config: unknown } }) =>
