@@ -83,12 +83,14 @@ async function metricsPlugin (fastify: FastifyInstance, opts: MetricsOptions): P
 
   // The route label is the contract's path template (set on each route from openapi.yaml), never
   // the URL: one series per operation, whatever ids the paths carry.
-  fastify.addHook('onResponse', async (request, reply) => {
+  // A callback hook: no promise per request for one observation.
+  fastify.addHook('onResponse', (request, reply, done) => {
     const route = (request.routeOptions.config as { contractPath?: string } | undefined)?.contractPath
     m.requests.observe(
       { method: request.method, route: route ?? UNMATCHED_ROUTE, status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000
     )
+    done()
   })
 
   let server: Server | null = null
