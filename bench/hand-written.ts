@@ -36,13 +36,18 @@ import { seedInvitations } from './seed.js'
 //    metrics when METRICS_PORT is set), request ids from randomUUID, the same error bodies.
 // So the ratio service / hand-written measures the contract-first binding alone.
 //
-//   (forked by bench/servers.ts) tsx bench/hand-written.ts --port N --invitations N
+//   (forked by bench/servers.ts) tsx bench/hand-written.ts --port N --invitations N [--no-security-headers]
 // Environment: the service's (DATA_DIR / DATABASE_URL, SMTP_URL, SESSION_SECRET, LOG_LEVEL …).
 // Sends {type:'ready', cookie, apiKey} once it listens, with an admin's session cookie and an
 // API key of its own workspace (seeded with --invitations invitations for the list page).
 
 const { values } = parseArgs({
-  options: { port: { type: 'string' }, invitations: { type: 'string', default: '0' } },
+  options: {
+    port: { type: 'string' },
+    invitations: { type: 'string', default: '0' },
+    // `--costs`: what the security headers cost, measured on this server with and without them.
+    'no-security-headers': { type: 'boolean', default: false }
+  },
   strict: true
 })
 
@@ -74,7 +79,7 @@ const app = Fastify({
 })
 app.setValidatorCompiler(createValidatorCompiler())
 app.setSerializerCompiler(createSerializerCompiler())
-await app.register(securityHeaders, { config })
+if (!values['no-security-headers']) await app.register(securityHeaders, { config })
 await app.register(metrics, { config, poolStats: () => db.poolStats() })
 await app.register(cookie)
 await app.register(jwt, sessionJwtOptions(config))

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname } from 'node:path'
 import { median, type Round } from './load.js'
-import { HEALTH, INVITE, NO_DATABASE, type Scenario, type Server } from './scenarios.js'
+import { HEALTH, INVITE, NO_DATABASE, VARIANT_BASE, type Scenario, type Server, type Variant } from './scenarios.js'
 
 // The summary of the rounds: a table of medians with each ratio to its baseline, the MET/MISS
 // lines of the performance targets, and bench/results.json.
@@ -43,6 +43,8 @@ export function summarize (results: Map<Scenario, Round[]>): Row[] {
   }
   return entries.map(([s, rs]) => {
     const ratios: Ratio[] = []
+    const base = VARIANT_BASE[s.server as Variant] as Server | undefined
+    if (base !== undefined) ratios.push(...paired(base, rs, roundsOf(s.group, base, s.name)))
     if (s.server === 'service') {
       ratios.push(...paired('hand-written', rs, roundsOf(s.group, 'hand-written', s.name)))
       if (s.name === HEALTH) ratios.push(...paired('bare Fastify', rs, roundsOf('baseline', 'bare')))
@@ -88,12 +90,32 @@ export function targets (rows: Row[], dbs: string[]): Target[] {
   return list.map(t => ({ ...t, met: t.max !== undefined ? t.value <= t.max : t.value >= (t.min ?? -Infinity) }))
 }
 
+const FEATURE: Record<Variant, string> = {
+  'service, no metrics': 'metrics',
+  'service + traces': 'traces (every request sampled)',
+  'hand-written, no headers': 'security headers'
+}
+
+/** `--costs`: what each cross-cutting feature adds to a health request, in CPU and in req/s. */
+function costs (rows: Row[]): string[] {
+  return rows.flatMap(r => {
+    const variant = r.server as Variant
+    const base = rows.find(b => b.group === r.group && b.scenario === r.scenario && b.server === VARIANT_BASE[variant])
+    if (FEATURE[variant] === undefined || base === undefined) return []
+    const [on, off] = variant === 'service + traces' ? [r, base] : [base, r]
+    const ratio = off.rps > 0 ? on.rps / off.rps : NaN
+    const cpu = (on.cpuUsPerRequest - off.cpuUsPerRequest).toFixed(0)
+    return [`cost of ${FEATURE[variant]} (${r.group}, health): ${cpu} µs CPU per request; ` +
+      `with it ${shown(ratio)}× the req/s without`]
+  })
+}
+
 const shown = (x: number): string => Number.isFinite(x) ? x.toFixed(2) : 'n/a'
 const ratioText = (r: Ratio): string => `${r.median.toFixed(2)}× ${r.to} (${r.min.toFixed(2)}–${r.max.toFixed(2)})`
 
 export function formatTable (rows: Row[], goals: Target[], emailsReceived: number): string {
   const cell = (r: Row): string => [
-    r.group.padEnd(9), r.server.padEnd(12), r.scenario.padEnd(27), r.rps.toFixed(0).padStart(8),
+    r.group.padEnd(9), r.server.padEnd(24), r.scenario.padEnd(27), r.rps.toFixed(0).padStart(8),
     r.p50Ms.toFixed(1).padStart(7), r.p99Ms.toFixed(1).padStart(7),
     (Number.isFinite(r.cpuUsPerRequest) ? r.cpuUsPerRequest.toFixed(0) : 'n/a').padStart(7),
     (r.peakRssMb.toFixed(0) + ' MB').padStart(9)
@@ -102,12 +124,13 @@ export function formatTable (rows: Row[], goals: Target[], emailsReceived: numbe
   return [
     '',
     [
-      'group'.padEnd(9), 'server'.padEnd(12), 'scenario'.padEnd(27), 'req/s'.padStart(8), 'p50 ms'.padStart(7),
+      'group'.padEnd(9), 'server'.padEnd(24), 'scenario'.padEnd(27), 'req/s'.padStart(8), 'p50 ms'.padStart(7),
       'p99 ms'.padStart(7), 'CPU µs'.padStart(7), 'peak RSS'.padStart(9)
     ].join(' ') + '  ratio (median of rounds, min–max)',
     ...rows.map(cell),
     '',
     ...goals.map(t => `${t.met ? 'MET ' : 'MISS'}  ${t.target}: ${shown(t.value)}`),
+    ...costs(rows),
     `e-mails received by the SMTP peer: ${emailsReceived}`
   ].join('\n') + '\n'
 }

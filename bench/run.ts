@@ -20,16 +20,18 @@
 //   npm run bench -- --out /tmp/results.json        # write the results elsewhere
 //   npm run bench -- --service-env METRICS_PORT=0   # extra environment of the services (repeatable)
 import { execFileSync } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { projectRoot } from '../src/paths.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
-import { measure, pinCpus, type Round } from './load.js'
+import { measure, pinCpus, type Pinning, type Round } from './load.js'
 import { analyzeProfile } from './profile.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
-import { scenarios as scenarioList, type Scenario } from './scenarios.js'
+import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
   cleanUp, startBare, startHandWritten, startRawWorker, startService, stop,
   type HandWritten, type RawWorker, type Service
@@ -48,6 +50,7 @@ const { values } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    costs: { type: 'boolean', default: false },
     out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
     analyze: { type: 'string' },
     only: { type: 'string' },
@@ -68,6 +71,33 @@ async function throwawayDatabase (serverUrl: string): Promise<{ url: string, dro
   const u = new URL(serverUrl)
   u.pathname = `/${name}`
   return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
+}
+
+type DbSpec = Array<{ db: 'pglite' | 'postgres', url: string | null }>
+
+/**
+ * `--costs`: per database, the service without metrics, the service with traces (to an OTLP sink
+ * here that accepts and discards), and the hand-written server without security headers.
+ */
+async function startVariants (
+  pin: Pinning, dbs: DbSpec, smtpUrl: string, env: Record<string, string>
+): Promise<Array<{ db: string, server: Variant, port: number, pid: () => number }>> {
+  const sink = createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200).end('{}') }) })
+  await new Promise<void>(resolve => { sink.listen(0, '127.0.0.1', resolve) })
+  sink.unref()
+  const otlp = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+  const out = []
+  for (const { db, url } of dbs) {
+    const noMetrics = await startService(pin, db, smtpUrl, url, null, { ...env, METRICS_PORT: '' })
+    const traced = await startService(pin, db, smtpUrl, url, null, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp })
+    const noHeaders = await startHandWritten(pin, db, smtpUrl, url, env, 0, null, ['--no-security-headers'])
+    out.push(
+      { db, server: 'service, no metrics' as const, port: noMetrics.port, pid: () => noMetrics.proc.child.pid ?? 0 },
+      { db, server: 'service + traces' as const, port: traced.port, pid: () => traced.proc.child.pid ?? 0 },
+      { db, server: 'hand-written, no headers' as const, port: noHeaders.port, pid: () => noHeaders.child.pid ?? 0 }
+    )
+  }
+  return out
 }
 
 /** `group-server-scenario` as a file name. */
@@ -97,7 +127,7 @@ async function runRounds (
   for (const s of list) await s.run(warmup)
   for (let r = 1; r <= rounds; r++) {
     for (const s of list) {
-      const profiled = profileDir !== null && r === 1 && (s.server === 'service' || s.server === 'hand-written')
+      const profiled = profileDir !== null && r === 1 && s.server !== 'raw'
       const m = profiled ? await profiledRound(s, seconds, profileDir) : await measure(s.run, s.pid, seconds)
       results.get(s)?.push(m)
       const unexpected = m.unexpected > 0 ? `  (${m.unexpected} unexpected)` : ''
@@ -135,7 +165,7 @@ async function main (): Promise<void> {
     return [kv.slice(0, at), kv.slice(at + 1)]
   }))
   try {
-    const bare = await startBare(pin)
+    const bare = await startBare(pin, profileDir)
     const invitations = Number(values.invitations)
     const dbs = [
       { db: 'pglite' as const, url: null },
@@ -151,9 +181,10 @@ async function main (): Promise<void> {
       raws.set(db, await startRawWorker(pin, db, smtp.url, url, connections))
     }
 
+    const variants = values.costs ? await startVariants(pin, dbs, smtp.url, serviceEnv) : []
     const barePid = (): number => bare.proc.child.pid ?? 0
     const list = scenarioList({
-      barePort: bare.port, barePid, services, handWritten, raws, connections, only: values.only
+      barePort: bare.port, barePid, services, handWritten, raws, variants, connections, only: values.only
     })
     const plan = `${list.length} scenarios × ${rounds} rounds × ${seconds} s, ${connections} connections`
     process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)

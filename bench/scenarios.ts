@@ -23,7 +23,14 @@ const INVALID_BODY = '{"email":"not-an-email","role":"owner","extra":1}'
 // A JSON-RPC call the MCP door refuses with 429 before reading it: the key's one message a minute is spent.
 const MCP_BODY = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 
-export type Server = 'bare' | 'service' | 'hand-written' | 'raw'
+export type Server = 'bare' | 'service' | 'hand-written' | 'raw' | Variant
+/** `--costs`: the same server without (or with) one cross-cutting feature, health only. */
+export type Variant = 'service, no metrics' | 'service + traces' | 'hand-written, no headers'
+export const VARIANT_BASE: Record<Variant, Server> = {
+  'service, no metrics': 'service',
+  'service + traces': 'service',
+  'hand-written, no headers': 'hand-written'
+}
 export interface Scenario {
   name: string
   group: 'baseline' | 'pglite' | 'postgres'
@@ -71,6 +78,7 @@ export function scenarios (opts: {
   services: Service[]
   handWritten: HandWritten[]
   raws: Map<string, RawWorker>
+  variants: Array<{ db: string, server: Variant, port: number, pid: () => number }>
   connections: number
   only?: string | undefined
 }): Scenario[] {
@@ -100,6 +108,10 @@ export function scenarios (opts: {
       )
     })
     all.push({ name: RAW, group: svc.db, server: 'raw', pid: () => raw.child.pid ?? 0, run: raw.run })
+    for (const v of opts.variants.filter(v => v.db === svc.db)) {
+      const run = cannon(v.port, 200, connections, { method: 'GET', path: '/api/health' })
+      all.push({ name: HEALTH, group: svc.db, server: v.server, pid: v.pid, run })
+    }
   }
   if (opts.only === undefined) return all
   const re = new RegExp(opts.only, 'i')

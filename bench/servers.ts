@@ -68,8 +68,10 @@ async function httpJson (
  * it, a log level that writes nothing per request, no e-mail budget in the way, and an API key
  * limit of one message a minute (the 429 scenario: every request past the first is refused).
  */
-function serviceEnv (dataDir: string, port: number, smtpUrl: string, databaseUrl: string | null): NodeJS.ProcessEnv {
-  return {
+function serviceEnv (
+  dataDir: string, port: number, smtpUrl: string, databaseUrl: string | null, extraEnv: Record<string, string>
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     APP_ENV: 'local',
@@ -81,8 +83,14 @@ function serviceEnv (dataDir: string, port: number, smtpUrl: string, databaseUrl
     SESSION_SECRET: newSecret(),
     INVITE_EMAILS_PER_HOUR: '100000',
     API_KEY_RATE_LIMIT_PER_MINUTE: '1',
-    ...(databaseUrl !== null ? { DATABASE_URL: databaseUrl } : {})
+    // Metrics collected as in production (their listener on a port of its own); `--service-env
+    // METRICS_PORT=` (empty: unset) measures without.
+    METRICS_PORT: '0',
+    ...(databaseUrl !== null ? { DATABASE_URL: databaseUrl } : {}),
+    ...extraEnv
   }
+  for (const [k, v] of Object.entries(env)) if (v === '') delete env[k]
+  return env
 }
 
 /** Polls `ready` until it answers true (a server's port is not an event we can await). */
@@ -122,10 +130,10 @@ process.on('SIGTERM', () => { app.close().then(() => process.exit(0)) })
 `
 
 /** A bare Fastify hello-world on GET /: the baseline of the health, 401 and 400 paths. */
-export async function startBare (pin: Pinning): Promise<{ port: number, proc: Proc }> {
+export async function startBare (pin: Pinning, profileDir: string | null): Promise<{ port: number, proc: Proc }> {
   const port = await freePort()
-  const env = { PATH: process.env.PATH, PORT: String(port) }
-  const proc = start(pin, process.execPath, ['--input-type=module', '-e', BARE], env)
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: String(port) }
+  const proc = start(pin, process.execPath, [...profilerFlags(profileDir, env), '--input-type=module', '-e', BARE], env)
   await waitUntil('bare Fastify', async () => (await httpJson(port, 'GET', '/')).status === 200)
   return { port, proc }
 }
@@ -142,7 +150,7 @@ export async function startService (
 ): Promise<Service> {
   const dataDir = tempDir(`bench-${db}-`)
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...serviceEnv(dataDir, port, smtpUrl, databaseUrl), ...extraEnv }
+  const env = serviceEnv(dataDir, port, smtpUrl, databaseUrl, extraEnv)
   // The first admin as an operator makes it (compiled create-admin; before the service holds
   // the embedded database), then signed up over HTTP for a real session cookie.
   const admin = `admin-${db}@bench.test`
@@ -196,13 +204,11 @@ async function forkReady<M> (
 /** The hand-written baseline on a database of the same kind (PGlite: a data directory of its own). */
 export async function startHandWritten (
   pin: Pinning, db: DbKind, smtpUrl: string, databaseUrl: string | null,
-  extraEnv: Record<string, string>, invitations: number, profileDir: string | null
+  extraEnv: Record<string, string>, invitations: number, profileDir: string | null, flags: string[] = []
 ): Promise<HandWritten> {
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = {
-    ...serviceEnv(tempDir(`bench-hand-${db}-`), port, smtpUrl, databaseUrl), ...extraEnv
-  }
-  const args = ['--port', String(port), '--invitations', String(invitations)]
+  const env = serviceEnv(tempDir(`bench-hand-${db}-`), port, smtpUrl, databaseUrl, extraEnv)
+  const args = ['--port', String(port), '--invitations', String(invitations), ...flags]
   const { child, ready } = await forkReady<{ cookie: string, apiKey: string }>(
     pin, 'hand-written.ts', args, env, `hand-written (${db})`, profilerFlags(profileDir, env)
   )
