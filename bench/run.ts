@@ -1,24 +1,32 @@
-// `npm run bench` (not part of npm test): throughput, latency and memory of the service as
-// `npm start` runs it (compiled, dist/src/server.js, LOG_LEVEL=warn), against two baselines
-// measured in the same run, scenarios alternating round by round so drift hits all alike:
-//   - a bare Fastify hello-world (for GET /api/health and the 401/400 paths);
+// `npm run bench` (not part of npm test): throughput, latency, CPU and memory of the service as
+// `npm start` runs it (compiled, dist/src/server.js, LOG_LEVEL=warn, metrics on, security headers
+// on, tracing off), against three baselines measured in the same run, scenarios alternating
+// round by round so drift hits all alike:
+//   - a hand-written Fastify server doing the same work without the contract binding
+//     (bench/hand-written.ts: same schemas, Ajv options, JWT cookie check, SQL, logger, plugins);
+//   - a bare Fastify hello-world (the limit, for GET /api/health);
 //   - the "raw work" of an invitation (bench/raw-worker.ts: the session's authentication and the
 //     invitation service's own invite, SMTP send included, in a loop, no HTTP, same concurrency).
-// Scenarios: health, 401 (invite without a cookie), 400 (admin, invalid body), invite (admin,
-// fallback path, a unique e-mail per request, loopback SMTP), on PGlite and on PostgreSQL (a
-// throwaway database created and dropped here). Prints a table; writes bench/results.json.
-// Modules: bench/servers.ts (the processes), bench/load.ts (autocannon, RSS, taskset),
-// bench/scenarios.ts, bench/report.ts (table, targets, results.json), bench/profile.ts.
+// Scenarios: health, 401 (invite without a cookie), 400 (admin, invalid body), 404 (unknown
+// path), 429 (an API key past its limit on /api/mcp), a list page (GET /api/invitations?limit=50
+// in a workspace of --invitations invitations) and an invite (admin, fallback path, a unique
+// e-mail per request, loopback SMTP), on PGlite and on PostgreSQL (a throwaway database created
+// and dropped here). Prints a table and MET/MISS lines; writes bench/results.json.
+// Modules: bench/servers.ts (the processes), bench/load.ts (autocannon, RSS, CPU, taskset),
+// bench/scenarios.ts, bench/report.ts (table, targets, results.json), bench/profile.ts,
+// bench/seed.ts (the list page's invitations), bench/cpu-profile-on-signal.mjs (--profile).
 //
-//   npm run bench                                   # 3 rounds × 5 s per scenario, 10 connections
-//   npm run bench -- --rounds 5 --duration 10 --connections 20
+//   npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
+//   npm run bench -- --rounds 7 --duration 10 --connections 20
 //   npm run bench -- --no-postgres                  # PGlite only
 //   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
-//   npm run bench -- --profile                      # also CPU profiles of the services (bench/*.cpuprofile)
-//   npm run bench -- --only 'postgres 401' --profile   # a subset (the bare baseline always runs)
-//   npm run bench -- --analyze bench/x.cpuprofile   # top frames of a profile
+//   npm run bench -- --costs                        # also what metrics, traces and headers each cost
+//   npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
+//   npm run bench -- --only 'postgres service 401' --profile   # a subset (the bare baseline always runs)
+//   npm run bench -- --analyze bench/profiles/x.cpuprofile     # top frames of a profile
+//   npm run bench -- --invitations 1000             # a smaller workspace for the list page (default 100k)
 //   npm run bench -- --out /tmp/results.json        # write the results elsewhere
-//   npm run bench -- --service-env METRICS_PORT=0   # extra environment of the services (repeatable)
+//   npm run bench -- --service-env METRICS_PORT=    # extra environment of the servers (repeatable; empty unsets)
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -44,7 +52,7 @@ const { values } = parseArgs({
     invitations: { type: 'string', default: '100000' },
     duration: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
     'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? POSTGRES_SERVER },
     'no-postgres': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
