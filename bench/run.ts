@@ -18,7 +18,7 @@
 //
 //   npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
 //   npm run bench -- --rounds 7 --duration 10 --connections 20
-//   npm run bench -- --no-postgres                  # PGlite only
+//   npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
 //   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
 //   npm run bench -- --costs                        # also what metrics, traces and headers each cost
 //   npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
@@ -55,6 +55,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? POSTGRES_SERVER },
     'no-postgres': { type: 'boolean', default: false },
+    'no-pglite': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
@@ -175,8 +176,8 @@ async function main (): Promise<void> {
   try {
     const bare = await startBare(pin, profileDir)
     const invitations = Number(values.invitations)
-    const dbs = [
-      { db: 'pglite' as const, url: null },
+    const dbs: DbSpec = [
+      ...(values['no-pglite'] ? [] : [{ db: 'pglite' as const, url: null }]),
       ...(pgDb !== null ? [{ db: 'postgres' as const, url: pgDb.url }] : [])
     ]
     const services: Service[] = []

@@ -35,6 +35,7 @@ function tempDir (prefix: string): string {
 
 /** Kills what is still running and removes the temporary directories. */
 export function cleanUp (): void {
+  for (const c of children) stopping.add(c)
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true })
 }
@@ -110,10 +111,20 @@ function start (pin: Pinning, cmd: string, args: string[], env: NodeJS.ProcessEn
   let out = ''
   child.stdout?.on('data', (c: Buffer) => { out += c.toString() })
   child.stderr?.on('data', (c: Buffer) => { out += c.toString() })
+  // A server that dies mid-run says so at once, with its last lines (its rows would read 0 req/s).
+  child.once('exit', (code, signal) => {
+    if (stopping.has(child)) return
+    const tail = out.trimEnd().split('\n').slice(-15).join('\n')
+    process.stderr.write(`bench: ${args.at(-1) ?? cmd} exited (${String(code ?? signal)}):\n${tail}\n`)
+  })
   return { child, output: () => out }
 }
 
+/** Children being stopped on purpose: their exit is not news. */
+const stopping = new Set<ChildProcess>()
+
 export async function stop (child: ChildProcess): Promise<void> {
+  stopping.add(child)
   if (child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise<void>(resolve => { child.once('exit', () => { resolve() }) })
   child.kill('SIGTERM')
@@ -153,8 +164,9 @@ export async function startService (
   const env = serviceEnv(dataDir, port, smtpUrl, databaseUrl, extraEnv)
   // The first admin as an operator makes it (compiled create-admin; before the service holds
   // the embedded database), then signed up over HTTP for a real session cookie.
-  const admin = `admin-${db}@bench.test`
-  const workspace = `Bench ${db}`
+  // Unique per server: on PostgreSQL the --costs variants share the database.
+  const admin = `admin-${db}-${port}@bench.test`
+  const workspace = `Bench ${db} ${port}`
   const createAdmin = [compiled('create-admin'), '--email', admin, '--workspace', workspace]
   const made = execFileSync(process.execPath, createAdmin, {
     cwd: projectRoot, env: { ...env, SMTP_URL: '' }, encoding: 'utf8'
