@@ -1,8 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import {
-  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult
-} from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../logger.js'
 import type { Principal } from '../principal.js'
 import { errorBody, toServiceError } from '../error-response.js'
@@ -12,6 +9,18 @@ import { argumentsError, type McpTool } from './tools.js'
 // caller's principal, answers as JSON (enableJsonResponse) and is closed. The low-level Server is
 // used instead of McpServer on purpose: tool schemas come from openapi.yaml as JSON Schema (not
 // zod), and a tool error carries the REST API's `code`, which McpServer's own validation cannot.
+
+// The SDK (and zod, which it brings: about 1.2 MB of modules) is loaded by the first MCP request,
+// not at start-up, which does not need it; later requests reuse the loaded modules.
+type Sdk = typeof import('@modelcontextprotocol/sdk/server/index.js') &
+  typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js') &
+  typeof import('@modelcontextprotocol/sdk/types.js')
+let sdk: Promise<Sdk> | undefined
+const loadSdk = (): Promise<Sdk> => (sdk ??= Promise.all([
+  import('@modelcontextprotocol/sdk/server/index.js'),
+  import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  import('@modelcontextprotocol/sdk/types.js')
+]).then(([server, transport, types]) => ({ ...server, ...transport, ...types })))
 
 export interface McpEndpoint {
   readonly tools: readonly McpTool[]
@@ -36,7 +45,8 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
     outputSchema: t.outputSchema
   }))
 
-  function serverFor (principal: Principal, log: Logger): Server {
+  function serverFor (mcp: Sdk, principal: Principal, log: Logger): Server {
+    const { Server, CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } = mcp
     const server = new Server({ name: 'workspace-service', version }, { capabilities: { tools: {} } })
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing as never }))
     server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
@@ -58,18 +68,19 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
   return {
     tools,
     async handle ({ principal, request, body, log }) {
+      const mcp = await loadSdk()
       // JSON-RPC 2.0: an empty batch is an Invalid Request (the SDK would accept it with 202).
       if (Array.isArray(body) && body.length === 0) {
         const error = {
           jsonrpc: '2.0',
           id: null,
-          error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: an empty batch' }
+          error: { code: mcp.ErrorCode.InvalidRequest, message: 'Invalid Request: an empty batch' }
         }
         return new Response(JSON.stringify(error), { status: 400, headers: { 'content-type': 'application/json' } })
       }
-      const server = serverFor(principal, log)
+      const server = serverFor(mcp, principal, log)
       // No sessionIdGenerator: stateless mode (no Mcp-Session-Id; any instance can answer).
-      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
+      const transport = new mcp.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
       transport.onerror = err => { log.debug({ err: err.message }, 'MCP transport rejected a request') }
       try {
         await server.connect(transport)

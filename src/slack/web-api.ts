@@ -1,10 +1,15 @@
-import { ErrorCode, LogLevel, WebClient, type Logger as SlackLogger } from '@slack/web-api'
+import type { Logger as SlackLogger, WebClient } from '@slack/web-api'
 import type { Logger } from '../logger.js'
 
 // The Slack Web API methods the service calls, through Slack's own SDK (@slack/web-api): it
 // retries failed calls and waits out a 429's Retry-After before retrying. SLACK_API_URL points
 // it elsewhere (tests use a loopback fake). Calls are bounded: a few retries, a per-request
 // timeout. Errors name the method and Slack's error code only: never a token, never a body.
+// The SDK is loaded by the first call, not at start-up (most installations never call Slack).
+
+type Sdk = typeof import('@slack/web-api')
+let sdk: Promise<Sdk> | undefined
+const loadSdk = (): Promise<Sdk> => (sdk ??= import('@slack/web-api'))
 
 export class SlackApiError extends Error {
   override name = 'SlackApiError'
@@ -55,7 +60,7 @@ const str = (v: unknown): string | null => typeof v === 'string' && v !== '' ? v
  * The SDK's logger, onto ours (the SDK would otherwise write to the console). Its debug and info
  * lines are dropped: they print each call's arguments, client secret and tokens included.
  */
-function sdkLogger (log: Logger): SlackLogger {
+function sdkLogger (LogLevel: Sdk['LogLevel'], log: Logger): SlackLogger {
   const text = (msg: unknown[]) => msg.map(String).join(' ')
   return {
     debug: () => {},
@@ -68,9 +73,10 @@ function sdkLogger (log: Logger): SlackLogger {
   }
 }
 
-/** The Slack error code of a failed SDK call, never its body. */
-function slackErrorOf (err: unknown): string {
+/** The Slack error code of a failed SDK call (its ErrorCode given) or fetch, never its body. */
+function slackErrorOf (err: unknown, ErrorCode?: Sdk['ErrorCode']): string {
   const e = err as { code?: string, data?: { error?: unknown }, statusCode?: number, retryAfter?: number }
+  if (ErrorCode === undefined) return (err as Error).name === 'TimeoutError' ? 'timed out' : 'request failed'
   switch (e.code) {
     case ErrorCode.PlatformError: return str(e.data?.error) ?? 'unknown_error'
     case ErrorCode.HTTPError: return `HTTP ${e.statusCode ?? '?'}`
@@ -84,26 +90,31 @@ export function createSlackWebApi (
   opts: { apiUrl: string, log: Logger, timeoutMs?: number, retries?: number }
 ): SlackWebApi {
   const timeoutMs = opts.timeoutMs ?? 5000
-  const clientWith = (retries: number) => new WebClient(undefined, {
+  const clientWith = ({ WebClient, LogLevel }: Sdk, retries: number): WebClient => new WebClient(undefined, {
     // The SDK joins base and method without a separator.
     slackApiUrl: opts.apiUrl.endsWith('/') ? opts.apiUrl : `${opts.apiUrl}/`,
     timeout: timeoutMs,
     retryConfig: { retries, factor: 2, minTimeout: 200, maxTimeout: 2000 },
     rejectRateLimitedCalls: false,
     allowAbsoluteUrls: false,
-    logger: sdkLogger(opts.log)
+    logger: sdkLogger(LogLevel, opts.log)
   })
-  // Work after the acknowledgement: a few quick retries, not the SDK's default of half an hour.
-  const client = clientWith(opts.retries ?? 2)
-  // The code exchange: a browser waits, and a code is single use, so a retry would not help.
-  const once = clientWith(0)
+  let clients: Promise<{ sdk: Sdk, retrying: WebClient, once: WebClient }> | undefined
+  const loadClients = () => (clients ??= loadSdk().then(sdk => ({
+    sdk,
+    // Work after the acknowledgement: a few quick retries, not the SDK's default of half an hour.
+    retrying: clientWith(sdk, opts.retries ?? 2),
+    // The code exchange: a browser waits, and a code is single use, so a retry would not help.
+    once: clientWith(sdk, 0)
+  })))
 
   async function call (method: string, token: string | undefined, args: Json): Promise<Json> {
+    const { sdk, retrying, once } = await loadClients()
     try {
-      const sdk = token === undefined ? once : client
-      return await sdk.apiCall(method, { ...args, ...(token !== undefined ? { token } : {}) }) as unknown as Json
+      const client = token === undefined ? once : retrying
+      return await client.apiCall(method, { ...args, ...(token !== undefined ? { token } : {}) }) as unknown as Json
     } catch (err) {
-      throw new SlackApiError(method, slackErrorOf(err))
+      throw new SlackApiError(method, slackErrorOf(err, sdk.ErrorCode))
     }
   }
 
