@@ -20,6 +20,9 @@ export async function startSinkSmtp (): Promise<{ url: string, received: () => n
     logger: false,
     onData (stream, _session, cb) { stream.on('data', () => {}); stream.on('end', () => { received++; cb() }) }
   })
+  // A client that gives up mid-session (the service's send deadline under load) makes the reply
+  // fail with EPIPE or ECONNRESET; without a listener that 'error' would end the measuring process.
+  smtp.on('error', () => {})
   await new Promise<void>(resolve => { smtp.listen(0, '127.0.0.1', () => { resolve() }) })
   return {
     url: `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`,
