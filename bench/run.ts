@@ -27,6 +27,7 @@
 //   npm run bench -- --invitations 1000             # a smaller workspace for the list page (default 100k)
 //   npm run bench -- --out /tmp/results.json        # write the results elsewhere
 //   npm run bench -- --service-env METRICS_PORT=    # extra environment of the servers (repeatable; empty unsets)
+//   npm run bench -- --scale                        # how cost grows with the data, PostgreSQL (bench/scale.ts)
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -39,6 +40,7 @@ import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { measure, pinCpus, type Pinning, type Round } from './load.js'
 import { analyzeProfile } from './profile.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
+import { runScale } from './scale.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
   cleanUp, startBare, startHandWritten, startRawWorker, startService, stop,
@@ -63,7 +65,8 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
     analyze: { type: 'string' },
     only: { type: 'string' },
-    'service-env': { type: 'string', multiple: true, default: [] }
+    'service-env': { type: 'string', multiple: true, default: [] },
+    scale: { type: 'boolean', default: false }
   },
   strict: true
 })
@@ -224,4 +227,14 @@ async function main (): Promise<void> {
 }
 
 if (values.analyze !== undefined) process.stdout.write(analyzeProfile(values.analyze) + '\n')
-else await main()
+else if (values.scale) {
+  await runScale({
+    pgUrl: values['pg-url'],
+    rounds: Number(values.rounds),
+    durationSeconds: Number(values.duration),
+    warmupSeconds: Number(values.warmup),
+    connections: Number(values.connections),
+    pin: pinCpus(!values['no-pin']),
+    build: !values['no-build']
+  })
+} else await main()
