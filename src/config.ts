@@ -32,7 +32,7 @@ const EnvSchema = Type.Object({
   APP_URL: Str({ pattern: '^https?://' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Str({ pattern: '^postgres(ql)?://' }),
-  DATABASE_POOL_MAX: Int(1, 200, 10),
+  DATABASE_POOL_MAX: Int(1, 200, 20),
   DATABASE_CONNECT_TIMEOUT_MS: Int(100, 60000, 3000),
   DATABASE_QUERY_TIMEOUT_MS: Int(100, 300000, 5000),
   DATABASE_TRANSACTION_TIMEOUT_MS: Int(100, 600000, 10000),
