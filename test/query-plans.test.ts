@@ -121,6 +121,8 @@ interface ListCase {
    * list's equality filter (a pending list reads the partial index of pending rows, a few days' worth).
    */
   indexes: string[]
+  /** Indexes the statement must read as well (a subquery's). */
+  requires?: string[]
   run: (q: Queryable, w: Fixture) => Promise<unknown>
 }
 
@@ -184,7 +186,10 @@ const cases: ListCase[] = [
   ...[false, true].flatMap(paged => [null, ['invitation.created']].map(types => ({
     name: `events feed${paged ? ', after a cursor' : ''}${types !== null ? ', by type' : ''}`,
     table: 'audit_events',
-    indexes: ['audit_events_feed_idx'],
+    // in id order, or the horizon's events (few in a typical workspace) then sorted
+    indexes: ['audit_events_feed_idx', 'audit_events_feed_time_idx'],
+    // where the read starts: the first event within the horizon
+    requires: ['audit_events_feed_time_idx'],
     run: async (q: Queryable, w: Fixture) => await listEvents(q, {
       workspaceId: w.id, after: paged ? w.middle.event : null, since, types, limit: 51
     })
@@ -233,6 +238,9 @@ for (const w of [await fixture('a typical workspace', others[0] as string), awai
         onTable.some(n => SCANS.has(n['Node Type']) && fits.includes(n['Index Name'] ?? '')),
         `read through ${fits.join(' or ')}: ${shape.join(' > ')}`
       )
+      for (const index of c.requires ?? []) {
+        t.ok(nodes.some(n => SCANS.has(n['Node Type']) && n['Index Name'] === index), `and ${index}: ${shape.join(' > ')}`)
+      }
     })
   }
 }
