@@ -21,7 +21,7 @@ import { sessionJwtOptions } from '../src/plugins/auth.js'
 import type { Principal } from '../src/principal.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 import { createSerializerCompiler, createValidatorCompiler } from '../src/validation.js'
-import { seedInvitations } from './seed.js'
+import { seedWorkspaceInvitations } from './seed.js'
 
 // The baseline the service must not be slower than: the same operations written by hand as a
 // Fastify 5 route each, the way one would without a contract — no fastify-openapi-glue, no
@@ -197,7 +197,7 @@ const { token } = await services.sessions.start(db, user.id, 'signup')
 const principal = await services.sessions.authenticate(token)
 if (principal === null) throw new Error('hand-written: the session does not authenticate')
 const key = await services.apiKeys.create(principal, { name: 'bench' })
-await seedInvitations(db, workspace.id, user.id, Number(values.invitations))
+await seedWorkspaceInvitations(db, workspace.id, Number(values.invitations))
 
 await app.listen({ port: Number(values.port), host: '127.0.0.1' })
 const close = async (): Promise<void> => { await app.close(); await base.close(); process.exit(0) }

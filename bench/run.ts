@@ -34,7 +34,6 @@ import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import { projectRoot } from '../src/paths.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { measure, pinCpus, type Pinning, type Round } from './load.js'
@@ -43,7 +42,7 @@ import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
-  cleanUp, startBare, startHandWritten, startRawWorker, startService, stop,
+  cleanUp, startBare, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
   type HandWritten, type RawWorker, type Service
 } from './servers.js'
 
@@ -70,20 +69,6 @@ const { values } = parseArgs({
   },
   strict: true
 })
-
-/** A throwaway PostgreSQL database on the server of `--pg-url`; `drop` removes it. */
-async function throwawayDatabase (serverUrl: string): Promise<{ url: string, drop: () => Promise<void> }> {
-  const name = `ws_bench_${Date.now()}_${process.pid}`
-  const admin = async (sql: string): Promise<void> => {
-    const c = new pg.Client({ connectionString: serverUrl })
-    await c.connect()
-    try { await c.query(sql) } finally { await c.end() }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const u = new URL(serverUrl)
-  u.pathname = `/${name}`
-  return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
-}
 
 type DbSpec = Array<{ db: 'pglite' | 'postgres', url: string | null }>
 
@@ -167,7 +152,7 @@ async function main (): Promise<void> {
   }
 
   const smtp = await startSinkSmtp()
-  const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'])
+  const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'], 'ws_bench')
   const profileDir = values.profile ? join(projectRoot, 'bench', 'profiles') : null
   if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
   // What a setting costs (metrics, traces, load shedding): the same run with it in the services' environment.

@@ -2,13 +2,12 @@ import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { openDatabase, type Database } from '../src/db/client.js'
 import { projectRoot } from '../src/paths.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { cannon, median, type Measured, type Pinning } from './load.js'
 import { seedInvitations, seedMembers, seedWorkspaces } from './scale-seed.js'
-import { cleanUp, startService, stop, type Service } from './servers.js'
+import { cleanUp, startService, stop, throwawayDatabase, type Service, type Throwaway } from './servers.js'
 
 // `npm run bench -- --scale`: how the cost of a request grows with the data, on PostgreSQL. One
 // database per size, its bench admin's workspace holding 100 (two list pages), 100k or 1M
@@ -55,23 +54,6 @@ const CONCURRENT_SECONDS = 10
 
 const write = (s: string): void => { process.stdout.write(s) }
 const load = (): string => loadavg().map(l => l.toFixed(2)).join(' ')
-
-interface Throwaway { url: string, drop: () => Promise<void> }
-
-let made = 0
-
-async function throwaway (serverUrl: string, prefix: string): Promise<Throwaway> {
-  const name = `${prefix}_${Date.now()}_${process.pid}_${++made}`
-  const admin = async (sql: string): Promise<void> => {
-    const c = new pg.Client({ connectionString: serverUrl })
-    await c.connect()
-    try { await c.query(sql) } finally { await c.end() }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const u = new URL(serverUrl)
-  u.pathname = `/${name}`
-  return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
-}
 
 /** Rounds of one load: every round's figures, and the median and range of p99. */
 interface Series { name: string, rounds: Measured[] }
@@ -206,7 +188,7 @@ async function growth (o: ScaleOptions, smtpUrl: string, prefix: string): Promis
   try {
     const services: Service[] = []
     for (const size of sizes) {
-      const database = await throwaway(o.pgUrl, prefix)
+      const database = await throwawayDatabase(o.pgUrl, prefix)
       databases.push(database)
       services.push(await sizedService(o, smtpUrl, database, size))
     }
@@ -281,7 +263,7 @@ async function poolSizes (o: ScaleOptions, smtpUrl: string, prefix: string): Pro
   try {
     const services: Service[] = []
     for (const pool of pools) {
-      const database = await throwaway(o.pgUrl, prefix)
+      const database = await throwawayDatabase(o.pgUrl, prefix)
       databases.push(database)
       services.push(await startService(o.pin, 'postgres', smtpUrl, database.url, null, {
         DATABASE_POOL_MAX: String(pool)

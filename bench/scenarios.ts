@@ -6,13 +6,13 @@ import type { HandWritten, RawWorker, Service } from './servers.js'
 // same database kind (bench/hand-written.ts), with the same requests.
 
 export const HEALTH = 'GET /api/health'
-export const UNAUTHENTICATED = '401 invite, no cookie'
-export const INVALID = '400 invite, invalid body'
-export const NOT_FOUND = '404 unknown path'
-export const RATE_LIMITED = '429 API key over its limit'
-export const LIST = 'list page (limit=50)'
+const UNAUTHENTICATED = '401 invite, no cookie'
+const INVALID = '400 invite, invalid body'
+const NOT_FOUND = '404 unknown path'
+const RATE_LIMITED = '429 API key over its limit'
+const LIST = 'list page (limit=50)'
 export const INVITE = 'invite (fallback, SMTP)'
-export const RAW = 'raw work of an invite'
+const RAW = 'raw work of an invite'
 
 /** The paths that touch no database (health answers from its cached ping): the 1.0× targets. */
 export const NO_DATABASE = [HEALTH, UNAUTHENTICATED, INVALID, NOT_FOUND]

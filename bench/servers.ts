@@ -2,6 +2,7 @@ import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import pg from 'pg'
 import { freePort } from '../scripts/lib/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -31,6 +32,23 @@ function tempDir (prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   tempDirs.push(dir)
   return dir
+}
+
+export interface Throwaway { url: string, drop: () => Promise<void> }
+let databasesMade = 0
+
+/** A throwaway PostgreSQL database `<prefix>_<time>_<pid>_<n>` on `serverUrl`; `drop` removes it. */
+export async function throwawayDatabase (serverUrl: string, prefix: string): Promise<Throwaway> {
+  const name = `${prefix}_${Date.now()}_${process.pid}_${++databasesMade}`
+  const admin = async (sql: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: serverUrl })
+    await c.connect()
+    try { await c.query(sql) } finally { await c.end() }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const u = new URL(serverUrl)
+  u.pathname = `/${name}`
+  return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
 }
 
 /** Kills what is still running and removes the temporary directories. */
