@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
+import { initDataDir } from './pglite-initdb.js'
+import { pgliteInitdbParams, pgliteStartParams } from './pglite-settings.js'
 
 export type Row = Record<string, unknown>
 export interface QueryResult<R> { rows: R[], rowCount: number }
@@ -231,35 +232,6 @@ function isAlive (pid: number): boolean {
   }
 }
 
-/**
- * The first start creates the cluster (initdb), which grows PGlite's WebAssembly memory to about
- * 800 MB; WebAssembly memory never shrinks, so a process that ran initdb keeps it for life. Run in
- * a worker thread, that memory is freed when the worker ends, and the service opens the finished
- * directory at the usual ~370 MB, for about one extra second on the first start only.
- */
-async function initDataDirInWorker (dir: string): Promise<void> {
-  const pglite = import.meta.resolve('@electric-sql/pglite')
-  // Dynamic imports only: eval'd worker code is a script or a module depending on the Node
-  // version (ESM detection is the default from 20.19 / 22.7) and on flags such as --input-type.
-  const code = `
-    Promise.all([import('node:worker_threads'), import(${JSON.stringify(pglite)})])
-      .then(async ([{ parentPort, workerData }, { PGlite }]) => {
-        const db = await PGlite.create({ dataDir: workerData })
-        await db.close()
-        parentPort.postMessage('initialized')
-      })`
-  const worker = new Worker(code, { eval: true, workerData: dir })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      worker.once('message', () => { resolve() })
-      worker.once('error', reject)
-      worker.once('exit', code => { reject(new Error(`initdb worker exited with code ${code}`)) })
-    })
-  } finally {
-    await worker.terminate()
-  }
-}
-
 async function openPglite (opts: DatabaseOptions): Promise<Database> {
   const dir = opts.dataDir !== null ? join(opts.dataDir, 'pglite') : null
   let unlock = (): void => {}
@@ -270,10 +242,15 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
   let db: PGlite
   try {
     if (dir !== null && opts.loadDataDir === undefined && !existsSync(join(dir, 'PG_VERSION'))) {
-      // Should the worker fail, PGlite.create below runs initdb in this thread: more memory, same result.
-      await initDataDirInWorker(dir).catch(() => {})
+      // A new cluster is made in a child process (pglite-initdb.ts). Should that fail, PGlite.create
+      // below runs initdb in this process: more memory for good, same result.
+      await initDataDir(dir).catch(() => {})
     }
+    // The settings (pglite-settings.ts) keep its WebAssembly heap small; tests' databases (in
+    // memory, from a dump, or initialised in this process) and the service's get the same ones.
     db = await PGlite.create({
+      startParams: [...pgliteStartParams],
+      initDbStartParams: [...pgliteInitdbParams],
       ...(dir !== null ? { dataDir: dir } : {}),
       ...(opts.loadDataDir !== undefined ? { loadDataDir: opts.loadDataDir } : {})
     })
