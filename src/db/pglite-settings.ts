@@ -25,7 +25,7 @@ import { PGlite } from '@electric-sql/pglite'
  * directory created by an earlier version (shared_buffers = 128MB in its file) runs with them too;
  * initdb also gets them, so a new cluster bootstraps small and its postgresql.conf says the same.
  */
-export const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
   shared_buffers: '16MB',
   max_connections: '20',
   maintenance_work_mem: '16MB'
