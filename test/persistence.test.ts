@@ -116,6 +116,17 @@ t.test('a new DATA_DIR is created by initdb in a child process, with the small s
   t.notOk(existsSync(join(dir, 'pglite.initdb')), 'so is the staging directory')
 })
 
+t.test('a loop of transactions lets timers and sockets in between them', async t => {
+  // PGlite runs PostgreSQL in this thread: without a turn of the event loop between
+  // transactions, a batch loop (the expiry sweep) starved every request until it ended.
+  const db = await testDatabase(t)
+  let ticks = 0
+  const timer = setInterval(() => { ticks++ }, 1)
+  t.teardown(() => { clearInterval(timer) })
+  for (let i = 0; i < 300; i++) await db.transaction(async tx => { await tx.query('SELECT 1') })
+  t.ok(ticks > 0, `a 1 ms timer ran ${ticks} times during 300 transactions`)
+})
+
 t.test('an edited, already-applied migration is refused', async t => {
   const db = await testDatabase(t)
   const [first] = loadMigrations()
