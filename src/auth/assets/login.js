@@ -1,6 +1,6 @@
 // @ts-check
 // The login page: ask for a sign-in link, or complete one (?token=…).
-/* global byId, inputById, postJson, show, errorText */
+/* global byId, inputById, postJson, show, errorText, onSubmit */
 'use strict'
 
 ;(() => {
@@ -18,13 +18,8 @@
     form.hidden = false
   })()
 
-  form.addEventListener('submit', async event => {
-    event.preventDefault()
-    const button = inputById('send-button')
-    button.disabled = true
-    byId('error').hidden = true
+  onSubmit(form, 'send-button', async () => {
     const r = await postJson('/api/auth/login-link', { email: inputById('email').value })
-    button.disabled = false
     if (r.ok) show('status', r.body.message)
     else show('error', errorText(r))
   })

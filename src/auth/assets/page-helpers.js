@@ -1,6 +1,6 @@
 // @ts-check
 // Shared by the page scripts (a classic script, loaded first: its functions are globals).
-/* exported postJson, show, errorText, byId, inputById */
+/* exported postJson, show, errorText, byId, inputById, onSubmit */
 'use strict'
 
 /**
@@ -61,4 +61,21 @@ function show (id, text) {
 function errorText (r) {
   if (r.body && typeof r.body.message === 'string') return r.body.message
   return 'Something went wrong (' + r.status + '). Try again.'
+}
+
+/**
+ * A form's submit, sent once at a time: the button disabled and the last error hidden while
+ * `send` runs, the button enabled again after (a page that navigates away leaves it so).
+ * @param {HTMLElement} form
+ * @param {string} buttonId
+ * @param {() => Promise<void>} send
+ */
+function onSubmit (form, buttonId, send) {
+  form.addEventListener('submit', async event => {
+    event.preventDefault()
+    const button = inputById(buttonId)
+    button.disabled = true
+    byId('error').hidden = true
+    try { await send() } finally { button.disabled = false }
+  })
 }

@@ -1,7 +1,7 @@
 // @ts-check
 // The first-run page: the token comes from the link the service logged (?token=…); the form
 // creates the workspace and its first admin, who lands on / signed in.
-/* global byId, inputById, postJson, show, errorText */
+/* global byId, inputById, postJson, show, errorText, onSubmit */
 'use strict'
 
 ;(() => {
@@ -15,16 +15,11 @@
   }
   form.hidden = false
 
-  form.addEventListener('submit', async event => {
-    event.preventDefault()
-    const button = inputById('setup-button')
-    button.disabled = true
-    byId('error').hidden = true
+  onSubmit(form, 'setup-button', async () => {
     const name = inputById('name').value.trim()
     const body = { token, workspaceName: inputById('workspace-name').value, email: inputById('email').value.trim() }
     const r = await postJson('/api/setup', name === '' ? body : { ...body, name })
     if (r.ok) { location.assign('/'); return }
-    button.disabled = false
     if (r.status === 410) {
       // Someone finished the setup first (or create-admin ran): the form has nothing left to do.
       form.hidden = true

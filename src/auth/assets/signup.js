@@ -1,6 +1,6 @@
 // @ts-check
 // The signup page: preview the invitation named by ?token=…, then accept it.
-/* global byId, inputById, postJson, show, errorText */
+/* global byId, inputById, postJson, show, errorText, onSubmit */
 'use strict'
 
 ;(() => {
@@ -25,14 +25,10 @@
     form.hidden = false
   })()
 
-  form.addEventListener('submit', async event => {
-    event.preventDefault()
-    const button = inputById('accept-button')
-    button.disabled = true
+  onSubmit(form, 'accept-button', async () => {
     const name = inputById('name').value.trim()
     const r = await postJson('/api/auth/signup', name === '' ? { token } : { token, name })
     if (r.ok) { location.assign('/'); return }
-    button.disabled = false
     show('error', errorText(r))
   })
 })()
