@@ -9,7 +9,7 @@ import type { Config } from '../config.js'
 // carries them; the two answers given before any hook runs use securityHeaders() too. helmet
 // computes them once, at start (they depend on nothing in the request): @fastify/helmet would
 // build helmet's middleware again for every request (its options parsed, the CSP re-serialized),
-// a few µs of every answer for the same eight headers.
+// a few µs of every answer for the same eleven headers.
 //
 // - Content-Security-Policy: `default-src 'none'; frame-ancestors 'none'` for everything; the HTML
 //   pages replace it with their own, which carries the page's nonce (src/auth/pages.ts; a header
@@ -57,7 +57,7 @@ export function securityHeaders (config: Config, https = false): Record<string, 
 async function securityHeadersPlugin (app: FastifyInstance, opts: { config: Config }): Promise<void> {
   const plain = Object.entries(securityHeaders(opts.config))
   const withHsts = Object.entries(securityHeaders(opts.config, true))
-  // A callback hook (not async): no promise per request for eight setHeader calls.
+  // A callback hook (not async): no promise per request for eleven setHeader calls.
   app.addHook('onRequest', (request, reply, done) => {
     // request.protocol reads X-Forwarded-Proto only from a trusted proxy (Fastify's trustProxy).
     const headers = plain.length === withHsts.length || request.protocol !== 'https' ? plain : withHsts
