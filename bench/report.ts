@@ -23,7 +23,7 @@ interface Row {
   rounds: number[]
   ratios: Ratio[]
 }
-interface Target { target: string, value: number, met: boolean, min?: number, max?: number }
+export interface Target { target: string, value: number, met: boolean, min?: number, max?: number }
 
 /**
  * Medians over rounds (peak RSS: the highest of any round). Ratios are paired by round (same

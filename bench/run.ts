@@ -19,6 +19,7 @@
 //   npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
 //   npm run bench -- --rounds 7 --duration 10 --connections 20
 //   npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
+//   npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
 //   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
 //   npm run bench -- --costs                        # also what metrics, traces and headers each cost
 //   npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
@@ -38,6 +39,7 @@ import { projectRoot } from '../src/paths.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { measure, pinCpus, type Pinning, type Round } from './load.js'
 import { analyzeProfile } from './profile.js'
+import { measureStarts } from './start.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? POSTGRES_SERVER },
     'no-postgres': { type: 'boolean', default: false },
     'no-pglite': { type: 'boolean', default: false },
+    'no-start': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
@@ -151,6 +154,8 @@ async function main (): Promise<void> {
     throw new Error('dist/src/server.js is missing: run npm run build')
   }
 
+  // The start-up targets first, on a machine not yet loaded by the servers below.
+  const startGoals = values['no-start'] ? [] : await measureStarts(3, line => { process.stdout.write(line) })
   const smtp = await startSinkSmtp()
   const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'], 'ws_bench')
   const profileDir = values.profile ? join(projectRoot, 'bench', 'profiles') : null
@@ -188,7 +193,7 @@ async function main (): Promise<void> {
     const results = await runRounds(list, rounds, seconds, warmup, profileDir)
 
     const rows = summarize(results)
-    const goals = targets(rows, services.map(s => s.db))
+    const goals = [...targets(rows, services.map(s => s.db)), ...startGoals]
     process.stdout.write(formatTable(rows, goals, smtp.received()))
     const pinnedCpus = pin.on ? { servers: pin.serverCpu, loadGenerator: pin.loadCpu } : null
     const params = { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus }
