@@ -2,7 +2,7 @@ import type { Queryable } from '../src/db/client.js'
 
 // Set-based seeding (INSERT … SELECT generate_series: one statement per table, no round trip per
 // row) of rows as the service writes them, for `npm run bench -- --scale` (bench/scale.ts) and
-// test/query-plans.test.ts. Every row passes the schema's constraints and reads as the app's own:
+// test/contract/query-plans.test.ts. Every row passes the schema's constraints and reads as the app's own:
 // tokens are stored as SHA-256 hex, invitations have the status their age gives them under the
 // 7-day expiry (pending only while unexpired: the sweep keeps up), revoked ones lost their token,
 // e-mails are lower-case and unique where the schema says so. Row k is k steps older than row 0,

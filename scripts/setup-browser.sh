@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs headless Chromium (Debian package) for test/browser.test.ts and test/first-run.test.ts. playwright-core drives it
+# Installs headless Chromium (Debian package) for test/auth/browser.test.ts and test/ops/first-run.test.ts. playwright-core drives it
 # through /usr/bin/chromium; it does not download browsers of its own. Exits 0 when it cannot
 # install (no root, no network): the browser test then skips with a message saying so.
 set -u
@@ -10,5 +10,5 @@ if [ -x /usr/bin/chromium ]; then
   exit 0
 fi
 
-debian_install setup-browser chromium /usr/bin/chromium test/browser.test.ts
+debian_install setup-browser chromium /usr/bin/chromium test/auth/browser.test.ts
 exit 0

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs nginx (Debian package) for test/nginx.test.ts, which runs the service behind a real
+# Installs nginx (Debian package) for test/ops/nginx.test.ts, which runs the service behind a real
 # reverse proxy. Only the binary is used: the test writes its own configuration and runs nginx in
 # the foreground on a loopback port; the package's own service is not started (policy-rc.d).
 # Exits 0 when it cannot install (no root, no network): the test then skips, saying so.
@@ -18,6 +18,6 @@ CREATED_POLICY=''
 if debian_sudo && [ ! -e "$POLICY" ] && command -v apt-get >/dev/null 2>&1; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$POLICY" >/dev/null && $SUDO chmod +x "$POLICY" && CREATED_POLICY=1
 fi
-debian_install setup-nginx nginx /usr/sbin/nginx test/nginx.test.ts
+debian_install setup-nginx nginx /usr/sbin/nginx test/ops/nginx.test.ts
 [ -n "$CREATED_POLICY" ] && $SUDO rm -f "$POLICY"
 exit 0

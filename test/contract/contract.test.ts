@@ -1,0 +1,62 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { Errors } from '../../src/errors.js'
+import { loadContract } from '../../src/app.js'
+import { createHandlers } from '../../handlers/index.js'
+import { build } from '../helpers/build.js'
+import { operations } from '../helpers/contract.js'
+
+const contract = loadContract() as {
+  components: {
+    schemas: { ErrorCode: { enum: string[] } },
+    responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>
+  },
+  info: { version: string }
+}
+
+t.test('error registry and contract list the same codes, each once', async t => {
+  const registry = Object.keys(Errors)
+  const declared = contract.components.schemas.ErrorCode.enum
+  t.equal(new Set(declared).size, declared.length, 'no code listed twice in ErrorCode')
+  t.same([...registry].sort(), [...declared].sort(), 'registry codes = ErrorCode enum')
+  for (const [code, Ctor] of Object.entries(Errors)) {
+    const err = new (Ctor as unknown as new (...a: string[]) => Error & { code: string, statusCode: number })('x', 'y')
+    t.equal(err.code, code)
+    t.match(code, /^[A-Z][A-Z_]+$/, `${code} is upper-case`)
+    t.ok(err.statusCode >= 400 && err.statusCode < 600, `${code} has an error status`)
+  }
+})
+
+t.test('every error response of every operation is an ErrorResponse', async t => {
+  for (const { method, path, op } of operations()) {
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (Number(status) < 400 || path === '/api/health') continue
+      const resolved = response.$ref !== undefined ? contract.components.responses[response.$ref.split('/').pop() as string] : response
+      const schema = resolved?.content?.['application/json']?.schema as { $ref?: string } | undefined
+      t.equal(schema?.$ref, '#/components/schemas/ErrorResponse', `${method} ${path} ${status}`)
+    }
+  }
+})
+
+t.test('every operationId has a handler and every handler an operationId', async t => {
+  const h = await build(t)
+  const handlers = createHandlers({ services: h.app.services, config: h.config, contract: h.app.contract })
+  const ids = operations().map(o => o.op.operationId).sort()
+  t.equal(new Set(ids).size, ids.length, 'operationIds are unique')
+  t.same(Object.keys(handlers).sort(), ids)
+  for (const [id, fn] of Object.entries(handlers)) t.type(fn, 'function', id)
+})
+
+t.test('the contract is served as JSON and the reference page reads it', async t => {
+  const h = await build(t)
+  const res = await h.inject({ method: 'GET', url: '/api/openapi.json' })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), loadContract())
+  t.equal(res.json().info.version, '0.1.0')
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  t.equal(contract.info.version, pkg.version, 'contract and package versions agree')
+  const docs = await h.inject({ method: 'GET', url: '/api/docs' })
+  t.equal(docs.statusCode, 200)
+  t.match(docs.headers['content-type'], /^text\/html/)
+  t.match(docs.body, /\/api\/openapi\.json/)
+})

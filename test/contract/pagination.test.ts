@@ -1,0 +1,116 @@
+import t, { type Test } from 'tap'
+import { build, principalOf, type TestApp } from '../helpers/build.js'
+import { assertContract } from '../helpers/contract.js'
+import { loadContract } from '../../src/app.js'
+
+// One cursor for every list operation (src/lib/pagination.ts): every operation with a `cursor`
+// parameter in openapi.yaml refuses what it did not issue with the same 400, absurd positions
+// included (PostgreSQL refused a date at year −200000 with a 500), and pages through its list.
+
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url')
+const UUID = '3f0c1d52-7d0e-4d8b-9a57-2b0b0e4a0c11'
+
+const contract = loadContract() as {
+  paths: Record<string, Record<string, { parameters?: Array<{ $ref?: string, name?: string }> }>>
+}
+const lists = Object.entries(contract.paths)
+  .filter(([, item]) => (item.get?.parameters ?? []).some(p => p.$ref === '#/components/parameters/Cursor'))
+  .map(([path]) => path)
+
+/** An endpoint of the admin's workspace (its deliveries are one of the lists). */
+async function webhookEndpoint (t: Test, h: TestApp, cookie: string): Promise<string> {
+  const res = await h.inject({
+    method: 'POST',
+    url: '/api/webhook-endpoints',
+    headers: { cookie },
+    payload: { url: 'http://127.0.0.1:9/hook', eventTypes: ['invitation.created'] }
+  })
+  t.equal(res.statusCode, 201)
+  return (res.json() as { id: string }).id
+}
+
+t.test('every list operation refuses a foreign or absurd cursor with one 400', async t => {
+  t.same(lists.sort(), [
+    '/api/audit-events', '/api/invitations', '/api/invite-requests', '/api/users',
+    '/api/webhook-endpoints/{endpointId}/deliveries'
+  ], 'the list operations')
+  const h = await build(t)
+  const admin = await h.signIn({ role: 'admin' })
+  const endpointId = await webhookEndpoint(t, h, admin.cookie)
+  const absurd = [
+    b64(`-200000-01-01T00:00:00.000Z|${UUID}`),
+    b64(`+275760-09-13T00:00:00.000Z|${UUID}`),
+    b64(`2026-02-31T00:00:00.000Z|${UUID}`),
+    b64('2026-01-01T00:00:00.000Z|1'.replace('|1', '|99999999999999999999')),
+    b64(JSON.stringify({ t: '-200000-01-01T00:00:00.000Z', i: UUID })), // the old invitations format
+    b64(`2026-01-01T00:00:00.000Z|${UUID}|x`),
+    b64('2026-01-01T00:00:00.000Z\u0000|1'),
+    'bm90IGEgY3Vyc29y', // "not a cursor"
+    'a.b',
+    '%00'
+  ]
+  for (const path of lists) {
+    for (const cursor of absurd) {
+      const url = `${path.replace('{endpointId}', endpointId)}?cursor=${encodeURIComponent(cursor)}`
+      const res = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
+      t.equal(res.statusCode, 400, `${path} cursor ${cursor}`)
+      assertContract(t, 'GET', url, res)
+      t.match(res.json(), { code: 'VALIDATION_FAILED', details: { errors: [{ in: 'query', field: 'cursor' }] } })
+    }
+  }
+  // A cursor of one list is refused by a list whose ids are of another kind.
+  const userCursor = b64(`2026-01-01T00:00:00.000Z|${UUID}`)
+  const res = await h.inject({
+    method: 'GET',
+    url: `/api/audit-events?cursor=${userCursor}`,
+    headers: { cookie: admin.cookie }
+  })
+  t.equal(res.statusCode, 400, 'a uuid position on the audit trail (bigserial ids)')
+})
+
+t.test('every list operation pages through its items with the one cursor format', async t => {
+  const h = await build(t)
+  const admin = await h.signIn({ role: 'admin' })
+  // Something in every list: an endpoint whose deliveries the invites make, and three requests.
+  const endpointId = await webhookEndpoint(t, h, admin.cookie)
+  const settings = await h.inject({
+    method: 'PATCH',
+    url: '/api/workspace/settings',
+    headers: { cookie: admin.cookie },
+    payload: { invitePolicy: 'request' }
+  })
+  t.equal(settings.statusCode, 200)
+  for (let i = 0; i < 3; i++) {
+    const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+    await h.app.services.inviteRequests.request(
+      principalOf(member, 'member'), { email: `asked-${i}@example.com`, role: 'member' }
+    )
+    const r = await h.inject({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: { cookie: admin.cookie },
+      payload: { email: `page-${i}@example.com`, role: 'member' }
+    })
+    t.equal(r.statusCode, 200)
+    h.clock.advance(1000)
+  }
+  for (const path of lists.map(p => p.replace('{endpointId}', endpointId))) {
+    const seen: string[] = []
+    let url: string | null = `${path}?limit=1`
+    while (url !== null) {
+      const res = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
+      t.equal(res.statusCode, 200, url)
+      const body = res.json() as { items: Array<{ id: string }>, nextCursor: string | null }
+      seen.push(...body.items.map(i => i.id))
+      if (body.nextCursor !== null) {
+        t.match(
+          Buffer.from(body.nextCursor, 'base64url').toString('utf8'),
+          /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\|[0-9a-f-]+$/, `${path}: one format`
+        )
+      }
+      url = body.nextCursor === null ? null : `${path}?limit=1&cursor=${body.nextCursor}`
+    }
+    t.ok(seen.length >= 3, `${path}: ${seen.length} items over ${seen.length} pages`)
+    t.equal(new Set(seen).size, seen.length, `${path}: no item twice`)
+  }
+})

@@ -1,0 +1,246 @@
+import t from 'tap'
+import type { Database, Queryable } from '../../src/db/client.js'
+import { listActiveApiKeys } from '../../src/db/api-keys.js'
+import { listAuditEvents, listEvents } from '../../src/db/audit-events.js'
+import { listInvitations, type InvitationStatus } from '../../src/db/invitations.js'
+import { listInviteRequests, type InviteRequestStatus } from '../../src/db/invite-requests.js'
+import { listUsers } from '../../src/db/users.js'
+import { listDeliveries } from '../../src/db/webhook-deliveries.js'
+import { listWebhookEndpoints } from '../../src/db/webhook-endpoints.js'
+import {
+  seedApiKeys, seedAuditEvents, seedInvitations, seedInviteRequests, seedMembers, seedWebhooks, seedWorkspaces
+} from '../../bench/scale-seed.js'
+import { testDatabase } from '../helpers/build.js'
+
+// Every list the API pages through reads its rows through an index, in the index's order: the
+// plan (not a time) of each list statement, on a database with enough rows that a sequential scan
+// would win were there no fitting index (a few hundred workspaces, one of them with thousands of
+// rows in every listed table; ANALYZE). The statements are the repositories' own: each list
+// function runs once through a Queryable that records what it sends, and that text is EXPLAINed
+// with the same parameters (a custom plan, as the service's unnamed statements get). PGlite by
+// default, PostgreSQL with TEST_DATABASE_URL.
+
+interface Sent { text: string, params: readonly unknown[] }
+
+/** A Queryable over `db` that keeps every statement sent through it. */
+function recording (db: Database): { q: Queryable, sent: Sent[] } {
+  const sent: Sent[] = []
+  const q: Queryable = {
+    query: async (text, params) => {
+      sent.push({ text, params: params ?? [] })
+      return await db.query(text, params)
+    },
+    exec: async text => { await db.exec(text) }
+  }
+  return { q, sent }
+}
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  Plans?: PlanNode[]
+}
+
+const flatten = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flatten)]
+
+/** The nodes of the plan of `sent`, EXPLAINed with its own parameters. */
+async function planOf (db: Database, sent: Sent): Promise<PlanNode[]> {
+  const r = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sent.text}`, sent.params)
+  const raw = r.rows[0]?.['QUERY PLAN']
+  const doc = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: PlanNode }>
+  return flatten((doc[0] as { Plan: PlanNode }).Plan)
+}
+
+const SCANS = new Set(['Index Scan', 'Index Only Scan', 'Bitmap Index Scan'])
+
+const db = await testDatabase(t)
+const now = new Date()
+// 101 workspaces: a big one and 100 typical ones with a tenth of its rows each, in every listed table.
+const workspaces = await seedWorkspaces(db, { count: 101, now })
+const big = workspaces[0] as string
+const others = workspaces.slice(1)
+const DAY = 86_400
+for (const [ids, n] of [[[big], 1], [others, 10]] as const) {
+  // n: how much sparser the typical ones are (the same time span, a tenth of the rows)
+  await seedMembers(db, { workspaceIds: ids, count: 1500 / n, now })
+  await seedInvitations(db, { workspaceIds: ids, from: 0, to: 4000 / n, now, stepSeconds: 1800 * n })
+  await seedInviteRequests(db, { workspaceIds: ids, from: 0, to: 1500 / n, now, stepSeconds: DAY / 10 * n })
+  await seedAuditEvents(db, { workspaceIds: ids, from: 0, to: 4000 / n, now, stepSeconds: 1800 * n })
+  await seedWebhooks(db, { workspaceIds: ids, perWorkspace: 5, withDeliveries: n === 1 ? 2 : 1, now })
+}
+await seedApiKeys(db, { workspaceIds: workspaces, perWorkspace: 20, now })
+for (const table of [
+  'workspaces', 'users', 'invitations', 'invite_requests', 'api_keys', 'audit_events', 'webhook_endpoints',
+  'webhook_deliveries'
+]) await db.query(`ANALYZE ${table}`)
+
+interface Position { createdAt: Date, id: string }
+
+/** What the lists of one workspace are asked with: a member, an endpoint, a position mid-list in each. */
+interface Fixture {
+  label: string
+  id: string
+  member: string
+  endpoint: string
+  middle: { invitations: Position, requests: Position, users: Position, deliveries: Position, event: string }
+}
+
+async function fixture (label: string, id: string): Promise<Fixture> {
+  const one = async <R>(sql: string, params: unknown[]): Promise<R> => (await db.query<R>(sql, params)).rows[0] as R
+  const member = await one<{ id: string }>(
+    "SELECT id FROM users WHERE workspace_id = $1 AND role = 'member' AND status = 'active' LIMIT 1", [id])
+  const endpoint = await one<{ id: string }>(
+    'SELECT endpoint_id AS id FROM webhook_deliveries WHERE workspace_id = $1 LIMIT 1', [id])
+  // A later page's cursor: the row half-way down the list.
+  const middle = async (table: string, column: string, key: string): Promise<Position> => await one<Position>(
+    `SELECT created_at AS "createdAt", id FROM ${table} WHERE ${column} = $1 ORDER BY created_at DESC, id DESC
+      OFFSET (SELECT count(*) / 2 FROM ${table} WHERE ${column} = $1) LIMIT 1`, [key])
+  const event = await one<{ id: string }>(
+    'SELECT ((min(id) + max(id)) / 2)::text AS id FROM audit_events WHERE workspace_id = $1', [id])
+  return {
+    label,
+    id,
+    member: member.id,
+    endpoint: endpoint.id,
+    middle: {
+      invitations: await middle('invitations', 'workspace_id', id),
+      requests: await middle('invite_requests', 'workspace_id', id),
+      users: await middle('users', 'workspace_id', id),
+      deliveries: await middle('webhook_deliveries', 'endpoint_id', endpoint.id),
+      event: event.id
+    }
+  }
+}
+
+interface ListCase {
+  name: string
+  table: string
+  /**
+   * The indexes that fit the list (any will do): its own, or one whose leading columns are the
+   * list's equality filter (a pending list reads the partial index of pending rows, a few days' worth).
+   */
+  indexes: string[]
+  /** Indexes the statement must read as well (a subquery's). */
+  requires?: string[]
+  run: (q: Queryable, w: Fixture) => Promise<unknown>
+}
+
+const later = (paged: boolean): string => paged ? ', a later page' : ''
+const invitationStatuses: Array<InvitationStatus | undefined> = [undefined, 'pending', 'accepted', 'revoked', 'expired']
+const requestStatuses: Array<InviteRequestStatus | undefined> = [undefined, 'pending', 'approved', 'denied', 'expired']
+const since = new Date(now.getTime() - 30 * DAY * 1000)
+const TARGET = '3f0c1d52-7d0e-4d8b-9a57-2b0b0e4a0c11'
+
+const cases: ListCase[] = [
+  ...invitationStatuses.flatMap(status => [false, true].map(paged => ({
+    name: `invitations, status ${status ?? 'any'}${later(paged)}`,
+    table: 'invitations',
+    indexes: ['invitations_workspace_idx', 'invitations_workspace_status_idx', 'invitations_one_pending'],
+    run: async (q: Queryable, w: Fixture) => await listInvitations(q, {
+      workspaceId: w.id, status, now, limit: 51, before: paged ? w.middle.invitations : undefined
+    })
+  }))),
+  ...requestStatuses.flatMap(status => [false, true].map(paged => ({
+    name: `invite requests, status ${status ?? 'any'}${later(paged)}`,
+    table: 'invite_requests',
+    indexes: ['invite_requests_workspace_idx', 'invite_requests_one_pending'],
+    run: async (q: Queryable, w: Fixture) => await listInviteRequests(q, {
+      workspaceId: w.id, status, now, limit: 51, before: paged ? w.middle.requests : undefined
+    })
+  }))),
+  {
+    name: "invite requests, a member's own",
+    table: 'invite_requests',
+    indexes: ['invite_requests_workspace_idx'],
+    run: async (q, w) => await listInviteRequests(q, { workspaceId: w.id, requestedBy: w.member, now, limit: 51 })
+  },
+  ...[false, true].map(paged => ({
+    name: `members${later(paged)}`,
+    table: 'users',
+    indexes: ['users_workspace_idx'],
+    run: async (q: Queryable, w: Fixture) => await listUsers(q, w.id, {
+      limit: 51, after: paged ? w.middle.users : undefined
+    })
+  })),
+  {
+    name: 'API keys',
+    table: 'api_keys',
+    indexes: ['api_keys_workspace_idx'],
+    run: async (q, w) => await listActiveApiKeys(q, w.id)
+  },
+  {
+    name: 'webhook endpoints',
+    table: 'webhook_endpoints',
+    indexes: ['webhook_endpoints_workspace_idx'],
+    run: async (q, w) => await listWebhookEndpoints(q, w.id)
+  },
+  ...[undefined, 'failed' as const].flatMap(status => [false, true].map(paged => ({
+    name: `webhook deliveries, status ${status ?? 'any'}${later(paged)}`,
+    table: 'webhook_deliveries',
+    indexes: ['webhook_deliveries_endpoint_idx', 'webhook_deliveries_endpoint_id_event_id_key'],
+    run: async (q: Queryable, w: Fixture) => await listDeliveries(q, {
+      endpointId: w.endpoint, status, before: paged ? w.middle.deliveries : undefined, limit: 51
+    })
+  }))),
+  ...[false, true].flatMap(paged => [null, ['invitation.created']].map(types => ({
+    name: `events feed${paged ? ', after a cursor' : ''}${types !== null ? ', by type' : ''}`,
+    table: 'audit_events',
+    // in id order, or the horizon's events (few in a typical workspace) then sorted
+    indexes: ['audit_events_feed_idx', 'audit_events_feed_time_idx'],
+    // where the read starts: the first event within the horizon
+    requires: ['audit_events_feed_time_idx'],
+    run: async (q: Queryable, w: Fixture) => await listEvents(q, {
+      workspaceId: w.id, after: paged ? w.middle.event : null, since, types, limit: 51
+    })
+  }))),
+  ...[false, true].map(paged => ({
+    name: `audit trail${later(paged)}`,
+    table: 'audit_events',
+    indexes: ['audit_events_workspace_idx'],
+    run: async (q: Queryable, w: Fixture) => await listAuditEvents(q, {
+      workspaceId: w.id, before: paged ? w.middle.event : undefined, limit: 51
+    })
+  })),
+  {
+    name: 'audit trail, by action',
+    table: 'audit_events',
+    indexes: ['audit_events_workspace_idx'],
+    run: async (q, w) => await listAuditEvents(q, { workspaceId: w.id, action: 'session.login', limit: 51 })
+  },
+  {
+    name: "audit trail, one target's",
+    table: 'audit_events',
+    indexes: ['audit_events_target_idx'],
+    run: async (q, w) => await listAuditEvents(q, {
+      workspaceId: w.id, targetType: 'invitation', targetId: TARGET, limit: 51
+    })
+  }
+]
+
+// The audit trail and the events feed are in id order, which the primary key has too: in the big
+// workspace (a tenth of all events) the planner may walk the primary key and skip other
+// workspaces' rows, which costs about ten rows read per row listed.
+const BIG_ALSO: Record<string, string[]> = { audit_events: ['audit_events_pkey'] }
+
+for (const w of [await fixture('a typical workspace', others[0] as string), await fixture('the big workspace', big)]) {
+  for (const c of cases) {
+    t.test(`${c.name}: ${w.label}`, async t => {
+      const { q, sent } = recording(db)
+      await c.run(q, w)
+      t.equal(sent.length, 1, 'one statement')
+      const nodes = await planOf(db, sent[0] as Sent)
+      const fits = [...c.indexes, ...(w.id === big ? BIG_ALSO[c.table] ?? [] : [])]
+      const onTable = nodes.filter(n => n['Relation Name'] === c.table || fits.includes(n['Index Name'] ?? ''))
+      const shape = nodes.map(n => `${n['Node Type']}${n['Index Name'] !== undefined ? ` (${n['Index Name']})` : ''}`)
+      t.notOk(onTable.some(n => n['Node Type'] === 'Seq Scan'), `no sequential scan of ${c.table}: ${shape.join(' > ')}`)
+      t.ok(
+        onTable.some(n => SCANS.has(n['Node Type']) && fits.includes(n['Index Name'] ?? '')),
+        `read through ${fits.join(' or ')}: ${shape.join(' > ')}`
+      )
+      for (const index of c.requires ?? []) {
+        t.ok(nodes.some(n => SCANS.has(n['Node Type']) && n['Index Name'] === index), `and ${index}: ${shape.join(' > ')}`)
+      }
+    })
+  }
+}

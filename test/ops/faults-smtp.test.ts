@@ -1,0 +1,78 @@
+import t from 'tap'
+import { build, type TestApp } from '../helpers/build.js'
+import { assertContract } from '../helpers/contract.js'
+import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
+
+// A message we answered 500 for must never leave. The SMTP server goes silent (accepts TCP,
+// never speaks) or refuses connections, then comes back — the silent server's held
+// connections are handed to it, as a frozen server that thaws would answer them. The client
+// sees 500 EMAIL_SEND_FAILED within the bound, the row says failed, nothing arrives later for
+// that request, the retry delivers exactly one e-mail, and the failed send did not spend the
+// workspace's e-mail budget (a budget of 1 still lets the retry through).
+
+const URL_ = '/api/users/invite'
+const TIMEOUT_MS = 8000
+
+async function invite (h: TestApp, cookie: string, email: string) {
+  return await h.inject({
+    method: 'POST',
+    url: URL_,
+    headers: { cookie, 'content-type': 'application/json' },
+    payload: JSON.stringify({ email, role: 'member' })
+  })
+}
+
+t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves later, the retry sends one', async t => {
+  const smtp = await startSmtp(t)
+  const front = await startSmtpFront(t, smtp)
+  const h = await build(
+    t, { env: { SMTP_URL: front.url, SMTP_TIMEOUT_MS: String(TIMEOUT_MS), INVITE_EMAILS_PER_HOUR: '1' } }
+  )
+  const cases: Array<{ name: string, fail: () => Promise<void> }> = [
+    { name: 'silent', fail: async () => { front.silent() } },
+    { name: 'refusing', fail: async () => { await front.refusing() } }
+  ]
+  for (const c of cases) {
+    await t.test(c.name, async t => {
+      // More concurrent sends than nodemailer's pool had connections (5), so some wait in a queue.
+      const admins = await Promise.all(Array.from({ length: 8 }, async () => await h.signIn())) // a budget of 1 each
+      const emails = admins.map((_a, i) => `smtp-${c.name}-${i}@example.com`)
+      const arrived = (email: string) => smtp.messages.filter(m => m.to.includes(email)).length
+
+      await c.fail()
+      const started = performance.now()
+      const answers = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, emails[i] as string)))
+      const elapsed = performance.now() - started
+      t.same(answers.map(r => r.statusCode), emails.map(() => 500), 'every request: 500')
+      t.same(answers.map(r => r.json().code), emails.map(() => 'EMAIL_SEND_FAILED'))
+      assertContract(t, 'POST', URL_, answers[0] as Awaited<ReturnType<typeof invite>>)
+      t.ok(
+        elapsed < TIMEOUT_MS * 3,
+        `all answered in ${Math.round(elapsed)} ms (deadline ${TIMEOUT_MS} ms; generous bound ${TIMEOUT_MS * 3})`
+      )
+      const rows = await h.db.query<{ delivery_status: string }>(
+        'SELECT delivery_status FROM invitations WHERE email = ANY($1)', [emails]
+      )
+      t.same(rows.rows.map(r => r.delivery_status), emails.map(() => 'failed'), 'every row says failed')
+
+      // The server comes back; every connection the failed sends opened has ended before we look.
+      await front.up()
+      await front.idle()
+      t.same(emails.map(arrived), emails.map(() => 0), 'nothing arrived for the requests we answered 500')
+
+      const retries = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, emails[i] as string)))
+      t.same(
+        retries.map(r => r.statusCode), emails.map(() => 200),
+        'every retry works: the failed send did not spend the budget of 1'
+      )
+      await front.idle()
+      t.same(emails.map(arrived), emails.map(() => 1), 'exactly one e-mail each')
+      const mail = smtp.messages.find(m => m.to.includes(emails[0] as string))
+      t.ok(mail?.text.includes(retries[0]?.json().invitationUrl), 'carrying the retry\'s link')
+      t.equal(
+        (await invite(h, admins[0]?.cookie ?? '', `smtp-${c.name}-next@example.com`)).statusCode, 429,
+        'and the budget of 1 is now spent'
+      )
+    })
+  }
+})

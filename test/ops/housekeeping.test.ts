@@ -1,0 +1,142 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { build } from '../helpers/build.js'
+import { finishChatEvent, insertChatEvent } from '../../src/db/chat-events.js'
+import { claimIdempotencyKey } from '../../src/db/idempotency-keys.js'
+import { insertOAuthState } from '../../src/db/oauth-states.js'
+import { revokeSession } from '../../src/db/sessions.js'
+import { RETENTION_BATCH } from '../../src/housekeeping/retention.js'
+
+// The retention sweep deletes what no longer does anything, once older than the configured ages,
+// and nothing else: live sessions, fresh tokens and states, Idempotency-Keys inside their replay
+// window and chat events not yet processed stay. Time is moved with the FakeClock.
+
+const DAY = 86_400_000
+
+t.test('the retention sweep removes dead rows past their age, in batches, and nothing alive', async t => {
+  // defaults: RETENTION_ENDED_DAYS=7, RETENTION_IDEMPOTENCY_HOURS=24, RETENTION_CHAT_EVENTS_DAYS=7
+  const h = await build(t)
+  const count = async (sql: string): Promise<number> => (await h.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${sql}`
+  )).rows[0]?.n ?? -1
+
+  // t0: rows that will be dead and old by t1.
+  const t0 = h.clock.now()
+  const old = await h.signIn() // session expires t0 + 7 days
+  const revoked = await h.signIn({ workspaceId: old.workspaceId })
+  await revokeSession(h.db, revoked.sessionId, t0)
+  // More expired login tokens than one batch, so the sweep has to loop.
+  await h.db.query(
+    `INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at)
+     SELECT $1, md5(g::text), $2, $3 FROM generate_series(1, $4::int) g`,
+    [old.userId, new Date(t0.getTime() + 15 * 60_000), t0, RETENTION_BATCH * 2 + 1])
+  await insertOAuthState(
+    h.db,
+    {
+      stateHash: 'old-state',
+      kind: 'slack',
+      workspaceId: old.workspaceId,
+      userId: old.userId,
+      expiresAt: new Date(t0.getTime() + 600_000),
+      now: t0
+    }
+  )
+  await claimIdempotencyKey(
+    h.db,
+    {
+      workspaceId: old.workspaceId,
+      operation: 'postUsersInvite',
+      key: 'old-key',
+      requestHash: 'x',
+      owner: randomUUID(),
+      lockedUntil: t0,
+      now: t0
+    }
+  )
+  await insertChatEvent(h.db, { eventId: 'Ev-old', teamId: 'T1', type: 'app_mention', payload: {}, now: t0 })
+  await finishChatEvent(h.db, 'Ev-old', { status: 'processed', now: t0 })
+  await insertChatEvent(h.db, { eventId: 'Ev-stuck', teamId: 'T1', type: 'app_mention', payload: {}, now: t0 })
+
+  // t1 = t0 + 15 days: the session ended 8 days ago, the rest longer; fresh rows beside them.
+  h.clock.advance(15 * DAY)
+  const t1 = h.clock.now()
+  const live = await h.signIn({ workspaceId: old.workspaceId })
+  await h.db.query(
+    'INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at) VALUES ($1, $2, $3, $4)',
+    [live.userId, 'fresh-token', new Date(t1.getTime() + 15 * 60_000), t1]
+  )
+  await insertOAuthState(
+    h.db,
+    {
+      stateHash: 'fresh-state',
+      kind: 'slack',
+      workspaceId: live.workspaceId,
+      userId: live.userId,
+      expiresAt: new Date(t1.getTime() + 600_000),
+      now: t1
+    }
+  )
+  await claimIdempotencyKey(
+    h.db,
+    {
+      workspaceId: live.workspaceId,
+      operation: 'postUsersInvite',
+      key: 'fresh-key',
+      requestHash: 'x',
+      owner: randomUUID(),
+      lockedUntil: t1,
+      now: t1
+    }
+  )
+  await insertChatEvent(h.db, { eventId: 'Ev-fresh', teamId: 'T1', type: 'app_mention', payload: {}, now: t1 })
+  await finishChatEvent(h.db, 'Ev-fresh', { status: 'processed', now: t1 })
+
+  const removed = await h.app.retention.sweep()
+  t.same(
+    removed, { loginTokens: RETENTION_BATCH * 2 + 1, oauthStates: 1, sessions: 2, idempotencyKeys: 1, chatEvents: 1 },
+    'the dead rows, every one of them'
+  )
+
+  t.same(
+    (await h.db.query('SELECT token_hash FROM login_tokens')).rows, [{ token_hash: 'fresh-token' }],
+    'the fresh login token stays'
+  )
+  t.same(
+    (await h.db.query('SELECT state_hash FROM oauth_states')).rows, [{ state_hash: 'fresh-state' }],
+    'the fresh OAuth state stays'
+  )
+  t.same(
+    (await h.db.query('SELECT key FROM idempotency_keys')).rows, [{ key: 'fresh-key' }],
+    'the Idempotency-Key inside its window stays'
+  )
+  t.same(
+    (await h.db.query('SELECT event_id FROM chat_events ORDER BY event_id')).rows,
+    [{ event_id: 'Ev-fresh' }, { event_id: 'Ev-stuck' }], 'unprocessed and recent chat events stay'
+  )
+  t.equal(await count(`sessions WHERE id = '${live.sessionId}'`), 1, 'the live session stays')
+  const me = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: live.cookie } })
+  t.equal(me.statusCode, 200, 'and still signs its user in')
+
+  t.same(
+    await h.app.retention.sweep(), { loginTokens: 0, oauthStates: 0, sessions: 0, idempotencyKeys: 0, chatEvents: 0 },
+    'a second sweep finds nothing'
+  )
+})
+
+t.test('a session that ended recently is kept until RETENTION_ENDED_DAYS have passed', async t => {
+  const h = await build(t, { env: { RETENTION_ENDED_DAYS: '2' } })
+  const s = await h.signIn()
+  await revokeSession(h.db, s.sessionId, h.clock.now())
+  h.clock.advance(DAY)
+  t.equal((await h.app.retention.sweep()).sessions, 0, 'revoked 1 day ago: kept')
+  h.clock.advance(DAY + 1000)
+  t.equal((await h.app.retention.sweep()).sessions, 1, 'revoked 2 days ago: removed')
+})
+
+t.test('the login-link limit query has its index (user_id, created_at)', async t => {
+  const h = await build(t)
+  const r = await h.db.query<{ indexdef: string }>(
+    "SELECT indexdef FROM pg_indexes WHERE tablename = 'login_tokens' AND schemaname = current_schema()"
+  )
+  t.ok(r.rows.some(x => /\(user_id, created_at\)/.test(x.indexdef)), r.rows.map(x => x.indexdef).join('; '))
+})

@@ -1,0 +1,69 @@
+import t from 'tap'
+import { Writable } from 'node:stream'
+import { build } from '../helpers/build.js'
+import { loggerOptions, redactUrl } from '../../src/logger.js'
+
+// URL redaction reads parameter names as the server does (percent-decoded, `+` as space, any
+// case), so an encoded name such as `tok%65n` is redacted like `token`.
+
+t.test('an encoded parameter name does not slip past the redaction (captured log stream)', async t => {
+  let out = ''
+  const stream = new Writable({ write (chunk, _enc, cb) { out += String(chunk); cb() } })
+  const h = await build(t, { logger: { ...loggerOptions('info'), stream } })
+  const urls = [
+    '/signup?tok%65n=tok_encoded_name_secret',
+    '/signup?%74%6F%6B%65%6E=tok_fully_encoded_secret',
+    '/signup?TOKEN=tok_upper_case_secret',
+    '/api/oauth/callback?x=1&c%6Fde=code_encoded_secret&st%61te=state_encoded_secret',
+    '/signup?a=1&token=tok_second_param_secret#frag'
+  ]
+  for (const url of urls) await h.inject({ method: 'GET', url })
+  for (const secret of [
+    'tok_encoded_name_secret', 'tok_fully_encoded_secret', 'tok_upper_case_secret', 'code_encoded_secret',
+    'state_encoded_secret', 'tok_second_param_secret'
+  ]) {
+    t.notOk(out.includes(secret), `log does not contain ${secret}`)
+  }
+  t.match(out, /"url":"\/signup\?tok%65n=\[REDACTED\]"/, 'the name is kept as sent, the value redacted')
+})
+
+t.test('redactUrl keeps what is not secret and survives malformed encodings', async t => {
+  t.equal(redactUrl('/api/invitations?status=pending&limit=5'), '/api/invitations?status=pending&limit=5')
+  t.equal(
+    redactUrl('/x?%E0%A4%A=1&token=abc'), '/x?%E0%A4%A=1&token=[REDACTED]',
+    'an undecodable name is left alone, the rest still redacted'
+  )
+  t.equal(redactUrl('/x?to+ken=1&client_secret=s'), '/x?to+ken=1&client_secret=[REDACTED]')
+  t.equal(redactUrl('/x?code'), '/x?code', 'a name without a value has nothing to hide')
+  t.equal(redactUrl('/no-query'), '/no-query')
+})
+
+// Each request's child logger is made only when the request writes a line (src/logger.ts
+// deferChildLoggers): pino's onChild counts the children actually made.
+t.test('a request that writes no line makes no child logger; one that does logs with its request id', async t => {
+  let out = ''
+  let children = 0
+  const stream = new Writable({ write (chunk, _enc, cb) { out += String(chunk); cb() } })
+  const h = await build(t, { logger: { ...loggerOptions('warn'), stream, onChild: () => { children++ } } })
+  for (let i = 0; i < 5; i++) t.equal((await h.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
+  t.equal((await h.inject({ method: 'GET', url: '/api/no-such-path' })).statusCode, 404)
+  t.equal(children, 0, 'no line at warn on these requests, no child logger made')
+  t.equal(out, '', 'and nothing written')
+
+  // Lines at enabled levels go through one real child per request: its id bound, the redaction applied.
+  let debugOut = ''
+  let debugChildren = 0
+  const debugStream = new Writable({ write (chunk, _enc, cb) { debugOut += String(chunk); cb() } })
+  const d = await build(t, {
+    logger: { ...loggerOptions('debug'), stream: debugStream, onChild: () => { debugChildren++ } }
+  })
+  const res = await d.inject({ method: 'GET', url: '/api/no-such-path', headers: { cookie: 'service_session=sess_secret' } })
+  t.equal(res.statusCode, 404)
+  const lines = debugOut.trim().split('\n').map(l => JSON.parse(l) as { reqId?: string, msg?: string })
+  const ofRequest = lines.filter(l => l.reqId !== undefined)
+  t.ok(ofRequest.length >= 2, 'the request wrote its lines (incoming, the 404, completed)')
+  t.equal(new Set(ofRequest.map(l => l.reqId)).size, 1, 'all bound to the one request id')
+  t.match(ofRequest[0]?.reqId, /^[0-9a-f-]{36}$/)
+  t.equal(debugChildren, 1, 'one child for the request, made by its first line and reused')
+  t.notOk(debugOut.includes('sess_secret'), 'the cookie is redacted')
+})

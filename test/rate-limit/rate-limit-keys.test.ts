@@ -1,0 +1,148 @@
+import t from 'tap'
+import type { LightMyRequestResponse } from 'fastify'
+import { build, type TestApp } from '../helpers/build.js'
+import { assertContract } from '../helpers/contract.js'
+import { assertLimited } from '../helpers/rate-limit.js'
+import { createApiKey, MCP, MCP_ACCEPT, mcpRequest as mcpCall } from '../helpers/mcp.js'
+
+// What each rate limit counts: a JSON-RPC batch once per message, IPv6 clients per /64, one budget
+// for all public auth operations, and at most API_KEYS_PER_WORKSPACE keys (each with its limit).
+
+const PREVIEW = '/api/auth/invitation'
+
+const batchOf = (
+  n: number,
+  start = 0
+) => Array.from(
+  { length: n },
+  (_, i) => ({
+    jsonrpc: '2.0',
+    id: start + i,
+    method: 'tools/call',
+    params: { name: 'list_invitations', arguments: {} }
+  })
+)
+const mcpBatch = async (h: TestApp, key: string, payload: unknown[]) => await h.inject({
+  method: 'POST',
+  url: MCP,
+  headers: {
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+    accept: MCP_ACCEPT
+  },
+  payload: JSON.stringify(payload)
+})
+
+t.test('a JSON-RPC batch counts once per message; an empty batch is a JSON-RPC error', async t => {
+  const h = await build(t)
+  const admin = await h.signIn({ role: 'admin' })
+  const key = (await createApiKey(h, admin)).secret
+
+  const full = await mcpBatch(h, key, batchOf(100))
+  t.equal(full.statusCode, 200, 'a batch of 100 calls fits the budget of 100')
+  t.equal((full.json() as unknown[]).length, 100, 'and is answered in full')
+  assertLimited(t, await mcpCall(h, key), 'POST', MCP, 100)
+
+  const other = (await createApiKey(h, admin)).secret
+  t.equal((await mcpBatch(h, other, batchOf(60))).statusCode, 200)
+  const over = await mcpBatch(h, other, batchOf(50, 100))
+  assertLimited(t, over, 'POST', MCP, 100)
+
+  const third = (await createApiKey(h, admin)).secret
+  const empty = await mcpBatch(h, third, [])
+  t.equal(empty.statusCode, 400, 'an empty batch is refused')
+  t.match(
+    empty.json(), { code: 'VALIDATION_FAILED', details: { jsonrpc: { code: -32600 } } },
+    'with the JSON-RPC error Invalid Request'
+  )
+  assertContract(t, 'POST', MCP, empty)
+})
+
+t.test('IPv6 clients are keyed by their /64 (configurable); IPv4-mapped IPv6 as IPv4', async t => {
+  const limit = 3
+  const preview = async (h: TestApp, remoteAddress: string) =>
+    await h.inject({
+      method: 'POST',
+      url: PREVIEW,
+      headers: { 'content-type': 'application/json' },
+      payload: { token: 'not-a-real-token' },
+      remoteAddress
+    })
+
+  const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit) } })
+  for (let i = 1; i <= limit; i++) t.not((await preview(h, `2001:db8:1:2::${i.toString(16)}`)).statusCode, 429)
+  assertLimited(t, await preview(h, '2001:db8:1:2:ffff:ffff:ffff:ffff'), 'POST', PREVIEW, limit)
+  t.not((await preview(h, '2001:db8:1:3::1')).statusCode, 429, 'the next /64 has its own budget')
+
+  for (let i = 1; i <= limit; i++) t.not((await preview(h, '198.51.100.7')).statusCode, 429)
+  t.equal((await preview(h, '::ffff:198.51.100.7')).statusCode, 429, 'an IPv4-mapped address is the IPv4 client')
+
+  const wide = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit), RATE_LIMIT_IPV6_PREFIX: '48' } })
+  for (let i = 1; i <= limit; i++) t.not((await preview(wide, `2001:db8:1:${i}::1`)).statusCode, 429)
+  t.equal((await preview(wide, '2001:db8:1:ffff::1')).statusCode, 429, 'RATE_LIMIT_IPV6_PREFIX=48: one budget per /48')
+})
+
+t.test('the public auth operations share one budget per client IP', async t => {
+  const limit = 4
+  const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: String(limit) } })
+  const post = async (
+    url: string,
+    payload: Record<string, string>
+  ) => await h.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload,
+    remoteAddress: '192.0.2.50'
+  })
+  t.not((await post('/api/auth/invitation', { token: 'x' })).statusCode, 429)
+  t.not((await post('/api/auth/signup', { token: 'x' })).statusCode, 429)
+  t.not((await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429)
+  t.not((await post('/api/auth/verify', { token: 'x' })).statusCode, 429)
+  const fifth = await post('/api/auth/invitation', { token: 'x' })
+  assertLimited(t, fifth, 'POST', '/api/auth/invitation', limit)
+  t.equal(
+    (await post('/api/auth/login-link', { email: 'nobody@example.com' })).statusCode, 429,
+    'every operation draws on the same budget'
+  )
+})
+
+t.test('a workspace holds at most API_KEYS_PER_WORKSPACE live keys (its MCP budget is bounded)', async t => {
+  const h = await build(t, { env: { API_KEYS_PER_WORKSPACE: '3' } })
+  const admin = await h.signIn({ role: 'admin' })
+  const create = async () => await h.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { name: 'k' }
+  })
+  // Concurrent creations cannot overshoot the cap.
+  const first = await Promise.all(Array.from({ length: 5 }, create))
+  t.same(first.map(r => r.statusCode).sort(), [201, 201, 201, 409, 409], 'three created, two refused')
+  const refused = first.find(r => r.statusCode === 409)
+  t.match(refused?.json(), { code: 'API_KEY_LIMIT_REACHED' })
+  assertContract(t, 'POST', '/api/api-keys', refused as LightMyRequestResponse)
+  const list = (await h.inject({
+    method: 'GET',
+    url: '/api/api-keys',
+    headers: { cookie: admin.cookie }
+  })).json().items as Array<{ id: string }>
+  t.equal(list.length, 3)
+
+  const revoked = await h.inject({
+    method: 'DELETE',
+    url: `/api/api-keys/${list[0]?.id as string}`,
+    headers: { cookie: admin.cookie }
+  })
+  t.equal(revoked.statusCode, 204)
+  t.equal((await create()).statusCode, 201, 'a revoked key frees its place')
+
+  const other = await h.signIn({ role: 'admin' })
+  const elsewhere = await h.inject({
+    method: 'POST',
+    url: '/api/api-keys',
+    headers: { cookie: other.cookie, 'content-type': 'application/json' },
+    payload: { name: 'k' }
+  })
+  t.equal(elsewhere.statusCode, 201, 'another workspace has its own cap')
+})

@@ -1,0 +1,425 @@
+import t from 'tap'
+import type { LookupFunction } from 'node:net'
+import { Webhook } from 'standardwebhooks'
+import { build, TEST_DATABASE_URL, type SignedIn, type TestApp } from '../helpers/build.js'
+import { assertContract } from '../helpers/contract.js'
+import { startFakeHttp, type FakeHttp, type FakeRequest } from '../helpers/fake-http.js'
+import { createApiKey, mcpRequest } from '../helpers/mcp.js'
+import { buildWithSlack, envelope, install, mention, sendEvent, TEAM_ID } from '../helpers/slack.js'
+import { expireInvitations } from '../../src/invitations/expiry.js'
+
+// Webhooks end to end: real actions through every door, a real receiver on loopback, and each
+// delivery verified by the Standard Webhooks reference implementation (`standardwebhooks`).
+
+t.setTimeout(300_000)
+
+// Fast schedules so that retries happen within a test; the behaviour is the production code's.
+const FAST = {
+  JOBS_POLL_MS: '500',
+  JOBS_MAINTENANCE_SECONDS: '1',
+  WEBHOOK_TIMEOUT_MS: '2000',
+  WEBHOOK_RETRY_DELAYS_MS: '200,200,200'
+}
+
+async function until<T> (what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
+const hooks = (fake: FakeHttp): FakeRequest[] => fake.requests.filter(r => r.path === '/hook')
+const typeOf = (r: FakeRequest): string => (r.json as { type: string }).type
+
+async function subscribe (
+  h: TestApp, admin: SignedIn, url: string, extra: Record<string, unknown> = {}
+): Promise<{ id: string, secret: string }> {
+  const res = await h.inject({
+    method: 'POST',
+    url: '/api/webhook-endpoints',
+    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
+    payload: { url, ...extra }
+  })
+  if (res.statusCode !== 201) throw new Error(`POST /api/webhook-endpoints: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+function verified (secret: string, r: FakeRequest): unknown {
+  return new Webhook(secret).verify(r.body, {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature'])
+  })
+}
+
+const json = (cookie: string) => ({ cookie, 'content-type': 'application/json' })
+
+t.test('every event type from its real action, through REST, MCP and chat; signed and thin', async t => {
+  const { h, slack } = await buildWithSlack(t, { env: FAST })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 204 }))
+  const admin = await h.signIn({ role: 'admin', email: 'boss@example.com' })
+  const created = await h.inject({
+    method: 'POST',
+    url: '/api/webhook-endpoints',
+    headers: json(admin.cookie),
+    payload: { url: `${receiver.url}/hook`, description: 'everything' }
+  })
+  t.equal(created.statusCode, 201)
+  assertContract(t, 'POST', '/api/webhook-endpoints', created)
+  const { secret } = created.json()
+  t.match(secret, /^whsec_[A-Za-z0-9+/=]{32}$/, 'a Standard Webhooks secret, shown once')
+  const listed = await h.inject({ method: 'GET', url: '/api/webhook-endpoints', headers: { cookie: admin.cookie } })
+  assertContract(t, 'GET', '/api/webhook-endpoints', listed)
+  t.notOk(listed.body.includes(secret), 'never listed again')
+
+  const links: string[] = []
+  // REST: invite (with an Idempotency-Key), re-send, revoke.
+  const invite = async (email: string, key?: string) => {
+    const res = await h.inject({
+      method: 'POST',
+      url: '/api/users/invite',
+      headers: { ...json(admin.cookie), ...(key !== undefined ? { 'idempotency-key': key } : {}) },
+      payload: { email, role: 'member' }
+    })
+    t.ok([200, 201].includes(res.statusCode), `invite ${email}: ${res.statusCode}`)
+    links.push(res.json().invitationUrl)
+    const row = await h.db.query<{ id: string }>('SELECT id FROM invitations WHERE email = $1', [email])
+    return { invitationId: row.rows[0]?.id ?? '' }
+  }
+  const ada = await invite('ada@example.com', 'key-ada')
+  const again = await h.inject({
+    method: 'POST', url: `/api/invitations/${ada.invitationId}/resend`, headers: { cookie: admin.cookie }
+  })
+  t.equal(again.statusCode, 200, 're-sent')
+  links.push(again.json().invitationUrl)
+  const bob = await invite('bob@example.com')
+  await h.inject({ method: 'DELETE', url: `/api/invitations/${bob.invitationId}`, headers: { cookie: admin.cookie } })
+  // Ada accepts (invitation.accepted + member.joined), is promoted, then removed.
+  const resent = links[1] as string
+  const signup = await h.inject({
+    method: 'POST', url: '/api/auth/signup', payload: { token: new URL(resent).searchParams.get('token') }
+  })
+  t.equal(signup.statusCode, 201)
+  const adaId = signup.json().user.id as string
+  await h.inject({ method: 'PATCH', url: `/api/users/${adaId}`, headers: json(admin.cookie), payload: { role: 'admin' } })
+  await h.inject({ method: 'DELETE', url: `/api/users/${adaId}`, headers: { cookie: admin.cookie } })
+  // MCP: an API key (api_key.created), an invite through the MCP tool, the key revoked.
+  const key = await createApiKey(h, admin)
+  const viaMcp = await mcpRequest(h, key.secret, 'tools/call', {
+    name: 'invite_user', arguments: { email: 'mcp@example.com', role: 'member' }
+  })
+  t.equal(viaMcp.statusCode, 200)
+  await h.inject({ method: 'DELETE', url: `/api/api-keys/${key.id}`, headers: { cookie: admin.cookie } })
+  // Chat: install, an invite from Slack, uninstall.
+  t.equal((await install(h, admin)).statusCode, 302)
+  slack.emails.set('U0BOSS', 'boss@example.com')
+  t.equal((await sendEvent(h, envelope(mention('U0BOSS', 'invite chat@example.com')))).statusCode, 200)
+  await until('the chat invite', () => receiver.requests.some(r => r.body.includes('chat@example.com')) || undefined)
+  t.equal((await sendEvent(h, envelope({ type: 'app_uninstalled' }))).statusCode, 200)
+  // Expiry: the scheduled job's sweep, once the invitation is past its expiry.
+  await invite('cy@example.com')
+  h.clock.advance(8 * 86_400_000)
+  const expired = await expireInvitations({ db: h.db, clock: h.clock, events: h.app.services.ports.events })
+  t.equal(expired, 3, 'cy, and the MCP and chat invitations')
+
+  const expected = [
+    'invitation.created', 'invitation.resent', 'invitation.revoked', 'invitation.accepted', 'member.joined',
+    'member.role_changed', 'member.removed', 'invitation.expired', 'api_key.created', 'api_key.revoked',
+    'chat.installed', 'chat.uninstalled'
+  ]
+  await until('every event type', () => expected.every(e => hooks(receiver).some(r => typeOf(r) === e)) || undefined)
+  const got = hooks(receiver)
+  for (const r of got) t.ok(verified(secret, r), `${typeOf(r)}: the signature verifies with standardwebhooks`)
+  const events = got.map(r => r.json as {
+    id: string,
+    type: string,
+    source: string,
+    actor: { type: string, id: string | null },
+    requestId: string | null,
+    idempotencyKey: string | null,
+    data: Record<string, unknown>
+  })
+  for (const r of got) t.equal(r.headers['webhook-id'], (r.json as { id: string }).id, 'webhook-id is the event id')
+  const first = (type: string, pred: (e: typeof events[number]) => boolean = () => true) =>
+    events.find(e => e.type === type && pred(e))
+  t.match(first('invitation.created', e => e.data.email === 'ada@example.com'), {
+    source: 'api',
+    actor: { type: 'user', id: admin.userId },
+    idempotencyKey: 'key-ada',
+    requestId: /^[0-9a-f-]{36}$/,
+    data: { invitationId: ada.invitationId, email: 'ada@example.com', role: 'member' }
+  }, 'REST: who, which door, which request and which Idempotency-Key')
+  t.match(first('invitation.created', e => e.data.email === 'mcp@example.com'), {
+    source: 'mcp', actor: { type: 'api_key', id: key.id }
+  }, 'MCP door')
+  t.match(first('invitation.created', e => e.data.email === 'chat@example.com'), {
+    source: 'chat', actor: { type: 'chat_user', id: admin.userId }
+  }, 'chat door')
+  t.match(first('member.joined'), { source: 'web', data: { userId: adaId, email: 'ada@example.com', role: 'member' } })
+  t.match(first('member.role_changed'), { data: { userId: adaId, from: 'member', to: 'admin' } })
+  t.match(first('invitation.expired'), { source: 'system', actor: { type: 'system', id: null } })
+  t.match(first('chat.installed'), { data: { platform: 'slack', teamId: TEAM_ID } })
+  const bodies = got.map(r => r.body).join('\n')
+  for (const link of links) {
+    t.notOk(bodies.includes(new URL(link).searchParams.get('token') ?? '-'), 'no invitation token in any event')
+  }
+  t.notOk(bodies.includes(key.secret) || bodies.includes(slack.botToken), 'no API key or bot token either')
+  t.notOk(/https?:\/\/[^"]*signup/.test(bodies), 'no link')
+
+  // The same events as a pull feed, oldest first, with a cursor that keeps its place (read by
+  // another admin: the first one's session ran out with the clock moved past the expiry).
+  const reader = await h.signIn({ workspaceId: admin.workspaceId })
+  const feed = await h.inject({ method: 'GET', url: '/api/events?limit=3', headers: { cookie: reader.cookie } })
+  assertContract(t, 'GET', '/api/events?limit=3', feed)
+  t.same(feed.json().items.map((e: { type: string }) => e.type), ['invitation.created', 'invitation.resent', 'invitation.created'])
+  const all: string[] = []
+  let after = ''
+  for (;;) {
+    const page = await h.inject({ method: 'GET', url: `/api/events?limit=5${after}`, headers: { cookie: reader.cookie } })
+    const items = page.json().items as Array<{ id: string }>
+    if (items.length === 0) break
+    all.push(...items.map(e => e.id))
+    after = `&after=${String(page.json().nextCursor)}`
+  }
+  t.same(all, [...all].sort((a, b) => Number(a.slice(4)) - Number(b.slice(4))), 'oldest first')
+  await until('every feed event delivered', () =>
+    all.every(id => hooks(receiver).some(r => r.headers['webhook-id'] === id)) || undefined)
+  t.same(new Set(all), new Set(hooks(receiver).map(r => r.headers['webhook-id'])),
+    'the feed lists exactly the events delivered')
+  const filtered = await h.inject({
+    method: 'GET', url: '/api/events?types=member.joined&types=member.removed', headers: { cookie: reader.cookie }
+  })
+  t.equal(filtered.statusCode, 200, filtered.body)
+  t.same(filtered.json().items.map((e: { type: string }) => e.type), ['member.joined', 'member.removed'])
+})
+
+t.test('invitation.delivery_failed: the e-mail could not be sent', async t => {
+  // Nothing listens on port 1: the SMTP connection is refused at once.
+  const h = await build(t, { env: { ...FAST, SMTP_URL: 'smtp://127.0.0.1:1', SMTP_TIMEOUT_MS: '1000' } })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 200 }))
+  const admin = await h.signIn()
+  const ep = await subscribe(h, admin, `${receiver.url}/hook`, { eventTypes: ['invitation.delivery_failed'] })
+  const res = await h.inject({
+    method: 'POST', url: '/api/users/invite', headers: json(admin.cookie), payload: { email: 'lost@example.com', role: 'member' }
+  })
+  t.equal(res.json().code, 'EMAIL_SEND_FAILED')
+  const got = await until('the event', () => hooks(receiver)[0])
+  t.ok(verified(ep.secret, got))
+  t.match(got.json, {
+    type: 'invitation.delivery_failed', source: 'api', data: { email: 'lost@example.com', deliveryStatus: 'failed' }
+  })
+  t.equal(hooks(receiver).length, 1, 'only the subscribed type')
+})
+
+t.test('a failed attempt is retried with the same webhook-id; Retry-After is honoured', async t => {
+  const h = await build(t, { env: FAST })
+  const receiver = await startFakeHttp(t)
+  let calls = 0
+  const at: number[] = []
+  receiver.on('POST /hook', () => {
+    calls++
+    at.push(Date.now())
+    return calls === 1 ? { status: 500 } : calls === 2 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 }
+  })
+  const admin = await h.signIn()
+  const ep = await subscribe(h, admin, `${receiver.url}/hook`, { eventTypes: ['api_key.created'] })
+  await createApiKey(h, admin)
+  await until('three attempts', () => hooks(receiver).length >= 3 || undefined)
+  const [a, b, c] = hooks(receiver) as [FakeRequest, FakeRequest, FakeRequest]
+  t.equal(a.headers['webhook-id'], b.headers['webhook-id'], 'the retry carries the same webhook-id')
+  t.equal(b.headers['webhook-id'], c.headers['webhook-id'])
+  for (const r of [a, b, c]) t.ok(verified(ep.secret, r), 'each attempt is signed')
+  const list = await until('the delivery to succeed', async () => {
+    const res = await h.inject({
+      method: 'GET', url: `/api/webhook-endpoints/${ep.id}/deliveries`, headers: { cookie: admin.cookie }
+    })
+    return res.json().items[0]?.status === 'succeeded' ? res : undefined
+  })
+  assertContract(t, 'GET', `/api/webhook-endpoints/${ep.id}/deliveries`, list)
+  t.match(list.json().items[0], { attempts: 3, lastStatusCode: 200, eventType: 'api_key.created' })
+  // After the 503 the wait was the receiver's Retry-After (2 s), not the 200 ms schedule.
+  const gap = (at[2] ?? 0) - (at[1] ?? 0)
+  t.ok(gap >= 1500, `the third attempt came after Retry-After (${gap} ms after the second)`)
+
+  // A manual retry sends it again, same id.
+  const deliveryId = list.json().items[0].id as string
+  const retry = await h.inject({
+    method: 'POST', url: `/api/webhook-deliveries/${deliveryId}/retry`, headers: { cookie: admin.cookie }
+  })
+  t.equal(retry.statusCode, 202)
+  assertContract(t, 'POST', `/api/webhook-deliveries/${deliveryId}/retry`, retry)
+  await until('the manual retry', () => hooks(receiver).length >= 4 || undefined)
+  t.equal(hooks(receiver)[3]?.headers['webhook-id'], a.headers['webhook-id'])
+})
+
+t.test('the schedule runs out: the delivery fails; 410 Gone disables the endpoint and tells the admins', async t => {
+  const h = await build(t, { env: FAST })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /down', () => ({ status: 500 }))
+  receiver.on('POST /gone', () => ({ status: 410 }))
+  const admin = await h.signIn()
+  const down = await subscribe(h, admin, `${receiver.url}/down`)
+  const gone = await subscribe(h, admin, `${receiver.url}/gone`)
+  await createApiKey(h, admin)
+  const deliveries = async (id: string) => (await h.inject({
+    method: 'GET', url: `/api/webhook-endpoints/${id}/deliveries?status=failed`, headers: { cookie: admin.cookie }
+  })).json().items as Array<{ attempts: number, lastStatusCode: number }>
+  const failed = await until('the schedule to run out', async () => (await deliveries(down.id))[0])
+  t.match(failed, { attempts: 4, lastStatusCode: 500 }, 'now + 3 retries, then failed')
+  t.equal(receiver.requests.filter(r => r.path === '/down').length, 4)
+  t.match((await until('410', async () => (await deliveries(gone.id))[0])), { attempts: 1, lastStatusCode: 410 })
+  const eps = (await h.inject({ method: 'GET', url: '/api/webhook-endpoints', headers: { cookie: admin.cookie } }))
+    .json().items as Array<{ id: string, enabled: boolean, disabledReason: string | null }>
+  t.match(eps.find(e => e.id === gone.id), { enabled: false, disabledReason: 'gone' })
+  t.match(eps.find(e => e.id === down.id), { enabled: true })
+  const trail = await h.inject({
+    method: 'GET', url: '/api/audit-events?action=webhook_endpoint.disabled', headers: { cookie: admin.cookie }
+  })
+  t.match(trail.json().items, [{ actor: { type: 'system' }, target: { id: gone.id }, payload: { reason: 'gone' } }])
+  // Nothing more reaches a disabled endpoint; a retry asks to enable it first.
+  await createApiKey(h, admin, 'second')
+  const retry = await h.inject({
+    method: 'POST',
+    url: `/api/webhook-deliveries/${String((await deliveries(gone.id))[0] && (await h.db.query<{ id: string }>(
+      'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1', [gone.id])).rows[0]?.id)}/retry`,
+    headers: { cookie: admin.cookie }
+  })
+  t.equal(retry.statusCode, 409)
+  t.equal(retry.json().code, 'WEBHOOK_ENDPOINT_DISABLED')
+  await until('the second event at /down', () => receiver.requests.filter(r => r.path === '/down').length >= 5 || undefined)
+  t.equal(receiver.requests.filter(r => r.path === '/gone').length, 1, 'the disabled endpoint got nothing more')
+})
+
+t.test('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER_MS is disabled', async t => {
+  const h = await build(t, { env: { ...FAST, WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200,200', WEBHOOK_DISABLE_AFTER_MS: '1000' } })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => {
+    h.clock.advance(600) // the service's clock moves on between attempts
+    return { status: 502 }
+  })
+  const admin = await h.signIn()
+  const ep = await subscribe(h, admin, `${receiver.url}/hook`)
+  await createApiKey(h, admin)
+  const row = await until('the endpoint to be disabled', async () => {
+    const r = await h.db.query<{ enabled: boolean, disabledReason: string }>(
+      'SELECT enabled, disabled_reason AS "disabledReason" FROM webhook_endpoints WHERE id = $1', [ep.id])
+    return r.rows[0]?.enabled === false ? r.rows[0] : undefined
+  })
+  t.equal(row.disabledReason, 'failing')
+  t.ok(hooks(receiver).length < 7, 'before the schedule ran out')
+})
+
+t.test('secret rotation: both secrets sign during the overlap, only the new one after', async t => {
+  const h = await build(t, { env: FAST })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 200 }))
+  const admin = await h.signIn()
+  const ep = await subscribe(h, admin, `${receiver.url}/hook`, { eventTypes: ['api_key.created'] })
+  const rotated = await h.inject({
+    method: 'POST', url: `/api/webhook-endpoints/${ep.id}/rotate-secret`, headers: { cookie: admin.cookie }
+  })
+  assertContract(t, 'POST', `/api/webhook-endpoints/${ep.id}/rotate-secret`, rotated)
+  const { secret } = rotated.json()
+  t.not(secret, ep.secret)
+  await createApiKey(h, admin, 'one')
+  const during = await until('a delivery', () => hooks(receiver)[0])
+  t.ok(verified(ep.secret, during), 'the old secret verifies')
+  t.ok(verified(secret, during), 'the new secret verifies')
+  t.equal(String(during.headers['webhook-signature']).split(' ').length, 2)
+  h.clock.advance(24 * 3_600_000 + 1000)
+  await createApiKey(h, admin, 'two')
+  const after = await until('the second delivery', () => hooks(receiver)[1])
+  t.equal(String(after.headers['webhook-signature']).split(' ').length, 1, 'one signature once the overlap is over')
+  t.notOk(String(after.headers['webhook-signature']).includes(
+    String(during.headers['webhook-signature']).split(' ')[1] ?? '-'), 'the old secret no longer signs')
+  // The secret is stored encrypted: neither value is in the table.
+  const stored = (await h.db.query<{ row: string }>('SELECT row_to_json(e)::text AS row FROM webhook_endpoints e'))
+    .rows.map(r => r.row).join()
+  for (const s of [ep.secret, secret]) t.notOk(stored.includes(s.slice(6)), 'no signing secret in clear')
+})
+
+t.test('two instances on one database deliver each event once', async t => {
+  // One service, two processes' worth of it: same database, same secret.
+  const env = { ...FAST, SESSION_SECRET: 'two-instances-'.repeat(3) }
+  const first = await build(t, { env })
+  const second = await build(t, { env, db: first.db })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 200, delayMs: 20 }))
+  const admin = await first.signIn()
+  await subscribe(first, admin, `${receiver.url}/hook`, { eventTypes: ['invitation.created'] })
+  const n = 20
+  const instance = (i: number): TestApp => i % 2 === 0 ? first : second
+  const statuses = await Promise.all(Array.from({ length: n }, async (_, i) => (await instance(i).inject({
+    method: 'POST', url: '/api/users/invite', headers: json(admin.cookie), payload: { email: `p${i}@example.com`, role: 'member' }
+  })).statusCode))
+  t.same([...new Set(statuses)], [200], 'every invitation made, through both instances')
+  await until(`${n} deliveries`, () => hooks(receiver).length >= n || undefined)
+  await new Promise(resolve => setTimeout(resolve, 1500)) // time for a duplicate to show up, if any
+  const ids = hooks(receiver).map(r => String(r.headers['webhook-id']))
+  t.equal(ids.length, n, 'one request per event')
+  t.equal(new Set(ids).size, n, 'no webhook-id twice')
+})
+
+t.test('SSRF: outside local, only https to public addresses, checked again at connect time', async t => {
+  const production = TEST_DATABASE_URL !== null
+  // Names resolve as this resolver says: metadata.test → the cloud metadata address, and
+  // rebind.test → a public address on the first lookup, loopback after (DNS rebinding).
+  let rebinds = 0
+  const lookup = ((hostname: string, _o: unknown, cb: (e: Error | null, a: unknown) => void) => {
+    const at = (address: string) => { cb(null, [{ address, family: 4 }]) }
+    if (hostname === 'metadata.test') at('169.254.169.254')
+    else if (hostname === 'rebind.test') at(rebinds++ === 0 ? '93.184.216.34' : '127.0.0.1')
+    else if (hostname === 'public.test') at('93.184.216.34')
+    else cb(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }), [])
+  }) as unknown as LookupFunction
+  const h = await build(t, {
+    lookup,
+    env: {
+      ...FAST,
+      APP_ENV: production ? 'production' : 'staging',
+      SESSION_SECRET: 's'.repeat(40),
+      PUBLIC_URL: 'https://workspace.example.com',
+      ...(TEST_DATABASE_URL !== null ? { DATABASE_URL: TEST_DATABASE_URL } : {})
+    }
+  })
+  const admin = await h.signIn()
+  for (const [url, why] of [
+    ['http://127.0.0.1/hook', /https/],
+    ['https://127.0.0.1/hook', /127\.0\.0\.1 is not a public address/],
+    ['https://10.0.0.1/hook', /10\.0\.0\.1 is not a public address/],
+    ['https://[::1]/hook', /::1 is not a public address/],
+    ['https://100.64.0.1/hook', /not a public address/],
+    ['https://metadata.test/latest/meta-data', /169\.254\.169\.254 is not a public address/],
+    ['https://nowhere.test/hook', /not found/]
+  ] as const) {
+    const res = await h.inject({
+      method: 'POST', url: '/api/webhook-endpoints', headers: json(admin.cookie), payload: { url }
+    })
+    t.equal(res.statusCode, 400, `${url} refused`)
+    t.equal(res.json().code, 'WEBHOOK_URL_NOT_ALLOWED')
+    t.match(res.json().message, why)
+    assertContract(t, 'POST', '/api/webhook-endpoints', res)
+  }
+  t.equal((await h.inject({
+    method: 'POST', url: '/api/webhook-endpoints', headers: json(admin.cookie), payload: { url: 'https://public.test/hook' }
+  })).statusCode, 201, 'a public https URL is accepted')
+  await h.inject({
+    method: 'DELETE',
+    url: '/api/webhook-endpoints/' + (await h.inject({
+      method: 'GET', url: '/api/webhook-endpoints', headers: { cookie: admin.cookie }
+    })).json().items[0].id,
+    headers: { cookie: admin.cookie }
+  })
+  // Accepted while the name pointed outside; at connect time it points at loopback: refused.
+  const ep = await subscribe(h, admin, 'https://rebind.test:1/hook')
+  await createApiKey(h, admin)
+  const row = await until('the attempt', async () => (await h.db.query<{ lastError: string | null }>(
+    'SELECT last_error AS "lastError" FROM webhook_deliveries WHERE endpoint_id = $1 AND attempts > 0', [ep.id]
+  )).rows[0])
+  t.match(row.lastError, /address not allowed: 127\.0\.0\.1 is not a public address/)
+})
