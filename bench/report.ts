@@ -67,7 +67,7 @@ export function summarize (results: Map<Scenario, Round[]>): Row[] {
   })
 }
 
-/** The targets of issue 20 / README "Performance", per database measured. */
+/** The targets of issue 20 / docs/performance.md, per database measured. */
 export function targets (rows: Row[], dbs: string[]): Target[] {
   const ratioOf = (db: string, scenario: string, to: string): number =>
     rows.find(r => r.group === db && r.server === 'service' && r.scenario === scenario)

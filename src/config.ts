@@ -9,12 +9,13 @@ import { baseUrl, deepFreeze, parseTrustProxy, readVersion, type TrustProxy } fr
 export { ConfigError } from './config/error.js'
 
 // Environment variables, as the operator writes them: every key the service reads is in this
-// one schema (README's configuration table lists them). Every variable is optional here; the
-// cross-field rules (production needs a database URL and a secret, ...) are in src/config/.
+// one schema, and docs/configuration.md has a row for each (test/ops/docs.test.ts checks both
+// ways). Every variable is optional here; the cross-field rules (production needs a database URL
+// and a secret, ...) are in src/config/.
 const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def })
 const Str = (opts: Record<string, unknown> = {}) => Type.Optional(Type.String({ minLength: 1, ...opts }))
 
-const EnvSchema = Type.Object({
+export const EnvSchema = Type.Object({
   APP_ENV: Type.Union(
     [Type.Literal('local'), Type.Literal('staging'), Type.Literal('production')], { default: 'local' }
   ),

@@ -216,12 +216,12 @@ t.test('each error response shows one example per code it names, as the service 
   }
 })
 
-t.test('the README lists every error code a client must handle, with its status', async t => {
-  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8')
-  const section = readme.split('## Testing your client against this contract')[1]?.split('\n## ')[0] ?? ''
+t.test('docs/clients.md lists every error code a client must handle, with its status', async t => {
+  const clients = readFileSync(join(projectRoot, 'docs', 'clients.md'), 'utf8')
+  const section = clients.split('## Testing your client against this contract')[1]?.split('\n## ')[0] ?? ''
   for (const [code, Ctor] of Object.entries(Errors)) {
     const status = String(new (Ctor as unknown as new () => { statusCode: number })().statusCode)
     // Each status is written once, followed by its codes: the code must stand after its status.
-    t.match(section, new RegExp(`${status}\\s[^;]*\`${code}\``), `README: ${status} ${code}`)
+    t.match(section, new RegExp(`${status}\\s[^;]*\`${code}\``), `docs/clients.md: ${status} ${code}`)
   }
 })

@@ -1,0 +1,147 @@
+import t from 'tap'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+import { EnvSchema } from '../../src/config.js'
+import { contractPath, projectRoot } from '../../src/paths.js'
+
+// The README and docs/ say what the code does; this keeps them from drifting apart by the names
+// a reader copies from them: environment variables (against the config schema, both ways),
+// `npm run` scripts (against package.json), relative links and their #anchors, and the paths of
+// files in this repository. Everything is derived: a new setting, script or page needs no edit here.
+
+const CONFIGURATION = 'docs/configuration.md'
+
+// Upper-case names the docs mention that are not this service's settings, each with its reason.
+const NOT_SETTINGS: Record<string, string> = {
+  OTEL_TRACES_SAMPLER: 'read by the OpenTelemetry SDK itself (docs/operating.md, "Traces")',
+  OTEL_TRACES_SAMPLER_ARG: 'read by the OpenTelemetry SDK itself',
+  TEST_DATABASE_URL: 'the test suite\'s PostgreSQL, read by test/helpers/build.ts',
+  TEST_REDIS_URL: 'the test suite\'s Redis, read by test/helpers/build.ts',
+  WEBHOOK_SECRET: 'a receiver\'s own variable in the webhook verification example'
+}
+
+/** README.md and every Markdown file under docs/, as paths relative to the project root. */
+function docFiles (): string[] {
+  const docs = readdirSync(join(projectRoot, 'docs'), { recursive: true, encoding: 'utf8' })
+    .filter(f => f.endsWith('.md')).map(f => join('docs', f)).sort()
+  return ['README.md', ...docs]
+}
+const read = (file: string): string => readFileSync(join(projectRoot, file), 'utf8')
+
+const settings = new Set(Object.keys(EnvSchema.properties))
+const contract = parseYaml(readFileSync(contractPath, 'utf8')) as {
+  components: { schemas: { ErrorCode: { enum: string[] } } }
+}
+const errorCodes = new Set(contract.components.schemas.ErrorCode.enum)
+
+/** Code spans and fenced code blocks of a Markdown text: where a reader finds names to copy. */
+function codeOf (text: string): string[] {
+  const fences = [...text.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map(m => m[1] ?? '')
+  const prose = text.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '')
+  const spans = [...prose.matchAll(/`([^`\n]+)`/g)].map(m => m[1] ?? '')
+  return [...fences, ...spans]
+}
+
+/** Names written as environment variables: SNAKE_CASE with at least one underscore, or a setting. */
+function envNamesIn (text: string): Set<string> {
+  const names = new Set<string>()
+  for (const code of codeOf(text)) {
+    for (const m of code.matchAll(/(?<![\w.$-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?![\w-])/g)) {
+      const name = m[1] ?? ''
+      if (name.includes('_') || settings.has(name)) names.add(name)
+    }
+  }
+  return names
+}
+
+t.test('every environment variable the docs name is a setting in the config schema', async t => {
+  for (const file of docFiles()) {
+    for (const name of envNamesIn(read(file))) {
+      if (settings.has(name) || errorCodes.has(name) || name in NOT_SETTINGS) continue
+      t.fail(`${file} names ${name}, which is neither in EnvSchema (src/config.ts) nor an ErrorCode`)
+    }
+  }
+  for (const name of Object.keys(NOT_SETTINGS)) {
+    t.notOk(settings.has(name), `${name} is listed as not a setting, but EnvSchema has it`)
+  }
+})
+
+t.test(`every setting in the config schema has its row in ${CONFIGURATION}`, async t => {
+  // The first cell of each table row names the variables it documents (`A` / `B`, `A`, `B`).
+  const rows = read(CONFIGURATION).split('\n').filter(l => l.startsWith('| `'))
+  const documented = new Set(rows.flatMap(row => {
+    const first = row.split('|')[1] ?? ''
+    return [...first.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map(m => m[1] ?? '')
+  }))
+  t.ok(settings.size > 50, `the schema was read (${settings.size} settings)`)
+  for (const name of settings) t.ok(documented.has(name), `${name} has a row in ${CONFIGURATION}`)
+  for (const name of documented) t.ok(settings.has(name), `${CONFIGURATION}'s row ${name} is in EnvSchema`)
+})
+
+t.test('every `npm run <script>` the docs name is a script in package.json', async t => {
+  const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> }
+  let named = 0
+  for (const file of docFiles()) {
+    for (const m of read(file).matchAll(/\bnpm run (?:--silent |-s )?([\w:.-]+)/g)) {
+      named++
+      const script = m[1] ?? ''
+      t.ok(script in pkg.scripts, `${file}: npm run ${script} is in package.json`)
+    }
+    for (const m of read(file).matchAll(/\bnpm (start|test)\b/g)) {
+      t.ok((m[1] ?? '') in pkg.scripts, `${file}: npm ${m[1]} is in package.json`)
+    }
+  }
+  t.ok(named > 10, `the docs were read (${named} npm run commands)`)
+})
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchorsOf (text: string): Set<string> {
+  const anchors = new Set<string>()
+  const seen = new Map<string, number>()
+  const prose = text.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '')
+  for (const m of prose.matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+    const slug = (m[1] ?? '').toLowerCase().replace(/`/g, '').replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')
+    const n = seen.get(slug) ?? 0
+    seen.set(slug, n + 1)
+    anchors.add(n === 0 ? slug : `${slug}-${n}`)
+  }
+  return anchors
+}
+
+t.test('relative links between the docs resolve, anchors included', async t => {
+  let links = 0
+  for (const file of docFiles()) {
+    const prose = read(file).replace(/^```[^\n]*\n[\s\S]*?^```/gm, '')
+    for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const href = m[1] ?? ''
+      if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue // https:, mailto:
+      links++
+      const [path = '', anchor] = href.split('#')
+      const target = path === '' ? file : relative(projectRoot, join(projectRoot, dirname(file), path))
+      if (!t.ok(existsSync(join(projectRoot, target)), `${file}: link ${href} → ${target} exists`)) continue
+      if (anchor !== undefined && target.endsWith('.md')) {
+        t.ok(anchorsOf(read(target)).has(anchor), `${file}: link ${href} → a heading #${anchor} in ${target}`)
+      }
+    }
+  }
+  t.ok(links > 10, `the docs were read (${links} relative links)`)
+})
+
+t.test('every repository file the docs name exists', async t => {
+  // Paths inside code spans that start at a top-level folder of this repository; placeholders
+  // (NNN, x.test.ts, a generated client's own file) are written as such and skipped, and so is
+  // what a tool writes (.gitignore's entries).
+  const placeholder = /NNN|\/x\.test\.ts$|<|…|\*/
+  const ignored = read('.gitignore').split('\n').filter(l => l.includes('/') && !l.startsWith('#'))
+  for (const file of docFiles()) {
+    for (const code of codeOf(read(file))) {
+      for (const m of code.matchAll(/(?<![\w./-])((?:src|handlers|test|scripts|bench|docs)\/[\w./-]*[\w/])/g)) {
+        const path = (m[1] ?? '').replace(/\.js$/, '.ts')
+        if (placeholder.test(path) || path === 'src/api.d.ts' || ignored.some(i => path.startsWith(i))) continue
+        const candidates = [path, path.replace(/\.ts$/, '.js'), path.replace(/\.ts$/, '.mjs')]
+        t.ok(candidates.some(p => existsSync(join(projectRoot, p))), `${file} names ${m[1]}, which exists`)
+      }
+    }
+  }
+})
