@@ -1,0 +1,166 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { stringify } from 'yaml'
+import { projectRoot } from '../src/paths.js'
+import { diffContracts, type Change } from '../scripts/lib/contract-diff.js'
+import { versionProblems } from '../scripts/lib/contract-versions.js'
+import { readContract } from '../scripts/lib/contract-project.js'
+
+// The breaking-change gate (npm run contract:check): a copy of the released 0.1.0 contract with
+// one edit of each kind the gate must catch, at the version an addition would need (0.1.1, a
+// patch) — refused, naming the change — and at the version a breaking change needs (0.2.0) —
+// accepted. Additions pass at 0.1.1 and fail without a bump.
+
+type Json = Record<string, any>
+
+const released = readContract(join(projectRoot, 'contract', 'releases', '0.1.0.yaml')) as Json
+const schemas = (d: Json): Json => d.components.schemas
+
+function edited (edit: (d: Json) => void, version: string): Json {
+  const copy = structuredClone(released)
+  edit(copy)
+  copy.info.version = version
+  return copy
+}
+
+const breakingEdits: Record<string, { edit: (d: Json) => void, expect: RegExp }> = {
+  'removed operation': {
+    edit: d => { delete d.paths['/api/api-keys'].get },
+    expect: /^GET \/api\/api-keys: operation removed$/m
+  },
+  'removed response field': {
+    edit: d => {
+      delete schemas(d).InviteUserResponse.properties.message
+      schemas(d).InviteUserResponse.required = ['success']
+    },
+    expect: /^POST \/api\/users\/invite: response 200 `message` removed$/m
+  },
+  'narrowed type (request field: string to integer)': {
+    edit: d => { schemas(d).CreateApiKeyRequest.properties.name = { type: 'integer' } },
+    expect: /^POST \/api\/api-keys: request body `name`: type `string` → `integer`$/m
+  },
+  'narrowed format (maxLength lowered)': {
+    edit: d => { schemas(d).InviteUserRequest.properties.email.maxLength = 100 },
+    expect: /^POST \/api\/users\/invite: request body `email`: maxLength `254` → `100`$/m
+  },
+  'narrowed format (format added)': {
+    edit: d => { schemas(d).CreateApiKeyRequest.properties.name.format = 'uuid' },
+    expect: /^POST \/api\/api-keys: request body `name`: format `uuid` added$/m
+  },
+  'new required input (body field)': {
+    edit: d => {
+      schemas(d).InviteUserRequest.properties.team = { type: 'string' }
+      schemas(d).InviteUserRequest.required.push('team')
+    },
+    expect: /^POST \/api\/users\/invite: request body: `team` now required$/m
+  },
+  'new required input (query parameter)': {
+    edit: d => { d.paths['/api/api-keys'].get.parameters = [{ name: 'scope', in: 'query', required: true, schema: { type: 'string' } }] },
+    expect: /^GET \/api\/api-keys: query parameter `scope` added \(required\)$/m
+  },
+  'new enum value in a response': {
+    edit: d => { schemas(d).InvitationStatus.enum.push('bounced') },
+    expect: /^GET \/api\/invitations: response 200 `items\[\]\.status`: enum value `bounced` added$/m
+  },
+  'changed status (200 to 201)': {
+    edit: d => {
+      const answers = d.paths['/api/users/invite'].post.responses
+      answers['201'] = answers['200']
+      delete answers['200']
+    },
+    expect: /^POST \/api\/users\/invite: response 200 removed$/m
+  },
+  'new status on an existing operation': {
+    edit: d => { d.paths['/api/api-keys'].get.responses['429'] = { $ref: '#/components/responses/TooManyRequests' } },
+    expect: /^GET \/api\/api-keys: response 429 added$/m
+  },
+  'removed webhook': {
+    edit: d => { delete d.webhooks['api_key.revoked'] },
+    expect: /^webhook api_key\.revoked: webhook removed$/m
+  }
+}
+
+const listing = (changes: Change[], kind: Change['kind']) =>
+  changes.filter(c => c.kind === kind).map(c => `${c.operation}: ${c.text}`).join('\n')
+
+for (const [name, { edit, expect }] of Object.entries(breakingEdits)) {
+  t.test(`breaking: ${name}`, async t => {
+    const changes = diffContracts(released, edited(edit, '0.1.1'))
+    t.match(listing(changes, 'breaking'), expect, 'the change is found and classified breaking')
+    const refused = versionProblems('0.1.0', '0.1.1', changes)
+    t.equal(refused.length, 1, 'a patch bump is refused')
+    t.match(refused[0], /breaking change.* need info\.version 0\.2\.0 or later/)
+    t.same(versionProblems('0.1.0', '0.2.0', changes), [], 'a minor bump (0.x) is accepted')
+    t.match(versionProblems('0.1.0', '0.1.0', changes)[0], /still 0\.1\.0: set it to 0\.2\.0/, 'no bump is refused')
+  })
+}
+
+t.test('additions pass with a patch bump, and need one', async t => {
+  const changes = diffContracts(released, edited(d => {
+    d.paths['/api/ping'] = { get: { operationId: 'getPing', security: [], responses: { 204: { description: 'Up.' } } } }
+    schemas(d).InviteUserRequest.properties.note = { type: 'string', maxLength: 200 }
+    schemas(d).InviteUserResponse.properties.expiresAt = { type: 'string', format: 'date-time' }
+    d.paths['/api/api-keys'].get.parameters = [{ name: 'q', in: 'query', schema: { type: 'string' } }]
+    d.paths['/api/api-keys'].get.deprecated = true
+  }, '0.1.1'))
+  t.equal(listing(changes, 'breaking'), '', 'nothing breaking')
+  t.match(listing(changes, 'non-breaking'), /^GET \/api\/ping: operation added$/m)
+  t.match(listing(changes, 'non-breaking'), /^POST \/api\/users\/invite: request body `note` added$/m)
+  t.match(listing(changes, 'non-breaking'), /^POST \/api\/users\/invite: response 200 `expiresAt` added$/m)
+  t.match(listing(changes, 'non-breaking'), /^GET \/api\/api-keys: query parameter `q` added$/m)
+  t.match(listing(changes, 'deprecated'), /^GET \/api\/api-keys: operation deprecated$/m)
+  t.same(versionProblems('0.1.0', '0.1.1', changes), [], 'a patch bump is enough')
+  t.match(versionProblems('0.1.0', '0.1.0', changes)[0], /none breaking.*set it to 0\.1\.1/)
+  t.match(versionProblems('0.1.0', '0.1.3', changes)[0], /not a next version of 0\.1\.0 \(one of 0\.1\.1, 0\.2\.0, 1\.0\.0\)/)
+})
+
+t.test('prose is not a change', async t => {
+  const changes = diffContracts(released, edited(d => {
+    d.paths['/api/api-keys'].get.description = 'Reworded.'
+    schemas(d).InviteUserRequest.properties.email.description = 'Reworded too.'
+  }, '0.1.0'))
+  t.same(changes, [])
+})
+
+// The gate as CI runs it, on a project folder holding a copy of the contract.
+t.test('npm run contract:check on a copy: fails on a breaking edit, says what to run, passes once fixed', async t => {
+  const root = mkdtempSync(join(tmpdir(), 'contract-gate-'))
+  t.teardown(() => { rmSync(root, { recursive: true, force: true }) })
+  cpSync(join(projectRoot, 'contract'), join(root, 'contract'), { recursive: true })
+  cpSync(join(projectRoot, 'docs', 'contract-changelog.md'), join(root, 'docs', 'contract-changelog.md'))
+  const write = (doc: Json, version: string) => {
+    writeFileSync(join(root, 'openapi.yaml'), stringify(doc))
+    writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'copy', version }))
+  }
+  const run = async (command: string) => {
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath, ['--import', 'tsx', join(projectRoot, 'scripts', 'contract.ts'), command, '--root', root]
+      )
+      return { code: 0, stdout }
+    } catch (err) {
+      const e = err as { code: number, stdout: string }
+      return { code: e.code, stdout: e.stdout }
+    }
+  }
+  write(edited(breakingEdits['new enum value in a response']?.edit ?? (() => {}), '0.1.1'), '0.1.1')
+  const failed = await run('check')
+  t.equal(failed.code, 1, 'the gate fails')
+  t.match(failed.stdout, /FAIL 2 breaking changes since 0\.1\.0 need info\.version 0\.2\.0 or later/)
+  t.match(failed.stdout, /FAIL docs\/contract-changelog\.md does not list the contract's changes as they are: run `npm run contract:changelog`/)
+  t.match(failed.stdout, /GET \/api\/invitations: response 200 `items\[\]\.status`: enum value `bounced` added/)
+  t.comment(failed.stdout)
+
+  write(edited(breakingEdits['new enum value in a response']?.edit ?? (() => {}), '0.2.0'), '0.2.0')
+  t.equal((await run('changelog')).code, 0)
+  const changelog = readFileSync(join(root, 'docs', 'contract-changelog.md'), 'utf8')
+  t.match(changelog, /## 0\.2\.0 \(unreleased; compared with 0\.1\.0\)/)
+  t.match(changelog, /- \*\*Breaking\*\* response 200 `status`: enum value `bounced` added — `DELETE \/api\/invitations\/\{invitationId\}`/)
+  const passed = await run('check')
+  t.equal(passed.code, 0, passed.stdout)
+  t.match(passed.stdout, /ok: the version fits the changes/)
+})
