@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { stringify } from 'yaml'
-import { projectRoot } from '../src/paths.js'
-import { diffContracts, type Change } from '../scripts/lib/contract-diff.js'
-import { versionProblems } from '../scripts/lib/contract-versions.js'
-import { readContract } from '../scripts/lib/contract-project.js'
+import { projectRoot } from '../../src/paths.js'
+import { diffContracts, type Change } from '../../scripts/lib/contract-diff.js'
+import { versionProblems } from '../../scripts/lib/contract-versions.js'
+import { readContract } from '../../scripts/lib/contract-project.js'
 
 // The breaking-change gate (npm run contract:check): a copy of the released 0.1.0 contract with
 // one edit of each kind the gate must catch, at the version an addition would need (0.1.1, a
