@@ -52,9 +52,8 @@ t.test('the contract is served as JSON and the reference page reads it', async t
   const res = await h.inject({ method: 'GET', url: '/api/openapi.json' })
   t.equal(res.statusCode, 200)
   t.same(res.json(), loadContract())
-  t.equal(res.json().info.version, '0.1.0')
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-  t.equal(contract.info.version, pkg.version, 'contract and package versions agree')
+  t.equal(res.json().info.version, pkg.version, 'the served contract and the package have one version')
   const docs = await h.inject({ method: 'GET', url: '/api/docs' })
   t.equal(docs.statusCode, 200)
   t.match(docs.headers['content-type'], /^text\/html/)
