@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { resolve } from 'node:path'
 import { parseEnv } from './config/parse-env.js'
-import { checkDeploymentRules } from './config/deployment-rules.js'
+import { checkDeploymentRules, checkMailTransport } from './config/deployment-rules.js'
 import { encryptionKey, sessionSecret } from './config/secrets.js'
 import { slackConfig, workosConfig } from './config/integrations.js'
 import { baseUrl, deepFreeze, parseTrustProxy, readVersion, type TrustProxy } from './config/values.js'
@@ -210,6 +210,7 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
   const dataDir = opts.ephemeral === true ? null : resolve(env.DATA_DIR)
   checkDeploymentRules(env, publicUrl)
   const { secret, generated } = sessionSecret(env, dataDir, opts.warn ?? (() => {}))
+  checkMailTransport(env)
   const key = encryptionKey(env.ENCRYPTION_KEY)
   return deepFreeze(configOf(env, {
     version: readVersion(opts.root),

@@ -40,6 +40,37 @@ export function redactUrl (url: string): string {
   return url.slice(0, q + 1) + redacted + (hash === -1 ? '' : url.slice(hash))
 }
 
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>]+/gi
+const MAX_DEPTH = 4
+
+/**
+ * A logged value with every token-bearing URL in it redacted (redactUrl), wherever it sits: a
+ * field named `link`, `url`, `next`, an error's details. Only what changes is copied.
+ */
+export function redactLinks (value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') {
+    return value.includes('://') ? value.replace(URL_IN_TEXT, url => redactUrl(url)) : value
+  }
+  if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return value
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null
+    value.forEach((item, i) => {
+      const r = redactLinks(item, depth + 1)
+      if (r !== item) (copy ??= [...value])[i] = r
+    })
+    return copy ?? value
+  }
+  // Plain records only: errors, buffers and requests have serializers of their own.
+  const proto = Object.getPrototypeOf(value) as unknown
+  if (proto !== Object.prototype && proto !== null) return value
+  let copy: Record<string, unknown> | null = null
+  for (const [key, item] of Object.entries(value)) {
+    const r = redactLinks(item, depth + 1)
+    if (r !== item) (copy ??= { ...value as Record<string, unknown> })[key] = r
+  }
+  return copy ?? value
+}
+
 /**
  * JSON lines for machines (stdout is not a terminal: production, CI, a pipe, a file), readable lines
  * for a person at a terminal (the first `npm start`). LOG_FORMAT=json or pretty decides instead.
@@ -52,6 +83,8 @@ export function loggerOptions (level: string, opts: { pretty?: boolean } = {}) {
   const options = {
     level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    // A sign-in, signup or setup link is a live credential: in any field, its token is censored.
+    formatters: { log: (record: Record<string, unknown>) => redactLinks(record) as Record<string, unknown> },
     serializers: {
       req (req: { method: string, url: string, ip?: string, headers?: Record<string, unknown> }) {
         return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip ?? '' }

@@ -27,3 +27,16 @@ export function checkDeploymentRules (env: {
     throw invalid('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)')
   }
 }
+
+/**
+ * Outside `local` e-mail must leave through SMTP: the dev mailbox writes each message (a sign-in
+ * or signup link, a live credential) to disk and to the log, which is for a developer's machine.
+ */
+export function checkMailTransport (env: { APP_ENV: string, SMTP_URL?: string | undefined }): void {
+  if (env.APP_ENV !== 'local' && env.SMTP_URL === undefined) {
+    throw invalid(
+      `SMTP_URL is required when APP_ENV=${env.APP_ENV} (without it e-mails and their sign-in links ` +
+      'would go to the dev mailbox and the log)'
+    )
+  }
+}

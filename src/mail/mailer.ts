@@ -10,7 +10,7 @@ export interface MailMessage {
   subject: string
   text: string
   html: string
-  /** The one link the message exists to deliver; the dev mailbox logs it. */
+  /** The one link the message exists to deliver; the dev mailbox (local only) logs it in its text. */
   link?: string
 }
 
@@ -127,9 +127,11 @@ function devMailbox (opts: MailerOptions): Mailer {
         file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.eml`)
         writeFileSync(file, info.message as Buffer)
       }
+      // The link is the message's point on a developer's machine (APP_ENV=local: elsewhere SMTP_URL
+      // is required), so it is in the text, not in a field: a link-shaped field is always redacted.
       opts.log.info(
-        { to: msg.to, subject: msg.subject, file, link: msg.link },
-        'e-mail written to the dev mailbox (SMTP_URL not set)'
+        { to: msg.to, subject: msg.subject, file },
+        `e-mail written to the dev mailbox (SMTP_URL not set)${msg.link !== undefined ? `: ${msg.link}` : ''}`
       )
     },
     async close () {}
