@@ -383,6 +383,7 @@ t.test('SSRF: outside local, only https to public addresses, checked again at co
       ...FAST,
       APP_ENV: production ? 'production' : 'staging',
       SESSION_SECRET: 's'.repeat(40),
+      SMTP_URL: 'smtp://127.0.0.1:9', // required outside local; nothing is sent here
       PUBLIC_URL: 'https://workspace.example.com',
       ...(TEST_DATABASE_URL !== null ? { DATABASE_URL: TEST_DATABASE_URL } : {})
     }
