@@ -38,7 +38,8 @@ export const EnvSchema = Type.Object({
   DATABASE_QUERY_TIMEOUT_MS: Int(100, 300000, 5000),
   DATABASE_TRANSACTION_TIMEOUT_MS: Int(100, 600000, 10000),
   HEALTH_CACHE_MS: Int(0, 60000, 1000),
-  RETENTION_SWEEP_MINUTES: Int(0, 24 * 60, 60),
+  RETENTION_SWEEP_MINUTES: Int(0, 24 * 60, 5),
+  RETENTION_EXPIRED_TOKEN_MINUTES: Int(0, 7 * 24 * 60, 10),
   RETENTION_ENDED_DAYS: Int(1, 3650, 7),
   RETENTION_IDEMPOTENCY_HOURS: Int(24, 24 * 365, 24),
   RETENTION_CHAT_EVENTS_DAYS: Int(1, 3650, 7),
@@ -122,6 +123,8 @@ export interface Config {
   /** The retention sweep: how often (0: never) and how long dead rows are kept (src/housekeeping). */
   readonly retention: {
     readonly sweepMinutes: number,
+    /** Login tokens and OAuth states (written by anonymous callers) go this long after they expire. */
+    readonly expiredTokenMinutes: number,
     readonly endedDays: number,
     readonly idempotencyHours: number,
     readonly chatEventsDays: number
@@ -256,6 +259,7 @@ function configOf (env: Env, derived: Derived): Config {
     healthCacheMs: env.HEALTH_CACHE_MS,
     retention: {
       sweepMinutes: env.RETENTION_SWEEP_MINUTES,
+      expiredTokenMinutes: env.RETENTION_EXPIRED_TOKEN_MINUTES,
       endedDays: env.RETENTION_ENDED_DAYS,
       idempotencyHours: env.RETENTION_IDEMPOTENCY_HOURS,
       chatEventsDays: env.RETENTION_CHAT_EVENTS_DAYS

@@ -194,7 +194,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke the current session and clear the cookie
-         * @description Idempotent; answers 204 with or without a valid session.
+         * @description Idempotent; answers 204 with or without a valid session. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
          */
         post: operations["postAuthLogout"];
         delete?: never;
@@ -210,7 +210,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Start identity-provider login (WorkOS AuthKit) */
+        /**
+         * Start identity-provider login (WorkOS AuthKit)
+         * @description Stores a single-use `state` (10 minutes) bound to this browser, then redirects. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         */
         get: operations["getOauthLogin"];
         put?: never;
         post?: never;
@@ -227,7 +230,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Identity-provider login callback */
+        /**
+         * Identity-provider login callback
+         * @description Checks the `state`, exchanges the code at the identity provider and signs in. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         */
         get: operations["getOauthCallback"];
         put?: never;
         post?: never;
@@ -264,7 +270,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Slack OAuth v2 callback; stores the installation */
+        /**
+         * Slack OAuth v2 callback; stores the installation
+         * @description Checks the `state` of the admin's install, exchanges the code at Slack and stores the installation. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         */
         get: operations["getOauthSlackCallback"];
         put?: never;
         post?: never;
@@ -2205,6 +2214,7 @@ export interface operations {
                 content?: never;
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2231,6 +2241,7 @@ export interface operations {
                 content?: never;
             };
             404: components["responses"]["IdentityProviderNotConfigured"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2281,6 +2292,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["IdentityProviderNotConfigured"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /** @description The identity provider failed or timed out during the code exchange (`UPSTREAM_FAILED`). */
             502: {
@@ -2356,6 +2368,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["ChatPlatformNotConfigured"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /** @description Slack's `oauth.v2.access` failed or timed out (`UPSTREAM_FAILED`). */
             502: {

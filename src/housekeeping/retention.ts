@@ -8,14 +8,16 @@ import { deleteExpiredOAuthStates } from '../db/oauth-states.js'
 import { deleteEndedSessions } from '../db/sessions.js'
 import type { Logger } from '../logger.js'
 
-// The retention sweep: rows that no longer do anything — used or expired login tokens and OAuth
-// states, ended sessions, Idempotency-Key records past their replay window, finished chat events —
+// The retention sweep: rows that no longer do anything — login tokens and OAuth states (any
+// anonymous client can have them written: they go RETENTION_EXPIRED_TOKEN_MINUTES after they
+// expire), ended sessions, Idempotency-Key records past their replay window, finished chat events —
 // are deleted once they are older than the configured ages. Deletes run in small batches, each
 // its own short statement, so the sweep never holds locks for long; several instances sweeping at
 // once only share the work.
 
 const DAY_MS = 86_400_000
 const HOUR_MS = 3_600_000
+const MINUTE_MS = 60_000
 /** Rows per DELETE statement. */
 export const RETENTION_BATCH = 500
 
@@ -51,9 +53,10 @@ export function createRetentionSweep (
   const sweep = async (): Promise<RetentionCounts> => {
     const now = clock.now().getTime()
     const ended = new Date(now - retention.endedDays * DAY_MS)
+    const expired = new Date(now - retention.expiredTokenMinutes * MINUTE_MS)
     const counts: RetentionCounts = {
-      loginTokens: await drain(async n => await deleteExpiredLoginTokens(q, ended, n)),
-      oauthStates: await drain(async n => await deleteExpiredOAuthStates(q, ended, n)),
+      loginTokens: await drain(async n => await deleteExpiredLoginTokens(q, expired, n)),
+      oauthStates: await drain(async n => await deleteExpiredOAuthStates(q, expired, n)),
       sessions: await drain(async n => await deleteEndedSessions(q, ended, n)),
       idempotencyKeys: await drain(async n => await deleteIdempotencyKeysBefore(
         q, new Date(now - retention.idempotencyHours * HOUR_MS), n
