@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import pino from 'pino'
-import { loggerOptions } from '../src/logger.js'
-import { projectRoot } from '../src/paths.js'
-import { closedPort, startSmtp } from './helpers/smtp.js'
-import { until } from './helpers/service-process.js'
+import { loggerOptions } from '../../src/logger.js'
+import { projectRoot } from '../../src/paths.js'
+import { closedPort, startSmtp } from '../helpers/smtp.js'
+import { until } from '../helpers/service-process.js'
 
 // No live link in the logs. Outside `local` the service refuses to start without SMTP_URL (the
 // dev mailbox would log each sign-in link); a token-bearing URL in any logged field is censored;

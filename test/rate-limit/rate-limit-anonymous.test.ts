@@ -4,10 +4,10 @@ import { once } from 'node:events'
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Redis } from 'ioredis'
-import { build, TEST_REDIS_URL, type TestApp } from './helpers/build.js'
-import { contract, resolve } from './helpers/contract-examples.js'
-import { startFakeHttp } from './helpers/fake-http.js'
-import { slackEnv, startSlackFake } from './helpers/slack.js'
+import { build, TEST_REDIS_URL, type TestApp } from '../helpers/build.js'
+import { contract, resolve } from '../helpers/contract-examples.js'
+import { startFakeHttp } from '../helpers/fake-http.js'
+import { slackEnv, startSlackFake } from '../helpers/slack.js'
 
 // No unbounded writes by anonymous clients. The anonymous operations are derived from the
 // contract (security [] or an empty alternative); those that write — every unsafe method, and
