@@ -47,7 +47,7 @@ const MAX_DEPTH = 4
  * A logged value with every token-bearing URL in it redacted (redactUrl), wherever it sits: a
  * field named `link`, `url`, `next`, an error's details. Only what changes is copied.
  */
-export function redactLinks (value: unknown, depth = 0): unknown {
+function redactLinks (value: unknown, depth = 0): unknown {
   if (typeof value === 'string') {
     return value.includes('://') ? value.replace(URL_IN_TEXT, url => redactUrl(url)) : value
   }
