@@ -1,5 +1,6 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import { fullFormats } from 'ajv-formats/dist/formats.js'
 import type { FastifySchemaCompiler } from 'fastify'
 import fastJsonStringify from 'fast-json-stringify'
 
@@ -17,6 +18,18 @@ const OPENAPI_KEYWORDS = ['example', 'discriminator', 'xml', 'externalDocs']
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
+// Formats mean what the code parses. ajv-formats' expressions are looser than the parsers behind
+// them, and each gap was a 500 (test/contract-formats.test.ts): `uri` accepted what `new URL()`
+// throws on (a port past 65535, an IPv4-looking host with an octet past 255, `%00` or invalid
+// punycode in the host, an empty host), and `uuid` accepted the URN form `urn:uuid:…`, which
+// PostgreSQL's uuid type refuses. Both are narrowed to what RFC 3986 / RFC 9562 and the parser
+// agree on; the contract says so where the field is declared.
+const ajvUri = fullFormats.uri as (s: string) => boolean
+const FORMATS = {
+  uri: (s: string) => ajvUri(s) && URL.canParse(s),
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+}
+
 function makeAjv (opts: Options): Ajv {
   const ajv = new Ajv({
     removeAdditional: false,
@@ -28,6 +41,7 @@ function makeAjv (opts: Options): Ajv {
     ...opts
   })
   addFormats(ajv)
+  for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format)
   for (const k of OPENAPI_KEYWORDS) ajv.addKeyword(k)
   return ajv
 }
@@ -54,11 +68,32 @@ export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
     const key = part + JSON.stringify(compiled)
     let fn = validators.get(key)
     if (fn === undefined) {
-      fn = (part === 'body' ? body : other).compile(compiled as object)
+      const compiledFn = (part === 'body' ? body : other).compile(compiled as object)
+      fn = part === 'body' ? compiledFn : finiteOnly(compiledFn)
       validators.set(key, fn)
     }
     return fn
   }
+}
+
+/**
+ * Ajv's string → number coercion takes "Infinity" and "1e400" as integers and then skips
+ * `minimum`/`maximum` for a non-finite number (Ajv 8.17): `?limit=Infinity` reached the SQL as
+ * LIMIT Infinity (a 500). A coerced part holding a non-finite number is refused like any other
+ * value that is not a number.
+ */
+function finiteOnly (validate: ValidateFunction): ValidateFunction {
+  const wrapped = ((data: unknown) => {
+    const ok = validate(data)
+    wrapped.errors = validate.errors ?? null
+    if (!ok || data === null || typeof data !== 'object') return ok
+    const bad = Object.entries(data).find(([, v]) => typeof v === 'number' && !Number.isFinite(v))
+    if (bad === undefined) return true
+    const error = { keyword: 'type', params: { type: 'number' }, message: 'must be a finite number' }
+    wrapped.errors = [{ ...error, instancePath: `/${bad[0]}`, schemaPath: '#/type' }]
+    return false
+  }) as ValidateFunction
+  return wrapped
 }
 
 /** The headers schema glue builds (one flat object) with its property and required names lower-cased. */

@@ -1571,16 +1571,20 @@ export interface components {
             /** @description Pass as `after` to read on (an empty page keeps the cursor it was given); null only when the feed is empty and no `after` was given. */
             nextCursor: string | null;
         };
+        /**
+         * Format: uri
+         * @description An absolute http(s) URL that is both an RFC 3986 URI and a WHATWG URL (what `fetch` and Node's `new URL()` parse): a non-empty host, a port up to 65535, IPv4 octets up to 255, no `%00` or invalid punycode in the host. Anything else is 400 `VALIDATION_FAILED`. Outside `local`, only https to a public address (400 `WEBHOOK_URL_NOT_ALLOWED`).
+         * @example https://hooks.example.com/workspace
+         */
+        WebhookUrl: string;
         CreateWebhookEndpointRequest: {
-            /** Format: uri */
-            url: string;
+            url: components["schemas"]["WebhookUrl"];
             /** @description The event types to deliver; absent means all, now and in the future. */
             eventTypes?: components["schemas"]["EventType"][];
             description?: string;
         };
         UpdateWebhookEndpointRequest: {
-            /** Format: uri */
-            url?: string;
+            url?: components["schemas"]["WebhookUrl"];
             /** @description null delivers every event type. */
             eventTypes?: components["schemas"]["EventType"][] | null;
             enabled?: boolean;
