@@ -1,4 +1,5 @@
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import { lookup as dnsLookup } from 'node:dns'
 
 // SSRF: outside APP_ENV=local a webhook may only reach public addresses over https. The check
@@ -6,24 +7,36 @@ import { lookup as dnsLookup } from 'node:dns'
 // connection actually uses (the HTTP request's `lookup`), so a name that resolves to a public
 // address when saved and to 169.254.169.254 later (DNS rebinding) is still refused.
 
-const blocked = new BlockList()
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]
-] as const) blocked.addSubnet(net, prefix, 'ipv4')
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96],
-  ['100::', 64]
-] as const) blocked.addSubnet(net, prefix, 'ipv6')
+// One classification for both times, from a maintained classifier (ipaddr.js, whose range tables
+// follow the IANA special-purpose registries): an address may be reached only when it is in no
+// special-purpose range ('unicast') and, for IPv6, inside 2000::/3, the only space allocated for
+// global unicast (which also refuses the deprecated IPv4-compatible ::/96 and anything allocated
+// after the library's last release). An IPv6 address that embeds an IPv4 one is read as that
+// IPv4 address where the connection really goes to it (IPv4-mapped ::ffff:0:0/96, NAT64's
+// well-known 64:ff9b::/96 under DNS64); the other embeddings (6to4, Teredo, local-use NAT64,
+// IPv4-translated) are special ranges and refused whatever they embed.
 
-/** Why an address may not be reached, or null when it is public. IPv4-mapped IPv6 is read as IPv4. */
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3')
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96')
+
+/** The IPv4 address an IPv6 one connects to, when it embeds one that way; else null. */
+function embeddedIPv4 (ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (ip.isIPv4MappedAddress() || ip.match(NAT64_WELL_KNOWN)) {
+    const b = ip.toByteArray()
+    return new ipaddr.IPv4(b.slice(12))
+  }
+  return null
+}
+
+/** Why an address may not be reached, or null when it is public. */
 function forbiddenAddress (address: string): string | null {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  const ip = mapped?.[1] ?? address
-  const family = isIP(ip)
-  if (family === 0) return `${address} is not an IP address`
-  return blocked.check(ip, family === 4 ? 'ipv4' : 'ipv6') ? `${ip} is not a public address` : null
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`
+  const ip = ipaddr.parse(address)
+  const v4 = ip.kind() === 'ipv4' ? ip as ipaddr.IPv4 : embeddedIPv4(ip as ipaddr.IPv6)
+  if (v4 !== null) return v4.range() === 'unicast' ? null : `${address} is not a public address (${v4.range()})`
+  const v6 = ip as ipaddr.IPv6
+  if (v6.range() !== 'unicast') return `${address} is not a public address (${v6.range()})`
+  return v6.match(GLOBAL_UNICAST_V6) ? null : `${address} is not a public address (not global unicast)`
 }
 
 export interface AddressPolicy {
