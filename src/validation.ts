@@ -19,7 +19,7 @@ const OPENAPI_KEYWORDS = ['example', 'discriminator', 'xml', 'externalDocs']
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
 // Formats mean what the code parses. ajv-formats' expressions are looser than the parsers behind
-// them, and each gap was a 500 (test/contract-formats.test.ts): `uri` accepted what `new URL()`
+// them, and each gap was a 500 (test/contract/contract-formats.test.ts): `uri` accepted what `new URL()`
 // throws on (a port past 65535, an IPv4-looking host with an octet past 255, `%00` or invalid
 // punycode in the host, an empty host), and `uuid` accepted the URN form `urn:uuid:…`, which
 // PostgreSQL's uuid type refuses. Both are narrowed to what RFC 3986 / RFC 9562 and the parser

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { build } from './helpers/build.js'
-import { examplesOf, operations, parameterExample, resolve, type Operation } from './helpers/contract-examples.js'
+import { build } from '../helpers/build.js'
+import { examplesOf, operations, parameterExample, resolve, type Operation } from '../helpers/contract-examples.js'
 
 // Whatever the contract accepts, the service can take: for every input of every operation whose
 // schema has a `format` (uri, uuid, email), is a cursor, or is an integer, values generated to sit

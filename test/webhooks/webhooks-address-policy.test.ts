@@ -1,8 +1,8 @@
 import t from 'tap'
 import { isIPv6, type LookupFunction } from 'node:net'
-import { build, TEST_DATABASE_URL } from './helpers/build.js'
-import { createAddressPolicy } from '../src/webhooks/address-policy.js'
-import { postWebhook } from '../src/webhooks/sender.js'
+import { build, TEST_DATABASE_URL } from '../helpers/build.js'
+import { createAddressPolicy } from '../../src/webhooks/address-policy.js'
+import { postWebhook } from '../../src/webhooks/sender.js'
 
 // SSRF: every entry of the IANA special-purpose address registries, IPv4 and IPv6 (written out
 // here as data, as published at iana.org/assignments/iana-ipv4-special-registry and
