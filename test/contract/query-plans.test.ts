@@ -10,7 +10,8 @@ import { listWebhookEndpoints } from '../../src/db/webhook-endpoints.js'
 import {
   seedApiKeys, seedAuditEvents, seedInvitations, seedInviteRequests, seedMembers, seedWebhooks, seedWorkspaces
 } from '../../bench/scale-seed.js'
-import { testDatabase } from '../helpers/build.js'
+import { build, testDatabase } from '../helpers/build.js'
+import { loadContract } from '../../src/app.js'
 
 // Every list the API pages through reads its rows through an index, in the index's order: the
 // plan (not a time) of each list statement, on a database with enough rows that a sequential scan
@@ -19,6 +20,14 @@ import { testDatabase } from '../helpers/build.js'
 // function runs once through a Queryable that records what it sends, and that text is EXPLAINed
 // with the same parameters (a custom plan, as the service's unnamed statements get). PGlite by
 // default, PostgreSQL with TEST_DATABASE_URL.
+//
+// Two parts. The cases below name, for each list statement of the repositories, the index that
+// fits it (and the events feed's probe of its horizon). Then the sweep at the end derives its
+// statements instead of listing them: every list operation of the contract (a GET whose answer
+// has `items`) is called through the app on this database, with each of its query parameters
+// and a later page, and every statement the app sends meanwhile must read the large tables
+// through an index. A new list operation, or new SQL behind an existing one, is checked there
+// without editing this file.
 
 interface Sent { text: string, params: readonly unknown[] }
 
@@ -70,10 +79,7 @@ for (const [ids, n] of [[[big], 1], [others, 10]] as const) {
   await seedWebhooks(db, { workspaceIds: ids, perWorkspace: 5, withDeliveries: n === 1 ? 2 : 1, now })
 }
 await seedApiKeys(db, { workspaceIds: workspaces, perWorkspace: 20, now })
-for (const table of [
-  'workspaces', 'users', 'invitations', 'invite_requests', 'api_keys', 'audit_events', 'webhook_endpoints',
-  'webhook_deliveries'
-]) await db.query(`ANALYZE ${table}`)
+await db.query('ANALYZE')
 
 interface Position { createdAt: Date, id: string }
 
@@ -244,3 +250,113 @@ for (const w of [await fixture('a typical workspace', others[0] as string), awai
     })
   }
 }
+
+// The sweep: every list operation, derived from the contract, through the app.
+
+interface Param { name: string, in: string, example?: unknown, schema?: Schema }
+interface Schema { $ref?: string, enum?: unknown[], type?: string, items?: Schema, properties?: Record<string, Schema> }
+interface Operation {
+  operationId: string
+  parameters?: Array<Param | { $ref: string }>
+  responses: Record<string, unknown>
+}
+const contract = loadContract() as { paths: Record<string, Record<string, Operation>> }
+const deref = <T>(v: T | { $ref: string }): T => {
+  if (typeof v !== 'object' || v === null || !('$ref' in v)) return v as T
+  return deref(v.$ref.slice(2).split('/').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], contract) as T)
+}
+const listOperations = Object.entries(contract.paths).flatMap(([path, item]) => {
+  const op = item.get
+  if (op === undefined) return []
+  const ok = deref(op.responses['200'] as { content?: Record<string, { schema: Schema }> } | undefined)
+  const body = ok?.content?.['application/json']?.schema
+  return body !== undefined && deref(body).properties?.items !== undefined ? [{ path, op }] : []
+})
+
+/** Values of each path parameter in a workspace: the lists under a resource need one of its ids. */
+const PATH_VALUES: Record<string, (w: Fixture) => string> = { endpointId: w => w.endpoint }
+/** The parameter a list takes its next page's position in (`nextCursor` goes there). */
+const CURSORS = ['cursor', 'after']
+
+/** The requests that exercise a list: bare, each query parameter alone (each enum value), a later page. */
+function variants (op: Operation): Array<Record<string, string>> {
+  const params = (op.parameters ?? []).map(p => deref<Param>(p)).filter(p => p.in === 'query')
+  const out: Array<Record<string, string>> = [{ limit: '51' }]
+  for (const p of params) {
+    if (p.name === 'limit' || CURSORS.includes(p.name)) continue
+    const schema = p.schema !== undefined ? deref(p.schema) : undefined
+    // an enum: each value; an array of an enum (the feed's types): its first; otherwise the example
+    const itemEnum = schema?.items !== undefined ? deref(schema.items).enum?.slice(0, 1) : undefined
+    const values = schema?.enum ?? itemEnum ?? [p.example]
+    for (const v of values) if (v !== undefined) out.push({ limit: '51', [p.name]: String(v) })
+  }
+  return out
+}
+
+const LARGE_ROWS = 1000
+
+t.test('every statement of every list operation reads the large tables through an index', async t => {
+  t.ok(listOperations.length >= 7, `the list operations, from the contract: ${listOperations.map(l => l.path).join(', ')}`)
+  const large = new Set((await db.query<{ relname: string }>(
+    "SELECT relname FROM pg_class WHERE relkind = 'r' AND reltuples >= $1 AND relnamespace = to_regnamespace(current_schema())",
+    [LARGE_ROWS]
+  )).rows.map(r => r.relname))
+  t.ok(large.has('invitations') && large.has('audit_events'), `the large tables: ${[...large].join(', ')}`)
+
+  // The app on this database, its statements recorded while a list request runs.
+  let sent: Sent[] | null = null
+  const keep = (text: string, params: readonly unknown[] | undefined): void => {
+    sent?.push({ text, params: params ?? [] })
+  }
+  const recorded = (q: Queryable): Queryable => ({
+    query: async (text, params) => { keep(text, params); return await q.query(text, params) },
+    exec: async text => { await q.exec(text) },
+    ...(q.afterCommit !== undefined ? { afterCommit: q.afterCommit } : {})
+  })
+  const appDb: Database & { schema?: string } = {
+    ...recorded(db),
+    kind: db.kind,
+    transaction: async fn => await db.transaction(async tx => await fn(recorded(tx))),
+    ping: async () => { await db.ping() },
+    poolStats: () => db.poolStats(),
+    close: async () => {}, // the test's database outlives the app
+    ...(db.schema !== undefined ? { schema: db.schema } : {})
+  }
+  const h = await build(t, { db: appDb })
+  const jobsSchema = h.config.jobs.schema
+  let checked = 0
+
+  for (const w of [await fixture('a typical workspace', others[0] as string), await fixture('the big workspace', big)]) {
+    const admin = await h.signIn({ role: 'admin', workspaceId: w.id })
+    for (const { path, op } of listOperations) {
+      const url = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        const value = PATH_VALUES[name]
+        if (value === undefined) throw new Error(`${op.operationId}: no value for the path parameter ${name}: add it to PATH_VALUES`)
+        return value(w)
+      })
+      for (const query of variants(op)) {
+        const statements: Sent[] = []
+        const get = async (q: Record<string, string>): Promise<{ nextCursor?: string | null }> => {
+          sent = statements
+          const res = await h.inject({ method: 'GET', url: `${url}?${new URLSearchParams(q).toString()}`, headers: { cookie: admin.cookie } })
+          sent = null
+          t.equal(res.statusCode, 200, `${op.operationId} ${new URLSearchParams(q).toString()}: ${w.label}`)
+          return res.json()
+        }
+        const first = await get(query)
+        const cursor = CURSORS.find(c => (op.parameters ?? []).some(p => deref<Param>(p).name === c))
+        if (typeof first.nextCursor === 'string' && cursor !== undefined) await get({ ...query, [cursor]: first.nextCursor })
+        for (const statement of statements) {
+          if (statement.text.includes(`${jobsSchema}.`)) continue // the job engine's own, woken meanwhile
+          const nodes = await planOf(db, statement)
+          checked++
+          const seq = nodes.filter(n => n['Node Type'] === 'Seq Scan' && large.has(n['Relation Name'] ?? ''))
+          const shape = nodes.map(n => `${n['Node Type']}${n['Index Name'] !== undefined ? ` (${n['Index Name']})` : n['Relation Name'] !== undefined ? ` (${n['Relation Name']})` : ''}`)
+          t.same(seq.map(n => n['Relation Name']), [],
+            `${op.operationId} ${new URLSearchParams(query).toString()}, ${w.label}: ${statement.text.replace(/\s+/g, ' ').slice(0, 80)} → ${shape.join(' > ')}`)
+        }
+      }
+    }
+  }
+  t.ok(checked > 50, `${checked} statements EXPLAINed`)
+})
