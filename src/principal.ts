@@ -1,4 +1,5 @@
 import type { Role } from './db/users.js'
+import { serviceError, type ServiceError } from './errors.js'
 
 /** Who is calling, as established by a security handler; read by handlers and services. */
 export interface Principal {
@@ -29,4 +30,13 @@ export function principalOf (request: { principal: Principal | null }): Principa
     )
   }
   return request.principal
+}
+
+/**
+ * The principal's workspace is gone (deleted after the request was authenticated): the caller is
+ * signed in to nothing, 401 UNAUTHENTICATED, which every secured operation declares — never
+ * NOT_FOUND, which names an operation's own resource. One rule for every service.
+ */
+export function workspaceGone (): ServiceError {
+  return serviceError('UNAUTHENTICATED')
 }

@@ -1,6 +1,5 @@
 import type { Ports } from '../ports.js'
-import type { Principal } from '../principal.js'
-import { serviceError } from '../errors.js'
+import { workspaceGone, type Principal } from '../principal.js'
 import { findWorkspace, type WorkspaceRow } from '../db/workspaces.js'
 import type { Queryable } from '../db/client.js'
 import type { InvitationRow, SendLease } from '../db/invitations.js'
@@ -57,7 +56,7 @@ async function sendOnBudget (
   const { ports, idp } = ctx
   const { db, clock, config, log, mailer, invitationBudget } = ports
   const ws = await findWorkspace(db, actor.workspaceId)
-  if (ws === null) throw serviceError('NOT_FOUND', ['Workspace'])
+  if (ws === null) throw workspaceGone()
   await invitationBudget.take(ws.id)
   let handedOver = false
   const deliver: Deliver = async (invitation, token, reinvite) => await deliverInvitation(

@@ -1,5 +1,5 @@
 import type { Ports } from '../ports.js'
-import type { Principal } from '../principal.js'
+import { workspaceGone, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { InviteResult } from '../invitations/delivery.js'
 import { serviceError } from '../errors.js'
@@ -92,7 +92,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
 
   async function policyOf (workspaceId: string): Promise<InvitePolicy> {
     const policy = await findInvitePolicy(db, workspaceId)
-    if (policy === null) throw serviceError('NOT_FOUND', ['Workspace'])
+    if (policy === null) throw workspaceGone()
     return policy
   }
 

@@ -1,7 +1,6 @@
 import type { Ports } from '../ports.js'
-import type { Principal } from '../principal.js'
+import { workspaceGone, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
-import { serviceError } from '../errors.js'
 import { findInvitePolicy, updateInvitePolicy } from '../db/workspaces.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 
@@ -21,7 +20,7 @@ export function createWorkspaceSettingsService (
 ): WorkspaceSettingsService {
   async function get (actor: Principal): Promise<WorkspaceSettings> {
     const invitePolicy = await findInvitePolicy(db, actor.workspaceId)
-    if (invitePolicy === null) throw serviceError('NOT_FOUND', ['Workspace'])
+    if (invitePolicy === null) throw workspaceGone()
     return { invitePolicy }
   }
   return {
@@ -31,7 +30,7 @@ export function createWorkspaceSettingsService (
       if (next === undefined) return await get(actor)
       return await db.transaction(async tx => {
         const previous = await updateInvitePolicy(tx, actor.workspaceId, next)
-        if (previous === null) throw serviceError('NOT_FOUND', ['Workspace'])
+        if (previous === null) throw workspaceGone()
         if (previous !== next) {
           await auditPrincipalAction(events, tx, actor, {
             action: 'workspace.settings_changed',

@@ -1,0 +1,28 @@
+import t from 'tap'
+import { build, principalOf } from '../helpers/build.js'
+import { isServiceError } from '../../src/errors.js'
+
+// One rule for a principal whose workspace is gone (deleted after the request was authenticated,
+// or a chat or API-key principal built from a stale row): the caller is not signed in to anything,
+// 401 UNAUTHENTICATED, as GET /api/users/me answers, and which every secured operation declares.
+// It was 404 NOT_FOUND in the invitation, invite-request and settings services, a status those
+// operations do not declare (NOT_FOUND names an operation's own resource, not the caller's).
+
+t.test('every service answers a principal of a deleted workspace with UNAUTHENTICATED', async t => {
+  const h = await build(t)
+  const admin = await h.signIn({ role: 'admin' })
+  const principal = principalOf(admin, 'admin')
+  await h.db.query('DELETE FROM workspaces WHERE id = $1', [admin.workspaceId])
+  const { services } = h.app
+  const calls: Record<string, () => Promise<unknown>> = {
+    'invitations.invite': async () => await services.invitations.invite(principal, { email: 'ada@example.com', role: 'member' }),
+    'inviteRequests.request': async () => await services.inviteRequests.request(principal, { email: 'ada@example.com', role: 'member' }),
+    'workspaceSettings.get': async () => await services.workspaceSettings.get(principal),
+    'workspaceSettings.update': async () => await services.workspaceSettings.update(principal, { invitePolicy: 'members' })
+  }
+  for (const [name, call] of Object.entries(calls)) {
+    const err = await call().then(() => null, (e: unknown) => e)
+    t.ok(isServiceError(err), `${name}: a ServiceError`)
+    t.match(err, { statusCode: 401, code: 'UNAUTHENTICATED' }, `${name}: 401 UNAUTHENTICATED`)
+  }
+})
