@@ -1,5 +1,6 @@
 import { lockClause, type LockOptions, type Queryable } from './client.js'
 import type { Role } from './users.js'
+import { statusPageQuery } from './status-page.js'
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired'
 export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'identity_provider'
@@ -219,19 +220,11 @@ export async function listInvitations (
     before?: { createdAt: Date, id: string } | undefined
   }
 ): Promise<InvitationRow[]> {
-  const r = await q.query<InvitationRow>(
-    `SELECT ${INVITATION_COLUMNS} FROM invitations
-      WHERE workspace_id = $1
-        AND ($2::text IS NULL
-             OR ($2 = 'pending' AND status = 'pending' AND expires_at > $3)
-             OR ($2 = 'expired' AND (status = 'expired' OR (status = 'pending' AND expires_at <= $3)))
-             OR ($2 IN ('accepted', 'revoked') AND status = $2))
-        AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::uuid))
-      ORDER BY created_at DESC, id DESC LIMIT $4`,
-    [
-      filter.workspaceId, filter.status ?? null, filter.now, filter.limit, filter.before?.createdAt ?? null,
-      filter.before?.id ?? null
-    ])
+  const { text, params } = statusPageQuery(
+    { columns: INVITATION_COLUMNS, from: 'invitations', scope: 'workspace_id = $1', scopeParams: [filter.workspaceId] },
+    filter
+  )
+  const r = await q.query<InvitationRow>(text, params)
   return r.rows
 }
 

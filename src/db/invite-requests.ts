@@ -1,5 +1,6 @@
 import type { Queryable } from './client.js'
 import type { Role } from './users.js'
+import { statusPageQuery } from './status-page.js'
 
 // Invite requests (a member asks for someone to be invited; an admin decides). Deciding is one
 // guarded UPDATE, so of two concurrent decisions exactly one gets the row back.
@@ -80,20 +81,13 @@ export async function listInviteRequests (
     before?: { createdAt: Date, id: string } | undefined
   }
 ): Promise<InviteRequestRow[]> {
-  const r = await q.query<InviteRequestRow>(
-    `SELECT ${COLUMNS} FROM invite_requests
-      WHERE workspace_id = $1
-        AND ($2::text IS NULL
-             OR ($2 = 'pending' AND status = 'pending' AND expires_at > $3)
-             OR ($2 = 'expired' AND (status = 'expired' OR (status = 'pending' AND expires_at <= $3)))
-             OR ($2 IN ('approved', 'denied') AND status = $2))
-        AND ($7::uuid IS NULL OR requested_by = $7)
-        AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::uuid))
-      ORDER BY created_at DESC, id DESC LIMIT $4`,
-    [
-      filter.workspaceId, filter.status ?? null, filter.now, filter.limit, filter.before?.createdAt ?? null,
-      filter.before?.id ?? null, filter.requestedBy ?? null
-    ])
+  const { text, params } = statusPageQuery({
+    columns: COLUMNS,
+    from: 'invite_requests',
+    scope: 'workspace_id = $1 AND ($2::uuid IS NULL OR requested_by = $2)',
+    scopeParams: [filter.workspaceId, filter.requestedBy ?? null]
+  }, filter)
+  const r = await q.query<InviteRequestRow>(text, params)
   return r.rows
 }
 
