@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { createRequire } from 'node:module'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import { PGlite } from '@electric-sql/pglite'
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import pg from 'pg'
 import { initDataDir } from './pglite-initdb.js'
 import { pgliteInitdbParams, pgliteStartParams } from './pglite-settings.js'
@@ -233,6 +234,24 @@ function isAlive (pid: number): boolean {
   }
 }
 
+/**
+ * PostgreSQL compiled to WebAssembly (9 MB), compiled once per process: every PGlite opened after
+ * the first (tests open one per app) instantiates the same module instead of reading and compiling
+ * it again. Nothing more stays in memory: each instance holds its module anyway.
+ */
+type PgliteWasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>
+// Node's WebAssembly global (its types come with the DOM lib, which this project does not load).
+const { WebAssembly: wasm } = globalThis as unknown as {
+  WebAssembly: { compile(bytes: Uint8Array): Promise<PgliteWasmModule> }
+}
+let pgliteWasm: Promise<PgliteWasmModule> | undefined
+async function pgliteWasmModule (): Promise<PgliteWasmModule> {
+  pgliteWasm ??= wasm.compile(
+    readFileSync(join(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), 'pglite.wasm'))
+  )
+  return await pgliteWasm
+}
+
 async function openPglite (opts: DatabaseOptions): Promise<Database> {
   const dir = opts.dataDir !== null ? join(opts.dataDir, 'pglite') : null
   let unlock = (): void => {}
@@ -250,6 +269,7 @@ async function openPglite (opts: DatabaseOptions): Promise<Database> {
     // The settings (pglite-settings.ts) keep its WebAssembly heap small; tests' databases (in
     // memory, from a dump, or initialised in this process) and the service's get the same ones.
     db = await PGlite.create({
+      pgliteWasmModule: await pgliteWasmModule(),
       startParams: [...pgliteStartParams],
       initDbStartParams: [...pgliteInitdbParams],
       ...(dir !== null ? { dataDir: dir } : {}),
