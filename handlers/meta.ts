@@ -17,8 +17,11 @@ const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsaf
   "img-src 'self' data:; font-src 'self' data: https://fonts.scalar.com; base-uri 'none'; form-action 'none'; " +
   "frame-ancestors 'none'"
 
-export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpenapiJson' | 'getDocs' | 'getDocsScript'> {
+export function metaHandlers (
+  { contract, config }: HandlerDeps
+): HandlerGroup<'getOpenapiJson' | 'getDocs' | 'getDocsScript'> {
   const json = JSON.stringify(contract)
+  const page = docsPage(config.publicUrl)
   let script: Buffer | undefined
   return {
     async getDocsScript (_request, reply) {
@@ -35,18 +38,25 @@ export function metaHandlers ({ contract }: HandlerDeps): HandlerGroup<'getOpena
     },
     async getDocs (_request, reply) {
       return await reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_CSP)
-        .code(200).send(docsPage())
+        .code(200).send(page)
     }
   }
 }
 
-function docsPage (): string {
+/**
+ * The reference page. Its Test Request button sends to this service (PUBLIC_URL) and not to the
+ * contract's first example server (http://localhost:3000), so the request is same-origin and
+ * carries the browser's session cookie on any port or host.
+ */
+function docsPage (publicUrl: string): string {
+  const configuration = JSON.stringify({ servers: [{ url: publicUrl, description: 'this service' }] })
+    .replace(/&/g, '&amp;').replace(/'/g, '&#39;')
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Workspace Service API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body>
-<script id="api-reference" data-url="/api/openapi.json"></script>
+<script id="api-reference" data-url="/api/openapi.json" data-configuration='${configuration}'></script>
 <script src="/api/docs/standalone.js"></script>
 </body>
 </html>`

@@ -59,3 +59,15 @@ t.test('the contract is served as JSON and the reference page reads it', async t
   t.match(docs.headers['content-type'], /^text\/html/)
   t.match(docs.body, /\/api\/openapi\.json/)
 })
+
+t.test("the reference page's Test Request goes to this service, with the browser's session", async t => {
+  // The contract's first server is http://localhost:3000: on any other address the button sent
+  // there, cross-origin (refused by the page's connect-src 'self', and without the cookie).
+  // Checked in Chromium with a signed-in session: GET /api/users/me answered 200 on port 3918.
+  const h = await build(t, { env: { PUBLIC_URL: 'https://workspace.example.org' } })
+  const docs = await h.inject({ method: 'GET', url: '/api/docs' })
+  const attr = /data-configuration='([^']*)'/.exec(docs.body)?.[1] ?? ''
+  const configuration = JSON.parse(attr.replace(/&#39;/g, "'").replace(/&amp;/g, '&')) as { servers?: Array<{ url: string }> }
+  t.same(configuration.servers?.map(s => s.url), ['https://workspace.example.org'], 'the one server is PUBLIC_URL')
+  t.match(docs.headers['content-security-policy'], /connect-src 'self'/, 'and requests stay same-origin')
+})
