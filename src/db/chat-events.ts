@@ -5,6 +5,8 @@ import type { Queryable } from './client.js'
 // While status is 'received', processed_at holds the time a worker claimed the row (a lease):
 // a claim is one conditional UPDATE, so two instances never process the same event at once,
 // and a claim whose worker died becomes claimable again once the lease has run out.
+// payload_text, when set, is the exact payload as JSON text: `payload` is then a copy with the
+// characters jsonb refuses replaced (src/lib/jsonb-safe.ts).
 
 export type ChatEventStatus = 'received' | 'processed' | 'failed' | 'ignored'
 
@@ -13,6 +15,8 @@ export interface ChatEventRow {
   teamId: string | null
   type: string
   payload: Record<string, unknown>
+  /** The exact payload as JSON text, when `payload` had to be altered to be stored. */
+  payloadText: string | null
   status: ChatEventStatus
   error: string | null
   receivedAt: Date
@@ -22,12 +26,19 @@ export interface ChatEventRow {
 /** Record an event; false when this event_id was already recorded (a duplicate or a retry). */
 export async function insertChatEvent (
   q: Queryable,
-  event: { eventId: string, teamId: string | null, type: string, payload: Record<string, unknown>, now: Date }
+  event: {
+    eventId: string,
+    teamId: string | null,
+    type: string,
+    payload: Record<string, unknown>,
+    payloadText?: string | null,
+    now: Date
+  }
 ): Promise<boolean> {
   const r = await q.query(
-    `INSERT INTO chat_events (event_id, team_id, type, payload, status, received_at)
-     VALUES ($1, $2, $3, $4, 'received', $5) ON CONFLICT (event_id) DO NOTHING`,
-    [event.eventId, event.teamId, event.type, JSON.stringify(event.payload), event.now])
+    `INSERT INTO chat_events (event_id, team_id, type, payload, payload_text, status, received_at)
+     VALUES ($1, $2, $3, $4, $5, 'received', $6) ON CONFLICT (event_id) DO NOTHING`,
+    [event.eventId, event.teamId, event.type, JSON.stringify(event.payload), event.payloadText ?? null, event.now])
   return r.rowCount === 1
 }
 
@@ -38,7 +49,7 @@ export async function claimChatEvent (
   const r = await q.query<ChatEventRow>(
     `UPDATE chat_events SET processed_at = $2
       WHERE event_id = $1 AND status = 'received' AND (processed_at IS NULL OR processed_at <= $3)
-      RETURNING event_id AS "eventId", team_id AS "teamId", type, payload, status, error,
+      RETURNING event_id AS "eventId", team_id AS "teamId", type, payload, payload_text AS "payloadText", status, error,
                 received_at AS "receivedAt", processed_at AS "processedAt"`,
     [eventId, now, new Date(now.getTime() - leaseMs)])
   return r.rows[0] ?? null

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import { serviceError } from '../errors.js'
+import { jsonbSafe } from '../lib/jsonb-safe.js'
 import {
   claimChatEvent, finishChatEvent, insertChatEvent, listClaimableChatEvents, type ChatEventStatus
 } from '../db/chat-events.js'
@@ -16,6 +17,11 @@ import {
 const CLAIM_LEASE_MS = 2 * 60_000
 const SWEEP_INTERVAL_MS = 60_000
 const SWEEP_BATCH = 500
+/**
+ * Levels of arrays and objects a payload may nest (Slack's deepest, rich text in Block Kit, uses
+ * about a dozen); deeper ones are refused with a 400 rather than stored and walked.
+ */
+const MAX_PAYLOAD_DEPTH = 64
 
 export interface SlackEnvelope {
   type: string
@@ -84,11 +90,28 @@ class SlackEventQueue implements EventQueue {
     }
     // The legacy verification token is a shared secret: it is not kept.
     const { token: _legacyToken, ...payload } = envelope
-    const recorded = await insertChatEvent(
-      db, { eventId, teamId: str(envelope.team_id), type: str(event.type) ?? 'unknown', payload, now: clock.now() }
-    )
+    // Whatever a signed request carries is kept: characters jsonb refuses are replaced in the
+    // stored copy and the exact payload is kept beside it as JSON text, which the worker reads.
+    const safe = jsonbSafe(payload, MAX_PAYLOAD_DEPTH)
+    if (!safe.ok) {
+      log.warn({ eventId, maxDepth: MAX_PAYLOAD_DEPTH },
+        'slack: payload nested too deeply, refused')
+      throw serviceError('VALIDATION_FAILED', [`the payload nests deeper than ${MAX_PAYLOAD_DEPTH} levels`], {
+        errors: [{ in: 'body', field: '', message: `nests deeper than ${MAX_PAYLOAD_DEPTH} levels` }]
+      })
+    }
+    const stored = safe.value as SlackEnvelope
+    const storedId = str(stored.event_id) ?? eventId
+    const recorded = await insertChatEvent(db, {
+      eventId: storedId,
+      teamId: str(stored.team_id),
+      type: str(stored.event?.type) ?? 'unknown',
+      payload: stored,
+      payloadText: safe.changed ? JSON.stringify(payload) : null,
+      now: clock.now()
+    })
     if (recorded) {
-      this.#enqueue(eventId)
+      this.#enqueue(storedId)
     } else {
       log.debug({ eventId, retryNum: meta.retryNum }, 'slack: duplicate event acknowledged, not processed again')
     }
@@ -140,7 +163,8 @@ class SlackEventQueue implements EventQueue {
     if (row === null) return // done already, or another instance holds it
     let outcome: Outcome
     try {
-      outcome = await this.#deps.process(row.payload as SlackEnvelope)
+      const envelope = row.payloadText !== null ? JSON.parse(row.payloadText) as unknown : row.payload
+      outcome = await this.#deps.process(envelope as SlackEnvelope)
     } catch (err) {
       const known = this.#deps.describeError?.(err) ?? null
       log.error({ err: known ?? err, eventId }, 'slack: event processing failed')
