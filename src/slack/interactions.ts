@@ -35,6 +35,41 @@ export function parseEmailList (text: string): { emails: string[], invalid: stri
   return { emails: [...new Set(parts.filter(p => isEmailAddress(p)).map(p => p.toLowerCase()))], invalid }
 }
 
+/**
+ * What identifies one interaction, whichever delivery of it this is: a click is its user, its
+ * container (message or view), its block and action and Slack's action_ts; a modal's submission
+ * is its user and the view's id and hash; a shortcut its user, callback and action_ts. trigger_id
+ * names one delivery only (a relay or a replay may bring the same click under another), so it is
+ * the identity only of what has nothing better. Null when nothing identifies it.
+ * (Before, trigger_id alone: the same click under five trigger_ids resent five e-mails.)
+ */
+export function interactionIdentity (payload: Json): string | null {
+  // Slack's ids are per team: the team is part of every identity.
+  const team = str((payload.team as Json | undefined)?.id) ?? ''
+  const user = `${team}:${str((payload.user as Json | undefined)?.id) ?? ''}`
+  const type = str(payload.type) ?? ''
+  if (type === 'block_actions') {
+    const action = ((Array.isArray(payload.actions) ? payload.actions : []) as unknown[])[0] as Json | undefined
+    const actionTs = str(action?.action_ts)
+    if (actionTs !== null) {
+      const container = (payload.container ?? {}) as Json
+      const where = str(container.message_ts) ?? str(container.view_id) ??
+        str((payload.view as Json | undefined)?.id) ?? ''
+      return ['click', user, str(container.channel_id) ?? '', where, str(action?.block_id) ?? '',
+        str(action?.action_id) ?? '', actionTs].join(':')
+    }
+  } else if (type === 'view_submission' || type === 'view_closed') {
+    const view = (payload.view ?? {}) as Json
+    const id = str(view.id)
+    if (id !== null) return [type, user, id, str(view.hash) ?? ''].join(':')
+  } else if (type === 'shortcut' || type === 'message_action') {
+    const actionTs = str(payload.action_ts)
+    if (actionTs !== null) return [type, user, str(payload.callback_id) ?? '', actionTs].join(':')
+  }
+  const triggerId = str(payload.trigger_id)
+  return triggerId !== null ? `trigger:${triggerId}` : null
+}
+
 export async function handleCommand (deps: SlackBotDeps, teamId: string, form: Json): Promise<Outcome> {
   const team = await teamContext(deps, teamId)
   const responseUrl = str(form.response_url)

@@ -13,7 +13,7 @@ import { handleSlackEvent } from './bot.js'
 import type { InvitationsPort, InviteRequestsPort } from './deps.js'
 import type { InviteRequestNotice } from '../invite-requests/service.js'
 import type { components } from '../generated/openapi.js'
-import { parseEmailList, parseInviteText, USAGE } from './interactions.js'
+import { interactionIdentity, parseEmailList, parseInviteText, USAGE } from './interactions.js'
 import { escapeSlackText } from './commands.js'
 import type { InviterNotice } from '../invitations/inviter-notice.js'
 
@@ -163,8 +163,14 @@ export function createSlackService (deps: SlackDeps): SlackService {
       }
       const { token: _legacy, ...event } = payload
       const teamId = (payload.team as { id?: unknown } | undefined)?.id
-      // trigger_id is unique per interaction; Slack does not retry interactions, but a proxy might.
-      const id = typeof payload.trigger_id === 'string' ? payload.trigger_id : randomUUID()
+      // One click acts once, however many times it is delivered (interactionIdentity).
+      const id = interactionIdentity(payload)
+      if (id === null) {
+        log.warn({ type: payload.type }, 'slack: interaction with neither trigger_id nor action identity, refused')
+        throw serviceError('VALIDATION_FAILED', ['the interaction has no trigger_id, action_ts or view id'], {
+          errors: [{ in: 'body', field: 'payload', message: 'has no trigger_id, action_ts or view id' }]
+        })
+      }
       await queue.receive({
         type: 'interaction', team_id: typeof teamId === 'string' ? teamId : '', event_id: `interaction:${id}`, event
       }, {})
