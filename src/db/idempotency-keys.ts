@@ -3,7 +3,9 @@ import type { Queryable } from './client.js'
 // Idempotency-Key records: one row per (workspace, operation, key). A row without status_code is
 // a claim — a lease held by `owner` until `locked_until`, renewed while its request works; with
 // one, the stored (encrypted) answer to replay. Failed (5xx) runs delete their row, so a retry
-// with the same key runs again.
+// with the same key runs again — unless the run recorded a checkpoint (sealed, see
+// src/idempotency) before an irreversible step: then the row stays, its lease ended, and the
+// retry that claims it is handed the checkpoint.
 
 export interface IdempotencyKeyId { workspaceId: string, operation: string, key: string }
 
@@ -19,26 +21,31 @@ export interface IdempotencyRow {
 const COLUMNS = 'request_hash AS "requestHash", status_code AS "statusCode", response, ' +
   'locked_until AS "lockedUntil", created_at AS "createdAt"'
 
+/** This call holds the key; `checkpoint` is what an earlier holder recorded and never completed. */
+export interface IdempotencyClaim { claimed: true, checkpoint: string | null }
+
 /**
- * Claim a key for `owner` until `lockedUntil`. Returns null when this call now holds it — it
- * inserted the row, or took over a claim whose lease ran out (its process died) — or the row as
- * another request holds or answered it. Each step is one statement, so two concurrent claims
- * cannot both win.
+ * Claim a key for `owner` until `lockedUntil`. Returns a claim when this call now holds it — it
+ * inserted the row, or took over a claim whose lease ran out (its process died, or it failed
+ * after a checkpoint) — or the row as another request holds or answered it. Each step is one
+ * statement, so two concurrent claims cannot both win.
  */
 export async function claimIdempotencyKey (
   q: Queryable, claim: IdempotencyKeyId & { requestHash: string, owner: string, lockedUntil: Date, now: Date }
-): Promise<IdempotencyRow | null> {
+): Promise<IdempotencyRow | IdempotencyClaim> {
   const ins = await q.query(
     `INSERT INTO idempotency_keys (workspace_id, operation, key, request_hash, owner, locked_until, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (workspace_id, operation, key) DO NOTHING`,
     [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
-  if (ins.rowCount === 1) return null
-  const took = await q.query(
+  if (ins.rowCount === 1) return { claimed: true, checkpoint: null }
+  const took = await q.query<{ checkpoint: string | null }>(
     `UPDATE idempotency_keys SET owner = $5, locked_until = $6
       WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND request_hash = $4
-        AND status_code IS NULL AND locked_until < $7`,
+        AND status_code IS NULL AND locked_until < $7
+      RETURNING checkpoint`,
     [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
-  if (took.rowCount === 1) return null
+  const taken = took.rows[0]
+  if (taken !== undefined) return { claimed: true, checkpoint: taken.checkpoint }
   const r = await q.query<IdempotencyRow>(
     `SELECT ${COLUMNS} FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3`,
     [claim.workspaceId, claim.operation, claim.key])
@@ -57,22 +64,45 @@ export async function renewIdempotencyKey (
   return r.rowCount === 1
 }
 
-/** Store the final (sealed) answer of the owner's claim. */
+/** Record the owner's (sealed) checkpoint; false when the claim is no longer this owner's. */
+export async function checkpointIdempotencyKey (
+  q: Queryable, id: IdempotencyKeyId, owner: string, sealed: string
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE idempotency_keys SET checkpoint = $5
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
+    [id.workspaceId, id.operation, id.key, owner, sealed])
+  return r.rowCount === 1
+}
+
+/** Store the final (sealed) answer of the owner's claim; a checkpoint has served its purpose. */
 export async function completeIdempotencyKey (
   q: Queryable, id: IdempotencyKeyId, owner: string, statusCode: number, sealed: string
 ): Promise<void> {
   await q.query(
-    `UPDATE idempotency_keys SET status_code = $5, response = $6, locked_until = NULL
+    `UPDATE idempotency_keys SET status_code = $5, response = $6, locked_until = NULL, checkpoint = NULL
       WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
     [id.workspaceId, id.operation, id.key, owner, statusCode, sealed])
 }
 
-/** Give up the owner's claim without an answer (the request failed with a 5xx): a retry runs again. */
-export async function releaseIdempotencyKey (q: Queryable, id: IdempotencyKeyId, owner: string): Promise<void> {
-  await q.query(
+/**
+ * Give up the owner's claim without an answer (the request failed with a 5xx): a retry runs
+ * again. A claim with a checkpoint is kept with its lease ended, so the retry takes it over at
+ * once and is handed the checkpoint.
+ */
+export async function releaseIdempotencyKey (
+  q: Queryable, id: IdempotencyKeyId, owner: string, now: Date
+): Promise<void> {
+  const r = await q.query(
     `DELETE FROM idempotency_keys
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL
+        AND checkpoint IS NULL`,
     [id.workspaceId, id.operation, id.key, owner])
+  if (r.rowCount === 1) return
+  await q.query(
+    `UPDATE idempotency_keys SET locked_until = $5
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
+    [id.workspaceId, id.operation, id.key, owner, now])
 }
 
 /** Forget this key if it was first used before `before` (past the retention period). */

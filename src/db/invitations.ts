@@ -127,6 +127,20 @@ export async function findInvitationByTokenHash (
   return r.rows[0] ?? null
 }
 
+/**
+ * The pending, unexpired invitation of this workspace and e-mail whose token is still the one
+ * hashed as `tokenHash` (no later rotation, not accepted or revoked), or null.
+ */
+export async function findPendingInvitationWithToken (
+  q: Queryable, workspaceId: string, email: string, tokenHash: string, now: Date
+): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM invitations
+      WHERE workspace_id = $1 AND email = $2 AND token_hash = $3 AND status = 'pending' AND expires_at > $4`,
+    [workspaceId, email, tokenHash, now])
+  return r.rows[0] ?? null
+}
+
 /** Give a pending, unexpired invitation a fresh token and expiry (re-send). Null if it is not pending now. */
 export async function refreshInvitationToken (
   q: Queryable, id: string, tokenHash: string | null, expiresAt: Date, now: Date

@@ -5,9 +5,10 @@ import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
 import {
-  claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey, releaseIdempotencyKey, renewIdempotencyKey,
-  type IdempotencyKeyId
+  checkpointIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey,
+  releaseIdempotencyKey, renewIdempotencyKey, type IdempotencyKeyId
 } from '../db/idempotency-keys.js'
+import type { Queryable } from '../db/client.js'
 import { decryptSecret, deriveKey, encryptSecret } from '../lib/crypto.js'
 import { safeEqual } from '../lib/tokens.js'
 
@@ -17,7 +18,10 @@ import { safeEqual } from '../lib/tokens.js'
 //  - while the first request works → 409 IDEMPOTENCY_KEY_IN_USE. Its claim is a lease that
 //    the request renews while it works, so a claim left by a process that died (kill -9) is
 //    taken over by a retry once the lease runs out — seconds, not minutes;
-//  - a failure (5xx) or a spent budget (429) is not an answer: the key is released, a retry runs.
+//  - a failure (5xx) or a spent budget (429) is not an answer: the key is released, a retry runs;
+//  - before a step it cannot undo (an e-mail leaves), the work may record a checkpoint in its own
+//    transaction: what a retry needs to finish that same work instead of redoing it. A run that
+//    fails after its checkpoint hands it to the retry (`IdempotentAttempt.uncertain`).
 // Stored answers are sealed (AES-256-GCM, key derived from SESSION_SECRET, bound to the key's
 // identity): they can hold live secrets, such as the signup link of an invitation.
 
@@ -60,9 +64,24 @@ interface IdempotentRequest {
   request: unknown
 }
 
+/** What one run of a key's work is handed. */
+export interface IdempotentAttempt {
+  /**
+   * The checkpoint an earlier run of this key recorded and never completed (it failed or died
+   * after it, so its irreversible step may have happened); null on a first run.
+   */
+  uncertain: unknown
+  /**
+   * Record `data` as this run's checkpoint in the caller's transaction `tx`, before the step it
+   * cannot undo. Throws IDEMPOTENCY_KEY_IN_USE when this run no longer holds the key (its lease
+   * ran out and a retry took it): the transaction must not commit, nothing must follow.
+   */
+  checkpoint(tx: Queryable, data: unknown): Promise<void>
+}
+
 export interface Idempotency {
   /** Runs `work` at most once per key (see above) and answers every retry as the first time. */
-  run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T>
+  run<T>(req: IdempotentRequest, work: (attempt: IdempotentAttempt) => Promise<T>): Promise<T>
 }
 
 interface Answer { status: number, body: unknown }
@@ -97,6 +116,11 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
     sealed: string
   ) => JSON.parse(decryptSecret(answerKey, sealed, context(id))) as Answer
   const leaseEnd = () => new Date(clock.now().getTime() + opts.leaseMs)
+  // A checkpoint is sealed under its own context: it is never mistaken for an answer.
+  const sealCheckpoint = (id: IdempotencyKeyId, data: unknown) =>
+    encryptSecret(answerKey, JSON.stringify(data) ?? 'null', `${context(id)}#checkpoint`)
+  const openCheckpoint = (id: IdempotencyKeyId, sealed: string): unknown =>
+    JSON.parse(decryptSecret(answerKey, sealed, `${context(id)}#checkpoint`))
 
   /** Renews the lease every third of it until stopped. */
   function holdLease (id: IdempotencyKeyId, owner: string): () => void {
@@ -114,14 +138,14 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
   }
 
   return {
-    async run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T> {
+    async run<T>(req: IdempotentRequest, work: (attempt: IdempotentAttempt) => Promise<T>): Promise<T> {
       const id: IdempotencyKeyId = { workspaceId: req.workspaceId, operation: req.operation, key: req.key }
       const requestHash = createHash('sha256').update(JSON.stringify(req.request) ?? 'null').digest('hex')
       const owner = randomUUID()
       const now = clock.now()
       await forgetExpiredIdempotencyKey(db, id, new Date(now.getTime() - opts.retentionMs))
       const held = await claimIdempotencyKey(db, { ...id, requestHash, owner, lockedUntil: leaseEnd(), now })
-      if (held !== null) {
+      if (!('claimed' in held)) {
         if (!safeEqual(held.requestHash, requestHash)) throw serviceError('IDEMPOTENCY_KEY_REUSED')
         if (held.statusCode === null || held.response === null) throw serviceError('IDEMPOTENCY_KEY_IN_USE')
         const answer = open(id, held.response)
@@ -129,14 +153,22 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
         throw replayedError(answer)
       }
       const stop = holdLease(id, owner)
+      const attempt: IdempotentAttempt = {
+        uncertain: held.checkpoint !== null ? openCheckpoint(id, held.checkpoint) : null,
+        async checkpoint (tx, data) {
+          if (!await checkpointIdempotencyKey(tx, id, owner, sealCheckpoint(id, data))) {
+            throw serviceError('IDEMPOTENCY_KEY_IN_USE')
+          }
+        }
+      }
       let result: T
       try {
-        result = await work()
+        result = await work(attempt)
       } catch (err) {
         const answer = finalAnswerOf(err)
         if (answer !== null) await completeIdempotencyKey(db, id, owner, answer.status, seal(id, answer))
         else {
-          await releaseIdempotencyKey(db, id, owner).catch((e: Error) => {
+          await releaseIdempotencyKey(db, id, owner, clock.now()).catch((e: Error) => {
             log.warn(
               { err: e.message }, 'could not release an Idempotency-Key claim'
             )

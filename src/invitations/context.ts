@@ -88,6 +88,8 @@ async function sendOnBudget (
 /** What a rotation writes: the new token's hash and expiry, under this send lease. */
 export interface Rotation {
   ws: Workspace
+  /** The token the e-mail will carry (for a checkpoint; only its hash is stored on the row). */
+  token: string
   tokenHash: string
   expiresAt: Date
   sendLease: SendLease
@@ -99,19 +101,20 @@ export interface Rotation {
  * transaction that takes the send lease (null: another request holds it; this one waits for
  * it), then delivered with `reinvite(row)` saying whether the e-mail says "again". The row is
  * committed before anything is sent: a failed send leaves a row that records the failure.
+ * `token` is given only to deliver again a token an earlier attempt may have sent (invite.ts).
  */
 export async function rotateAndSend<Row extends InvitationRow> (
   ctx: InvitationContext,
   actor: Principal,
   rotate: (tx: Queryable, rotation: Rotation) => Promise<Row | null>,
-  reinvite: (row: Row) => boolean
+  reinvite: (row: Row) => boolean,
+  token: string = randomToken(32)
 ): Promise<InviteResult> {
   const { ports: { db }, ttlMs, underSendLease } = ctx
   return await sendOnBudget(ctx, actor, async (ws, deliver) => {
-    const token = randomToken(32)
     const tokenHash = hashToken(token)
     return await underSendLease(async (sendLease, now) => await db.transaction(async tx => await rotate(
-      tx, { ws, tokenHash, expiresAt: new Date(now.getTime() + ttlMs), sendLease, now }
+      tx, { ws, token, tokenHash, expiresAt: new Date(now.getTime() + ttlMs), sendLease, now }
     )), async row => await deliver(row, token, reinvite(row)))
   })
 }

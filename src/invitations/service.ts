@@ -41,11 +41,12 @@ export function createInvitationService (
       // The last gate before the mailer, whoever calls (REST, MCP, the chat bot): one rule.
       const email = emailAddress(input.email)
       const role = input.role
-      if (opts.idempotency === undefined) return await inviteMember(ctx, actor, email, role)
+      const keyed = opts.idempotency
+      if (keyed === undefined) return await inviteMember(ctx, actor, email, role)
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.
       return await idempotency.run(
-        { workspaceId: actor.workspaceId, ...opts.idempotency, request: [email, role] },
-        async () => await inviteMember(ctx, actor, email, role, opts.idempotency?.key)
+        { workspaceId: actor.workspaceId, ...keyed, request: [email, role] },
+        async attempt => await inviteMember(ctx, actor, email, role, { key: keyed.key, attempt })
       )
     },
     list: async (actor, q) => await listInvitationPage(ports, actor, q),

@@ -20,6 +20,11 @@ export interface SmtpPeer {
    * more messages have arrived, at most `ms`: a server where later sends overtake an earlier one.
    */
   holdFirst: { others: number, ms: number } | null
+  /**
+   * When set, called as each message's data has arrived and before the peer answers 250: the
+   * moment the e-mail has left the sender, which does not know it yet.
+   */
+  onMessage: (() => void) | null
   /** Resolves with the next message received (or one already waiting beyond `seen`). */
   nextMessage(seen?: number, timeoutMs?: number): Promise<CaughtMail>
   close(): Promise<void>
@@ -54,6 +59,7 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
     messages,
     mode: 'accept',
     holdFirst: null,
+    onMessage: null,
     async nextMessage (seen = messages.length, timeoutMs = 5000) {
       // Woken by each arriving message (onData below); one timer bounds the whole wait.
       await new Promise<void>((resolve, reject) => {
@@ -85,6 +91,7 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
       stream.on('data', (c: Buffer) => chunks.push(c))
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8')
+        peer.onMessage?.()
         const hold = received++ === 0 && peer.holdFirst !== null ? overtaken(peer.holdFirst) : Promise.resolve()
         hold.then(async () => await simpleParser(raw)).then(parsed => {
           messages.push({
