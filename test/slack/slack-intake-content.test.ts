@@ -1,9 +1,9 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import type { LightMyRequestResponse } from 'fastify'
-import { assertContract } from './helpers/contract.js'
-import { SIGNING_SECRET, TEAM_ID, buildWithSlack, envelope, install, mention, sendEvent } from './helpers/slack.js'
-import { slackSignature } from '../src/slack/signature.js'
+import { assertContract } from '../helpers/contract.js'
+import { SIGNING_SECRET, TEAM_ID, buildWithSlack, envelope, install, mention, sendEvent } from '../helpers/slack.js'
+import { slackSignature } from '../../src/slack/signature.js'
 
 // Chat intake and hostile content: a correctly signed event, slash command or interaction whose
 // strings PostgreSQL's jsonb refuses (\u0000, lone surrogates) is stored in a form that round-trips

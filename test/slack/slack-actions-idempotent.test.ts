@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { assertContract } from './helpers/contract.js'
-import { startSmtp } from './helpers/smtp.js'
-import { SIGNING_SECRET, TEAM_ID, buildWithSlack, install } from './helpers/slack.js'
-import { slackSignature } from '../src/slack/signature.js'
+import { assertContract } from '../helpers/contract.js'
+import { startSmtp } from '../helpers/smtp.js'
+import { SIGNING_SECRET, TEAM_ID, buildWithSlack, install } from '../helpers/slack.js'
+import { slackSignature } from '../../src/slack/signature.js'
 
 // A chat action acts once per click, whatever carries it: one signed Resend click replayed five
 // times (one after the other, and all at once), or the same click delivered again under another
