@@ -3,20 +3,20 @@ import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, {
   type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions,
-  type preValidationAsyncHookHandler, type RouteOptions
+  type RouteOptions
 } from 'fastify'
 import glue from 'fastify-openapi-glue'
 import { parse as parseYaml } from 'yaml'
 import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
-import { openDatabase, type Database } from './db/client.js'
-import { migrate } from './db/migrate.js'
-import { createMailer, tracedMailer, type Mailer } from './mail/mailer.js'
+import type { Database } from './db/client.js'
+import { tracedMailer, type Mailer } from './mail/mailer.js'
+import { openAppDatabase, openAppMailer } from './adapters.js'
+import { registerBodyParsing } from './body-parsing.js'
 import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
 import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
-import { parseJsonBody } from './json-body.js'
 import errors, { createClientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
 import { authTokens } from './plugins/auth.js'
 import redis from './plugins/redis.js'
@@ -136,93 +136,9 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   // First of the onRequest hooks: an overloaded service refuses before doing any work.
   await app.register(loadShedding, { config })
 
-  // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).
-  // Operations that need the raw bytes (Slack's signature) say `rawBody: true` in the contract.
-  app.removeContentTypeParser(['application/json', 'text/plain'])
-  // Operations without a request body in the contract ignore whatever body is sent, of any type;
-  // operations with one accept JSON only (anything else: 415) and require it (absent: 400).
-  const takesBody = (
-    request: { routeOptions: { schema?: { body?: unknown } } }
-  ) => request.routeOptions.schema?.body !== undefined
-  app.addContentTypeParser('*', (request, _payload, done) => {
-    done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
-  })
-  // Route by route, once, what would otherwise be worked out on every request:
-  //  - "body is required" is a preValidation hook of the operations with a request body only
-  //    (an operation without one runs no hook for it);
-  //  - a status whose contract declares one media type, application/json, gets its serializer as
-  //    the status's own (Fastify otherwise parses each reply's Content-Type to pick it by media type).
-  const bodyRequired: preValidationAsyncHookHandler = async request => {
-    if (request.body === undefined) {
-      throw serviceError(
-        'VALIDATION_FAILED', ['body is required'], { errors: [{ in: 'body', field: '', message: 'is required' }] }
-      )
-    }
-  }
-  app.addHook('onRoute', route => {
-    if (route.schema?.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
-    type Answer = { content?: Record<string, { schema?: unknown }> }
-    const response = route.schema?.response as Record<string, Answer> | undefined
-    for (const [status, answer] of Object.entries(response ?? {})) {
-      const types = Object.keys(answer.content ?? {})
-      const json = answer.content?.['application/json']?.schema
-      if (types.length === 1 && json !== undefined && response !== undefined) response[status] = json as never
-    }
-  })
-  const routeConfig = (request: { routeOptions: { config: unknown } }) =>
-    (request.routeOptions.config ?? {}) as { rawBody?: boolean, formBody?: boolean }
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    if (!takesBody(request)) {
-      done(null, undefined)
-      return
-    }
-    // Form operations (Slack's commands and interactions) take their one media type only.
-    if (routeConfig(request).formBody === true) {
-      done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined)
-      return
-    }
-    if (routeConfig(request).rawBody === true) {
-      request.rawBody = body as Buffer
-    }
-    let parsed: unknown
-    try {
-      parsed = parseJsonBody(body as Buffer)
-    } catch (err) {
-      done(err as Error, undefined)
-      return
-    }
-    done(null, parsed)
-  })
-  // Form bodies only for the operations whose contract says `formBody: true` (Slack posts its
-  // commands and interactions so); elsewhere a form is 415, so a cross-site HTML form cannot
-  // drive a JSON operation. Fields become strings (a repeated field: its last value).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
-    if (!takesBody(request) || routeConfig(request).formBody !== true) {
-      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
-      return
-    }
-    if (routeConfig(request).rawBody === true) request.rawBody = body as Buffer
-    done(null, Object.fromEntries(new URLSearchParams((body as Buffer).toString('utf8'))))
-  })
-  app.decorateRequest('rawBody', null)
-  // Response-only media types in the contract: glue warns unless a parser is registered by name.
-  for (const type of ['text/html', 'text/event-stream', 'application/javascript']) {
-    app.addContentTypeParser(type, (request, _payload, done) => {
-      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
-    })
-  }
+  registerBodyParsing(app)
 
-  const rawDb = opts.db ?? await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolMax: config.databasePoolMax,
-    ...config.databaseTimeouts,
-    onError: err => { app.log.warn({ err: err.message }, 'database connection lost; the pool will reconnect') }
-  })
-  if (opts.db === undefined) {
-    app.addHook('onClose', async () => { await rawDb.close() })
-    await migrate(rawDb, { log: msg => { app.log.info(msg) } })
-  }
+  const rawDb = await openAppDatabase(app, config, opts.db)
   await app.register(metrics, { config, poolStats: () => rawDb.poolStats() })
   // Statements are observed (a span each, failed ones counted) only when traces or metrics are on.
   const db = opts.tracer !== undefined || config.metrics.port !== null
@@ -230,14 +146,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     : rawDb
   app.decorate('db', db)
 
-  const baseMailer = opts.mailer ?? createMailer({
-    smtpUrl: config.smtp.url,
-    from: config.smtp.from,
-    timeoutMs: config.smtp.timeoutMs,
-    dataDir: config.dataDir,
-    log: app.log
-  })
-  if (opts.mailer === undefined) app.addHook('onClose', async () => { await baseMailer.close() })
+  const baseMailer = openAppMailer(app, config, opts.mailer)
   const mailer = opts.tracer !== undefined ? tracedMailer(baseMailer, opts.tracer) : baseMailer
 
   await app.register(authTokens, { config })
@@ -300,11 +209,4 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     }
   })
   return app
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The body's bytes, only for operations whose contract config says `rawBody: true`. */
-    rawBody: Buffer | null
-  }
 }
