@@ -77,7 +77,9 @@ export function loadContract (): Record<string, unknown> {
 function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHttpOptions<Server> {
   return {
     logger: (
-      logger ?? loggerOptions(config.logLevel, { pretty: prettyLogs(config.logFormat, process.stdout) })
+      logger ?? loggerOptions(config.logLevel, {
+        pretty: prettyLogs(config.logFormat, process.stdout), terminal: process.stdout.isTTY
+      })
     ) as NonNullable<FastifyServerOptions['logger']>,
     trustProxy: config.trustProxy as NonNullable<FastifyServerOptions['trustProxy']>,
     bodyLimit: config.bodyLimit,

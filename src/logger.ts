@@ -1,4 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { writeSync } from 'node:fs'
+import { Writable } from 'node:stream'
 import pinoPretty from 'pino-pretty'
 
 export type Logger = FastifyBaseLogger
@@ -79,7 +81,43 @@ export function prettyLogs (format: 'auto' | 'json' | 'pretty', stdout: { isTTY?
   return format === 'pretty' || (format === 'auto' && stdout.isTTY === true)
 }
 
-export function loggerOptions (level: string, opts: { pretty?: boolean } = {}) {
+// What a write to standard output fails with once nobody can read it: the terminal was closed
+// (EIO; the kernel hung it up), the pipe's reader left (EPIPE), the descriptor is gone (EBADF).
+const GONE = new Set(['EIO', 'EPIPE', 'EBADF', 'ENXIO', 'ECONNRESET'])
+
+/**
+ * Standard output as a log destination written synchronously (the last lines before
+ * process.exit are written) that falls silent, for good, once standard output is gone. Before,
+ * a closed terminal made each log line throw EIO; the error was logged, which threw again, and
+ * the process spun at full CPU and never exited (README "When things fail").
+ */
+function stdoutDestination (fd = 1): Writable {
+  let gone = false
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  return new Writable({
+    write (chunk: Buffer, _enc, done) {
+      // A terminal may take part of a line, or none for a moment (EAGAIN): the rest is retried,
+      // briefly (a stopped terminal loses the line rather than stalling the service).
+      let rest = chunk
+      for (let busy = 0; !gone && rest.length > 0 && busy < 50;) {
+        try {
+          rest = rest.subarray(writeSync(fd, rest))
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code ?? ''
+          if (GONE.has(code)) gone = true
+          else if (code === 'EAGAIN') { busy++; Atomics.wait(pause, 0, 0, 10) } else { done(err as Error); return }
+        }
+      }
+      done()
+    }
+  })
+}
+
+/**
+ * pino's options. `pretty`: readable lines (pino-pretty, formatted in this thread); `terminal`:
+ * standard output is a terminal, which can be closed under the process (stdoutDestination).
+ */
+export function loggerOptions (level: string, opts: { pretty?: boolean, terminal?: boolean } = {}) {
   const options = {
     level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
@@ -91,12 +129,14 @@ export function loggerOptions (level: string, opts: { pretty?: boolean } = {}) {
       }
     }
   }
-  if (opts.pretty !== true) return options
+  if (opts.pretty !== true) return opts.terminal === true ? { ...options, stream: stdoutDestination() } : options
   // Formatted in this thread from the already redacted record (no transport worker to lose lines
-  // at exit); sync so the last lines before process.exit are written.
+  // at exit), written synchronously so the last lines before process.exit are written.
   return {
     ...options,
-    stream: pinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true })
+    stream: pinoPretty({
+      destination: stdoutDestination(), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true
+    })
   }
 }
 

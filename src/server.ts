@@ -40,10 +40,23 @@ try {
 }
 for (const w of warnings) app.log.warn(w)
 
+// A terminal closed under the service (the window of `npm start` closed) hangs up: SIGHUP, then
+// every write to it fails. The logs fall silent then (stdoutDestination in src/logger.ts), and so
+// does anything else written to standard output or error: an 'error' event there is not a fault
+// of the service and must not become an uncaught exception (README "When things fail").
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {})
+
 // Signals, uncaught exceptions and unhandled rejections all close the app the same way: stop
 // accepting, let in-flight requests finish, close the database and mail pool. A signal exits 0,
 // a fatal error 1 (logged once, here); past SHUTDOWN_TIMEOUT_MS, or on a second signal, exit 1.
-closeWithGrace({
+// The signals of a machine fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT) keep their
+// default action: a handler that returns makes the fault happen again, for ever, at full CPU.
+// SIGHUP (the terminal hung up) closes the app the same way, then ends the process by SIGHUP's
+// own default action rather than by exit(): Node's exit restores the terminal's settings and,
+// the terminal being gone, crashes (SIGABRT or SIGSEGV on Node 20) — which the handlers here
+// used to catch and re-enter, spinning instead of exiting.
+const grace = closeWithGrace({
+  skip: ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGABRT', 'SIGHUP'],
   delay: config.shutdownTimeoutMs,
   logger: app.log,
   onTimeout: ms => { app.log.error(`shutdown took longer than ${ms} ms; exiting`) }
@@ -55,6 +68,17 @@ closeWithGrace({
   await tracing?.shutdown().catch((e: Error) => {
     app.log.warn({ err: e.message }, 'traces: the last spans were not exported')
   })
+})
+process.once('SIGHUP', () => {
+  app.log.info({ signal: 'SIGHUP' }, 'the terminal hung up')
+  // However the process then exits (closed, timed out, a fatal error on the way), it ends by
+  // SIGHUP: with no listener left, its default action ends the process before exit() runs on.
+  // First among the 'exit' listeners: one that throws would stop the rest.
+  process.prependOnceListener('exit', () => {
+    process.kill(process.pid, 'SIGHUP')
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000)
+  })
+  grace.close()
 })
 
 await app.listen({ port: config.port, host: config.host })
