@@ -195,7 +195,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
 
   const contract = loadContract()
   app.decorate('contract', contract)
-  await app.register(security, { contract, security: services.security })
+  await app.register(security, { contract, security: services.security, publicUrl: config.publicUrl })
 
   const handlers = createHandlers({ services, config, contract }) as Record<string, (...args: never[]) => unknown>
   await app.register(glue, {

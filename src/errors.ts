@@ -23,6 +23,9 @@ export const Errors = {
   UNAUTHENTICATED: define('UNAUTHENTICATED', 'Authentication required', 401),
   SIGNATURE_INVALID: define('SIGNATURE_INVALID', 'Request signature verification failed', 401),
   FORBIDDEN: define('FORBIDDEN', 'This operation requires the %s role', 403),
+  CSRF_REJECTED: define(
+    'CSRF_REJECTED', 'This request came from another site and was refused; send it from this service\'s own pages', 403
+  ),
   NOT_FOUND: define('NOT_FOUND', '%s not found', 404),
   IDENTITY_PROVIDER_NOT_CONFIGURED: define(
     'IDENTITY_PROVIDER_NOT_CONFIGURED', 'Sign-in through an identity provider is not configured on this service', 404

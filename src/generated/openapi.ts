@@ -1204,7 +1204,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -1723,6 +1723,24 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The caller lacks the required role (`FORBIDDEN`), or the browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`). */
+        ForbiddenOrCrossOrigin: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`). */
+        CrossOriginRejected: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description Sign-in through an identity provider is not configured on this deployment (`IDENTITY_PROVIDER_NOT_CONFIGURED`). */
         IdentityProviderNotConfigured: {
             headers: {
@@ -2019,6 +2037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            403: components["responses"]["CrossOriginRejected"];
             /** @description An account with the invited e-mail exists already (`USER_EXISTS`). */
             409: {
                 headers: {
@@ -2068,6 +2087,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            403: components["responses"]["CrossOriginRejected"];
             /** @description A workspace exists already (`SETUP_COMPLETE`); sign in at `/login` instead. */
             410: {
                 headers: {
@@ -2115,6 +2135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            403: components["responses"]["CrossOriginRejected"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2154,6 +2175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            403: components["responses"]["CrossOriginRejected"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2193,6 +2215,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            403: components["responses"]["CrossOriginRejected"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2217,6 +2240,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            403: components["responses"]["CrossOriginRejected"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2564,7 +2588,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2649,7 +2673,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             404: components["responses"]["InviteRequestNotFound"];
             /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`). */
             409: {
@@ -2702,7 +2726,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             404: components["responses"]["InviteRequestNotFound"];
             /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`). */
             409: {
@@ -2821,7 +2845,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description A user with this e-mail exists (`USER_EXISTS`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
             409: {
                 headers: {
@@ -2876,7 +2900,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description No such user in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -2935,7 +2959,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description No such user in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -3034,7 +3058,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description No such invitation in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -3090,7 +3114,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description No such invitation in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -3217,7 +3241,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /**
              * @description The workspace already holds `API_KEYS_PER_WORKSPACE` live keys (default 10;
              *     `API_KEY_LIMIT_REACHED`). Each key has its own MCP rate limit, so the cap bounds a
@@ -3266,7 +3290,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description No such key in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -3386,7 +3410,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -3414,7 +3438,7 @@ export interface operations {
             };
             400: components["responses"]["EndpointIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3456,7 +3480,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3487,7 +3511,7 @@ export interface operations {
             };
             400: components["responses"]["EndpointIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3572,7 +3596,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
             /** @description No such delivery in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptio
 import { isServiceError } from '../errors.js'
 import type { SecurityServices } from '../auth/security.js'
 import { createSecurityHandlers, createSessionPrecheck } from './auth.js'
+import { createCrossOriginCheck, isUnsafeMethod } from './cross-origin.js'
 import type { RateLimitPolicy } from './rate-limit.js'
 
 // Each operation's hooks, built from the contract when glue creates its route (glue's documented
@@ -16,6 +17,11 @@ import type { RateLimitPolicy } from './rate-limit.js'
 //    hook, so every request with a key counts against that key's limit, valid or not.
 //  - operations whose security needs the raw body (Slack's signature) say `authAfterBody: true`
 //    in x-fastify-config and check in preHandler.
+// Before all of these, an unsafe method (POST, PUT, PATCH, DELETE) that the session cookie can
+// authorize, or that is public (the sign-in, sign-up, setup and sign-out operations set or clear
+// that cookie), passes the cross-origin check (cross-origin.ts): one hook, for every such
+// operation the contract lists. Operations only an API key or Slack's signature can authorize
+// are not checked: no browser attaches those by itself.
 // Then the operation's rate-limit policy (x-fastify-config.rateLimit), see rate-limit.ts.
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
@@ -67,10 +73,11 @@ function requirementHook (alternatives: Requirement[], handlers: Record<string, 
 
 async function securityPlugin (
   fastify: FastifyInstance,
-  opts: { contract: Record<string, unknown>, security: SecurityServices }
+  opts: { contract: Record<string, unknown>, security: SecurityServices, publicUrl: string }
 ): Promise<void> {
   const handlers = createSecurityHandlers(opts.security) as Record<string, SchemeHandler>
   const sessionPrecheck = createSessionPrecheck(opts.security)
+  const crossOriginCheck = createCrossOriginCheck(opts.publicUrl)
   const paths = (opts.contract.paths ?? {}) as Record<string, Record<string, ContractOperation>>
   const global = (opts.contract.security ?? []) as Array<Record<string, string[]>>
 
@@ -81,6 +88,9 @@ async function securityPlugin (
     const alternatives: Requirement[] = (op.security ?? global).map(req => Object.entries(req))
     const onRequest: Hook[] = []
     const preHandler: Hook[] = []
+    const browserCanSend = alternatives.length === 0 ||
+      alternatives.some(r => r.length === 0 || r.some(([scheme]) => scheme === 'sessionCookie'))
+    if (isUnsafeMethod(method.toUpperCase()) && browserCanSend) onRequest.push(crossOriginCheck)
     if (alternatives.length > 0 && alternatives.every(r => r.length > 0)) {
       const authenticate = requirementHook(alternatives, handlers)
       const sessionOnly = alternatives.every(r => r.length === 1 && r[0]?.[0] === 'sessionCookie')
