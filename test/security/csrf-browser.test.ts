@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { build } from './helpers/build.js'
-import { closedPort, startSmtp } from './helpers/smtp.js'
-import { SESSION_COOKIE } from '../src/sessions/service.js'
-import { launchChromium, pageProblems, skipWithoutChromium as skip } from './helpers/browser.js'
+import { build } from '../helpers/build.js'
+import { closedPort, startSmtp } from '../helpers/smtp.js'
+import { SESSION_COOKIE } from '../../src/sessions/service.js'
+import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
 
 // Cross-site request forgery, in a real browser (headless Chromium). The service listens on
 // http://127.0.0.1:<port> (its PUBLIC_URL) and an admin's browser holds its session cookie. A

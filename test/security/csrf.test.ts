@@ -1,7 +1,7 @@
 import t from 'tap'
-import { build } from './helpers/build.js'
-import { assertContract } from './helpers/contract.js'
-import { operations } from './helpers/contract-examples.js'
+import { build } from '../helpers/build.js'
+import { assertContract } from '../helpers/contract.js'
+import { operations } from '../helpers/contract-examples.js'
 
 // The one CSRF check (src/plugins/cross-origin.ts), operation by operation as the contract lists
 // them: every unsafe method the session cookie can authorize, and every public one (they set or
