@@ -138,9 +138,10 @@ export async function seedApiKeys (
  */
 export async function seedAuditEvents (q: Queryable, range: SeedRange): Promise<void> {
   await seedRange(q,
-    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload,
-                               created_at, event_type, source)
-     SELECT w.workspace_id, e.action, 'user', w.actor::text, 'Seed Admin', e.target_type, gen_random_uuid()::text,
+    `INSERT INTO audit_events (id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
+                               payload, created_at, event_type, source)
+     SELECT uuid_v7_at(c.at), w.workspace_id, e.action, 'user', w.actor::text, 'Seed Admin', e.target_type,
+            gen_random_uuid()::text,
             CASE WHEN e.action = 'session.login' THEN jsonb_build_object('method', 'login_link')
                  ELSE jsonb_build_object('email', 's' || k || '@seed.test', 'role', 'member') END, c.at,
             CASE WHEN e.action = 'invitation.created' THEN 'invitation.created' END,
@@ -180,7 +181,8 @@ export async function seedWebhooks (
        FROM webhook_endpoints p
        JOIN audit_events e ON e.workspace_id = p.workspace_id AND e.event_type IS NOT NULL
       CROSS JOIN LATERAL (SELECT CASE WHEN e.created_at > $2::timestamptz - interval '1 minute' THEN 'pending'
-                                      WHEN e.id % 50 = 0 THEN 'failed' ELSE 'succeeded' END AS status) AS s
+                                      WHEN get_byte(uuid_send(e.id), 15) % 50 = 0 THEN 'failed'
+                                      ELSE 'succeeded' END AS status) AS s
       WHERE p.workspace_id = ANY($1::uuid[]) AND substr(p.url, 25)::int <= $3`,
     [opts.workspaceIds, opts.now, opts.withDeliveries])
 }

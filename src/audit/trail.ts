@@ -1,7 +1,7 @@
 import type { components } from '../generated/openapi.js'
 import type { Database } from '../db/client.js'
 import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
-import { decodeCursor, pageOf, SERIAL_ID } from '../lib/pagination.js'
+import { decodeCursor, pageOf } from '../lib/pagination.js'
 
 /** An audit event as the contract's AuditEvent schema shows it. */
 type AuditEventView = components['schemas']['AuditEvent']
@@ -34,7 +34,7 @@ export function createAuditTrailService (deps: { db: Database }): AuditTrailServ
   return {
     async list (workspaceId, q) {
       // Ids grow with time: the position's id alone orders the trail.
-      const before = q.cursor !== undefined ? decodeCursor(q.cursor, SERIAL_ID).id : undefined
+      const before = q.cursor !== undefined ? decodeCursor(q.cursor).id : undefined
       const rows = await listAuditEvents(
         deps.db,
         { workspaceId, action: q.action, targetType: q.targetType, targetId: q.targetId, before, limit: q.limit + 1 }

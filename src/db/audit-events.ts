@@ -35,20 +35,22 @@ export interface AuditEntry {
 }
 
 /**
- * Record an audit event; `eventType` marks it as an event of the catalogue (feed and webhooks).
- * Call it with the transaction of the action it records. Returns the row's id.
+ * Record an audit event under `id` (a UUIDv7: ids grow with time); `eventType` marks it as an
+ * event of the catalogue (feed and webhooks). Call it with the transaction of the action it records.
  */
-export async function insertAuditEvent (q: Queryable, entry: AuditEntry, eventType: EventType | null): Promise<string> {
-  const r = await q.query<{ id: string }>(
-    `INSERT INTO audit_events (workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload,
-                               created_at, event_type, source, request_id, idempotency_key)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id::text AS id`,
+export async function insertAuditEvent (
+  q: Queryable, id: string, entry: AuditEntry, eventType: EventType | null
+): Promise<void> {
+  await q.query(
+    `INSERT INTO audit_events (id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
+                               payload, created_at, event_type, source, request_id, idempotency_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [
-      entry.workspaceId, entry.action, entry.actor.type, entry.actor.id, entry.actor.label, entry.target?.type ?? null,
-      entry.target?.id ?? null, JSON.stringify(entry.payload ?? {}), entry.now, eventType, entry.actor.source,
+      id, entry.workspaceId, entry.action, entry.actor.type, entry.actor.id, entry.actor.label,
+      entry.target?.type ?? null, entry.target?.id ?? null, JSON.stringify(entry.payload ?? {}), entry.now, eventType,
+      entry.actor.source,
       entry.actor.requestId, entry.idempotencyKey ?? null
     ])
-  return (r.rows[0] as { id: string }).id
 }
 
 export interface AuditEventRow {
@@ -64,8 +66,8 @@ export interface AuditEventRow {
 }
 
 /**
- * Newest first; `before` is the id cursor (ids grow with time). ORDER BY names the table's column:
- * a bare `id` would be the text alias of the select list and sort '9' after '10'.
+ * Newest first; `before` is the id cursor (UUIDv7: ids grow with time). ORDER BY names the
+ * table's column: a bare `id` would be the text alias of the select list.
  */
 export async function listAuditEvents (
   q: Queryable,
@@ -86,7 +88,7 @@ export async function listAuditEvents (
         AND ($2::text IS NULL OR action = $2)
         AND ($3::text IS NULL OR target_type = $3)
         AND ($4::text IS NULL OR target_id = $4)
-        AND ($5::bigint IS NULL OR id < $5)
+        AND ($5::uuid IS NULL OR id < $5)
       ORDER BY audit_events.id DESC LIMIT $6`,
     [
       filter.workspaceId, filter.action ?? null, filter.targetType ?? null, filter.targetId ?? null,
@@ -136,7 +138,7 @@ export async function listEvents (
   const r = await q.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM audit_events
       WHERE workspace_id = $1 AND event_type IS NOT NULL
-        AND ($2::bigint IS NULL OR audit_events.id > $2)
+        AND ($2::uuid IS NULL OR audit_events.id > $2)
         AND audit_events.id >= (SELECT h.id FROM audit_events h
                                  WHERE h.workspace_id = $1 AND h.event_type IS NOT NULL AND h.created_at >= $3
                                  ORDER BY h.created_at, h.id LIMIT 1)

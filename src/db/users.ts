@@ -42,6 +42,20 @@ export async function findUserByEmail (q: Queryable, email: string): Promise<Use
   return r.rows[0] ?? null
 }
 
+/**
+ * Whether the address belongs to a member of this workspace. Inviting asks only this: a person
+ * can hold one account (users.email is unique across workspaces), but whether that account is in
+ * another workspace is not the inviter's to learn — their invitation is made and sent as for
+ * anyone else, and accepting it fails for that person alone (USER_EXISTS at signup).
+ */
+export async function isMemberEmail (q: Queryable, workspaceId: string, email: string): Promise<boolean> {
+  const r = await q.query(
+    'SELECT 1 FROM users WHERE email = $1 AND workspace_id = $2 AND status <> \'removed\'',
+    [normalizeEmail(email), workspaceId]
+  )
+  return r.rows.length > 0
+}
+
 export async function findUserInWorkspace (q: Queryable, workspaceId: string, userId: string): Promise<UserRow | null> {
   const r = await q.query<UserRow>(
     `SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed'`, [userId, workspaceId]

@@ -2,7 +2,7 @@ import type { components } from '../generated/openapi.js'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import { listEvents, type EventType } from '../db/audit-events.js'
-import { decodeCursor, encodeCursor, SERIAL_ID } from '../lib/pagination.js'
+import { decodeCursor, encodeCursor } from '../lib/pagination.js'
 import { toEventView } from './catalogue.js'
 
 // The pull feed: a workspace's events oldest first, within the last 30 days. The cursor is the
@@ -20,7 +20,7 @@ export interface EventFeed {
 export function createEventFeed (deps: { db: Database, clock: Clock }): EventFeed {
   return {
     async list (workspaceId, q) {
-      const position = q.after !== undefined ? decodeCursor(q.after, SERIAL_ID) : null
+      const position = q.after !== undefined ? decodeCursor(q.after) : null
       const rows = await listEvents(deps.db, {
         workspaceId,
         after: position?.id ?? null,

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/client.js'
 import { insertAuditEvent, type AuditEntry } from '../db/audit-events.js'
 import { insertDeliveriesForEvent } from '../db/webhook-deliveries.js'
 import type { JobEngine } from '../jobs/engine.js'
+import { uuidV7Source } from '../lib/uuid.js'
 import { eventTypeOf } from './catalogue.js'
 
 /**
@@ -16,10 +17,13 @@ export interface EventOutbox {
 }
 
 export function createEventOutbox (jobs: JobEngine): EventOutbox {
+  // One source per outbox: the ids this process records sort in the order they were recorded.
+  const newId = uuidV7Source()
   return {
     async record (tx, entry) {
       const type = eventTypeOf(entry.action)
-      const id = await insertAuditEvent(tx, entry, type)
+      const id = newId(entry.now)
+      await insertAuditEvent(tx, id, entry, type)
       if (type === null) return
       const deliveries = await insertDeliveriesForEvent(
         tx, { workspaceId: entry.workspaceId, eventId: id, eventType: type, now: entry.now }

@@ -1339,6 +1339,10 @@ export interface components {
         /** @enum {string} */
         AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled";
         AuditEvent: {
+            /**
+             * Format: uuid
+             * @description A UUIDv7 (time, then random bits); ids reveal nothing about other workspaces.
+             */
             id: string;
             action: components["schemas"]["AuditAction"];
             actor: {
@@ -1502,8 +1506,8 @@ export interface components {
          */
         Event: {
             /**
-             * @description Unique; also the `webhook-id` of every delivery attempt.
-             * @example evt_42
+             * @description `evt_` and a UUIDv7 (time, then random bits). Unique; also the `webhook-id` of every delivery attempt.
+             * @example evt_01a207db-23dc-73c1-a2d4-6e8f0b1c3d5e
              */
             id: string;
             type: components["schemas"]["EventType"];

@@ -1,6 +1,6 @@
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
-import { findUserByEmail } from '../db/users.js'
+import { isMemberEmail } from '../db/users.js'
 import { effectiveStatus, findInvitation, refreshInvitationToken, takeSendLease } from '../db/invitations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import type { InviteResult } from './delivery.js'
@@ -15,7 +15,7 @@ export async function resendInvitation (
     if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
     const status = effectiveStatus(current, now)
     if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
-    if (await findUserByEmail(tx, current.email) !== null) throw serviceError('USER_EXISTS')
+    if (await isMemberEmail(tx, ws.id, current.email)) throw serviceError('USER_EXISTS')
     if (!await takeSendLease(tx, current.id, sendLease, now)) return null
     const row = await refreshInvitationToken(tx, current.id, tokenHash, expiresAt, now)
     // Accepted or revoked between the read and the update.

@@ -3,7 +3,7 @@ import { workspaceGone, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { InviteResult } from '../invitations/delivery.js'
 import { serviceError } from '../errors.js'
-import { findUserByEmail, type Role } from '../db/users.js'
+import { isMemberEmail, type Role } from '../db/users.js'
 import { findInvitePolicy, type InvitePolicy } from '../db/workspaces.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
@@ -103,7 +103,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
     async request (actor, input) {
       if (await policyOf(actor.workspaceId) !== 'request') throw serviceError('FORBIDDEN', ['admin'])
       const email = emailAddress(input.email)
-      if (await findUserByEmail(db, email) !== null) throw serviceError('USER_EXISTS')
+      if (await isMemberEmail(db, actor.workspaceId, email)) throw serviceError('USER_EXISTS')
       const now = clock.now()
       const result = await db.transaction(async tx => {
         const inserted = await insertInviteRequest(tx, {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { build, type SignedIn } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { insertAuditEvent } from '../../src/db/audit-events.js'
+import { uuidV7Source } from '../../src/lib/uuid.js'
 
 // GET /api/audit-events: what the member operations record, newest first, cursor pages,
 // filters, workspace isolation and refusal of bad input.
@@ -89,7 +90,8 @@ t.test('member operations are recorded in order, with actor, target and payload'
     { action: 'member.role_changed', actor, target, payload: { from: 'member', to: 'admin' }, createdAt: promotedAt }
   ])
   t.equal(page.items.length, 3, 'one event per action, nothing else')
-  const ids = page.items.map(e => BigInt(e.id))
+  // UUIDv7: the text of the ids sorts as their time does.
+  const ids = page.items.map(e => e.id)
   t.ok(ids[0]! > ids[1]! && ids[1]! > ids[2]!, 'newest first')
   t.same(page.items[1]?.payload, { from: 'admin', to: 'member' }, 'role change payload is exactly {from, to}')
   // No session token (the JWT in either cookie) appears anywhere in the trail.
@@ -141,11 +143,13 @@ t.test('pages follow the cursor without gaps or repeats; filters narrow the list
 })
 
 t.test('default page size is 50', async t => {
+  const newId = uuidV7Source()
   const admin = await h.signIn({ role: 'admin' })
   // Written as the feature modules write them; only the listing is under test here.
   for (let i = 0; i < 55; i++) {
     await insertAuditEvent(
       h.db,
+      newId(h.clock.now()),
       {
         workspaceId: admin.workspaceId,
         action: 'session.login',
@@ -189,7 +193,7 @@ t.test('each workspace sees its own trail only', async t => {
   t.same(byTarget.page.items, [], 'not even by naming the target')
   // A cursor is only a position; it cannot open another workspace's events.
   const cursor = Buffer.from(
-    `${h.clock.now().toISOString()}|${BigInt(own.page.items[0]?.id as string) + 1n}`
+    `${h.clock.now().toISOString()}|ffffffff-ffff-7fff-bfff-ffffffffffff`
   ).toString('base64url')
   t.same((await audit(t, elsewhere, `?cursor=${cursor}`)).page.items, [])
 })

@@ -55,19 +55,20 @@ t.test('every admin-relevant action records its events, in order, without secret
   // Every credential this test handles; none may reach the trail, nor its hash.
   const secrets: string[] = [admin.cookie.slice(SESSION_COOKIE.length + 1)]
 
-  let lastId = 0n
+  // UUIDv7 ids: their text sorts as their time does.
+  let lastId = ''
   /** Runs one action and asserts the events it recorded, exactly. */
   const step = async (name: string, action: () => Promise<void>, expected: (() => Expected[])) => {
     await action()
     const res = await call({ method: 'GET', url: '/api/audit-events?limit=100', headers: adminCookie })
     t.equal(res.statusCode, 200)
-    const fresh = (res.json().items as Event[]).filter(e => BigInt(e.id) > lastId).reverse()
+    const fresh = (res.json().items as Event[]).filter(e => e.id > lastId).reverse()
     t.same(
       fresh.map(e => [e.action, e.actor.type, e.actor.id, e.target?.type ?? null, e.target?.id ?? null]), expected(),
       `${name}: recorded ${expected().map(e => e[0]).join(', ') || 'nothing'}`
     )
     const newest = fresh.at(-1)
-    if (newest !== undefined) lastId = BigInt(newest.id)
+    if (newest !== undefined) lastId = newest.id
     return fresh
   }
 

@@ -103,7 +103,8 @@ async function fixture (label: string, id: string): Promise<Fixture> {
     `SELECT created_at AS "createdAt", id FROM ${table} WHERE ${column} = $1 ORDER BY created_at DESC, id DESC
       OFFSET (SELECT count(*) / 2 FROM ${table} WHERE ${column} = $1) LIMIT 1`, [key])
   const event = await one<{ id: string }>(
-    'SELECT ((min(id) + max(id)) / 2)::text AS id FROM audit_events WHERE workspace_id = $1', [id])
+    `SELECT id::text AS id FROM audit_events WHERE workspace_id = $1 ORDER BY id
+      OFFSET (SELECT count(*) / 2 FROM audit_events WHERE workspace_id = $1) LIMIT 1`, [id])
   return {
     label,
     id,
