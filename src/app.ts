@@ -17,6 +17,7 @@ import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
 import { contractPath } from './paths.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
+import { capConnections } from './connection-caps.js'
 import errors, { createClientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
 import { authTokens } from './plugins/auth.js'
 import redis from './plugins/redis.js'
@@ -129,6 +130,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const clock = opts.clock ?? systemClock
   const app = Fastify(serverOptions(config, opts.logger))
   deferChildLoggers(app)
+  capConnections(app.server, { ...config.connections, ipv6Prefix: config.rateLimit.ipv6Prefix }, app.log)
   app.setValidatorCompiler(createValidatorCompiler())
   app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)

@@ -63,6 +63,8 @@ export const EnvSchema = Type.Object({
   REQUEST_TIMEOUT_MS: Int(100, 600000, 30000),
   CONNECTION_TIMEOUT_MS: Int(100, 3600000, 120000),
   KEEP_ALIVE_TIMEOUT_MS: Int(100, 600000, 72000),
+  MAX_CONNECTIONS: Int(0, 1000000, 800),
+  MAX_CONNECTIONS_PER_ADDRESS: Int(0, 1000000, 100),
   WORKOS_API_KEY: Str(),
   WORKOS_CLIENT_ID: Str(),
   WORKOS_API_HOSTNAME: Str(),
@@ -150,6 +152,8 @@ export interface Config {
     readonly connection: number,
     readonly keepAlive: number
   }
+  /** Open connections at once, in all and per peer address (0: no cap); src/connection-caps.ts. */
+  readonly connections: { readonly max: number, readonly perAddress: number }
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
   readonly rateLimit: {
     readonly redisUrl: string | null,
@@ -283,6 +287,7 @@ function configOf (env: Env, derived: Derived): Config {
       connection: env.CONNECTION_TIMEOUT_MS,
       keepAlive: env.KEEP_ALIVE_TIMEOUT_MS
     },
+    connections: { max: env.MAX_CONNECTIONS, perAddress: env.MAX_CONNECTIONS_PER_ADDRESS },
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
     rateLimit: {
       redisUrl: env.REDIS_URL ?? null,
