@@ -56,6 +56,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_FAIL_OPEN: Type.Boolean({ default: true }),
   API_KEY_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 100),
   AUTH_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30),
+  API_KEY_FAILURES_PER_MINUTE: Int(1, 1000000, 20),
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
   API_KEYS_PER_WORKSPACE: Int(1, 10000, 10),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
@@ -160,6 +161,8 @@ export interface Config {
     readonly failOpen: boolean,
     readonly apiKeyPerMinute: number,
     readonly authPerMinute: number,
+    /** Failed API-key attempts per client address a minute, before its bearer attempts get 429. */
+    readonly apiKeyFailuresPerMinute: number,
     readonly ipv6Prefix: number
   }
   readonly workos: null | {
@@ -294,6 +297,7 @@ function configOf (env: Env, derived: Derived): Config {
       failOpen: env.RATE_LIMIT_FAIL_OPEN,
       apiKeyPerMinute: env.API_KEY_RATE_LIMIT_PER_MINUTE,
       authPerMinute: env.AUTH_RATE_LIMIT_PER_MINUTE,
+      apiKeyFailuresPerMinute: env.API_KEY_FAILURES_PER_MINUTE,
       ipv6Prefix: env.RATE_LIMIT_IPV6_PREFIX
     },
     workos,

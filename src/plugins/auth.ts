@@ -7,6 +7,7 @@ import { serviceError } from '../errors.js'
 import { SESSION_COOKIE, type SessionTokenSigner } from '../sessions/service.js'
 import type { SecurityServices } from '../auth/security.js'
 import { OAUTH_STATE_TTL_MS } from '../auth/oauth-state.js'
+import type { BearerFailures } from './rate-limit.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
 // exp, iss and aud required on verify. Only the service_session cookie is ever read. A numeric
@@ -105,7 +106,7 @@ export function createSessionPrecheck (svc: SecurityServices) {
   }
 }
 
-export function createSecurityHandlers (svc: SecurityServices) {
+export function createSecurityHandlers (svc: SecurityServices, bearerFailures: BearerFailures) {
   return {
     async sessionCookie (request: FastifyRequest, _reply: FastifyReply, roles: string[]) {
       const token = request.cookies[SESSION_COOKIE]
@@ -121,8 +122,13 @@ export function createSecurityHandlers (svc: SecurityServices) {
       const header = request.headers.authorization
       const m = header !== undefined ? /^Bearer ([\x21-\x7e]{1,200})$/i.exec(header) : null
       if (m === null) throw serviceError('UNAUTHENTICATED')
+      // An address that failed too often this minute is refused before the lookup (a query each).
+      await bearerFailures.check(request)
       const principal = await svc.authenticateApiKey(m[1] as string)
-      if (principal === null) throw serviceError('UNAUTHENTICATED')
+      if (principal === null) {
+        await bearerFailures.record(request)
+        throw serviceError('UNAUTHENTICATED')
+      }
       request.principal = { ...principal, requestId: request.id }
     },
     async slackSignature (request: FastifyRequest) {

@@ -19,6 +19,9 @@ import {
 //  - api-key: per key (API_KEY_RATE_LIMIT_PER_MINUTE). Authentication ran first (onRequest), so
 //    the key is known; a request without one got 401. `countBodyItems: true` counts a JSON array
 //    body (a JSON-RPC batch) once per item, after the body is read.
+//  - api-key-only: the same per-key budget, for an operation open to the cookie and to keys: API-key
+//    callers count, cookie callers of the same operation are not limited (allowList).
+//  - failed bearer attempts: per client address (API_KEY_FAILURES_PER_MINUTE), see BearerFailures.
 //
 // Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
 //  - RATE_LIMIT_FAIL_OPEN=true (default): counted in this instance's memory until Redis answers
@@ -26,7 +29,7 @@ import {
 //  - RATE_LIMIT_FAIL_OPEN=false: limited operations answer 503 SERVICE_UNAVAILABLE
 //    (Retry-After) until Redis is back: an outage of a peer is never the caller's fault.
 
-type RateLimitScope = Exclude<MeteredScope, 'invitation-emails'>
+type RateLimitScope = Exclude<MeteredScope, 'invitation-emails' | 'api-key-failures'>
 
 /** An operation's `x-fastify-config.rateLimit` in the contract. */
 export interface RateLimitPolicy { scope: RateLimitScope, countBodyItems?: boolean }
@@ -45,7 +48,21 @@ declare module 'fastify' {
     windowCounter(namespace: string): WindowCounter
     /** What an operation's rate-limit policy adds to its route. */
     rateLimitedRoute(policy: RateLimitPolicy): RateLimitedRoute
+    /** Failed bearer (API key) attempts per client address: API_KEY_FAILURES_PER_MINUTE. */
+    bearerFailures: BearerFailures
   }
+}
+
+/**
+ * Failed API-key attempts per client address. Each costs a database lookup, so past
+ * API_KEY_FAILURES_PER_MINUTE failures in a minute that address's bearer attempts are refused
+ * with 429 before any lookup, valid keys included, until the minute ends.
+ */
+export interface BearerFailures {
+  /** Throws RATE_LIMITED when the request's address has used up its failures. */
+  check(request: FastifyRequest): Promise<void>
+  /** Counts one failure; the one that reaches the limit is logged. */
+  record(request: FastifyRequest): Promise<void>
 }
 
 const NAMESPACE = 'workspace-service:rl:'
@@ -96,15 +113,43 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
     errorResponseBuilder: refusal
   })
 
-  const scopes: Record<RateLimitScope, { max: number, key: (r: FastifyRequest) => string }> = {
+  const scopes: Record<RateLimitScope, {
+    max: number, key: (r: FastifyRequest) => string, skip?: (r: FastifyRequest) => boolean
+  }> = {
     'client-ip': {
       max: config.rateLimit.authPerMinute,
       key: r => `ip:${normalizeIP(r.ip, config.rateLimit.ipv6Prefix)}`
     },
-    'api-key': { max: config.rateLimit.apiKeyPerMinute, key: r => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` }
+    'api-key': { max: config.rateLimit.apiKeyPerMinute, key: r => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` },
+    // The same per-key budget, for operations open to both doors: only API-key callers count.
+    'api-key-only': {
+      max: config.rateLimit.apiKeyPerMinute,
+      key: r => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}`,
+      skip: r => r.principal?.kind !== 'apiKey'
+    }
   }
+  const failures = counterIn('bearer-failures:')
+  const maxFailures = config.rateLimit.apiKeyFailuresPerMinute
+  const addressOf = (r: FastifyRequest) => normalizeIP(r.ip, config.rateLimit.ipv6Prefix)
+  fastify.decorate('bearerFailures', {
+    async check (request) {
+      const { current, ttl } = await failures.add(addressOf(request), 0, MINUTE_MS)
+      if (current < maxFailures) return
+      fastify.meter.rateLimitRefusal('api-key-failures')
+      throw windowSpent(maxFailures, ttl)
+    },
+    async record (request) {
+      const { current } = await failures.add(addressOf(request), 1, MINUTE_MS)
+      if (current === maxFailures) {
+        request.log.warn(
+          { remoteAddress: addressOf(request), failures: current },
+          'failed API-key attempts limit reached (API_KEY_FAILURES_PER_MINUTE): bearer attempts from this address refused for the rest of the minute'
+        )
+      }
+    }
+  } satisfies BearerFailures)
   fastify.decorate('rateLimitedRoute', (policy: RateLimitPolicy): RateLimitedRoute => {
-    const { max, key } = scopes[policy.scope]
+    const { max, key, skip } = scopes[policy.scope]
     const refused = () => { fastify.meter.rateLimitRefusal(policy.scope) }
     const route: RateLimitedRoute = {
       rateLimit: {
@@ -112,6 +157,7 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
         timeWindow: MINUTE_MS,
         keyGenerator: key,
         hook: 'onRequest',
+        ...(skip !== undefined ? { allowList: (r: FastifyRequest) => skip(r) } : {}),
         errorResponseBuilder: (req: unknown, ctx: { ttl: number }) => {
           refused()
           return refusal(req, ctx)
@@ -121,6 +167,7 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
     if (policy.countBodyItems === true) {
       route.preHandler = async request => {
         // The request itself was counted in onRequest; each further item counts as one more.
+        if (skip?.(request) === true) return
         if (!Array.isArray(request.body) || request.body.length < 2) return
         const { current, ttl } = await requests.add(key(request), request.body.length - 1, MINUTE_MS)
         if (current <= max) return

@@ -75,7 +75,7 @@ async function securityPlugin (
   fastify: FastifyInstance,
   opts: { contract: Record<string, unknown>, security: SecurityServices, publicUrl: string }
 ): Promise<void> {
-  const handlers = createSecurityHandlers(opts.security) as Record<string, SchemeHandler>
+  const handlers = createSecurityHandlers(opts.security, fastify.bearerFailures) as Record<string, SchemeHandler>
   const sessionPrecheck = createSessionPrecheck(opts.security)
   const crossOriginCheck = createCrossOriginCheck(opts.publicUrl)
   const paths = (opts.contract.paths ?? {}) as Record<string, Record<string, ContractOperation>>
