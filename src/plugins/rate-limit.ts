@@ -143,7 +143,8 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
       if (current === maxFailures) {
         request.log.warn(
           { remoteAddress: addressOf(request), failures: current },
-          'failed API-key attempts limit reached (API_KEY_FAILURES_PER_MINUTE): bearer attempts from this address refused for the rest of the minute'
+          'failed API-key attempts limit reached (API_KEY_FAILURES_PER_MINUTE): ' +
+          'bearer attempts from this address refused for the rest of the minute'
         )
       }
     }
