@@ -3,12 +3,15 @@ import { join } from 'node:path'
 import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import {
-  indexPage, loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
+  loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
 } from '../src/auth/pages.js'
+import { consoleBuildDir, consolePage, FAVICON_SVG } from '../src/console/page.js'
 
 export function pagesHandlers (
   { config, services }: HandlerDeps
-): HandlerGroup<'getIndexPage' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' | 'getPageScript'> {
+): HandlerGroup<
+  'getIndexPage' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' | 'getPageScript'
+> {
   const identityProvider = config.workos !== null
   const send = async (
     reply: FastifyReply,
@@ -20,13 +23,26 @@ export function pagesHandlers (
     async getPageScript (request, reply) {
       const name = request.params.script
       let body = scripts.get(name)
-      if (body === undefined) { body = readFileSync(join(pageScriptsDir, name)); scripts.set(name, body) }
+      // console.js is the admin console's bundle, built from console/ by `npm run build`.
+      if (body === undefined) {
+        body = readFileSync(name === 'console.js' ? join(consoleBuildDir, name) : join(pageScriptsDir, name))
+        scripts.set(name, body)
+      }
       // no-cache: revalidated on each page load, so a new version of a script is picked up at once.
       return await reply.type(
         'application/javascript; charset=utf-8'
       ).header('cache-control', 'no-cache').code(200).send(body)
     },
-    async getIndexPage (_request, reply) { return await send(reply, indexPage({ identityProvider })) },
+    async getIndexPage (_request, reply) {
+      return await send(reply, consolePage({ screen: 'home', identityProvider }))
+    },
+    async getConsolePage (request, reply) {
+      return await send(reply, consolePage({ screen: request.params.screen, identityProvider }))
+    },
+    async getFavicon (_request, reply) {
+      return await reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400')
+        .code(200).send(FAVICON_SVG)
+    },
     // The token stays in the URL for the page's script; the page itself is the same for every token.
     async getSignupPage (_request, reply) { return await send(reply, signupPage()) },
     async getLoginPage (_request, reply) { return await send(reply, loginPage({ identityProvider })) },

@@ -4,8 +4,9 @@ import type { operations } from '../generated/openapi.js'
 import { escapeHtml } from '../lib/html.js'
 import { projectRoot } from '../paths.js'
 
-// The small HTML pages (/, /signup, /login, /setup). Nothing from the request is written into the
-// markup: the scripts read the token from location.search and render answers with textContent.
+// The small HTML pages (/signup, /login, /setup; / is the admin console: src/console/page.ts).
+// Nothing from the request is written into the markup: the scripts read the token from
+// location.search and render answers with textContent.
 // Each response carries a fresh CSP nonce; only the script elements and the style that carry it run.
 
 export interface Page { html: string, headers: Record<string, string> }
@@ -23,7 +24,25 @@ const STYLE = [
 export type PageScript = operations['getPageScript']['parameters']['path']['script']
 export const pageScriptsDir = join(projectRoot, 'src', 'auth', 'assets')
 
-function layout (title: string, body: string, script: Exclude<PageScript, 'page-helpers.js'>): Page {
+/** The headers of every HTML page: its CSP, which lets run only what carries this response's nonce. */
+export function pageHeaders (nonce: string): Record<string, string> {
+  return {
+    'content-security-policy': [
+      "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'",
+      "img-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"
+    ].join('; '),
+    // The signup and login URLs carry tokens: never send them onwards, never cache the page.
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store'
+    // nosniff, X-Frame-Options and the rest: on every response (src/plugins/helmet.ts).
+  }
+}
+
+/**
+ * An HTML page under its own nonce: the style element and whatever `body(nonce)` writes (its
+ * scripts) carry it. Every page links the service's icon (browsers asked for /favicon.ico: 404).
+ */
+export function htmlPage (title: string, style: string, body: (nonce: string) => string): Page {
   const nonce = randomBytes(16).toString('base64')
   const html = `<!doctype html>
 <html lang="en">
@@ -31,48 +50,21 @@ function layout (title: string, body: string, script: Exclude<PageScript, 'page-
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<style nonce="${nonce}">${style}</style>
 </head>
 <body>
-${body}
-<script nonce="${nonce}" src="/assets/page-helpers.js"></script>
-<script nonce="${nonce}" src="/assets/${script}"></script>
+${body(nonce)}
 </body>
 </html>
 `
-  return {
-    html,
-    headers: {
-      'content-security-policy': [
-        "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'",
-        "img-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"
-      ].join('; '),
-      // The signup and login URLs carry tokens: never send them onwards, never cache the page.
-      'referrer-policy': 'no-referrer',
-      'cache-control': 'no-store'
-      // nosniff, X-Frame-Options and the rest: on every response (src/plugins/helmet.ts).
-    }
-  }
+  return { html, headers: pageHeaders(nonce) }
 }
 
-export function indexPage (opts: { identityProvider: boolean }): Page {
-  const idpLink = opts.identityProvider ? '<p><a href="/api/oauth/login">Sign in with your organization</a></p>' : ''
-  return layout('Workspace', `
-<h1>Workspace</h1>
-<p id="status" class="muted">Checking who is signed in…</p>
-<div id="signed-in" hidden>
-  <dl>
-    <dt>E-mail</dt><dd id="me-email"></dd>
-    <dt>Name</dt><dd id="me-name"></dd>
-    <dt>Role</dt><dd id="me-role"></dd>
-    <dt>Workspace</dt><dd id="me-workspace"></dd>
-  </dl>
-  <button id="logout" type="button">Sign out</button>
-</div>
-<div id="signed-out" hidden>
-  <p><a href="/login">Sign in with an e-mail link</a></p>${idpLink}
-</div>
-<p class="muted"><a href="/api/docs">API reference</a></p>`, 'index.js')
+function layout (title: string, body: string, script: Exclude<PageScript, 'page-helpers.js' | 'console.js'>): Page {
+  return htmlPage(title, STYLE, nonce => `${body}
+<script nonce="${nonce}" src="/assets/page-helpers.js"></script>
+<script nonce="${nonce}" src="/assets/${script}"></script>`)
 }
 
 export function signupPage (): Page {

@@ -812,7 +812,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Landing page (shows who is signed in) */
+        /**
+         * The admin console's first screen (who is signed in; sign-in links when nobody is)
+         * @description The console is one page whose script (`/assets/console.js`) draws each screen from the
+         *     operations of this contract, as any client would; `/console/{screen}` opens a screen
+         *     directly. Admins see every screen, members their profile.
+         */
         get: operations["getIndexPage"];
         put?: never;
         post?: never;
@@ -868,6 +873,40 @@ export interface paths {
          * @description While no workspace exists it shows the form that calls `POST /api/setup`; afterwards it says the service is set up and links to `/login`.
          */
         get: operations["getSetupPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/{screen}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A screen of the admin console (the same page as `/`, opened on that screen) */
+        get: operations["getConsolePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.svg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pages' icon */
+        get: operations["getFavicon"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3826,13 +3865,75 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getConsolePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example members */
+                screen: "members" | "invitations" | "requests" | "api-keys" | "webhooks" | "activity" | "settings";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Members</title></head>
+                     *     <body><div id="app">…</div></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description Not one of the console's screens (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFavicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SVG image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">…</svg> */
+                    "image/svg+xml": string;
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getPageScript: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @example signup.js */
-                script: "page-helpers.js" | "index.js" | "signup.js" | "login.js" | "setup.js";
+                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "console.js";
             };
             cookie?: never;
         };

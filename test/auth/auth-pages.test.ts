@@ -46,10 +46,10 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
     }
     const named = contract.paths['/assets/{script}']?.get.parameters[0]?.schema.enum ?? []
     t.same(
-      [...named].sort(), readdirSync(pageScriptsDir).filter(f => f.endsWith('.js')).sort(),
-      'the contract\'s enum lists every file in src/auth/assets'
+      [...named].sort(), [...readdirSync(pageScriptsDir).filter(f => f.endsWith('.js')), 'console.js'].sort(),
+      'the contract\'s enum lists every file in src/auth/assets, and the console\'s bundle'
     )
-    for (const name of named) {
+    for (const name of named.filter(n => n !== 'console.js')) {
       const url = `/assets/${name}`
       const res = await h.inject({ method: 'GET', url })
       assertContract(t, 'GET', url, res)
@@ -73,9 +73,11 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
     }
     const index = await h.inject({ method: 'GET', url: '/' })
     t.notMatch(index.body, /\/api\/oauth\/login/, 'no identity-provider link when WorkOS is not configured')
-    t.match(index.body, /<script [^>]*src="\/assets\/index\.js"/, 'the landing page loads its script')
-    const script = await h.inject({ method: 'GET', url: '/assets/index.js' })
-    t.match(script.body, /fetch\('\/api\/users\/me'/, 'which asks the API who is signed in')
+    t.match(index.body, /<script [^>]*src="\/assets\/console\.js"/, 'the landing page is the console, which loads its bundle')
+    t.match(index.body, /data-identity-provider="no"/, 'and tells it there is no identity provider to offer')
+    const script = await h.inject({ method: 'GET', url: '/assets/console.js' })
+    assertContract(t, 'GET', '/assets/console.js', script)
+    t.match(script.body, /\/api\/users\/me/, 'which asks the API who is signed in')
   })
 
   await t.test('without WorkOS configuration the login operations answer 404 IDENTITY_PROVIDER_NOT_CONFIGURED', async t => {

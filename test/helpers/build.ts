@@ -13,6 +13,7 @@ import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser, type Role } from '../../src/db/users.js'
 import { projectRoot } from '../../src/paths.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
+import { ensureConsoleBuilt } from '../../scripts/lib/console-build.js'
 import type { Principal } from '../../src/principal.js'
 
 // One build(t) helper: the app built by the production buildApp (same server options), on
@@ -106,7 +107,12 @@ export interface BuildOptions extends Partial<Omit<AppOptions, 'config'>> {
   env?: Record<string, string>
 }
 
+let consoleBuilt: Promise<void> | undefined
+
 export async function build (t: Teardown, opts: BuildOptions = {}): Promise<TestApp> {
+  // The pages serve the admin console's bundle (dist/console/): built once per process when stale.
+  consoleBuilt ??= ensureConsoleBuilt()
+  await consoleBuilt
   const db = opts.db ?? await testDatabase(t)
   // On PostgreSQL each test database is a schema of its own, and so is its job engine's.
   const schema = (db as { schema?: string }).schema

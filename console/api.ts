@@ -1,0 +1,65 @@
+import createClient from 'openapi-fetch'
+import type { components, paths } from '../src/generated/openapi.js'
+
+// The console's only way to the service: openapi-fetch typed by the contract (openapi-typescript's
+// src/generated/openapi.ts). Same origin, the session cookie; no other host, no private route.
+
+export type Schemas = components['schemas']
+export const api = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' })
+
+/** A failed call, as the person using the console should read it. */
+export interface Problem {
+  status: number
+  code: string | undefined
+  /** A sentence built from the ErrorResponse (and Retry-After where there is one). */
+  text: string
+  /** Seconds to wait, from Retry-After (429 and 503). */
+  retryAfter: number | undefined
+}
+
+export type Outcome<T> = { ok: true, data: T, response: Response } | { ok: false, problem: Problem }
+
+function seconds (response: Response | undefined): number | undefined {
+  const header = response?.headers.get('retry-after')
+  if (header === null || header === undefined) return undefined
+  const n = Number(header)
+  if (Number.isFinite(n)) return Math.max(0, Math.ceil(n))
+  const at = Date.parse(header)
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000))
+}
+
+export function whenToRetry (wait: number): string {
+  const at = new Date(Date.now() + wait * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  return wait < 90 ? `in ${wait} second${wait === 1 ? '' : 's'} (at ${at})` : `in ${Math.ceil(wait / 60)} minutes (at ${at})`
+}
+
+/** The sentence for an ErrorResponse: its own message, with what to do next where it matters. */
+export function problemOf (response: Response | undefined, error: unknown): Problem {
+  const status = response?.status ?? 0
+  const body = (typeof error === 'object' && error !== null ? error : {}) as Partial<Schemas['ErrorResponse']>
+  const message = typeof body.message === 'string' ? body.message.replace(/\.?$/, '.') : undefined
+  const retryAfter = seconds(response)
+  let text: string
+  if (response === undefined) text = 'The service could not be reached. Check the connection and try again.'
+  else if (status === 429) {
+    text = `${message ?? 'Too many requests.'} Try again ${whenToRetry(retryAfter ?? 60)}.`
+  } else if (status === 503) {
+    text = `${message ?? 'The service is unavailable for a moment.'} Try again${retryAfter === undefined ? '' : ' ' + whenToRetry(retryAfter)}.`
+  } else if (status === 401) text = 'Your session has ended: sign in again.'
+  else if (status === 403 && body.code === 'FORBIDDEN') text = `${message ?? 'Forbidden.'} Only admins may do this.`
+  else text = message ?? `Something went wrong (${status}). Try again.`
+  return { status, code: typeof body.code === 'string' ? body.code : undefined, text, retryAfter }
+}
+
+/** Await an openapi-fetch call; a network failure becomes a Problem too. */
+export async function call<T> (
+  request: Promise<{ data?: T, error?: unknown, response: Response }>
+): Promise<Outcome<T>> {
+  try {
+    const { data, error, response } = await request
+    if (response.ok) return { ok: true, data: data as T, response }
+    return { ok: false, problem: problemOf(response, error) }
+  } catch {
+    return { ok: false, problem: problemOf(undefined, undefined) }
+  }
+}

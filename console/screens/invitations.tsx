@@ -1,0 +1,133 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api, call, whenToRetry, type Problem, type Schemas } from '../api.js'
+import type { ScreenProps } from '../main.js'
+import { ConfirmButton, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
+
+type Status = Schemas['InvitationStatus']
+const STATUSES: Status[] = ['pending', 'accepted', 'expired', 'revoked']
+
+interface Result { email: string, outcome: 'invited' | 're-sent' | 'member' | 'invalid' | 'budget' | 'failed', text: string }
+
+/** Addresses as pasted: separated by commas, semicolons, spaces or new lines; each once. */
+export function splitAddresses (text: string): string[] {
+  return [...new Set(text.split(/[\s,;]+/).map(a => a.trim()).filter(a => a !== ''))]
+}
+
+function resultOf (email: string, r: { ok: true, data: Schemas['InviteUserResponse'] } | { ok: false, problem: Problem }): Result {
+  if (r.ok) {
+    return /re-?sent/i.test(r.data.message)
+      ? { email, outcome: 're-sent', text: 'a pending invitation was re-sent with a fresh link' }
+      : { email, outcome: 'invited', text: 'invited' }
+  }
+  const p = r.problem
+  if (p.code === 'USER_EXISTS') return { email, outcome: 'member', text: 'already a member' }
+  if (p.code === 'VALIDATION_FAILED') return { email, outcome: 'invalid', text: 'not a valid e-mail address' }
+  if (p.status === 429) {
+    return { email, outcome: 'budget', text: `over the workspace's e-mail budget: try again ${whenToRetry(p.retryAfter ?? 60)}` }
+  }
+  return { email, outcome: 'failed', text: p.text }
+}
+
+function InviteForm ({ onDone }: { onDone: () => void }) {
+  const [text, setText] = useState('')
+  const [role, setRole] = useState<Schemas['Role']>('member')
+  const [busy, setBusy] = useState(false)
+  const [results, setResults] = useState<Result[]>([])
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    const addresses = splitAddresses(text)
+    if (addresses.length === 0) { announce('Enter at least one e-mail address.'); return }
+    setBusy(true)
+    const done: Result[] = []
+    // One operation per address (the contract has no batch invite); in order, so a budget refusal
+    // is reported for the addresses it stopped.
+    for (const email of addresses) {
+      done.push(resultOf(email, await call(api.POST('/api/users/invite', { body: { email, role } }))))
+      setResults([...done])
+    }
+    setBusy(false)
+    const ok = done.filter(r => r.outcome === 'invited' || r.outcome === 're-sent').length
+    announce(`${ok} of ${done.length} invited. ` + done.map(r => `${r.email}: ${r.text}.`).join(' '))
+    if (done.every(r => r.outcome === 'invited' || r.outcome === 're-sent' || r.outcome === 'member')) setText('')
+    onDone()
+  }
+  return (
+    <form class='card' onSubmit={submit} aria-labelledby='invite-title'>
+      <h2 id='invite-title'>Invite people</h2>
+      <label for='invite-emails'>E-mail addresses</label>
+      <textarea
+        id='invite-emails' rows={3} aria-describedby='invite-hint' value={text}
+        onInput={e => { setText(e.currentTarget.value) }}
+      />
+      <p id='invite-hint' class='muted'>One or many, separated by commas, spaces or new lines.</p>
+      <label for='invite-role'>Role</label>
+      <select id='invite-role' value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
+        <option value='member'>member</option>
+        <option value='admin'>admin</option>
+      </select>
+      <button type='submit' disabled={busy}>{busy ? 'Inviting…' : 'Send invitations'}</button>
+      {results.length > 0 && (
+        <ul class='results' aria-label='Results'>
+          {results.map(r => <li key={r.email} class={`result ${r.outcome}`} data-outcome={r.outcome}><strong>{r.email}</strong>: {r.text}</li>)}
+        </ul>
+      )}
+    </form>
+  )
+}
+
+export function Invitations ({ news }: ScreenProps) {
+  const [status, setStatus] = useState<Status>('pending')
+  const { items, problem, reload, pager } = usePaged(
+    async cursor => await call(api.GET('/api/invitations', { params: { query: cursor === undefined ? { status, limit: 25 } : { status, limit: 25, cursor } } })),
+    [status]
+  )
+  useEffect(() => { if (news > 0) reload() }, [news])
+  const [rowProblem, setRowProblem] = useState<Problem | null>(null)
+
+  const resend = async (inv: Schemas['Invitation']) => {
+    setRowProblem(null)
+    const r = await call(api.POST('/api/invitations/{invitationId}/resend', { params: { path: { invitationId: inv.id } } }))
+    if (r.ok) announce(`The invitation to ${inv.email} was re-sent with a fresh link; the old link no longer works.`)
+    else { setRowProblem(r.problem); announce(r.problem.text) }
+    reload()
+  }
+  const revoke = async (inv: Schemas['Invitation']) => {
+    setRowProblem(null)
+    const r = await call(api.DELETE('/api/invitations/{invitationId}', { params: { path: { invitationId: inv.id } } }))
+    if (r.ok) announce(`The invitation to ${inv.email} was revoked.`)
+    else { setRowProblem(r.problem); announce(r.problem.text) }
+    reload()
+  }
+
+  return (
+    <>
+      <InviteForm onDone={reload} />
+      <h2>Invitations</h2>
+      <div class='tabs' role='group' aria-label='Show invitations that are'>
+        {STATUSES.map(s => (
+          <button key={s} type='button' aria-pressed={s === status} onClick={() => { setStatus(s) }}>{s}</button>
+        ))}
+      </div>
+      <ProblemNote problem={rowProblem} />
+      <ListState items={items} problem={problem} retry={reload} empty={`No ${status} invitations.`}>
+        <Table caption={`${status[0]?.toUpperCase() ?? ''}${status.slice(1)} invitations`} heads={['E-mail', 'Role', 'Delivery', status === 'accepted' ? 'Accepted' : 'Expires', 'Invited', ...(status === 'pending' ? [''] : [])]} pager={pager}>
+          {items?.map(inv => (
+            <tr key={inv.id}>
+              <td>{inv.email}</td>
+              <td>{inv.role}</td>
+              <td>{inv.deliveryStatus === 'identity_provider' ? 'sent by the identity provider' : inv.deliveryStatus}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}</td>
+              <td>{when(status === 'accepted' ? inv.acceptedAt : inv.expiresAt)}</td>
+              <td>{when(inv.createdAt)}</td>
+              {status === 'pending' && (
+                <td class='actions'>
+                  <button type='button' onClick={() => { void resend(inv) }}>Resend to {inv.email}</button>
+                  <ConfirmButton label={`Revoke ${inv.email}`} confirm={`Yes, revoke ${inv.email}`} onConfirm={async () => { await revoke(inv) }} />
+                </td>
+              )}
+            </tr>
+          ))}
+        </Table>
+      </ListState>
+    </>
+  )
+}

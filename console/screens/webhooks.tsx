@@ -1,0 +1,159 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api, call, type Problem, type Schemas } from '../api.js'
+import type { ScreenProps } from '../main.js'
+import { ConfirmButton, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
+import { OnceSecret } from './api-keys.js'
+
+type EventType = Schemas['EventType']
+// The catalogue, as the contract's EventType enum lists it; a type missing here fails the typecheck.
+const CATALOGUE = [
+  'invitation.created', 'invitation.resent', 'invitation.accepted', 'invitation.revoked', 'invitation.expired',
+  'invitation.delivery_failed', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created',
+  'api_key.revoked', 'chat.installed', 'chat.uninstalled'
+] as const satisfies readonly EventType[]
+const complete: Exclude<EventType, typeof CATALOGUE[number]> extends never ? true : never = true
+void complete
+
+function EventPicker ({ picked, onChange }: { picked: EventType[], onChange: (t: EventType[]) => void }) {
+  return (
+    <fieldset>
+      <legend>Events (none picked: every event)</legend>
+      <div class='checks'>
+        {CATALOGUE.map(type => (
+          <label key={type} class='check'>
+            <input
+              type='checkbox' checked={picked.includes(type)}
+              onChange={e => { onChange(e.currentTarget.checked ? [...picked, type] : picked.filter(p => p !== type)) }}
+            /> {type}
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  )
+}
+
+function Deliveries ({ endpoint }: { endpoint: Schemas['WebhookEndpoint'] }) {
+  const { items, problem, reload, pager } = usePaged(
+    async cursor => await call(api.GET('/api/webhook-endpoints/{endpointId}/deliveries', {
+      params: { path: { endpointId: endpoint.id }, query: cursor === undefined ? { limit: 10 } : { limit: 10, cursor } }
+    })),
+    [endpoint.id]
+  )
+  const [retryProblem, setRetryProblem] = useState<Problem | null>(null)
+  const retry = async (d: Schemas['WebhookDelivery']) => {
+    const r = await call(api.POST('/api/webhook-deliveries/{deliveryId}/retry', { params: { path: { deliveryId: d.id } } }))
+    if (r.ok) announce(`Delivery of ${d.eventType} queued again.`)
+    setRetryProblem(r.ok ? null : r.problem)
+    reload()
+  }
+  return (
+    <>
+      <ProblemNote problem={retryProblem} />
+      <ListState items={items} problem={problem} retry={reload} empty='No deliveries yet.'>
+        <Table caption={`Recent deliveries to ${endpoint.url}`} heads={['Event', 'Status', 'Attempts', 'Response', 'Next retry', '']} pager={pager}>
+          {items?.map(d => (
+            <tr key={d.id}>
+              <td>{d.eventType}<br /><span class='muted'>{when(d.createdAt)}</span></td>
+              <td>{d.status}</td>
+              <td>{d.attempts}</td>
+              <td>{d.lastStatusCode ?? '—'}{d.lastError !== null && <span class='muted'> {d.lastError}</span>}</td>
+              <td>{when(d.nextAttemptAt)}</td>
+              <td>{d.status !== 'pending' && <button type='button' onClick={() => { void retry(d) }}>Retry</button>}</td>
+            </tr>
+          ))}
+        </Table>
+      </ListState>
+      <button type='button' onClick={reload}>Refresh deliveries</button>
+    </>
+  )
+}
+
+function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint'], onChanged: (p: Problem | null) => void, onSecret: (s: string) => void }) {
+  const [open, setOpen] = useState(false)
+  const [editing, setEditing] = useState(false)
+  const [url, setUrl] = useState(ep.url)
+  const [types, setTypes] = useState<EventType[]>(ep.eventTypes ?? [])
+  const path = { params: { path: { endpointId: ep.id } } }
+  const patch = async (body: Schemas['UpdateWebhookEndpointRequest'], said: string) => {
+    const r = await call(api.PATCH('/api/webhook-endpoints/{endpointId}', { ...path, body }))
+    if (r.ok) announce(said)
+    onChanged(r.ok ? null : r.problem)
+    return r.ok
+  }
+  const rotate = async () => {
+    const r = await call(api.POST('/api/webhook-endpoints/{endpointId}/rotate-secret', path))
+    if (r.ok) { onSecret(r.data.secret); announce(`A new signing secret for ${ep.url}: copy it now. The previous one works until ${when(r.data.previousSecretExpiresAt)}.`) }
+    onChanged(r.ok ? null : r.problem)
+  }
+  const remove = async () => {
+    const r = await call(api.DELETE('/api/webhook-endpoints/{endpointId}', path))
+    if (r.ok) announce(`The endpoint ${ep.url} was deleted.`)
+    onChanged(r.ok ? null : r.problem)
+  }
+  return (
+    <li class='card'>
+      <p><strong>{ep.url}</strong> {ep.enabled ? <span class='tag'>enabled</span> : <span class='tag off'>disabled{ep.disabledReason !== null && ` (${ep.disabledReason})`}</span>}</p>
+      {ep.description !== null && <p class='muted'>{ep.description}</p>}
+      <p class='muted'>Events: {ep.eventTypes === null || ep.eventTypes.length === 0 ? 'all' : ep.eventTypes.join(', ')}</p>
+      <div class='actions'>
+        <button type='button' aria-expanded={editing} onClick={() => { setEditing(!editing) }}>Edit {ep.url}</button>
+        <button type='button' onClick={() => { void patch({ enabled: !ep.enabled }, `${ep.url} is ${ep.enabled ? 'disabled' : 'enabled'}.`) }}>{ep.enabled ? 'Disable' : 'Enable'} {ep.url}</button>
+        <ConfirmButton label={`Rotate the secret of ${ep.url}`} confirm='Yes, rotate the secret' danger={false} onConfirm={rotate} />
+        <ConfirmButton label={`Delete ${ep.url}`} confirm={`Yes, delete ${ep.url}`} onConfirm={remove} />
+        <button type='button' aria-expanded={open} onClick={() => { setOpen(!open) }}>Deliveries of {ep.url}</button>
+      </div>
+      {editing && (
+        <form onSubmit={async e => {
+          e.preventDefault()
+          if (await patch({ url, eventTypes: types.length === 0 ? null : types }, `${url} saved.`)) setEditing(false)
+        }}
+        >
+          <label for={`url-${ep.id}`}>URL</label>
+          <input id={`url-${ep.id}`} type='url' required value={url} onInput={e => { setUrl(e.currentTarget.value) }} />
+          <EventPicker picked={types} onChange={setTypes} />
+          <button type='submit'>Save</button>
+        </form>
+      )}
+      {open && <Deliveries endpoint={ep} />}
+    </li>
+  )
+}
+
+export function Webhooks (_props: ScreenProps) {
+  const [items, setItems] = useState<Array<Schemas['WebhookEndpoint']> | null>(null)
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const [secret, setSecret] = useState<string | null>(null)
+  const [url, setUrl] = useState('')
+  const [description, setDescription] = useState('')
+  const [types, setTypes] = useState<EventType[]>([])
+  const load = () => {
+    void call(api.GET('/api/webhook-endpoints')).then(r => { if (r.ok) { setItems(r.data.items); setProblem(null) } else setProblem(r.problem) })
+  }
+  useEffect(load, [])
+  const create = async (e: Event) => {
+    e.preventDefault()
+    const body: Schemas['CreateWebhookEndpointRequest'] = { url: url.trim(), ...(types.length > 0 ? { eventTypes: types } : {}), ...(description.trim() !== '' ? { description: description.trim() } : {}) }
+    const r = await call(api.POST('/api/webhook-endpoints', { body }))
+    if (r.ok) { setSecret(r.data.secret); setUrl(''); setDescription(''); setTypes([]); announce(`Endpoint ${r.data.url} created: copy its signing secret now.`) } else { setProblem(r.problem); announce(r.problem.text) }
+    load()
+  }
+  return (
+    <>
+      <form class='card' onSubmit={create} aria-labelledby='hook-title'>
+        <h2 id='hook-title'>Add an endpoint</h2>
+        <label for='hook-url'>URL</label>
+        <input id='hook-url' type='url' required maxLength={2000} value={url} onInput={e => { setUrl(e.currentTarget.value) }} />
+        <label for='hook-description'>Description (optional)</label>
+        <input id='hook-description' maxLength={200} value={description} onInput={e => { setDescription(e.currentTarget.value) }} />
+        <EventPicker picked={types} onChange={setTypes} />
+        <button type='submit'>Add the endpoint</button>
+      </form>
+      {secret !== null && <OnceSecret label='The signing secret' secret={secret} onDone={() => { setSecret(null) }} />}
+      <ListState items={items} problem={problem} retry={load} empty='No webhook endpoints.'>
+        <ul class='cards'>
+          {items?.map(ep => <Endpoint key={ep.id} ep={ep} onSecret={setSecret} onChanged={p => { if (p !== null) { setProblem(p); announce(p.text) } load() }} />)}
+        </ul>
+      </ListState>
+    </>
+  )
+}

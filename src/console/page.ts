@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { operations } from '../generated/openapi.js'
+import { htmlPage, type Page } from '../auth/pages.js'
+import { projectRoot } from '../paths.js'
+
+// The admin console's page: one HTML shell for `/` and every `/console/{screen}`. The screens are
+// drawn by the bundle (console/ → dist/console/console.js, built by `npm run build`), which
+// talks to the API only through the contract's operations. The shell carries the console's CSS in
+// a style element and loads the bundle, both under the response's nonce, like the other pages.
+
+export type ConsoleScreen = operations['getConsolePage']['parameters']['path']['screen']
+export const consoleBuildDir = join(projectRoot, 'dist', 'console')
+
+/** Each screen's title; the bundle sets the same one (with the workspace's name) once it runs. */
+const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
+  home: 'Workspace',
+  members: 'Members',
+  invitations: 'Invitations',
+  requests: 'Invite requests',
+  'api-keys': 'API keys',
+  webhooks: 'Webhooks',
+  activity: 'Activity',
+  settings: 'Settings'
+}
+
+let css: string | undefined
+
+/** The bundle's stylesheet, read once; missing means the console was never built. */
+function consoleCss (): string {
+  css ??= readFileSync(join(consoleBuildDir, 'console.css'), 'utf8')
+  return css
+}
+
+export function consolePage (opts: { screen: ConsoleScreen | 'home', identityProvider: boolean }): Page {
+  return htmlPage(SCREEN_TITLES[opts.screen], consoleCss(), nonce => `<div id="app" data-identity-provider="${
+    opts.identityProvider ? 'yes' : 'no'}"><p class="muted">Loading the console…</p></div>
+<script nonce="${nonce}" src="/assets/console.js"></script>`)
+}
+
+/** The icon of every page: a small square with a "W", 0.3 kB. */
+export const FAVICON_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' +
+  '<rect width="32" height="32" rx="6" fill="#1f4e8c"/>' +
+  '<path d="M6 9h3.2l2.3 10 2.9-10h3.2l2.9 10 2.3-10H26l-4 14h-3.2L16 13.6 13.2 23H10z" fill="#fff"/></svg>'

@@ -1,0 +1,165 @@
+import t, { type Test } from 'tap'
+import { AxeBuilder } from '@axe-core/playwright'
+import type { BrowserContext, Page } from 'playwright-core'
+import { build } from './helpers/build.js'
+import { closedPort, startSmtp, type CaughtMail } from './helpers/smtp.js'
+import { launchChromium, pageProblems, skipWithoutChromium as skip } from './helpers/browser.js'
+
+// The admin console in headless Chromium on the embedded defaults (PGlite, the service's own
+// e-mail through a loopback SMTP peer): every screen as an admin, then as a member, each checked
+// by axe-core (zero serious or critical violations). One browser for the file; each test walks
+// several screens, as a person would, through the real pages under their real CSP.
+
+function linkIn (mail: CaughtMail, base: string, path: string): string {
+  const m = new RegExp(`${base.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}${path}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)
+  if (m === null) throw new Error(`no ${path} link in: ${mail.text}`)
+  return m[0]
+}
+
+async function withCookie (context: BrowserContext, base: string, cookie: string): Promise<void> {
+  const [name, value] = cookie.split('=') as [string, string]
+  await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }])
+}
+
+const checked: string[] = []
+
+/** axe-core on the page as it is now: no serious or critical violation. */
+async function axe (t: Test, page: Page, screen: string): Promise<void> {
+  const result = await new AxeBuilder({ page }).analyze()
+  const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+  t.same(bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [], `axe: ${screen} has no serious or critical violations`)
+  checked.push(`${screen} (${result.passes.length} rules passed, ${result.violations.length} minor)`)
+}
+
+async function open (page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true }).click()
+  await page.getByRole('heading', { level: 1, name }).waitFor()
+}
+
+t.test('the console in a browser, as an admin and as a member', { skip, timeout: 300_000 }, async t => {
+  const smtp = await startSmtp(t)
+  const port = await closedPort()
+  const base = `http://127.0.0.1:${port}`
+  const h = await build(t, { env: { SMTP_URL: smtp.url, PUBLIC_URL: base } })
+  await h.app.listen({ port, host: '127.0.0.1' })
+  const admin = await h.signIn({ role: 'admin', workspaceName: 'Acme Robotics', email: 'ada@example.com' })
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId, email: 'grace@example.com' })
+
+  const browser = await launchChromium(t)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  await withCookie(context, base, admin.cookie)
+  const page = await context.newPage()
+  page.setDefaultTimeout(20_000)
+  const problems = pageProblems(page)
+
+  await t.test('profile: who is signed in, the nav of every screen, a favicon', async t => {
+    const favicon = page.waitForResponse(r => r.url() === `${base}/favicon.svg`)
+    await page.goto(`${base}/`)
+    await page.locator('#me-email', { hasText: admin.email }).waitFor()
+    t.equal((await favicon).status(), 200, 'the page links its icon, which is served')
+    t.equal(await page.title(), 'Profile · Acme Robotics')
+    t.same(
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(),
+      ['Profile', 'Members', 'Invitations', 'Invite requests', 'API keys', 'Webhooks', 'Activity', 'Settings']
+    )
+    await axe(t, page, 'Profile (admin)')
+  })
+
+  let signupLink = ''
+  await t.test('invitations: three pasted addresses, three results; resend kills the old link', async t => {
+    await open(page, 'Invitations')
+    t.equal(new URL(page.url()).pathname, '/console/invitations')
+    t.equal(await page.title(), 'Invitations · Acme Robotics')
+    const seen = smtp.messages.length
+    await page.fill('#invite-emails', 'newbie@example.com, not-an-address\ngrace@example.com')
+    await page.click('button[type=submit]')
+    const results = page.locator('.results li')
+    await results.nth(2).waitFor()
+    t.same(
+      await results.evaluateAll(els => els.map(e => [e.querySelector('strong')?.textContent, e.getAttribute('data-outcome')])),
+      [['newbie@example.com', 'invited'], ['not-an-address', 'invalid'], ['grace@example.com', 'member']],
+      'one result per address: invited, invalid, already a member'
+    )
+    t.match(await page.locator('#live').textContent(), /1 of 3 invited/, 'and the live region says so')
+    const first = linkIn(await smtp.nextMessage(seen), base, '/signup')
+    await page.getByRole('row', { name: /newbie@example\.com/ }).waitFor()
+    await axe(t, page, 'Invitations (admin)')
+
+    // Resend by keyboard: focus the button, press Enter.
+    const again = smtp.messages.length
+    await page.getByRole('button', { name: 'Resend to newbie@example.com' }).focus()
+    await page.keyboard.press('Enter')
+    await page.locator('#live', { hasText: 'the old link no longer works' }).waitFor()
+    signupLink = linkIn(await smtp.nextMessage(again), base, '/signup')
+    t.not(signupLink, first, 'a fresh link was e-mailed')
+    const old = await context.request.post(`${base}/api/auth/invitation`, { data: { token: new URL(first).searchParams.get('token') } })
+    t.equal(old.status(), 400, 'the old link is dead')
+    t.equal((await old.json() as { code: string }).code, 'TOKEN_INVALID')
+
+    // Revoke: another invitation, revoked with the keyboard (the confirm button takes the focus).
+    await page.fill('#invite-emails', 'revoke-me@example.com')
+    await page.click('button[type=submit]')
+    await page.getByRole('button', { name: 'Revoke revoke-me@example.com' }).focus()
+    await page.keyboard.press('Enter')
+    t.equal(await page.evaluate<string>('document.activeElement?.textContent'), 'Yes, revoke revoke-me@example.com', 'the confirm button has the focus')
+    await page.keyboard.press('Enter')
+    await page.locator('#live', { hasText: 'revoke-me@example.com was revoked' }).waitFor()
+    await page.getByRole('button', { name: 'revoked', exact: true }).click()
+    await page.getByRole('row', { name: /revoke-me@example\.com/ }).waitFor()
+    t.pass('the revoked invitation is listed under revoked')
+  })
+
+  await t.test('members: the invitee signs up and appears without a reload; roles; the last admin', async t => {
+    await open(page, 'Members')
+    await page.getByRole('row', { name: /grace@example\.com/ }).waitFor()
+    t.equal(await page.getByRole('row', { name: /newbie@example\.com/ }).count(), 0, 'not a member yet')
+
+    const invitee = await browser.newContext()
+    const signup = await invitee.newPage()
+    await signup.goto(signupLink)
+    await signup.fill('#name', 'Newbie Person')
+    await signup.click('#accept-button')
+    await signup.waitForURL(`${base}/`)
+    await signup.locator('#me-email', { hasText: 'newbie@example.com' }).waitFor()
+    await invitee.close()
+
+    await t.resolves(page.getByRole('row', { name: /newbie@example\.com/ }).waitFor({ timeout: 15_000 }), 'the new member shows in Members without a reload')
+
+    const role = page.getByRole('combobox', { name: 'Role of newbie@example.com' })
+    await role.focus()
+    await role.selectOption('admin')
+    await page.locator('#live', { hasText: 'newbie@example.com is now an admin' }).waitFor()
+    await role.selectOption('member')
+    await page.locator('#live', { hasText: 'newbie@example.com is now a member' }).waitFor()
+
+    t.match(await page.locator('#last-admin-rule').textContent(), /always keeps at least one admin/, 'the rule, before the click')
+    await page.getByRole('combobox', { name: 'Role of ada@example.com' }).selectOption('member')
+    const refusal = page.getByRole('alert').filter({ hasText: 'last admin' })
+    await refusal.waitFor()
+    t.match(await refusal.textContent(), /ada@example\.com was not made a member: they are the workspace's last admin/, 'and after, in words')
+    t.equal(await page.getByRole('combobox', { name: 'Role of ada@example.com' }).inputValue(), 'admin', 'still an admin')
+    await axe(t, page, 'Members (admin)')
+  })
+
+  await t.test('a member sees their profile only', async t => {
+    const other = await browser.newContext({ viewport: { width: 360, height: 800 } })
+    await withCookie(other, base, member.cookie)
+    const p = await other.newPage()
+    const memberProblems = pageProblems(p)
+    await p.goto(`${base}/`)
+    await p.locator('#me-role', { hasText: 'member' }).waitFor()
+    t.same(await p.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(), ['Profile'])
+    await axe(t, p, 'Profile (member, 360 px)')
+    await p.goto(`${base}/console/members`)
+    await p.getByRole('alert').filter({ hasText: 'Members is for admins' }).waitFor()
+    await axe(t, p, 'Members opened by a member (360 px)')
+    await p.click('#logout')
+    await p.locator('#signed-out').waitFor()
+    await axe(t, p, 'Signed out')
+    t.same(memberProblems, [])
+    await other.close()
+  })
+
+  t.same(problems, [], 'no script errors and no CSP violations')
+  t.comment(`axe checked: ${checked.join(', ')}`)
+})
