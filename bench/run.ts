@@ -20,6 +20,7 @@
 //   npm run bench -- --rounds 7 --duration 10 --connections 20
 //   npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
 //   npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
+//   npm run bench -- --no-console                   # skip the admin console's figures (bench/console.ts)
 //   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
 //   npm run bench -- --costs                        # also what metrics, traces and headers each cost
 //   npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
@@ -40,6 +41,7 @@ import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { measure, pinCpus, type Pinning, type Round } from './load.js'
 import { analyzeProfile } from './profile.js'
 import { measureStarts } from './start.js'
+import { measureConsole } from './console.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
@@ -60,6 +62,7 @@ const { values } = parseArgs({
     'no-postgres': { type: 'boolean', default: false },
     'no-pglite': { type: 'boolean', default: false },
     'no-start': { type: 'boolean', default: false },
+    'no-console': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
@@ -157,6 +160,10 @@ async function main (): Promise<void> {
   // The start-up targets first, on a machine not yet loaded by the servers below.
   const startGoals = values['no-start'] ? [] : await measureStarts(3, line => { process.stdout.write(line) })
   const smtp = await startSinkSmtp()
+  // The admin console: its bytes, and Members over 10,000 members in Chromium (bench/console.ts).
+  const consoleGoals = values['no-console']
+    ? []
+    : await measureConsole(pin, smtp.url, 5, line => { process.stdout.write(line) })
   const pgDb = values['no-postgres'] ? null : await throwawayDatabase(values['pg-url'], 'ws_bench')
   const profileDir = values.profile ? join(projectRoot, 'bench', 'profiles') : null
   if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
@@ -193,7 +200,7 @@ async function main (): Promise<void> {
     const results = await runRounds(list, rounds, seconds, warmup, profileDir)
 
     const rows = summarize(results)
-    const goals = [...targets(rows, services.map(s => s.db)), ...startGoals]
+    const goals = [...targets(rows, services.map(s => s.db)), ...startGoals, ...consoleGoals]
     process.stdout.write(formatTable(rows, goals, smtp.received()))
     const pinnedCpus = pin.on ? { servers: pin.serverCpu, loadGenerator: pin.loadCpu } : null
     const params = { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus }

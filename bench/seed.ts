@@ -9,7 +9,8 @@ import { seedInvitations, seedMembers } from './scale-seed.js'
 // workspace is seeded between create-admin and its start (PGlite: one process at a time), when it
 // has no user yet: one member is made first, as the invitations' inviter.
 //
-//   tsx bench/seed.ts --workspace NAME --invitations 100000   (env: DATA_DIR / DATABASE_URL, as the service)
+//   tsx bench/seed.ts --workspace NAME --invitations 100000 [--members 10000]
+//   (env: DATA_DIR / DATABASE_URL, as the service)
 
 /** `count` invitations in workspace `workspaceId`, 30 s apart, the newest now. */
 export async function seedWorkspaceInvitations (q: Queryable, workspaceId: string, count: number): Promise<void> {
@@ -25,7 +26,11 @@ export async function seedWorkspaceInvitations (q: Queryable, workspaceId: strin
 
 async function main (): Promise<void> {
   const { values } = parseArgs({
-    options: { workspace: { type: 'string' }, invitations: { type: 'string', default: '100000' } },
+    options: {
+      workspace: { type: 'string' },
+      invitations: { type: 'string', default: '100000' },
+      members: { type: 'string', default: '0' }
+    },
     strict: true
   })
   const config = loadConfig(process.env, { root: projectRoot })
@@ -34,6 +39,12 @@ async function main (): Promise<void> {
     const found = await db.query<{ id: string }>('SELECT id FROM workspaces WHERE name = $1', [values.workspace])
     const row = found.rows[0]
     if (row === undefined) throw new Error(`seed: no workspace named ${String(values.workspace)}`)
+    // --members: the console's Members screen over a large workspace (bench/console.ts).
+    const members = Number(values.members)
+    if (members > 0) {
+      await seedMembers(db, { workspaceIds: [row.id], count: members, now: new Date() })
+      await db.query('ANALYZE users')
+    }
     await seedWorkspaceInvitations(db, row.id, Number(values.invitations))
   } finally {
     await db.close()

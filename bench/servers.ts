@@ -175,7 +175,8 @@ export async function startService (
   databaseUrl: string | null,
   profileDir: string | null,
   extraEnv: Record<string, string> = {},
-  invitations = 0
+  invitations = 0,
+  members = 0
 ): Promise<Service> {
   const dataDir = tempDir(`bench-${db}-`)
   const port = await freePort()
@@ -192,7 +193,8 @@ export async function startService (
   const token = new URL(made.trim().split('\n').pop() ?? '').searchParams.get('token') ?? ''
   // The list page's workspace history, written before the service holds the embedded database.
   const seed = [...TSX, fileURLToPath(new URL('seed.ts', import.meta.url)), '--workspace', workspace]
-  execFileSync(process.execPath, [...seed, '--invitations', String(invitations)], { cwd: projectRoot, env })
+  const counts = ['--invitations', String(invitations), '--members', String(members)]
+  execFileSync(process.execPath, [...seed, ...counts], { cwd: projectRoot, env })
   const profile = profilerFlags(profileDir, env)
   const server = join(projectRoot, 'dist/src/server.js')
   const proc = start(pin, process.execPath, [...profile, '--enable-source-maps', server], env)

@@ -25,7 +25,7 @@ export type PageScript = operations['getPageScript']['parameters']['path']['scri
 export const pageScriptsDir = join(projectRoot, 'src', 'auth', 'assets')
 
 /** The headers of every HTML page: its CSP, which lets run only what carries this response's nonce. */
-export function pageHeaders (nonce: string): Record<string, string> {
+function pageHeaders (nonce: string): Record<string, string> {
   return {
     'content-security-policy': [
       "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, "connect-src 'self'",

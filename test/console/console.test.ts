@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { AxeBuilder } from '@axe-core/playwright'
 import type { BrowserContext, Page } from 'playwright-core'
-import { build } from './helpers/build.js'
-import { closedPort, startSmtp, type CaughtMail } from './helpers/smtp.js'
-import { launchChromium, pageProblems, skipWithoutChromium as skip } from './helpers/browser.js'
+import { build } from '../helpers/build.js'
+import { closedPort, startSmtp, type CaughtMail } from '../helpers/smtp.js'
+import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
 
 // The admin console in headless Chromium on the embedded defaults (PGlite, the service's own
 // e-mail through a loopback SMTP peer): every screen as an admin, then as a member, each checked
