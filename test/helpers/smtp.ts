@@ -1,6 +1,6 @@
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net'
 import { SMTPServer } from 'smtp-server'
-import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp-connection.js'
+import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp-connection'
 import { simpleParser } from 'mailparser'
 
 // A real SMTP peer on loopback (smtp-server) that keeps what it receives, and the faults the
