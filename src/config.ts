@@ -59,6 +59,7 @@ export const EnvSchema = Type.Object({
   API_KEY_FAILURES_PER_MINUTE: Int(1, 1000000, 20),
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
   API_KEYS_PER_WORKSPACE: Int(1, 10000, 10),
+  INVITE_REQUESTS_PER_MEMBER: Int(1, 10000, 10),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
   HEADERS_TIMEOUT_MS: Int(100, 600000, 10000),
   REQUEST_TIMEOUT_MS: Int(100, 600000, 30000),
@@ -146,6 +147,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number
   /** Live API keys a workspace may hold (each has its own MCP rate limit). */
   readonly apiKeysPerWorkspace: number
+  /** Pending invite requests one member may have open at once (each one DMs every admin). */
+  readonly inviteRequestsPerMember: number
   /** Bounds on one client connection (slow or idle clients), in ms. */
   readonly timeouts: {
     readonly headers: number,
@@ -284,6 +287,7 @@ function configOf (env: Env, derived: Derived): Config {
     bodyLimit: env.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     apiKeysPerWorkspace: env.API_KEYS_PER_WORKSPACE,
+    inviteRequestsPerMember: env.INVITE_REQUESTS_PER_MEMBER,
     timeouts: {
       headers: env.HEADERS_TIMEOUT_MS,
       request: env.REQUEST_TIMEOUT_MS,

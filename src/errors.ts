@@ -41,6 +41,12 @@ export const Errors = {
   LAST_ADMIN: define('LAST_ADMIN', 'The last admin of a workspace cannot be demoted or removed', 409),
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
   INVITE_REQUEST_NOT_PENDING: define('INVITE_REQUEST_NOT_PENDING', 'The invite request is %s, not pending', 409),
+  INVITE_REQUEST_LIMIT_REACHED: define(
+    'INVITE_REQUEST_LIMIT_REACHED',
+    'You already have %s pending invite requests, the most one member may have open; ' +
+      'wait for the admins to decide one',
+    409
+  ),
   API_KEY_LIMIT_REACHED: define(
     'API_KEY_LIMIT_REACHED', 'The workspace already has %s live API keys, the most it may hold; revoke one first', 409
   ),

@@ -59,6 +59,34 @@ export async function insertInviteRequest (
   return { row: existing.rows[0] as InviteRequestRow, created: false }
 }
 
+/** The pending, unexpired request for this e-mail in a workspace, or null. */
+export async function findPendingInviteRequest (
+  q: Queryable,
+  input: { workspaceId: string, email: string, now: Date }
+): Promise<InviteRequestRow | null> {
+  const r = await q.query<InviteRequestRow>(
+    `SELECT ${COLUMNS} FROM invite_requests
+      WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at > $3`,
+    [input.workspaceId, input.email, input.now])
+  return r.rows[0] ?? null
+}
+
+/**
+ * Pending, unexpired requests one member has open in a workspace, counted after a transaction
+ * lock on that member: two requests of one member at once are counted one after the other.
+ */
+export async function lockAndCountOpenRequests (
+  q: Queryable,
+  input: { workspaceId: string, requestedBy: string, now: Date }
+): Promise<number> {
+  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`invite-requests:${input.requestedBy}`])
+  const r = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM invite_requests
+      WHERE workspace_id = $1 AND requested_by = $2 AND status = 'pending' AND expires_at > $3`,
+    [input.workspaceId, input.requestedBy, input.now])
+  return r.rows[0]?.n ?? 0
+}
+
 export async function findInviteRequest (
   q: Queryable,
   workspaceId: string,

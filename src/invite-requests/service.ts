@@ -11,6 +11,7 @@ import { emailAddress } from '../lib/email.js'
 import { isUuid } from '../lib/uuid.js'
 import {
   decideInviteRequest, effectiveRequestStatus, findInviteRequest, insertInviteRequest, listInviteRequests,
+  findPendingInviteRequest, lockAndCountOpenRequests,
   reopenInviteRequest, type InviteRequestRow, type InviteRequestStatus
 } from '../db/invite-requests.js'
 
@@ -105,7 +106,22 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
       const email = emailAddress(input.email)
       if (await isMemberEmail(db, actor.workspaceId, email)) throw serviceError('USER_EXISTS')
       const now = clock.now()
+      const cap = deps.ports.config.inviteRequestsPerMember
       const result = await db.transaction(async tx => {
+        // Each new request messages every admin: one member's open requests are capped.
+        const open = await lockAndCountOpenRequests(
+          tx, { workspaceId: actor.workspaceId, requestedBy: actor.userId, now }
+        )
+        if (open >= cap) {
+          // Asking again for an address already asked for is not a new request.
+          const existing = await findPendingInviteRequest(tx, { workspaceId: actor.workspaceId, email, now })
+          if (existing !== null) return { row: existing, created: false }
+          deps.ports.log.warn(
+            { workspaceId: actor.workspaceId, userId: actor.userId, open },
+            'invite request refused: the member has INVITE_REQUESTS_PER_MEMBER pending requests'
+          )
+          throw serviceError('INVITE_REQUEST_LIMIT_REACHED', [String(cap)])
+        }
         const inserted = await insertInviteRequest(tx, {
           workspaceId: actor.workspaceId,
           email,
