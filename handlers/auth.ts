@@ -1,5 +1,7 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
+import { loginLinkBrowserCookie } from '../src/plugins/auth.js'
+import { LOGIN_TOKEN_TTL_MS } from '../src/auth/login-link.js'
 
 // The contract's 202 body for login links: one constant, so every answer is byte-identical.
 const LOGIN_LINK_ACCEPTED = {
@@ -7,11 +9,13 @@ const LOGIN_LINK_ACCEPTED = {
 }
 
 export function authHandlers (
-  { services }: HandlerDeps
+  { services, config }: HandlerDeps
 ): HandlerGroup<
-  'postSetup' | 'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthVerify' | 'postAuthLogout'
+  'postSetup' | 'postAuthSignup' | 'postAuthInvitation' | 'postAuthLoginLink' | 'postAuthLoginLinkPreview' |
+  'postAuthVerify' | 'postAuthLogout'
 > {
   const { auth, setup } = services
+  const browserCookie = loginLinkBrowserCookie(config, LOGIN_TOKEN_TTL_MS / 1000)
   return {
     async postSetup (request, reply) {
       const { me, token } = await setup.complete(request.body)
@@ -29,8 +33,13 @@ export function authHandlers (
 
     async postAuthLoginLink (request, reply) {
       // Nothing is looked up before answering: the delivery runs after the reply (login-link.ts).
-      auth.requestLoginLink(request.body.email)
+      // The link is bound to this browser: its landing page can tell whether it was opened here.
+      auth.requestLoginLink(request.body.email, browserCookie.ensure(request, reply))
       return await reply.code(202).send(LOGIN_LINK_ACCEPTED)
+    },
+
+    async postAuthLoginLinkPreview (request) {
+      return await auth.previewLoginLink(request.body.token, browserCookie.read(request))
     },
 
     async postAuthVerify (request, reply) {

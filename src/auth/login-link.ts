@@ -1,8 +1,8 @@
 import type { Ports } from '../ports.js'
 import { findUserByEmail } from '../db/users.js'
-import { consumeLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'
+import { consumeLoginToken, findLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'
 import { serviceError } from '../errors.js'
-import { hashToken, randomToken } from '../lib/tokens.js'
+import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import { loadMe, type Me } from '../members/directory.js'
 import { escapeHtml } from '../lib/html.js'
@@ -13,12 +13,24 @@ export const LOGIN_LINKS_PER_EMAIL = 5
 const LOGIN_LINK_WINDOW_MS = 15 * 60_000
 const NO_USER = '00000000-0000-0000-0000-000000000000'
 
+/** What a login link's landing page shows before anyone signs in (the contract's LoginLinkPreview). */
+export interface LoginLinkPreview {
+  email: string
+  workspace: { id: string, name: string }
+  expiresAt: string
+  /** The browser that opened the link is the one that asked for it (its login_link_browser cookie). */
+  sameBrowser: boolean
+}
+
 export interface LoginLinks {
   /**
-   * Schedule a login link for `email`. Returns at once, before any lookup: the caller answers
+   * Schedule a login link for `email`, bound to the browser whose secret is `browser` (the value
+   * of its login_link_browser cookie). Returns at once, before any lookup: the caller answers
    * the same 202 in the same time whether or not the address belongs to a user.
    */
-  request(email: string): void
+  request(email: string, browser: string | null): void
+  /** The account a link signs in to, without using it (mail scanners and the landing page). */
+  preview(token: string, browser: string | null): Promise<LoginLinkPreview>
   verify(token: string): Promise<{ me: Me, token: string }>
   /** Waits for scheduled deliveries (graceful shutdown, tests). */
   idle(): Promise<void>
@@ -28,7 +40,7 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
   const { db, clock, config, mailer, log } = ports
   const pending = new Set<Promise<void>>()
 
-  async function deliver (email: string): Promise<void> {
+  async function deliver (email: string, browser: string | null): Promise<void> {
     const user = await findUserByEmail(db, email)
     const active = user !== null && user.status === 'active'
     // The same work whether or not the address is a user's: the work after one answer delays the
@@ -40,6 +52,7 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
     const inserted = await db.transaction(async tx => await insertLoginTokenWithinLimit(tx, {
       userId: active ? user.id : NO_USER,
       tokenHash: hashToken(token),
+      browserHash: browser === null ? null : hashToken(browser),
       expiresAt: new Date(now.getTime() + LOGIN_TOKEN_TTL_MS),
       now,
       since: new Date(now.getTime() - LOGIN_LINK_WINDOW_MS),
@@ -63,12 +76,26 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
   }
 
   return {
-    request (email) {
+    request (email, browser) {
       const p = new Promise<void>(resolve => { setImmediate(resolve) })
-        .then(async () => { await deliver(email) })
+        .then(async () => { await deliver(email, browser) })
         .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'login link delivery failed') })
         .finally(() => { pending.delete(p) })
       pending.add(p)
+    },
+
+    async preview (token, browser) {
+      const found = await findLoginToken(db, hashToken(token))
+      // The same answers as verify, in the same order: an unknown or disabled account first.
+      if (found === null || !found.active) throw serviceError('TOKEN_INVALID')
+      if (found.usedAt !== null) throw serviceError('TOKEN_USED')
+      if (found.expiresAt.getTime() <= clock.now().getTime()) throw serviceError('TOKEN_EXPIRED')
+      return {
+        email: found.email,
+        workspace: found.workspace,
+        expiresAt: found.expiresAt.toISOString(),
+        sameBrowser: browser !== null && found.browserHash !== null && safeEqual(hashToken(browser), found.browserHash)
+      }
     },
 
     async verify (token) {

@@ -94,6 +94,12 @@ export function loginPage (opts: { identityProvider: boolean }): Page {
 <h1>Sign in</h1>
 <p id="status" class="muted" hidden></p>
 <p id="error" class="error" role="alert" hidden></p>
+<form id="confirm" hidden>
+  <p>This link signs in to <strong id="link-email"></strong> in the workspace <strong id="link-workspace"></strong>.</p>
+  <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Sign in only if
+  you asked for it yourself: a link someone sent you signs you in to their account.</p>
+  <button id="signin-button" type="submit"></button>
+</form>
 <form id="request-link">
   <label for="email">E-mail address</label>
   <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>

@@ -12,14 +12,19 @@ export interface LoginTokenUse { userId: string, workspaceId: string }
  */
 export async function insertLoginTokenWithinLimit (
   q: Queryable,
-  loginToken: { userId: string, tokenHash: string, expiresAt: Date, now: Date, since: Date, max: number }
+  loginToken: {
+    userId: string, tokenHash: string, browserHash: string | null, expiresAt: Date, now: Date, since: Date, max: number
+  }
 ): Promise<boolean> {
   await q.query("SELECT pg_advisory_xact_lock(hashtextextended('login_tokens:' || $1, 0))", [loginToken.userId])
   const r = await q.query(
-    `INSERT INTO login_tokens (user_id, token_hash, expires_at, created_at)
-     SELECT $1, $2, $3, $4
+    `INSERT INTO login_tokens (user_id, token_hash, browser_hash, expires_at, created_at)
+     SELECT $1, $2, $7, $3, $4
       WHERE (SELECT count(*) FROM login_tokens WHERE user_id = $1 AND created_at > $5) < $6`,
-    [loginToken.userId, loginToken.tokenHash, loginToken.expiresAt, loginToken.now, loginToken.since, loginToken.max])
+    [
+      loginToken.userId, loginToken.tokenHash, loginToken.expiresAt, loginToken.now, loginToken.since, loginToken.max,
+      loginToken.browserHash
+    ])
   return r.rowCount === 1
 }
 
@@ -44,6 +49,28 @@ export async function consumeLoginToken (
   const row = seen.rows[0]
   if (row === undefined || !row.active) return { reason: 'unknown' }
   return { reason: row.usedAt !== null ? 'used' : 'expired' }
+}
+
+export interface LoginTokenView {
+  email: string
+  workspace: { id: string, name: string }
+  expiresAt: Date
+  usedAt: Date | null
+  active: boolean
+  browserHash: string | null
+}
+
+/** A login token as its landing page shows it, without using it; null when the hash is unknown. */
+export async function findLoginToken (q: Queryable, tokenHash: string): Promise<LoginTokenView | null> {
+  const r = await q.query<Omit<LoginTokenView, 'workspace'> & { workspaceId: string, workspaceName: string }>(
+    `SELECT u.email, w.id AS "workspaceId", w.name AS "workspaceName", lt.expires_at AS "expiresAt",
+            lt.used_at AS "usedAt", (u.status = 'active') AS active, lt.browser_hash AS "browserHash"
+       FROM login_tokens lt JOIN users u ON u.id = lt.user_id JOIN workspaces w ON w.id = u.workspace_id
+      WHERE lt.token_hash = $1`, [tokenHash])
+  const row = r.rows[0]
+  if (row === undefined) return null
+  const { workspaceId, workspaceName, ...rest } = row
+  return { ...rest, workspace: { id: workspaceId, name: workspaceName } }
 }
 
 /** Housekeeping: up to `limit` tokens that expired before `before` (used or not: either way dead). */

@@ -163,6 +163,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/login-link/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a login link without using it
+         * @description The account a login-link token signs in to (its e-mail and workspace), and whether this
+         *     browser is the one that asked for the link (`sameBrowser`: the `login_link_browser` cookie
+         *     that `POST /api/auth/login-link` set matches the one stored with the token). The token is
+         *     not used: the landing page `/login?token=…` shows this and signs in only when the person
+         *     confirms ("Sign in as …"), with a warning when the link was requested from another browser.
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         */
+        post: operations["postAuthLoginLinkPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/verify": {
         parameters: {
             query?: never;
@@ -1333,6 +1358,15 @@ export interface components {
         Accepted: {
             message: string;
         };
+        LoginLinkPreview: {
+            /** @description The account the link signs in to. */
+            email: string;
+            workspace: components["schemas"]["Workspace"];
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description True when this browser asked for the link (its `login_link_browser` cookie matches). False for a link opened in another browser or on another device, or one that someone else may have sent: the page then says so before offering to sign in. */
+            sameBrowser: boolean;
+        };
         InvitationPreview: {
             workspace: components["schemas"]["Workspace"];
             email: string;
@@ -2203,6 +2237,11 @@ export interface operations {
             /** @description Accepted; a link is on its way if the address belongs to a user. */
             202: {
                 headers: {
+                    /**
+                     * @description `login_link_browser=<random>; HttpOnly; SameSite=Strict; Path=/api/auth; Max-Age=900`: the link is bound to this browser (`POST /api/auth/login-link/preview` says whether a link is opened in the browser that asked for it). Kept when the browser has one already.
+                     * @example login_link_browser=q9Vd1m3KcR8sT2wY5nB7xZ0aL4eH6jF1gU3iO8pQrSt; Max-Age=900; Path=/api/auth; HttpOnly; SameSite=Strict
+                     */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2219,6 +2258,46 @@ export interface operations {
                 };
             };
             403: components["responses"]["CrossOriginRejected"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAuthLoginLinkPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The account the link signs in to. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginLinkPreview"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is unknown (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["CrossOriginRejected"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

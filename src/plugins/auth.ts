@@ -8,6 +8,7 @@ import { SESSION_COOKIE, type SessionTokenSigner } from '../sessions/service.js'
 import type { SecurityServices } from '../auth/security.js'
 import { OAUTH_STATE_TTL_MS } from '../auth/oauth-state.js'
 import type { BearerFailures } from './rate-limit.js'
+import { randomToken } from '../lib/tokens.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
 // exp, iss and aud required on verify. Only the service_session cookie is ever read. A numeric
@@ -66,10 +67,10 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
  * plain-http local — behind a TLS-terminating proxy (TRUST_PROXY), X-Forwarded-Proto: https also
  * makes it Secure.
  */
-function browserCookie (config: Config, reply: FastifyReply, path: string) {
+function browserCookie (config: Config, reply: FastifyReply, path: string, sameSite: 'lax' | 'strict' = 'lax') {
   return {
     httpOnly: true,
-    sameSite: 'lax' as const,
+    sameSite,
     path,
     secure: config.session.secureCookie || reply.request.protocol === 'https'
   }
@@ -88,6 +89,29 @@ export function oauthStateCookie (config: Config, cookie: { name: string, path: 
     take (request: FastifyRequest, reply: FastifyReply): string | undefined {
       reply.clearCookie(cookie.name, options(reply))
       return request.cookies[cookie.name]
+    }
+  }
+}
+
+/**
+ * The secret that binds a login link to the browser that asked for it: set (or kept, so two
+ * requests in a row both bind) by POST /api/auth/login-link, read by the preview. SameSite=Strict
+ * and HttpOnly: only this service's own pages ever send it; its path is /api/auth.
+ */
+export function loginLinkBrowserCookie (config: Config, ttlSeconds: number) {
+  const name = 'login_link_browser'
+  const options = (reply: FastifyReply) => browserCookie(config, reply, '/api/auth', 'strict')
+  const read = (request: FastifyRequest): string | null => {
+    const value = request.cookies[name]
+    return value !== undefined && /^[\w-]{43}$/.test(value) ? value : null
+  }
+  return {
+    read,
+    /** This browser's secret, made and set when it has none yet; the cookie's life starts again. */
+    ensure (request: FastifyRequest, reply: FastifyReply): string {
+      const value = read(request) ?? randomToken()
+      reply.setCookie(name, value, { ...options(reply), maxAge: ttlSeconds })
+      return value
     }
   }
 }

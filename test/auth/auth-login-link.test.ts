@@ -63,7 +63,8 @@ t.test('login links through a real SMTP peer', async t => {
     t.equal(unknown.headers['content-type'], known.headers['content-type'])
     t.equal(unknown.headers['content-length'], known.headers['content-length'])
     t.same(Object.keys(unknown.headers).sort(), Object.keys(known.headers).sort(), 'the same headers')
-    t.equal(known.cookies.length, 0)
+    // Every answer binds the browser alike (known address or not): no session, only the binding.
+    for (const r of [known, unknown]) t.same(r.cookies.map(c => c.name), ['login_link_browser'])
 
     await h.app.services.auth.idle()
     t.equal(smtp.messages.length, 1, 'one e-mail, to the known address only')
@@ -135,6 +136,36 @@ t.test('login links through a real SMTP peer', async t => {
     ])
     for (const r of both) assertContract(t, 'POST', '/api/auth/verify', r)
     t.same(both.map(r => r.statusCode).sort(), [200, 410])
+  })
+
+  await t.test('the preview names the account without using the link, and tells this browser from another', async t => {
+    const seen = smtp.messages.length
+    const asked = await post(h, '/api/auth/login-link', { email: 'bob@example.com' })
+    const bound = asked.cookies.find(c => c.name === 'login_link_browser')
+    t.equal(bound?.httpOnly, true, 'the link is bound to this browser by an HttpOnly cookie')
+    t.equal(bound?.sameSite, 'Strict')
+    t.equal(bound?.path, '/api/auth')
+    const token = linkIn(await smtp.nextMessage(seen), 'http://app.example.test')
+    const preview = async (cookie?: string) => await h.inject({
+      method: 'POST',
+      url: '/api/auth/login-link/preview',
+      headers: { 'content-type': 'application/json', ...(cookie !== undefined ? { cookie } : {}) },
+      payload: JSON.stringify({ token })
+    })
+    const here = await preview(`login_link_browser=${bound?.value ?? ''}`)
+    assertContract(t, 'POST', '/api/auth/login-link/preview', here)
+    t.match(here.json(), { email: 'bob@example.com', workspace: { name: 'Acme' }, sameBrowser: true })
+    const elsewhere = await preview()
+    t.equal(elsewhere.json().sameBrowser, false, 'opened in a browser without the cookie')
+    const forged = await preview(`login_link_browser=${'A'.repeat(43)}`)
+    t.equal(forged.json().sameBrowser, false, 'or with another browser\'s cookie')
+    t.equal((await post(h, '/api/auth/verify', { token })).statusCode, 200, 'previews did not use the link')
+    const used = await preview()
+    assertContract(t, 'POST', '/api/auth/login-link/preview', used)
+    t.equal(used.json().code, 'TOKEN_USED')
+    const unknown = await post(h, '/api/auth/login-link/preview', { token: 'x'.repeat(43) })
+    assertContract(t, 'POST', '/api/auth/login-link/preview', unknown)
+    t.equal(unknown.json().code, 'TOKEN_INVALID')
   })
 
   await t.test('a link expires after 15 minutes on the app clock', async t => {

@@ -22,6 +22,8 @@
     byId('inv-role').textContent = r.body.role
     byId('inv-by').textContent = r.body.invitedBy ?? '—'
     byId('inv-expires').textContent = new Date(r.body.expiresAt).toLocaleString()
+    // The button names the account: accepting signs this browser in as that person.
+    byId('accept-button').textContent = 'Accept and sign in as ' + r.body.email
     form.hidden = false
   })()
 
