@@ -31,7 +31,10 @@ export function registerBodyParsing (app: FastifyInstance): void {
     }
   }
   app.addHook('onRoute', route => {
-    if (route.schema?.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
+    const optional = (route.config as { bodyOptional?: boolean } | undefined)?.bodyOptional === true
+    if (route.schema?.body !== undefined && !optional) {
+      route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
+    }
     type Answer = { content?: Record<string, { schema?: unknown }> }
     const response = route.schema?.response as Record<string, Answer> | undefined
     for (const [status, answer] of Object.entries(response ?? {})) {

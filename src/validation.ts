@@ -69,7 +69,7 @@ export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
     let fn = validators.get(key)
     if (fn === undefined) {
       const compiledFn = (part === 'body' ? body : other).compile(compiled as object)
-      fn = part === 'body' ? compiledFn : finiteOnly(compiledFn)
+      fn = part === 'body' ? compiledFn : finiteOnly(numbersAsWritten(compiled as Record<string, unknown>, compiledFn))
       validators.set(key, fn)
     }
     return fn
@@ -94,6 +94,46 @@ function finiteOnly (validate: ValidateFunction): ValidateFunction {
     return false
   }) as ValidateFunction
   return wrapped
+}
+
+// Ajv coerces a string to a number whenever Number() takes it: " 10 ", "1e1" and "0x0A" all
+// became 10. A parameter the contract types as an integer or a number is one as JSON writes it.
+const NUMERAL: Record<string, RegExp> = {
+  integer: /^-?(?:0|[1-9]\d*)$/,
+  number: /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
+}
+
+/**
+ * `validate`, preceded by a check (before Ajv coerces in place) that each integer or number
+ * property of this query, path or header schema that arrives as a string is written as a JSON
+ * number; otherwise the failure Ajv reports for a value of the wrong type.
+ */
+function numbersAsWritten (schema: Record<string, unknown>, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>
+  const numeric = Object.entries(properties).flatMap(([name, p]) => {
+    const re = typeof p.type === 'string' ? NUMERAL[p.type] : undefined
+    return re !== undefined ? [{ name, re, type: p.type as string }] : []
+  })
+  if (numeric.length === 0) return validate
+  const strict = ((data: Record<string, unknown> | null | undefined) => {
+    for (const { name, re, type } of numeric) {
+      const value = data?.[name]
+      if (typeof value === 'string' && !re.test(value)) {
+        strict.errors = [{
+          instancePath: `/${name}`,
+          schemaPath: `#/properties/${name}/type`,
+          keyword: 'type',
+          params: { type },
+          message: `must be ${type}`
+        }]
+        return false
+      }
+    }
+    const ok = validate(data)
+    strict.errors = validate.errors ?? null
+    return ok
+  }) as ValidateFunction
+  return strict
 }
 
 /** The headers schema glue builds (one flat object) with its property and required names lower-cased. */

@@ -72,6 +72,15 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
 
   // A path the contract does not list, or a method it does not list on that path (HEAD included:
   // exposeHeadRoutes is off), is 404: only what the contract declares is answered.
+  // The router matches `/api/users/` to `/api/users/{userId}` with an empty userId; the contract
+  // has no such path, so it is answered as one it does not list (not as a malformed parameter).
+  fastify.addHook('onRequest', async (request, reply) => {
+    const params = request.params as Record<string, unknown> | undefined
+    if (params !== undefined && Object.values(params).includes('')) {
+      reply.callNotFound()
+      return await reply
+    }
+  })
   fastify.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/'
     return await reply.code(404).send(errorBody(serviceError('NOT_FOUND', [`${request.method} ${path}`])))

@@ -29,9 +29,10 @@ type SchemeHandler = (request: FastifyRequest, reply: FastifyReply, scopes: stri
 /** One alternative of an operation's `security`: every scheme in it must pass. */
 type Requirement = Array<[scheme: string, scopes: string[]]>
 
-interface OperationConfig { authAfterBody?: boolean, [key: string]: unknown }
+interface OperationConfig { authAfterBody?: boolean, bodyOptional?: boolean, [key: string]: unknown }
 interface ContractOperation {
   security?: Array<Record<string, string[]>>,
+  requestBody?: { required?: boolean },
   'x-fastify-config'?: OperationConfig & {
     rateLimit?: RateLimitPolicy | false
   }
@@ -104,6 +105,9 @@ async function securityPlugin (
       }
     }
     const route: OperationRoute = { config }
+    // A request body the contract marks optional (requestBody.required is false by default) may be
+    // left out: body-parsing.ts requires a body only of the operations that do not say this.
+    if (op.requestBody !== undefined && op.requestBody.required !== true) route.config.bodyOptional = true
     if (rateLimit !== undefined && rateLimit !== false) {
       const limited = fastify.rateLimitedRoute(rateLimit)
       route.config.rateLimit = limited.rateLimit
