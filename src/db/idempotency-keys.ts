@@ -41,7 +41,8 @@ export async function claimIdempotencyKey (
   const took = await q.query<{ checkpoint: string | null }>(
     `UPDATE idempotency_keys SET owner = $5, locked_until = $6
       WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND request_hash = $4
-        AND status_code IS NULL AND locked_until < $7
+        -- <=: a lease that ends now (a run released after its checkpoint) is over at once.
+        AND status_code IS NULL AND locked_until <= $7
       RETURNING checkpoint`,
     [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
   const taken = took.rows[0]

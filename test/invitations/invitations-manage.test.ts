@@ -353,7 +353,7 @@ t.test('Idempotency-Key on POST /api/users/invite', async t => {
     t.equal(first.statusCode, 500, 'the first run failed to send')
     t.equal(first.json().code, 'EMAIL_SEND_FAILED')
     const retry = await invite(h, admin.cookie, { email: 'slow@example.com' }, { 'idempotency-key': 'k-slow' })
-    t.equal(retry.statusCode, 200, 'the retry with the same key runs again and succeeds')
+    t.equal(retry.statusCode, 200, 'the retry with the same key runs again and succeeds', { body: retry.json() })
     const replay = await invite(h, admin.cookie, { email: 'slow@example.com' }, { 'idempotency-key': 'k-slow' })
     t.same(replay.json(), retry.json(), 'and that success is what is replayed now')
   })
