@@ -134,7 +134,8 @@ t.test('forms and fetches from other origins act for nobody; the service\'s own 
     const page = await fresh()
     const problems = pageProblems(page)
     await page.goto(`${base}/`)
-    await page.locator('#signed-in').waitFor({ state: 'visible' })
+    // `/` is the console: its first screen is the profile, with the way out.
+    await page.locator('#me-email').waitFor({ state: 'visible' })
     const answer = page.waitForResponse(r => r.url() === `${base}/api/auth/logout`)
     await page.click('#logout')
     const res = await answer
