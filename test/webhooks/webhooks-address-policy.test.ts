@@ -153,6 +153,7 @@ t.test('save time: every special-purpose address refused, as a literal and behin
       APP_ENV: TEST_DATABASE_URL !== null ? 'production' : 'staging',
       SESSION_SECRET: 's'.repeat(40),
       PUBLIC_URL: 'https://workspace.example.com',
+      SMTP_URL: 'smtp://127.0.0.1:9', // required outside local; nothing is sent here
       ...(TEST_DATABASE_URL !== null ? { DATABASE_URL: TEST_DATABASE_URL } : {})
     }
   })
