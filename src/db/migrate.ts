@@ -39,13 +39,14 @@ export async function migrate (
 ): Promise<string[]> {
   const migrations = opts.migrations ?? loadMigrations()
   const applied: string[] = []
-  await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now())`)
-    .catch(async (err: { code?: string }) => {
-      // Two migrators creating the table at once: one gets a unique violation on the catalog.
-      if (err.code !== '23505' && err.code !== '42P07') throw err
-    })
+  // Under the same lock as the migrations: two migrators creating the table at once would race
+  // on the catalog (a unique violation, or "type schema_migrations already exists").
+  await db.transaction(async tx => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID])
+    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now())`)
+  })
   for (const m of migrations) {
     await db.transaction(async tx => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID])
