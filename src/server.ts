@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { StartupError } from './config/error.js'
 import { MigrationError } from './db/migrate.js'
-import { DatabaseLockedError } from './db/client.js'
 import { projectRoot } from './paths.js'
 
 const warnings: string[] = []
@@ -12,11 +12,7 @@ let config: Config
 try {
   config = loadConfig(process.env, { root: projectRoot, warn: m => warnings.push(m) })
 } catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`)
-    process.exit(1)
-  }
-  throw err
+  failedToStart(err)
 }
 
 const started = performance.now()
@@ -31,12 +27,7 @@ let app: FastifyInstance
 try {
   app = await buildApp({ config, ...(tracing !== null ? { tracer: tracing.tracer } : {}) })
 } catch (err) {
-  const refused = (err as { code?: string }).code === 'ECONNREFUSED'
-  if (err instanceof MigrationError || err instanceof DatabaseLockedError || refused) {
-    process.stderr.write(`Start-up failed: ${(err as Error).message}\n`)
-    process.exit(1)
-  }
-  throw err
+  failedToStart(err)
 }
 for (const w of warnings) app.log.warn(w)
 
@@ -55,6 +46,32 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 // own default action rather than by exit(): Node's exit restores the terminal's settings and,
 // the terminal being gone, crashes (SIGABRT or SIGSEGV on Node 20) — which the handlers here
 // used to catch and re-enter, spinning instead of exiting.
+/**
+ * A start that cannot go on: a setting that does not work (StartupError names it) or a migration
+ * that failed, as one line and exit 1. Anything else is a fault of ours: its stack is printed.
+ */
+function failedToStart (err: unknown): never {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`)
+  else if (err instanceof MigrationError) process.stderr.write(`Start-up failed: ${err.message}\n`)
+  else throw err
+  process.exit(1)
+}
+
+/** Listening failed: the address in use or not allowed is the setting's (PORT or METRICS_PORT). */
+function listenError (err: unknown, setting: 'PORT' | 'METRICS_PORT', host: string, port: number | null): unknown {
+  const code = (err as { code?: string }).code
+  const at = `${host}:${port ?? '?'}`
+  const says = (problem: string, fix: string, name: string = setting): StartupError =>
+    new StartupError(name, problem, fix, { cause: err })
+  if (code === 'EADDRINUSE') return says(`${at} is in use by another process`, `stop it or set ${setting} to another`)
+  if (code === 'EACCES') return says(`${at} needs privileges this process lacks`, `set ${setting} from 1024 up`)
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    const name = setting === 'PORT' ? 'HOST' : 'METRICS_HOST'
+    return says(`${host} is not an address of this machine`, `set ${name} to one (127.0.0.1, or 0.0.0.0 for all)`, name)
+  }
+  return err
+}
+
 const grace = closeWithGrace({
   skip: ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGABRT', 'SIGHUP'],
   delay: config.shutdownTimeoutMs,
@@ -81,9 +98,18 @@ process.once('SIGHUP', () => {
   grace.close()
 })
 
-await app.listen({ port: config.port, host: config.host })
-// Prometheus metrics on their own listener (METRICS_PORT), never on the API's port.
-const metricsUrl = await app.listenMetrics()
+// A port that cannot be had closes what was opened (the database above all), then says which.
+let metricsUrl: string | null = null
+try {
+  await app.listen({ port: config.port, host: config.host })
+    .catch((err: unknown) => { throw listenError(err, 'PORT', config.host, config.port) })
+  // Prometheus metrics on their own listener (METRICS_PORT), never on the API's port.
+  metricsUrl = await app.listenMetrics()
+    .catch((err: unknown) => { throw listenError(err, 'METRICS_PORT', config.metrics.host, config.metrics.port) })
+} catch (err) {
+  await app.close().catch(() => {})
+  failedToStart(err)
+}
 app.log.info({
   url: config.publicUrl,
   database: app.db.kind,

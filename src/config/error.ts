@@ -7,3 +7,15 @@ export class ConfigError extends Error {
 export function invalid (message: string): ConfigError {
   return new ConfigError(`Invalid configuration: ${message}`)
 }
+
+/**
+ * A setting that is well-formed but does not work — a database nobody answers for, a port another
+ * process holds, a directory that cannot be written: one line naming it and what to do, printed
+ * at start-up instead of a stack, as a bad value is.
+ */
+export class StartupError extends ConfigError {
+  override name = 'StartupError'
+  constructor (readonly setting: string, problem: string, fix: string, opts?: ErrorOptions) {
+    super(`Start-up failed: ${setting}: ${problem}; ${fix}`, opts)
+  }
+}

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { makeDataDir } from './data-dir.js'
 import { invalid } from './error.js'
 
 /**
@@ -19,12 +20,12 @@ export function sessionSecret (
     throw invalid(`SESSION_SECRET (at least 32 bytes) is required when APP_ENV=${env.APP_ENV}`)
   }
   if (dataDir === null) return { secret: randomBytes(32).toString('base64url'), generated: true }
+  makeDataDir(dataDir)
   const file = join(dataDir, 'session-secret')
   let secret: string
   if (existsSync(file)) {
     secret = readFileSync(file, 'utf8').trim()
   } else {
-    mkdirSync(dataDir, { recursive: true })
     secret = randomBytes(32).toString('base64url')
     writeFileSync(file, secret + '\n', { mode: 0o600 })
   }

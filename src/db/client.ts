@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import pg from 'pg'
+import { makeDataDir } from '../config/data-dir.js'
 import { initDataDir } from './pglite-initdb.js'
 import { pgliteInitdbParams, pgliteStartParams } from './pglite-settings.js'
 
@@ -255,7 +256,8 @@ async function pgliteWasmModule (): Promise<PgliteWasmModule> {
 async function openPglite (opts: DatabaseOptions): Promise<Database> {
   const dir = opts.dataDir !== null ? join(opts.dataDir, 'pglite') : null
   let unlock = (): void => {}
-  if (dir !== null) {
+  if (opts.dataDir !== null && dir !== null) {
+    makeDataDir(opts.dataDir)
     mkdirSync(dir, { recursive: true })
     unlock = lockDataDir(dir)
   }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import nodemailer, { type SendMailOptions, type TransportOptions } from 'nodemailer'
 import type { Logger } from '../logger.js'
 import type { Tracer } from '../lib/telemetry.js'
+import { makeDataDir } from '../config/data-dir.js'
 
 export interface MailMessage {
   to: string
@@ -110,6 +111,8 @@ function semaphore (max: number) {
 function devMailbox (opts: MailerOptions): Mailer {
   // nodemailer builds the full MIME message; it is written to DATA_DIR/mail instead of sent.
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+  // DATA_DIR is proven writable at start, not at the first invitation.
+  if (opts.dataDir !== null) makeDataDir(opts.dataDir)
   const dir = opts.dataDir !== null ? join(opts.dataDir, 'mail') : null
   return {
     kind: 'dev-mailbox',
