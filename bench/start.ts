@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { contractCacheDir } from '../src/contract-cache.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { timeToFirst200, type StartTime } from '../scripts/lib/start-time.js'
@@ -10,7 +11,9 @@ import type { Target } from './report.js'
 //  - first start: `node dist/src/server.js` on an empty DATA_DIR (initdb in a child process), and
 //    the highest resident memory of its process group meanwhile (the service and that child);
 //  - restart: `npm start` (its incremental build finds nothing to do) against
-//    `node dist/src/server.js`, alternating, `runs` of each; the median wall time of each.
+//    `node dist/src/server.js`, alternating, `runs` of each; the median wall time of each;
+//  - restart without the contract cache: `node dist/src/server.js` with node_modules/.cache's
+//    parsed openapi.yaml removed first (src/contract-cache.ts), as after an edit of the contract.
 
 const env = (dataDir: string): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH, HOME: process.env.HOME, APP_ENV: 'local', LOG_LEVEL: 'warn', DATA_DIR: dataDir
@@ -29,12 +32,18 @@ export async function measureStarts (runs: number, write: (line: string) => void
       `peak RSS of the service and its initdb child ${first.peakGroupRssMb.toFixed(0)} MB\n`)
     const direct: StartTime[] = []
     const npm: StartTime[] = []
+    const uncached: StartTime[] = []
     for (let i = 0; i < runs; i++) {
       direct.push(await timeToFirst200(node[0], [...node[1]], env(dir)))
       npm.push(await timeToFirst200('npm', ['start', '--silent'], env(dir)))
+      rmSync(contractCacheDir, { recursive: true, force: true })
+      uncached.push(await timeToFirst200(node[0], [...node[1]], env(dir)))
     }
+    const cpu = (xs: StartTime[]): string => `${median(xs.map(x => x.cpuSeconds)).toFixed(2)} CPU-s`
     write(`start: restart to first 200, node dist/src/server.js ${seconds(direct)}, npm start ${seconds(npm)}; ` +
       `restart peak RSS ${Math.max(...direct.map(x => x.peakGroupRssMb)).toFixed(0)} MB\n`)
+    write(`start: restart with the contract cache ${seconds(direct)} (${cpu(direct)}), ` +
+      `without it ${seconds(uncached)} (${cpu(uncached)})\n`)
     const ratio = median(npm.map(x => x.ms)) / median(direct.map(x => x.ms))
     return [
       {

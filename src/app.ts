@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, {
@@ -6,7 +5,6 @@ import Fastify, {
   type RouteOptions
 } from 'fastify'
 import glue from 'fastify-openapi-glue'
-import { parse as parseYaml } from 'yaml'
 import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Database } from './db/client.js'
@@ -14,7 +12,7 @@ import { tracedMailer, type Mailer } from './mail/mailer.js'
 import { openAppDatabase, openAppMailer } from './adapters.js'
 import { registerBodyParsing } from './body-parsing.js'
 import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
-import { contractPath } from './paths.js'
+import { readContractFile } from './contract-cache.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { capConnections } from './connection-caps.js'
@@ -65,13 +63,12 @@ declare module 'fastify' {
   }
 }
 
-let cachedContract: { text: string, doc: Record<string, unknown> } | undefined
-
-/** The contract as an object: a fresh deep copy per app (glue may annotate what it is given). */
+/**
+ * The contract as an object: a fresh deep copy per app (glue may annotate what it is given).
+ * Parsed once per process and version of the file (src/contract-cache.ts).
+ */
 export function loadContract (): Record<string, unknown> {
-  const text = readFileSync(contractPath, 'utf8')
-  if (cachedContract?.text !== text) cachedContract = { text, doc: parseYaml(text) as Record<string, unknown> }
-  return structuredClone(cachedContract.doc)
+  return structuredClone(readContractFile().doc)
 }
 
 /** Server options shared by production and tests: a test instance must be the same program. */

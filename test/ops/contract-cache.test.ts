@@ -1,0 +1,61 @@
+import t from 'tap'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parse } from 'yaml'
+import { readContractFile } from '../../src/contract-cache.js'
+import { contractPath } from '../../src/paths.js'
+
+// The parsed contract is cached as JSON named by the YAML's SHA-256 (src/contract-cache.ts):
+// what it returns is what parsing the YAML returns, an edit is never answered from the cache,
+// and a cache that cannot be read or written changes nothing but the time.
+
+const dir = mkdtempSync(join(tmpdir(), 'contract-cache-'))
+t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+const yamlFile = join(dir, 'openapi.yaml')
+const cacheDir = join(dir, 'cache')
+const cached = (): string[] => readdirSync(cacheDir).filter(n => n.endsWith('.json'))
+
+t.test("the project's contract: the same document as the YAML parser's", async t => {
+  t.same(readContractFile().doc, parse(readFileSync(contractPath, 'utf8')))
+})
+
+t.test('first read parses and caches; the next process reads the JSON; an edit is a new entry', async t => {
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: A, version: "1" }\npaths: {}\n')
+  const first = readContractFile(yamlFile, cacheDir)
+  t.same(first.doc, { openapi: '3.1.0', info: { title: 'A', version: '1' }, paths: {} })
+  t.same(cached(), [`openapi-${first.sha256}.json`])
+  // What another process finds: the cache file, not the YAML (marked to tell them apart).
+  writeFileSync(join(cacheDir, `openapi-${first.sha256}.json`), JSON.stringify({ ...first.doc, fromCache: true }))
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: B, version: "2" }\npaths: {}\n')
+  const edited = readContractFile(yamlFile, cacheDir)
+  t.not(edited.sha256, first.sha256)
+  t.same(edited.doc, { openapi: '3.1.0', info: { title: 'B', version: '2' }, paths: {} })
+  t.same(cached(), [`openapi-${edited.sha256}.json`], 'the entry of the earlier version is removed')
+  writeFileSync(join(cacheDir, `openapi-${edited.sha256}.json`), JSON.stringify({ ...edited.doc, fromCache: true }))
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: A, version: "1" }\npaths: {}\n')
+  t.equal(readContractFile(yamlFile, cacheDir).doc.fromCache, undefined, 'back to the first text: parsed again')
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: B, version: "2" }\npaths: {}\n')
+  t.equal(readContractFile(yamlFile, cacheDir).doc.fromCache, undefined, 'its entry was replaced')
+})
+
+t.test('a damaged cache entry is parsed again and rewritten', async t => {
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: C, version: "3" }\npaths: {}\n')
+  const { sha256 } = readContractFile(yamlFile, cacheDir)
+  const entry = join(cacheDir, `openapi-${sha256}.json`)
+  writeFileSync(entry, '{"openapi": "3.1')
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: D, version: "4" }\npaths: {}\n')
+  readContractFile(yamlFile, cacheDir) // another version in between, so C is not this process's memo
+  writeFileSync(entry, '{"openapi": "3.1')
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: C, version: "3" }\npaths: {}\n')
+  t.same(readContractFile(yamlFile, cacheDir).doc, { openapi: '3.1.0', info: { title: 'C', version: '3' }, paths: {} })
+  t.same(JSON.parse(readFileSync(entry, 'utf8')), { openapi: '3.1.0', info: { title: 'C', version: '3' }, paths: {} })
+})
+
+t.test('a cache directory that cannot be made: the YAML is parsed, nothing is written', async t => {
+  const blocked = join(dir, 'a-file')
+  writeFileSync(blocked, '')
+  writeFileSync(yamlFile, 'openapi: 3.1.0\ninfo: { title: E, version: "5" }\npaths: {}\n')
+  t.same(readContractFile(yamlFile, join(blocked, 'cache')).doc, { openapi: '3.1.0', info: { title: 'E', version: '5' }, paths: {} })
+  t.notOk(existsSync(join(blocked, 'cache')))
+})
