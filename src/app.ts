@@ -187,7 +187,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   // Workers start once the app is ready and stop before the database closes.
   app.addHook('onReady', async () => { await services.startWorkers() })
   app.addHook('preClose', async () => { await jobs.stop() })
-  const retention = createRetentionSweep({ db, clock, log: app.log, retention: config.retention })
+  const retention = createRetentionSweep({ db, clock, log: app.log, config })
   app.decorate('retention', retention)
   app.addHook('onReady', async () => { retention.start() })
   app.addHook('onClose', async () => { await retention.stop() })

@@ -46,75 +46,47 @@ export interface Services {
 export function createServices (given: Ports): Services {
   // Inviters hear in Slack when their invitation is accepted or could not be delivered.
   const ports: Ports = { ...given, inviterNotices: notice => { slack.noticeInviter(notice) } }
-  const sessions = createSessionService({
-    db: ports.db,
-    clock: ports.clock,
-    signer: ports.signer,
-    ttlSeconds: ports.config.session.ttlSeconds
-  })
-  const apiKeys = createApiKeyService({
-    db: ports.db,
-    clock: ports.clock,
-    events: ports.events,
-    maxPerWorkspace: ports.config.apiKeysPerWorkspace
-  })
+  const sessions = createSessionService(ports)
+  const apiKeys = createApiKeyService(ports)
   const security: SecurityServices = {
     authenticateSession: async token => await sessions.authenticate(token),
     sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,
     authenticateApiKey: async key => await apiKeys.authenticate(key),
     verifySlackSignature: request => { slack.verifySignature(request) }
   }
-  const auth = createAuthService(ports, sessions)
-  const idempotency = createIdempotency({
-    db: ports.db,
-    clock: ports.clock,
-    log: ports.log,
-    secret: ports.config.session.secret,
-    leaseMs: ports.config.idempotencyLeaseMs,
-    retentionMs: IDEMPOTENCY_RETENTION_MS
-  })
-  const invitations = createInvitationService(ports, idempotency)
+  const auth = createAuthService({ ...ports, sessions })
+  const idempotency = createIdempotency({ ...ports, retentionMs: IDEMPOTENCY_RETENTION_MS })
+  const invitations = createInvitationService({ ...ports, idempotency })
   // Slack is told about requests decided through any door; it is built below, called later.
   const inviteRequests = createInviteRequestService({
-    ports,
+    ...ports,
     invitations,
     notify: notice => { slack.noticeRequest(notice) }
   })
-  const slack = createSlackService({
-    config: ports.config,
-    db: ports.db,
-    clock: ports.clock,
-    log: ports.log,
-    events: ports.events,
-    invitations,
-    inviteRequests
-  })
+  const slack = createSlackService({ ...ports, invitations, inviteRequests })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = ports.config.encryptionKey ?? deriveKey(ports.config.session.secret, 'webhook signing secrets')
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })
-  const webhookDeps = {
-    db: ports.db, clock: ports.clock, jobs: ports.jobs, events: ports.events, key: webhookKey, policy
-  }
-  const delivery = createWebhookDelivery({ ...webhookDeps, log: ports.log, config: ports.config.webhooks })
+  const delivery = createWebhookDelivery({ ...ports, key: webhookKey, policy })
   return {
     ports,
     sessions,
     security,
-    members: createMemberService({ db: ports.db, clock: ports.clock, events: ports.events }),
-    auditTrail: createAuditTrailService({ db: ports.db }),
+    members: createMemberService(ports),
+    auditTrail: createAuditTrailService(ports),
     auth,
-    setup: createSetupService(ports, sessions),
+    setup: createSetupService({ ...ports, sessions }),
     invitations,
     apiKeys,
     slack,
-    events: createEventFeed({ db: ports.db, clock: ports.clock }),
-    webhooks: createWebhookEndpointService(webhookDeps),
+    events: createEventFeed(ports),
+    webhooks: createWebhookEndpointService({ ...ports, key: webhookKey, policy }),
     async startWorkers () {
       await ports.jobs.work('webhook-delivery', async data => { await delivery.attempt(data) })
       await ports.jobs.work('invitation-expiry', async () => {
-        await expireInvitations({ db: ports.db, clock: ports.clock, events: ports.events })
+        await expireInvitations(ports)
       })
       await ports.jobs.schedule('invitation-expiry', '* * * * *')
     },

@@ -1,7 +1,7 @@
 import type { components } from '../generated/openapi.js'
 import { randomInt } from 'node:crypto'
-import type { Clock } from '../clock.js'
-import type { Database, Queryable } from '../db/client.js'
+import type { Ports } from '../ports.js'
+import type { Queryable } from '../db/client.js'
 import type { EventOutbox } from '../events/outbox.js'
 import {
   countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey,
@@ -63,9 +63,10 @@ function newPrefix (): string {
 }
 
 export function createApiKeyService (
-  deps: { db: Database, clock: Clock, events: EventOutbox, maxPerWorkspace: number }
+  deps: Pick<Ports, 'db' | 'clock' | 'events' | 'config'>
 ): ApiKeyService {
-  const { db, clock, maxPerWorkspace } = deps
+  const { db, clock } = deps
+  const maxPerWorkspace = deps.config.apiKeysPerWorkspace
   return {
     async create (actor, input) {
       const prefix = newPrefix()

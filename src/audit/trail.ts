@@ -1,5 +1,5 @@
 import type { components } from '../generated/openapi.js'
-import type { Database } from '../db/client.js'
+import type { Ports } from '../ports.js'
 import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 
@@ -30,7 +30,7 @@ function toAuditEventView (row: AuditEventRow): AuditEventView {
   }
 }
 
-export function createAuditTrailService (deps: { db: Database }): AuditTrailService {
+export function createAuditTrailService (deps: Pick<Ports, 'db'>): AuditTrailService {
   return {
     async list (workspaceId, q) {
       // Ids grow with time: the position's id alone orders the trail.

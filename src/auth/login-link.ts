@@ -36,8 +36,10 @@ export interface LoginLinks {
   idle(): Promise<void>
 }
 
-export function createLoginLinks (ports: Ports, sessions: SessionService): LoginLinks {
-  const { db, clock, config, mailer, log } = ports
+export function createLoginLinks (
+  deps: Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events'> & { sessions: SessionService }
+): LoginLinks {
+  const { db, clock, config, mailer, log, events, sessions } = deps
   const pending = new Set<Promise<void>>()
 
   async function deliver (email: string, browser: string | null): Promise<void> {
@@ -109,7 +111,7 @@ export function createLoginLinks (ports: Ports, sessions: SessionService): Login
         }
         const me = await loadMe(tx, used.workspaceId, used.userId)
         const session = await sessions.start(tx, used.userId, 'login_link')
-        await ports.events.record(tx, {
+        await events.record(tx, {
           workspaceId: used.workspaceId,
           action: 'session.login',
           actor: { type: 'user', id: used.userId, label: me.user.email, source: 'web', requestId: null },

@@ -25,12 +25,16 @@ export interface AuthService {
   close(): Promise<void>
 }
 
-export function createAuthService (ports: Ports, sessions: SessionService): AuthService {
-  const { db, clock } = ports
-  const loginLinks = createLoginLinks(ports, sessions)
+/** Everything the sign-in paths use: login links, sign-up, the identity provider. */
+export type AuthDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events' | 'inviterNotices'>
+  & { sessions: SessionService }
+
+export function createAuthService (deps: AuthDeps): AuthService {
+  const { db, clock, events, sessions } = deps
+  const loginLinks = createLoginLinks(deps)
   return {
-    previewInvitation: async token => await previewInvitation(ports, token),
-    signup: async input => await acceptInvitation(ports, sessions, input),
+    previewInvitation: async token => await previewInvitation(deps, token),
+    signup: async input => await acceptInvitation(deps, input),
     requestLoginLink: (email, browser) => { loginLinks.request(email, browser) },
     previewLoginLink: async (token, browser) => await loginLinks.preview(token, browser),
     verifyLoginLink: async token => await loginLinks.verify(token),
@@ -42,7 +46,7 @@ export function createAuthService (ports: Ports, sessions: SessionService): Auth
         const now = clock.now()
         const s = await findActiveSession(tx, sid, now)
         if (s === null || !await sessions.revoke(tx, sid)) return false
-        await ports.events.record(tx, {
+        await events.record(tx, {
           workspaceId: s.workspaceId,
           action: 'session.logout',
           actor: { type: 'user', id: s.userId, label: s.email, source: 'api', requestId: null },
@@ -54,7 +58,7 @@ export function createAuthService (ports: Ports, sessions: SessionService): Auth
     },
 
     me: async p => await loadMe(db, p.workspaceId, p.userId),
-    identityProvider: createIdentityProviderLogin(ports, sessions),
+    identityProvider: createIdentityProviderLogin(deps),
     idle: async () => { await loginLinks.idle() },
     async close () { await loginLinks.idle() }
   }

@@ -32,8 +32,10 @@ export interface SetupService {
   complete(input: SetupInput): Promise<{ me: Me, token: string }>
 }
 
-export function createSetupService (ports: Ports, sessions: SessionService): SetupService {
-  const { db, clock, config } = ports
+export function createSetupService (
+  deps: Pick<Ports, 'db' | 'clock' | 'config' | 'events'> & { sessions: SessionService }
+): SetupService {
+  const { db, clock, config, events, sessions } = deps
   return {
     async issueLink () {
       return await db.transaction(async tx => {
@@ -79,9 +81,9 @@ export function createSetupService (ports: Ports, sessions: SessionService): Set
           expiresAt: new Date(now.getTime() + config.invitationTtlDays * 86_400_000),
           now,
           actor: SETUP_ACTOR,
-          events: ports.events
+          events
         })
-        return await acceptInTransaction(tx, sessions, ports.events, { token: invitationToken, name: input.name }, now)
+        return await acceptInTransaction(tx, sessions, events, { token: invitationToken, name: input.name }, now)
       })
     }
   }

@@ -25,8 +25,11 @@ function usable (inv: InvitationRow | null, now: Date): InvitationRow {
   return inv
 }
 
-export async function previewInvitation (ports: Ports, token: string): Promise<InvitationPreview> {
-  const { db, clock } = ports
+export async function previewInvitation (
+  deps: Pick<Ports, 'db' | 'clock'>,
+  token: string
+): Promise<InvitationPreview> {
+  const { db, clock } = deps
   const inv = usable(await findInvitationByTokenHash(db, hashToken(token)), clock.now())
   const [workspace, inviter] = await Promise.all([
     findWorkspace(db, inv.workspaceId),
@@ -47,18 +50,18 @@ export async function previewInvitation (ports: Ports, token: string): Promise<I
  * the token and start a session, all in one transaction (with its audit events).
  */
 export async function acceptInvitation (
-  ports: Ports,
-  sessions: SessionService,
+  deps: Pick<Ports, 'db' | 'clock' | 'events' | 'log' | 'inviterNotices'> & { sessions: SessionService },
   input: { token: string, name?: string | undefined }
 ): Promise<{ me: Me, token: string }> {
   try {
-    const accepted = await ports.db.transaction(
-      async tx => await acceptInTransaction(tx, sessions, ports.events, input, ports.clock.now())
+    const { db, clock, events, sessions } = deps
+    const accepted = await db.transaction(
+      async tx => await acceptInTransaction(tx, sessions, events, input, clock.now())
     )
     // Committed: the inviter may hear of it (read back, so the setup page's path stays as it is).
-    const inv = await findInvitationByTokenHash(ports.db, hashToken(input.token))
+    const inv = await findInvitationByTokenHash(db, hashToken(input.token))
     if (inv !== null) {
-      tellInviter(ports, {
+      tellInviter(deps, {
         kind: 'accepted', workspaceId: inv.workspaceId, invitationId: inv.id, inviterId: inv.invitedBy, email: inv.email
       })
     }

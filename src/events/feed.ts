@@ -1,6 +1,5 @@
 import type { components } from '../generated/openapi.js'
-import type { Clock } from '../clock.js'
-import type { Database } from '../db/client.js'
+import type { Ports } from '../ports.js'
 import { listEvents, type EventType } from '../db/audit-events.js'
 import { decodeCursor, encodeCursor } from '../lib/pagination.js'
 import { toEventView } from './catalogue.js'
@@ -17,7 +16,7 @@ export interface EventFeed {
   }): Promise<components['schemas']['EventList']>
 }
 
-export function createEventFeed (deps: { db: Database, clock: Clock }): EventFeed {
+export function createEventFeed (deps: Pick<Ports, 'db' | 'clock'>): EventFeed {
   return {
     async list (workspaceId, q) {
       const position = q.after !== undefined ? decodeCursor(q.after) : null

@@ -1,12 +1,10 @@
-import type { Clock } from '../clock.js'
-import type { Config } from '../config.js'
-import type { Database, Queryable } from '../db/client.js'
+import type { Ports } from '../ports.js'
+import type { Queryable } from '../db/client.js'
 import { deleteFinishedChatEvents } from '../db/chat-events.js'
 import { deleteIdempotencyKeysBefore } from '../db/idempotency-keys.js'
 import { deleteExpiredLoginTokens } from '../db/login-tokens.js'
 import { deleteExpiredOAuthStates } from '../db/oauth-states.js'
 import { deleteEndedSessions } from '../db/sessions.js'
-import type { Logger } from '../logger.js'
 
 // The retention sweep: rows that no longer do anything — login tokens and OAuth states (any
 // anonymous client can have them written: they go RETENTION_EXPIRED_TOKEN_MINUTES after they
@@ -43,9 +41,10 @@ async function drain (del: (limit: number) => Promise<number>): Promise<number> 
 }
 
 export function createRetentionSweep (
-  deps: { db: Database, clock: Clock, log: Logger, retention: Config['retention'] }
+  deps: Pick<Ports, 'db' | 'clock' | 'log' | 'config'>
 ): RetentionSweep {
-  const { db, clock, log, retention } = deps
+  const { db, clock, log } = deps
+  const retention = deps.config.retention
   const q: Queryable = db
   let timer: NodeJS.Timeout | null = null
   let running: Promise<unknown> | null = null

@@ -1,8 +1,6 @@
+import type { Ports } from '../ports.js'
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import type { Clock } from '../clock.js'
-import type { Database } from '../db/client.js'
-import type { Logger } from '../logger.js'
 import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
 import {
   checkpointIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey,
@@ -25,14 +23,11 @@ import { safeEqual } from '../lib/tokens.js'
 // Stored answers are sealed (AES-256-GCM, key derived from SESSION_SECRET, bound to the key's
 // identity): they can hold live secrets, such as the signup link of an invitation.
 
-export interface IdempotencyOptions {
-  db: Database
-  clock: Clock
-  log: Logger
-  /** The secret the answers' key is derived from (SESSION_SECRET). */
-  secret: string
-  /** How long a claim holds without renewal; renewed every third of it. */
-  leaseMs: number
+/**
+ * The answers' key is derived from SESSION_SECRET; a claim holds IDEMPOTENCY_LEASE_MS without
+ * renewal, renewed every third of it.
+ */
+export type IdempotencyDeps = Pick<Ports, 'db' | 'clock' | 'log' | 'config'> & {
   /** How long a key is remembered (Stripe: 24 h); after that it may be used afresh. */
   retentionMs: number
 }
@@ -106,16 +101,17 @@ function finalAnswerOf (err: unknown): Answer | null {
   return { status: err.statusCode, body }
 }
 
-export function createIdempotency (opts: IdempotencyOptions): Idempotency {
-  const { db, clock, log } = opts
-  const answerKey = deriveKey(opts.secret, 'idempotency-key answers')
+export function createIdempotency (deps: IdempotencyDeps): Idempotency {
+  const { db, clock, log } = deps
+  const leaseMs = deps.config.idempotencyLeaseMs
+  const answerKey = deriveKey(deps.config.session.secret, 'idempotency-key answers')
   const context = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key])
   const seal = (id: IdempotencyKeyId, a: Answer) => encryptSecret(answerKey, JSON.stringify(a), context(id))
   const open = (
     id: IdempotencyKeyId,
     sealed: string
   ) => JSON.parse(decryptSecret(answerKey, sealed, context(id))) as Answer
-  const leaseEnd = () => new Date(clock.now().getTime() + opts.leaseMs)
+  const leaseEnd = () => new Date(clock.now().getTime() + leaseMs)
   // A checkpoint is sealed under its own context: it is never mistaken for an answer.
   const sealCheckpoint = (id: IdempotencyKeyId, data: unknown) =>
     encryptSecret(answerKey, JSON.stringify(data) ?? 'null', `${context(id)}#checkpoint`)
@@ -132,7 +128,7 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
           )
         }
       }, (err: Error) => { log.warn({ err: err.message }, 'could not renew an Idempotency-Key lease') })
-    }, Math.max(100, Math.floor(opts.leaseMs / 3)))
+    }, Math.max(100, Math.floor(leaseMs / 3)))
     timer.unref()
     return () => { clearInterval(timer) }
   }
@@ -143,7 +139,7 @@ export function createIdempotency (opts: IdempotencyOptions): Idempotency {
       const requestHash = createHash('sha256').update(JSON.stringify(req.request) ?? 'null').digest('hex')
       const owner = randomUUID()
       const now = clock.now()
-      await forgetExpiredIdempotencyKey(db, id, new Date(now.getTime() - opts.retentionMs))
+      await forgetExpiredIdempotencyKey(db, id, new Date(now.getTime() - deps.retentionMs))
       const held = await claimIdempotencyKey(db, { ...id, requestHash, owner, lockedUntil: leaseEnd(), now })
       if (!('claimed' in held)) {
         if (!safeEqual(held.requestHash, requestHash)) throw serviceError('IDEMPOTENCY_KEY_REUSED')

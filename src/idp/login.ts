@@ -32,9 +32,11 @@ interface IdpUser {
   lastName: string | null
 }
 
-export function createIdentityProviderLogin (ports: Ports, sessions: SessionService): IdentityProviderLogin {
-  const { db, clock, log } = ports
-  const cfg = ports.config.workos
+export function createIdentityProviderLogin (
+  deps: Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events'> & { sessions: SessionService }
+): IdentityProviderLogin {
+  const { db, clock, log, events, sessions } = deps
+  const cfg = deps.config.workos
   let client: WorkOS | undefined
   const workos = (): WorkOS => (client ??= createWorkOS(cfg as NonNullable<typeof cfg>))
   const notConfigured = () => serviceError('IDENTITY_PROVIDER_NOT_CONFIGURED')
@@ -106,7 +108,7 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
       const now = clock.now()
       const { user, created } = await upsertUser(tx, idp, organizationId, now)
       const session = await sessions.start(tx, user.id, 'identity_provider')
-      await ports.events.record(tx, {
+      await events.record(tx, {
         workspaceId: user.workspaceId,
         action: 'session.login',
         actor: { type: 'user', id: user.id, label: user.email, source: 'web', requestId: null },
@@ -115,7 +117,7 @@ export function createIdentityProviderLogin (ports: Ports, sessions: SessionServ
         now
       })
       if (created) {
-        await ports.events.record(tx, {
+        await events.record(tx, {
           workspaceId: user.workspaceId,
           action: 'member.joined',
           actor: { type: 'user', id: user.id, label: user.email, source: 'web', requestId: null },

@@ -12,8 +12,12 @@ import { deliverInvitation, type InviteResult, type Inviter } from './delivery.j
 // What invite, resend and revoke share: the ports, the identity provider, the invitation's
 // lifetime, the send lease, and the budgeted delivery both sending operations go through.
 
+/** The ports the invitation operations use. */
+export type InvitationPorts = Pick<Ports,
+  'db' | 'clock' | 'config' | 'log' | 'mailer' | 'invitationBudget' | 'events' | 'inviterNotices' | 'meter'>
+
 export interface InvitationContext {
-  ports: Ports
+  ports: InvitationPorts
   idp: IdentityProviderInvitations
   ttlMs: number
   underSendLease: UnderSendLease
@@ -21,7 +25,10 @@ export interface InvitationContext {
 
 const DAY_MS = 86_400_000
 
-export function createInvitationContext (ports: Ports, idpOverride?: IdentityProviderInvitations): InvitationContext {
+export function createInvitationContext (
+  ports: InvitationPorts,
+  idpOverride?: IdentityProviderInvitations
+): InvitationContext {
   const { db, clock, config, log } = ports
   // A request waits for another's send at most the longest delivery (the SMTP deadline, or the
   // identity provider's calls) plus margin; the lease itself is short and renewed while sending.

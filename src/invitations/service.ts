@@ -1,11 +1,10 @@
-import type { Ports } from '../ports.js'
 import type { Principal } from '../principal.js'
 import type { Role } from '../db/users.js'
 import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
 import { emailAddress } from '../lib/email.js'
 import type { IdentityProviderInvitations } from '../idp/invitations.js'
 import type { InviteResult } from './delivery.js'
-import { createInvitationContext } from './context.js'
+import { createInvitationContext, type InvitationPorts } from './context.js'
 import { inviteMember } from './invite.js'
 import { resendInvitation } from './resend.js'
 import { revokeInvitation } from './revoke.js'
@@ -31,11 +30,10 @@ export interface InvitationService {
 }
 
 export function createInvitationService (
-  ports: Ports,
-  idempotency: Idempotency,
-  idpOverride?: IdentityProviderInvitations
+  deps: InvitationPorts & { idempotency: Idempotency, idp?: IdentityProviderInvitations }
 ): InvitationService {
-  const ctx = createInvitationContext(ports, idpOverride)
+  const { idempotency, idp, ...ports } = deps
+  const ctx = createInvitationContext(ports, idp)
   return {
     async invite (actor, input, opts = {}) {
       // The last gate before the mailer, whoever calls (REST, MCP, the chat bot): one rule.

@@ -53,8 +53,7 @@ export interface InviteRequestService {
   toView(row: InviteRequestRow): InviteRequestView
 }
 
-export interface InviteRequestDeps {
-  ports: Ports
+export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events'> & {
   invitations: { invite(actor: Principal, input: { email: string, role: Role }): Promise<InviteResult> }
   /** Told after each change is committed; must not throw (the Slack app queues its own work). */
   notify(notice: InviteRequestNotice): void
@@ -65,7 +64,7 @@ function requireAdmin (actor: Principal): void {
 }
 
 export function createInviteRequestService (deps: InviteRequestDeps): InviteRequestService {
-  const { db, clock } = deps.ports
+  const { db, clock } = deps
 
   function toView (row: InviteRequestRow): InviteRequestView {
     const iso = (d: Date | null): string | null => d === null ? null : new Date(d).toISOString()
@@ -106,7 +105,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
       const email = emailAddress(input.email)
       if (await isMemberEmail(db, actor.workspaceId, email)) throw serviceError('USER_EXISTS')
       const now = clock.now()
-      const cap = deps.ports.config.inviteRequestsPerMember
+      const cap = deps.config.inviteRequestsPerMember
       const result = await db.transaction(async tx => {
         // Each new request messages every admin: one member's open requests are capped.
         const open = await lockAndCountOpenRequests(
@@ -116,7 +115,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
           // Asking again for an address already asked for is not a new request.
           const existing = await findPendingInviteRequest(tx, { workspaceId: actor.workspaceId, email, now })
           if (existing !== null) return { row: existing, created: false }
-          deps.ports.log.warn(
+          deps.log.warn(
             { workspaceId: actor.workspaceId, userId: actor.userId, open },
             'invite request refused: the member has INVITE_REQUESTS_PER_MEMBER pending requests'
           )
@@ -131,7 +130,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
           now
         })
         if (inserted.created) {
-          await auditPrincipalAction(deps.ports.events, tx, actor, {
+          await auditPrincipalAction(deps.events, tx, actor, {
             action: 'invite_request.created',
             target: { type: 'invite_request', id: inserted.row.id },
             payload: { email, role: input.role },
@@ -187,7 +186,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
         throw err
       }
       const now = clock.now()
-      await auditPrincipalAction(deps.ports.events, db, actor, {
+      await auditPrincipalAction(deps.events, db, actor, {
         action: 'invite_request.approved',
         target: { type: 'invite_request', id: claimed.id },
         payload: { email: claimed.email, role: claimed.role },
@@ -213,7 +212,7 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
           now
         })
         if (row === null) return null
-        await auditPrincipalAction(deps.ports.events, tx, actor, {
+        await auditPrincipalAction(deps.events, tx, actor, {
           action: 'invite_request.denied',
           target: { type: 'invite_request', id: row.id },
           payload: { email: row.email, role: row.role, reason: row.reason },

@@ -1,6 +1,5 @@
-import type { Clock } from '../clock.js'
-import type { Database, Queryable } from '../db/client.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { Ports } from '../ports.js'
+import type { Queryable } from '../db/client.js'
 import { revokeUserSessions } from '../db/sessions.js'
 import {
   lockActiveAdmins, lockUserInWorkspace, revokeApiKeysCreatedBy, setUserStatus, updateUserRole,
@@ -20,7 +19,7 @@ export interface MemberService {
   remove(actor: Principal, userId: string): Promise<void>
 }
 
-export function createMemberService (deps: { db: Database, clock: Clock, events: EventOutbox }): MemberService {
+export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'>): MemberService {
   const { db, clock } = deps
 
   /**

@@ -1,15 +1,8 @@
-import type { Clock } from '../clock.js'
-import type { Database, Queryable } from '../db/client.js'
+import type { Ports } from '../ports.js'
+import type { Queryable } from '../db/client.js'
 import { findActiveSession, insertSession, revokeSession, type SessionMethod } from '../db/sessions.js'
 import type { Principal } from '../principal.js'
 import { isUuid } from '../lib/uuid.js'
-
-/** The JWT half of a session; @fastify/jwt provides it, pinned to HS256 with iss/aud/exp required. */
-export interface SessionTokenSigner {
-  sign(payload: { sid: string }): string
-  /** Returns the payload or throws for any invalid, expired or foreign token. */
-  verify(token: string): { sid?: unknown }
-}
 
 export const SESSION_COOKIE = 'service_session'
 
@@ -25,9 +18,10 @@ export interface SessionService {
 }
 
 export function createSessionService (
-  deps: { db: Database, clock: Clock, signer: SessionTokenSigner, ttlSeconds: number }
+  deps: Pick<Ports, 'db' | 'clock' | 'signer' | 'config'>
 ): SessionService {
-  const { db, clock, signer, ttlSeconds } = deps
+  const { db, clock, signer } = deps
+  const ttlSeconds = deps.config.session.ttlSeconds
   const sessionIdOf = (token: string): string | null => {
     let payload: { sid?: unknown }
     try {

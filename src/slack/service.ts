@@ -1,14 +1,10 @@
+import type { Ports } from '../ports.js'
 import { randomUUID } from 'node:crypto'
-import type { Config } from '../config.js'
-import type { Clock } from '../clock.js'
-import type { Database } from '../db/client.js'
-import type { Logger } from '../logger.js'
 import { serviceError } from '../errors.js'
 import { checkSlackSignature } from './signature.js'
 import { createSlackWebApi, SlackApiError, type SlackWebApi } from './web-api.js'
 import { createSlackInstall, type SlackConfig, type SlackInstall } from './install.js'
 import { createEventQueue, type EventQueue } from './event-queue.js'
-import type { EventOutbox } from '../events/outbox.js'
 import { handleSlackEvent } from './bot.js'
 import type { InvitationsPort, InviteRequestsPort } from './deps.js'
 import type { InviteRequestNotice } from '../invite-requests/service.js'
@@ -42,13 +38,8 @@ export interface SlackService extends SlackInstall, EventQueue {
   verifySignature(request: { headers: Record<string, string | string[] | undefined>, rawBody: Buffer | null }): void
 }
 
-export interface SlackDeps {
-  config: Config
-  db: Database
-  clock: Clock
-  log: Logger
+export type SlackDeps = Pick<Ports, 'config' | 'db' | 'clock' | 'log' | 'events'> & {
   invitations: InvitationsPort
-  events: EventOutbox
   inviteRequests: InviteRequestsPort
   api?: SlackWebApi
 }

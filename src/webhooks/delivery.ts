@@ -1,9 +1,5 @@
-import type { Clock } from '../clock.js'
-import type { Database, Queryable } from '../db/client.js'
-import type { Logger } from '../logger.js'
-import type { Config } from '../config.js'
-import type { JobEngine } from '../jobs/engine.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { Ports } from '../ports.js'
+import type { Queryable } from '../db/client.js'
 import { findEvent } from '../db/audit-events.js'
 import { disableWebhookEndpoint, findWebhookEndpoint, recordEndpointOutcome } from '../db/webhook-endpoints.js'
 import { findDeliveryById, recordAttempt, type WebhookDeliveryRow } from '../db/webhook-deliveries.js'
@@ -22,13 +18,8 @@ import type { AddressPolicy } from './address-policy.js'
 
 interface DeliveryJob { deliveryId: string, attempt: number }
 
-export interface WebhookDeliveryDeps {
-  db: Database
-  clock: Clock
-  log: Logger
-  jobs: JobEngine
-  events: EventOutbox
-  config: Pick<Config['webhooks'], 'timeoutMs' | 'retryDelaysMs' | 'disableAfterMs'>
+export type WebhookDeliveryDeps = Pick<Ports, 'db' | 'clock' | 'log' | 'jobs' | 'events' | 'config'> & {
+  /** The key the endpoints' signing secrets are encrypted with. */
   key: Buffer
   policy: AddressPolicy
 }
@@ -47,7 +38,8 @@ function isDeliveryJob (data: unknown): data is DeliveryJob {
 }
 
 export function createWebhookDelivery (deps: WebhookDeliveryDeps): { attempt(data: unknown): Promise<void> } {
-  const { db, clock, log, config } = deps
+  const { db, clock, log } = deps
+  const config = deps.config.webhooks
 
   async function disable (tx: Queryable, d: WebhookDeliveryRow, reason: 'gone' | 'failing', now: Date): Promise<void> {
     if (!await disableWebhookEndpoint(tx, d.endpointId, reason, now)) return

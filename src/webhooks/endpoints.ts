@@ -1,9 +1,6 @@
+import type { Ports } from '../ports.js'
 import { randomUUID } from 'node:crypto'
 import type { components } from '../generated/openapi.js'
-import type { Clock } from '../clock.js'
-import type { Database } from '../db/client.js'
-import type { JobEngine } from '../jobs/engine.js'
-import type { EventOutbox } from '../events/outbox.js'
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
 import { auditActorOf } from '../audit/actor.js'
@@ -70,9 +67,9 @@ function deliveryView (d: WebhookDeliveryRow): DeliveryView {
   }
 }
 
-export function createWebhookEndpointService (deps: {
-  db: Database, clock: Clock, jobs: JobEngine, events: EventOutbox, key: Buffer, policy: AddressPolicy
-}): WebhookEndpointService {
+export function createWebhookEndpointService (
+  deps: Pick<Ports, 'db' | 'clock' | 'jobs' | 'events'> & { key: Buffer, policy: AddressPolicy }
+): WebhookEndpointService {
   const { db, clock, key } = deps
 
   async function allowed (url: string): Promise<string> {
