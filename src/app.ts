@@ -24,6 +24,7 @@ import security from './plugins/security.js'
 import securityHeadersPlugin, { securityHeaders } from './plugins/helmet.js'
 import metrics from './plugins/metrics.js'
 import loadShedding from './plugins/load-shedding.js'
+import contractLifecycle, { contractVersion, readDeprecations } from './plugins/contract-lifecycle.js'
 import { observeDatabase } from './db/observed.js'
 import { createInvitationBudget } from './invitations/budget.js'
 import { createServices, type Services } from './services.js'
@@ -49,6 +50,11 @@ export interface AppOptions {
   tracer?: Tracer
   /** pino options or false; defaults to the configured level. */
   logger?: boolean | Record<string, unknown>
+  /**
+   * The contract to serve instead of openapi.yaml (tests: a copy with an edit, e.g. an operation
+   * deprecated). Its operationIds must be those handlers/ implements.
+   */
+  contract?: Record<string, unknown>
 }
 
 declare module 'fastify' {
@@ -125,6 +131,11 @@ function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHt
 export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts
   const clock = opts.clock ?? systemClock
+  // A fresh copy for each user: glue may annotate what it is given.
+  const contractCopy = () => opts.contract !== undefined ? structuredClone(opts.contract) : loadContract()
+  const contract = contractCopy()
+  // Before anything is opened: a deprecation the contract does not date refuses to start.
+  const deprecations = readDeprecations(contract, config.publicUrl)
   const app = Fastify(serverOptions(config, opts.logger))
   deferChildLoggers(app)
   capConnections(app.server, { ...config.connections, ipv6Prefix: config.rateLimit.ipv6Prefix }, app.log)
@@ -192,13 +203,13 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onReady', async () => { retention.start() })
   app.addHook('onClose', async () => { await retention.stop() })
 
-  const contract = loadContract()
   app.decorate('contract', contract)
   await app.register(security, { contract, security: services.security, publicUrl: config.publicUrl })
+  await app.register(contractLifecycle, { version: contractVersion(contract), deprecations })
 
   const handlers = createHandlers({ services, config, contract }) as Record<string, (...args: never[]) => unknown>
   await app.register(glue, {
-    specification: loadContract(),
+    specification: contractCopy(),
     // Each route gets its handler and, from the contract, its security hooks and rate limit.
     // glue merges these into the route it builds (docs/operationResolver.md); its type declares
     // a complete RouteOptions, method and url included, which glue itself supplies.
@@ -206,7 +217,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
       const route = app.operationRoute(method, openapiPath)
       // The contract's path template names the route in metrics and traces (never the raw URL).
       route.config.contractPath = openapiPath
-      return { handler: handlers[operationId]?.bind(handlers), ...route } as unknown as RouteOptions
+      const deprecation = app.deprecationRoute(method, openapiPath, operationId)
+      return { handler: handlers[operationId]?.bind(handlers), ...route, ...deprecation } as unknown as RouteOptions
     }
   })
   return app

@@ -13,8 +13,12 @@ import fastJsonStringify from 'fast-json-stringify'
 // may coerce ("10" → 10) and take a parameter's documented default (limit → 50).
 
 // OpenAPI keywords that are annotations to a JSON-schema validator, allowed by name rather than
-// by turning strict mode off (which would also accept misspelled keywords).
-const OPENAPI_KEYWORDS = ['example', 'discriminator', 'xml', 'externalDocs']
+// by turning strict mode off (which would also accept misspelled keywords); with them the
+// contract's own extensions a schema may carry: a deprecated field's dates and link
+// (src/plugins/contract-lifecycle.ts).
+const OPENAPI_KEYWORDS = [
+  'example', 'discriminator', 'xml', 'externalDocs', 'x-deprecated-at', 'x-sunset', 'x-deprecation-link'
+]
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 

@@ -170,7 +170,10 @@ function location (rest: string[], prefix: string[], diff: Diff, before: Json, a
     parts.push(at(1) === 'payload' && prefix[1]?.startsWith(WEBHOOK) === true ? 'payload' : `response ${at(1)}`)
     i = 2
     if (at(i) === 'headers') {
-      parts.push(`header \`${at(i + 1)}\``)
+      // A whole `headers` map added or removed names the headers it holds.
+      const held = Object.keys(((diff.action === 'remove' ? diff.before : diff.after) ?? {}) as Json)
+      const names = at(i + 1) !== '' ? [at(i + 1)] : held
+      parts.push(`header${names.length === 1 ? '' : 's'} ${names.map(n => `\`${n}\``).join(', ')}`)
       i += 2
       if (at(i) === 'schema') i++
     }

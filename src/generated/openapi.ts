@@ -1941,6 +1941,11 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
+         * @description The contract's `info.version`, on every response under `/api` (errors included): the version `/api/openapi.json` and `/api/health` report.
+         * @example 0.2.0
+         */
+        ApiVersion: string;
+        /**
          * @description Where the browser goes next.
          * @example https://workspace.example.com/
          */
@@ -1987,6 +1992,7 @@ export interface operations {
             /** @description Service and database are up. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["ApiVersion"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1997,6 +2003,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "API-Version": components["headers"]["ApiVersion"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2017,6 +2024,7 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["ApiVersion"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -15,6 +15,8 @@ export interface Meter {
   rateLimitRefusal(scope: RateLimitScope): void
   /** One SQL statement that failed (any reason: a constraint, a timeout, a lost connection). */
   databaseQueryError(): void
+  /** One call that used something the contract deprecates (`use`: operation, query.<name>, body.<name> …). */
+  deprecatedCall(operationId: string, use: string): void
 }
 
 type SpanAttributes = Record<string, string | number | boolean>
@@ -27,7 +29,8 @@ export interface Tracer {
 export const noopMeter: Meter = {
   invitationDelivery () {},
   rateLimitRefusal () {},
-  databaseQueryError () {}
+  databaseQueryError () {},
+  deprecatedCall () {}
 }
 
 export const noopTracer: Tracer = {

@@ -63,6 +63,15 @@ function instruments (register: Registry, poolStats: () => PoolStats) {
       name: 'database_query_errors_total',
       help: 'SQL statements that failed (constraint, timeout, lost connection …).',
       registers
+    }),
+    // Both labels come from openapi.yaml (an operationId; `operation` or the deprecated input's
+    // name): as many series as the contract has deprecations, whatever the requests carry.
+    deprecatedCalls: new Counter({
+      name: 'api_deprecated_calls_total',
+      help: 'Calls that used what the contract deprecates, by operationId and use ' +
+        '(operation, query.<name>, header.<name>, body.<name>).',
+      labelNames: ['operation_id', 'use'] as const,
+      registers
     })
   }
 }
@@ -79,7 +88,8 @@ async function metricsPlugin (fastify: FastifyInstance, opts: MetricsOptions): P
   fastify.decorate('meter', {
     invitationDelivery (path, outcome) { m.invitations.inc({ path, outcome }) },
     rateLimitRefusal (scope) { m.refusals.inc({ scope }) },
-    databaseQueryError () { m.queryErrors.inc() }
+    databaseQueryError () { m.queryErrors.inc() },
+    deprecatedCall (operationId, use) { m.deprecatedCalls.inc({ operation_id: operationId, use }) }
   } satisfies Meter)
 
   // The route label is the contract's path template (set on each route from openapi.yaml), never
