@@ -19,7 +19,7 @@ import { createAddressPolicy } from './webhooks/address-policy.js'
 import { expireInvitations } from './invitations/expiry.js'
 import { deriveKey } from './lib/crypto.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
-import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './invite-requests/settings.js'
+import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
