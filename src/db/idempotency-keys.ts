@@ -54,26 +54,29 @@ export async function claimIdempotencyKey (
   return r.rows[0] ?? await claimIdempotencyKey(q, claim)
 }
 
+/** Sets one column of the owner's open claim; false when the claim is no longer this owner's. */
+async function updateOwnClaim (
+  q: Queryable, id: IdempotencyKeyId, owner: string, column: 'locked_until' | 'checkpoint', value: Date | string
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE idempotency_keys SET ${column} = $5
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
+    [id.workspaceId, id.operation, id.key, owner, value])
+  return r.rowCount === 1
+}
+
 /** Extend the owner's lease; false when the claim is no longer this owner's. */
 export async function renewIdempotencyKey (
   q: Queryable, id: IdempotencyKeyId, owner: string, lockedUntil: Date
 ): Promise<boolean> {
-  const r = await q.query(
-    `UPDATE idempotency_keys SET locked_until = $5
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
-    [id.workspaceId, id.operation, id.key, owner, lockedUntil])
-  return r.rowCount === 1
+  return await updateOwnClaim(q, id, owner, 'locked_until', lockedUntil)
 }
 
 /** Record the owner's (sealed) checkpoint; false when the claim is no longer this owner's. */
 export async function checkpointIdempotencyKey (
   q: Queryable, id: IdempotencyKeyId, owner: string, sealed: string
 ): Promise<boolean> {
-  const r = await q.query(
-    `UPDATE idempotency_keys SET checkpoint = $5
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
-    [id.workspaceId, id.operation, id.key, owner, sealed])
-  return r.rowCount === 1
+  return await updateOwnClaim(q, id, owner, 'checkpoint', sealed)
 }
 
 /** Store the final (sealed) answer of the owner's claim; a checkpoint has served its purpose. */
