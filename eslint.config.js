@@ -11,6 +11,14 @@ export default [
     }
   },
   {
+    // Factories stay small (docs/architecture.md): a service of several operations is split per
+    // operation. A ratchet: the largest function in src/ is 116 lines today (deliverInvitation).
+    files: ['src/**/*.ts', 'handlers/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 120 }]
+    }
+  },
+  {
     // Tests: lines whose length comes from a string, template or regular expression (expected
     // messages, fixtures; 40 lines) are not counted yet.
     files: ['test/**/*.ts'],

@@ -32,6 +32,48 @@ interface IdpUser {
   lastName: string | null
 }
 
+/** The user this identity signs in as: the existing account for the e-mail, or a new member. */
+async function upsertUser (
+  tx: Queryable,
+  idp: IdpUser,
+  organizationId: string | null,
+  now: Date
+): Promise<{ user: UserRow, created: boolean }> {
+  const forbidden = (reason: string) => serviceError('FORBIDDEN', ['workspace member'], { reason })
+  // Accounts are matched by e-mail, so only an address the provider has verified may match.
+  if (!idp.emailVerified) throw forbidden('the identity provider has not verified this e-mail address')
+  const existing = await findUserByEmail(tx, idp.email)
+  if (existing !== null) {
+    if (existing.status !== 'active') throw forbidden('this account is disabled')
+    if (existing.workosUserId !== null && existing.workosUserId !== idp.id) {
+      throw forbidden(
+        'this e-mail address is linked to another identity'
+      )
+    }
+    if (existing.workosUserId === null) await setUserWorkosId(tx, existing.id, idp.id, now)
+    return { user: existing, created: false }
+  }
+  const workspace = organizationId !== null ? await findWorkspaceByOrganization(tx, organizationId) : null
+  if (workspace === null) {
+    throw forbidden(
+      'no workspace is linked to your organization; ask an admin for an invitation'
+    )
+  }
+  const name = [idp.firstName, idp.lastName].filter(s => s !== null && s !== '').join(' ')
+  const user = await insertUser(
+    tx,
+    {
+      workspaceId: workspace.id,
+      email: idp.email,
+      name: name === '' ? null : name,
+      role: 'member',
+      workosUserId: idp.id,
+      now
+    }
+  )
+  return { user, created: true }
+}
+
 export function createIdentityProviderLogin (
   deps: Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events'> & { sessions: SessionService }
 ): IdentityProviderLogin {
@@ -59,48 +101,6 @@ export function createIdentityProviderLogin (
       )
       throw serviceError('UPSTREAM_FAILED', ['identity provider'])
     }
-  }
-
-  /** The user this identity signs in as: the existing account for the e-mail, or a new member. */
-  async function upsertUser (
-    tx: Queryable,
-    idp: IdpUser,
-    organizationId: string | null,
-    now: Date
-  ): Promise<{ user: UserRow, created: boolean }> {
-    const forbidden = (reason: string) => serviceError('FORBIDDEN', ['workspace member'], { reason })
-    // Accounts are matched by e-mail, so only an address the provider has verified may match.
-    if (!idp.emailVerified) throw forbidden('the identity provider has not verified this e-mail address')
-    const existing = await findUserByEmail(tx, idp.email)
-    if (existing !== null) {
-      if (existing.status !== 'active') throw forbidden('this account is disabled')
-      if (existing.workosUserId !== null && existing.workosUserId !== idp.id) {
-        throw forbidden(
-          'this e-mail address is linked to another identity'
-        )
-      }
-      if (existing.workosUserId === null) await setUserWorkosId(tx, existing.id, idp.id, now)
-      return { user: existing, created: false }
-    }
-    const workspace = organizationId !== null ? await findWorkspaceByOrganization(tx, organizationId) : null
-    if (workspace === null) {
-      throw forbidden(
-        'no workspace is linked to your organization; ask an admin for an invitation'
-      )
-    }
-    const name = [idp.firstName, idp.lastName].filter(s => s !== null && s !== '').join(' ')
-    const user = await insertUser(
-      tx,
-      {
-        workspaceId: workspace.id,
-        email: idp.email,
-        name: name === '' ? null : name,
-        role: 'member',
-        workosUserId: idp.id,
-        now
-      }
-    )
-    return { user, created: true }
   }
 
   async function signIn (idp: IdpUser, organizationId: string | null): Promise<{ token: string }> {
