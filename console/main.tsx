@@ -16,7 +16,12 @@ import './console.css'
 // The admin console: one page, a screen per path (/ and /console/{screen}), every call an
 // operation of the contract. Admins see every screen; a member sees their profile.
 
-export interface ScreenProps { me: Schemas['Me'], news: number }
+export interface ScreenProps {
+  me: Schemas['Me']
+  news: number
+  /** Read who is signed in again (after a change to the workspace, e.g. its name). */
+  refresh: () => void
+}
 
 interface Screen {
   path: string
@@ -58,14 +63,14 @@ function App ({ identityProvider }: { identityProvider: boolean }) {
   const heading = useRef<HTMLHeadingElement>(null)
   const firstRender = useRef(true)
 
-  const load = () => {
-    setWho({ state: 'loading' })
+  const load = (quietly = false) => {
+    if (!quietly) setWho({ state: 'loading' })
     void call(api.GET('/api/users/me')).then(r => {
       if (r.ok) setWho({ state: 'in', me: r.data })
       else setWho(r.problem.status === 401 ? { state: 'out' } : { state: 'problem', problem: r.problem })
     })
   }
-  useEffect(load, [])
+  useEffect(() => { load() }, [])
 
   const me = who.state === 'in' ? who.me : null
   const admin = me?.user.role === 'admin'
@@ -82,7 +87,7 @@ function App ({ identityProvider }: { identityProvider: boolean }) {
 
   if (who.state === 'loading') return <main><p id='status' class='muted'>Checking who is signed in…</p></main>
   if (who.state === 'problem') {
-    return <main><h1>Workspace</h1><p id='status' class='muted'>Could not load your account.</p><ProblemNote problem={who.problem} retry={load} /></main>
+    return <main><h1>Workspace</h1><p id='status' class='muted'>Could not load your account.</p><ProblemNote problem={who.problem} retry={() => { load() }} /></main>
   }
   if (who.state === 'out' || me === null) {
     return (
@@ -119,7 +124,7 @@ function App ({ identityProvider }: { identityProvider: boolean }) {
       <main id='main'>
         <h1 tabIndex={-1} ref={heading}>{allowed ? screen.title : 'Profile'}</h1>
         {!allowed && <p class='problem' role='alert'>{screen.title} is for admins of the workspace; this is your profile.</p>}
-        <View me={me} news={news} />
+        <View me={me} news={news} refresh={() => { load(true) }} />
       </main>
       <footer>
         <p class='muted'><a href='/api/docs'>API reference</a></p>

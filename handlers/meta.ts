@@ -11,10 +11,11 @@ const SCALAR_BUNDLE = join(
 )
 
 // The reference page's own CSP (replacing the API's `default-src 'none'`): Scalar's bundle from
-// here, the contract fetched from here; the bundle injects its styles inline, draws icons as data:
-// URLs and loads its fonts from Scalar's font host (as it did before the service had a CSP).
+// here, the contract fetched from here; the bundle injects its styles inline and draws icons as
+// data: URLs. Nothing from another host: the page uses the system's fonts (withDefaultFonts:
+// false, not Scalar's font host) and sends no telemetry.
 const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; " +
-  "img-src 'self' data:; font-src 'self' data: https://fonts.scalar.com; base-uri 'none'; form-action 'none'; " +
+  "img-src 'self' data:; font-src 'self' data:; base-uri 'none'; form-action 'none'; " +
   "frame-ancestors 'none'"
 
 export function metaHandlers (
@@ -46,10 +47,14 @@ export function metaHandlers (
 /**
  * The reference page. Its Test Request button sends to this service (PUBLIC_URL) and not to the
  * contract's first example server (http://localhost:3000), so the request is same-origin and
- * carries the browser's session cookie on any port or host.
+ * carries the browser's session cookie on any port or host. No request leaves for another host.
  */
 function docsPage (publicUrl: string): string {
-  const configuration = JSON.stringify({ servers: [{ url: publicUrl, description: 'this service' }] })
+  const configuration = JSON.stringify({
+    servers: [{ url: publicUrl, description: 'this service' }],
+    withDefaultFonts: false,
+    telemetry: false
+  })
     .replace(/&/g, '&amp;').replace(/'/g, '&#39;')
   return `<!doctype html>
 <html lang="en">

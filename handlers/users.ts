@@ -9,9 +9,8 @@ export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<'getUser
     },
 
     async getUsers (request) {
-      return await members.list(
-        principalOf(request), { limit: request.query.limit ?? 50, cursor: request.query.cursor }
-      )
+      const { limit, cursor, q, role } = request.query
+      return await members.list(principalOf(request), { limit: limit ?? 50, cursor, search: q, role })
     }
   }
 }

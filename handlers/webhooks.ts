@@ -4,7 +4,8 @@ import { principalOf } from '../src/principal.js'
 export function webhookHandlers ({ services }: HandlerDeps): HandlerGroup<
   'getEvents' | 'postWebhookEndpoints' | 'getWebhookEndpoints' | 'patchWebhookEndpointsEndpointId' |
   'deleteWebhookEndpointsEndpointId' | 'postWebhookEndpointsEndpointIdRotateSecret' |
-  'getWebhookEndpointsEndpointIdDeliveries' | 'postWebhookDeliveriesDeliveryIdRetry'
+  'getWebhookEndpointsEndpointIdDeliveries' | 'postWebhookDeliveriesDeliveryIdRetry' |
+  'postWebhookEndpointsEndpointIdTest'
 > {
   return {
     async getEvents (request) {
@@ -38,6 +39,10 @@ export function webhookHandlers ({ services }: HandlerDeps): HandlerGroup<
     },
     async postWebhookDeliveriesDeliveryIdRetry (request, reply) {
       const delivery = await services.webhooks.retry(principalOf(request), request.params.deliveryId)
+      return await reply.code(202).send(delivery)
+    },
+    async postWebhookEndpointsEndpointIdTest (request, reply) {
+      const delivery = await services.webhooks.test(principalOf(request), request.params.endpointId)
       return await reply.code(202).send(delivery)
     }
   }

@@ -10,12 +10,17 @@ const ACTIONS = [
   'invitation.expired', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked',
   'chat.installed', 'chat.uninstalled', 'invite_request.created', 'invite_request.approved', 'invite_request.denied',
   'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
-  'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled'
+  'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested'
 ] as const satisfies readonly Action[]
 const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true
 void complete
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
 const TARGETS: TargetType[] = ['user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace']
+
+// The door an action came through, as the contract's AuditEvent.source names it.
+const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
+  web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system'
+}
 
 function describe (e: Schemas['AuditEvent']): string {
   const p = e.payload
@@ -69,11 +74,12 @@ export function Activity ({ news }: ScreenProps) {
         <button type='submit'>Filter</button>
       </form>
       <ListState items={items} problem={problem} retry={reload} empty='Nothing happened yet, or nothing matches.'>
-        <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Did', 'Details']} pager={pager}>
+        <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Door', 'Did', 'Details']} pager={pager}>
           {items?.map(e => (
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
               <td>{e.actor.label ?? e.actor.type}</td>
+              <td class='door'>{DOORS[e.source]}</td>
               <td><code>{e.action}</code></td>
               <td>{describe(e)}</td>
             </tr>

@@ -10,10 +10,25 @@ function lastAdminSentence (u: Schemas['User'], doing: string): string {
   return `${u.email} was not ${doing}: they are the workspace's last admin, and a workspace always keeps one. Make another member an admin first.`
 }
 
+type RoleFilter = Schemas['Role'] | ''
+
 export function Members ({ me, news }: ScreenProps) {
+  // The search and the role are the server's filters (GET /api/users?q=&role=), paged there too.
+  const [search, setSearch] = useState('')
+  const [role, setRole] = useState<RoleFilter>('')
+  const [applied, setApplied] = useState<{ q: string, role: RoleFilter }>({ q: '', role: '' })
   const { items, problem, reload, pager } = usePaged(
-    async cursor => await call(api.GET('/api/users', { params: { query: cursor === undefined ? { limit: 25 } : { limit: 25, cursor } } })),
-    []
+    async cursor => await call(api.GET('/api/users', {
+      params: {
+        query: {
+          limit: 25,
+          ...(cursor === undefined ? {} : { cursor }),
+          ...(applied.q === '' ? {} : { q: applied.q }),
+          ...(applied.role === '' ? {} : { role: applied.role })
+        }
+      }
+    })),
+    [applied]
   )
   useEffect(() => { if (news > 0) reload() }, [news])
   const [rowProblem, setRowProblem] = useState<{ id: string, problem: Problem } | null>(null)
@@ -41,7 +56,25 @@ export function Members ({ me, news }: ScreenProps) {
   return (
     <>
       <p class='muted' id='last-admin-rule'>{LAST_ADMIN_RULE}</p>
-      <ListState items={items} problem={problem} retry={reload} empty='No members yet.'>
+      <form
+        class='card filters' role='search' aria-label='Find members'
+        onSubmit={e => { e.preventDefault(); setApplied({ q: search.trim(), role }) }}
+      >
+        <div>
+          <label for='member-search'>Name or e-mail begins with</label>
+          <input id='member-search' type='search' maxLength={254} value={search} onInput={e => { setSearch(e.currentTarget.value) }} />
+        </div>
+        <div>
+          <label for='member-role'>Role</label>
+          <select id='member-role' value={role} onChange={e => { setRole(e.currentTarget.value as RoleFilter) }}>
+            <option value=''>any</option>
+            <option value='admin'>admin</option>
+            <option value='member'>member</option>
+          </select>
+        </div>
+        <button type='submit'>Find</button>
+      </form>
+      <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' ? 'No members yet.' : 'No member matches.'}>
         <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Role', 'Joined', '']} pager={pager}>
           {items?.map(u => (
             <tr key={u.id}>

@@ -3,6 +3,8 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
 import { announce, ListState, ProblemNote, usePaged, when } from '../ui.js'
 
+const REQUESTS_POLL_MS = 5000
+
 function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: Problem | null) => void }) {
   const [role, setRole] = useState<Schemas['Role']>(req.role)
   const [reason, setReason] = useState('')
@@ -38,6 +40,12 @@ export function Requests ({ news }: ScreenProps) {
     []
   )
   useEffect(() => { if (news > 0) reload() }, [news])
+  // A new request is not an event of the catalogue (the feed does not carry it): while this screen
+  // is open it reads its first page again every few seconds, so a request shows without a reload.
+  useEffect(() => {
+    const timer = setInterval(() => { if (document.visibilityState === 'visible') reload() }, REQUESTS_POLL_MS)
+    return () => { clearInterval(timer) }
+  }, [])
   const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   return (
     <>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
-import { announce, ProblemNote } from '../ui.js'
+import { announce, ProblemNote, when } from '../ui.js'
 
 const POLICIES: Array<{ value: Schemas['InvitePolicy'], text: string }> = [
   { value: 'admins', text: 'Only admins invite' },
@@ -9,39 +9,79 @@ const POLICIES: Array<{ value: Schemas['InvitePolicy'], text: string }> = [
   { value: 'members', text: 'Members may invite members; only admins invite admins' }
 ]
 
-export function Settings ({ me }: ScreenProps) {
-  const [settings, setSettings] = useState<Schemas['WorkspaceSettings'] | null>(null)
-  const [problem, setProblem] = useState<Problem | null>(null)
-  const load = () => {
-    void call(api.GET('/api/workspace/settings')).then(r => { if (r.ok) { setSettings(r.data); setProblem(null) } else setProblem(r.problem) })
-  }
-  useEffect(load, [])
-  const choose = async (invitePolicy: Schemas['InvitePolicy']) => {
-    const r = await call(api.PATCH('/api/workspace/settings', { body: { invitePolicy } }))
-    if (r.ok) { setSettings(r.data); setProblem(null); announce(`Invite policy saved: ${POLICIES.find(p => p.value === invitePolicy)?.text ?? invitePolicy}.`) } else { setProblem(r.problem); announce(r.problem.text) }
+function Slack ({ slack }: { slack: Schemas['WorkspaceSettings']['slack'] }) {
+  if (!slack.available) return <p id='slack-state'>Not available: this service is not configured for Slack (its operator sets <code>SLACK_CLIENT_ID</code> and the rest).</p>
+  if (!slack.installed) {
+    return (
+      <>
+        <p id='slack-state'>Not installed. Install the bot in your Slack workspace to invite and ask for invitations from Slack.</p>
+        <p><a href='/api/oauth/slack/install'>Install in Slack</a></p>
+      </>
+    )
   }
   return (
     <>
-      <section class='card' aria-labelledby='ws-title'>
-        <h2 id='ws-title'>Workspace</h2>
-        <dl><dt>Name</dt><dd>{me.workspace.name}</dd><dt>Id</dt><dd><code>{me.workspace.id}</code></dd></dl>
-      </section>
+      <p id='slack-state'>Installed in <strong>{slack.teamName ?? 'a Slack team'}</strong> since {when(slack.installedAt)}. To uninstall, remove the app in Slack (its <em>Manage apps</em> page); this screen then shows it as not installed.</p>
+      <p><a href='/api/oauth/slack/install'>Install again (another team, or new permissions)</a></p>
+    </>
+  )
+}
+
+export function Settings ({ me, refresh }: ScreenProps) {
+  const [settings, setSettings] = useState<Schemas['WorkspaceSettings'] | null>(null)
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const [name, setName] = useState(me.workspace.name)
+  const load = () => {
+    void call(api.GET('/api/workspace/settings')).then(r => { if (r.ok) { setSettings(r.data); setName(r.data.name); setProblem(null) } else setProblem(r.problem) })
+  }
+  useEffect(load, [])
+  const save = async (body: Schemas['WorkspaceSettingsPatch'], said: (s: Schemas['WorkspaceSettings']) => string) => {
+    const r = await call(api.PATCH('/api/workspace/settings', { body }))
+    if (r.ok) { setSettings(r.data); setProblem(null); announce(said(r.data)); refresh() } else { setProblem(r.problem); announce(r.problem.text) }
+  }
+  return (
+    <>
       <ProblemNote problem={problem} retry={load} />
+      <form
+        class='card' aria-labelledby='ws-title'
+        onSubmit={e => { e.preventDefault(); void save({ name }, s => `The workspace is now called ${s.name}.`) }}
+      >
+        <h2 id='ws-title'>Workspace</h2>
+        <label for='ws-name'>Name</label>
+        <input id='ws-name' required maxLength={200} value={name} onInput={e => { setName(e.currentTarget.value) }} />
+        <button type='submit'>Rename</button>
+        <p class='muted'>Id <code>{me.workspace.id}</code></p>
+      </form>
       {settings !== null && (
-        <fieldset class='card'>
-          <legend>Who may invite</legend>
-          {POLICIES.map(p => (
-            <label key={p.value} class='check'>
-              <input type='radio' name='invitePolicy' value={p.value} checked={settings.invitePolicy === p.value} onChange={() => { void choose(p.value) }} /> {p.text}
-            </label>
-          ))}
-        </fieldset>
+        <>
+          <fieldset class='card'>
+            <legend>Who may invite</legend>
+            {POLICIES.map(p => (
+              <label key={p.value} class='check'>
+                <input
+                  type='radio' name='invitePolicy' value={p.value} checked={settings.invitePolicy === p.value}
+                  onChange={() => { void save({ invitePolicy: p.value }, () => `Invite policy saved: ${p.text}.`) }}
+                /> {p.text}
+              </label>
+            ))}
+          </fieldset>
+          <section class='card' aria-labelledby='slack-title'>
+            <h2 id='slack-title'>Slack</h2>
+            <Slack slack={settings.slack} />
+          </section>
+          <section class='card' aria-labelledby='idp-title'>
+            <h2 id='idp-title'>Single sign-on</h2>
+            <p id='idp-state'>
+              {!settings.identityProvider.available
+                ? 'Not configured: members sign in with e-mailed links. The operator sets WORKOS_API_KEY and WORKOS_CLIENT_ID to offer sign-in through an identity provider.'
+                : settings.identityProvider.organizationLinked
+                  ? 'On: this workspace is linked to an organization of the identity provider; its members may sign in through it.'
+                  : 'Available, but this workspace is not linked to an organization of the identity provider; members sign in with e-mailed links.'}
+            </p>
+            <p class='muted'>Read-only here: the identity provider is set up by the service's operator.</p>
+          </section>
+        </>
       )}
-      <section class='card' aria-labelledby='slack-title'>
-        <h2 id='slack-title'>Slack</h2>
-        <p>Install the bot in your Slack workspace to invite and ask for invitations from Slack.</p>
-        <p><a href='/api/oauth/slack/install'>Install in Slack</a></p>
-      </section>
     </>
   )
 }

@@ -6,12 +6,13 @@ import { OnceSecret } from './api-keys.js'
 
 type EventType = Schemas['EventType']
 // The catalogue, as the contract's EventType enum lists it; a type missing here fails the typecheck.
+// `webhook.test` is not subscribed to: it goes to one endpoint when an admin sends a test event.
 const CATALOGUE = [
   'invitation.created', 'invitation.resent', 'invitation.accepted', 'invitation.revoked', 'invitation.expired',
   'invitation.delivery_failed', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created',
   'api_key.revoked', 'chat.installed', 'chat.uninstalled'
 ] as const satisfies readonly EventType[]
-const complete: Exclude<EventType, typeof CATALOGUE[number]> extends never ? true : never = true
+const complete: Exclude<EventType, typeof CATALOGUE[number] | 'webhook.test'> extends never ? true : never = true
 void complete
 
 function EventPicker ({ picked, onChange }: { picked: EventType[], onChange: (t: EventType[]) => void }) {
@@ -32,12 +33,12 @@ function EventPicker ({ picked, onChange }: { picked: EventType[], onChange: (t:
   )
 }
 
-function Deliveries ({ endpoint }: { endpoint: Schemas['WebhookEndpoint'] }) {
+function Deliveries ({ endpoint, refreshed }: { endpoint: Schemas['WebhookEndpoint'], refreshed: number }) {
   const { items, problem, reload, pager } = usePaged(
     async cursor => await call(api.GET('/api/webhook-endpoints/{endpointId}/deliveries', {
       params: { path: { endpointId: endpoint.id }, query: cursor === undefined ? { limit: 10 } : { limit: 10, cursor } }
     })),
-    [endpoint.id]
+    [endpoint.id, refreshed]
   )
   const [retryProblem, setRetryProblem] = useState<Problem | null>(null)
   const retry = async (d: Schemas['WebhookDelivery']) => {
@@ -71,6 +72,7 @@ function Deliveries ({ endpoint }: { endpoint: Schemas['WebhookEndpoint'] }) {
 function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint'], onChanged: (p: Problem | null) => void, onSecret: (s: string) => void }) {
   const [open, setOpen] = useState(false)
   const [editing, setEditing] = useState(false)
+  const [sent, setSent] = useState(0)
   const [url, setUrl] = useState(ep.url)
   const [types, setTypes] = useState<EventType[]>(ep.eventTypes ?? [])
   const path = { params: { path: { endpointId: ep.id } } }
@@ -83,6 +85,15 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
   const rotate = async () => {
     const r = await call(api.POST('/api/webhook-endpoints/{endpointId}/rotate-secret', path))
     if (r.ok) { onSecret(r.data.secret); announce(`A new signing secret for ${ep.url}: copy it now. The previous one works until ${when(r.data.previousSecretExpiresAt)}.`) }
+    onChanged(r.ok ? null : r.problem)
+  }
+  const test = async () => {
+    const r = await call(api.POST('/api/webhook-endpoints/{endpointId}/test', path))
+    if (r.ok) {
+      announce(`A test event is on its way to ${ep.url}; its delivery is listed below.`)
+      setOpen(true)
+      setSent(n => n + 1)
+    }
     onChanged(r.ok ? null : r.problem)
   }
   const remove = async () => {
@@ -98,6 +109,7 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
       <div class='actions'>
         <button type='button' aria-expanded={editing} onClick={() => { setEditing(!editing) }}>Edit {ep.url}</button>
         <button type='button' onClick={() => { void patch({ enabled: !ep.enabled }, `${ep.url} is ${ep.enabled ? 'disabled' : 'enabled'}.`) }}>{ep.enabled ? 'Disable' : 'Enable'} {ep.url}</button>
+        <button type='button' onClick={() => { void test() }}>Send a test event to {ep.url}</button>
         <ConfirmButton label={`Rotate the secret of ${ep.url}`} confirm='Yes, rotate the secret' danger={false} onConfirm={rotate} />
         <ConfirmButton label={`Delete ${ep.url}`} confirm={`Yes, delete ${ep.url}`} onConfirm={remove} />
         <button type='button' aria-expanded={open} onClick={() => { setOpen(!open) }}>Deliveries of {ep.url}</button>
@@ -114,7 +126,7 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
           <button type='submit'>Save</button>
         </form>
       )}
-      {open && <Deliveries endpoint={ep} />}
+      {open && <Deliveries endpoint={ep} refreshed={sent} />}
     </li>
   )
 }

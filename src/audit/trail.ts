@@ -24,6 +24,7 @@ function toAuditEventView (row: AuditEventRow): AuditEventView {
     id: row.id,
     action: row.action,
     actor: { type: row.actorType, id: row.actorId, label: row.actorLabel },
+    source: row.source,
     target: row.targetType !== null && row.targetId !== null ? { type: row.targetType, id: row.targetId } : null,
     payload: row.payload,
     createdAt: row.createdAt.toISOString()

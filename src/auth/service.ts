@@ -49,7 +49,7 @@ export function createAuthService (deps: AuthDeps): AuthService {
         await events.record(tx, {
           workspaceId: s.workspaceId,
           action: 'session.logout',
-          actor: { type: 'user', id: s.userId, label: s.email, source: 'api', requestId: null },
+          actor: { type: 'user', id: s.userId, label: s.email, source: 'web', requestId: null },
           target: { type: 'session', id: sid },
           now
         })

@@ -59,6 +59,7 @@ export interface AuditEventRow {
   actorType: ActorType
   actorId: string | null
   actorLabel: string | null
+  source: EventSource
   targetType: string | null
   targetId: string | null
   payload: Record<string, unknown>
@@ -82,6 +83,7 @@ export async function listAuditEvents (
 ): Promise<AuditEventRow[]> {
   const r = await q.query<AuditEventRow>(
     `SELECT id::text AS id, action, actor_type AS "actorType", actor_id AS "actorId", actor_label AS "actorLabel",
+            source,
             target_type AS "targetType", target_id AS "targetId", payload, created_at AS "createdAt"
        FROM audit_events
       WHERE workspace_id = $1
@@ -118,9 +120,15 @@ const EVENT_COLUMNS = `id::text AS id, workspace_id AS "workspaceId", event_type
   target_type AS "targetType", target_id AS "targetId", payload,
   created_at AS "createdAt"`
 
-export async function findEvent (q: Queryable, id: string): Promise<EventRow | null> {
-  const r = await q.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM audit_events WHERE id = $1 AND event_type IS NOT NULL`, [id])
+/**
+ * The audit row a webhook delivery sends. Its `type` is null for a row outside the catalogue (a
+ * test event, sent to one endpoint as the delivery's own event type, is in no feed).
+ */
+export async function findEvent (
+  q: Queryable, id: string
+): Promise<(Omit<EventRow, 'type'> & { type: EventType | null }) | null> {
+  const r = await q.query<Omit<EventRow, 'type'> & { type: EventType | null }>(
+    `SELECT ${EVENT_COLUMNS} FROM audit_events WHERE id = $1`, [id])
   return r.rows[0] ?? null
 }
 

@@ -63,19 +63,40 @@ export async function findUserInWorkspace (q: Queryable, workspaceId: string, us
   return r.rows[0] ?? null
 }
 
-/** Members of a workspace, oldest first, keyset-paginated on (created_at, id). */
+/** A LIKE pattern for what begins with `text` (its own %, _ and \\ taken literally). */
+function startsWith (text: string): string {
+  return `${text.replace(/[\\%_]/g, c => `\\${c}`)}%`
+}
+
+/**
+ * Members of a workspace, oldest first, keyset-paginated on (created_at, id). `search`: those
+ * whose e-mail or name begins with it, case-insensitively (users_workspace_*_prefix_idx);
+ * `role`: those of one role. Each filter adds its clause only when given, so every statement
+ * is planned with the index that fits it.
+ */
 export async function listUsers (
   q: Queryable,
   workspaceId: string,
-  page: { limit: number, after?: { createdAt: Date, id: string } | undefined }
+  page: {
+    limit: number,
+    after?: { createdAt: Date, id: string } | undefined,
+    search?: string | undefined,
+    role?: Role | undefined
+  }
 ): Promise<UserRow[]> {
-  const r = page.after === undefined
-    ? await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND status <> 'removed'
-        ORDER BY created_at, id LIMIT $2`, [workspaceId, page.limit])
-    : await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND status <> 'removed'
-        AND (created_at, id) > ($3, $4) ORDER BY created_at, id LIMIT $2`, [
-      workspaceId, page.limit, page.after.createdAt, page.after.id
-    ])
+  const params: unknown[] = [workspaceId, page.limit]
+  const where = ['workspace_id = $1', "status <> 'removed'"]
+  const param = (v: unknown): string => { params.push(v); return `$${params.length}` }
+  if (page.search !== undefined) {
+    const like = param(startsWith(page.search.trim().toLowerCase()))
+    where.push(`(email LIKE ${like} OR lower(name) LIKE ${like})`)
+  }
+  if (page.role !== undefined) where.push(`role = ${param(page.role)}`)
+  if (page.after !== undefined) {
+    where.push(`(created_at, id) > (${param(page.after.createdAt)}, ${param(page.after.id)})`)
+  }
+  const r = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT $2`, params)
   return r.rows
 }
 

@@ -35,6 +35,18 @@ export async function insertDeliveriesForEvent (
   return r.rows.map(row => row.id)
 }
 
+/** One delivery of an event to one endpoint whatever it subscribes to (a test event). */
+export async function insertDelivery (
+  q: Queryable, d: { endpointId: string, workspaceId: string, eventId: string, eventType: string, now: Date }
+): Promise<WebhookDeliveryRow> {
+  const r = await q.query<WebhookDeliveryRow>(
+    `INSERT INTO webhook_deliveries (endpoint_id, workspace_id, event_id, event_type, next_attempt_at, created_at,
+                                     updated_at)
+     VALUES ($1, $2, $3, $4, $5, $5, $5) RETURNING ${COLUMNS}`,
+    [d.endpointId, d.workspaceId, d.eventId, d.eventType, d.now])
+  return r.rows[0] as WebhookDeliveryRow
+}
+
 /** forUpdate: locked while an attempt's outcome is written (a stale job's writer waits, then sees it moved on). */
 export async function findDeliveryById (
   q: Queryable, id: string, opts: { forUpdate?: boolean } = {}

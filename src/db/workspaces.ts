@@ -52,3 +52,11 @@ export async function updateInvitePolicy (
       WHERE w.id = $1 RETURNING old.invite_policy AS previous`, [workspaceId, policy])
   return r.rows[0]?.previous ?? null
 }
+
+/** Renames a workspace; returns the name it replaced (null: no such workspace). */
+export async function renameWorkspace (q: Queryable, workspaceId: string, name: string): Promise<string | null> {
+  const r = await q.query<{ previous: string }>(
+    `UPDATE workspaces w SET name = $2 FROM (SELECT name FROM workspaces WHERE id = $1 FOR UPDATE) old
+      WHERE w.id = $1 RETURNING old.name AS previous`, [workspaceId, name])
+  return r.rows[0]?.previous ?? null
+}

@@ -13,7 +13,8 @@ import { eventTypeOf } from './catalogue.js'
  * metrics) hook in here.
  */
 export interface EventOutbox {
-  record(tx: Queryable, entry: AuditEntry): Promise<void>
+  /** Returns the audit row's id. */
+  record(tx: Queryable, entry: AuditEntry): Promise<string>
 }
 
 export function createEventOutbox (jobs: JobEngine): EventOutbox {
@@ -24,7 +25,7 @@ export function createEventOutbox (jobs: JobEngine): EventOutbox {
       const type = eventTypeOf(entry.action)
       const id = newId(entry.now)
       await insertAuditEvent(tx, id, entry, type)
-      if (type === null) return
+      if (type === null) return id
       const deliveries = await insertDeliveriesForEvent(
         tx, { workspaceId: entry.workspaceId, eventId: id, eventType: type, now: entry.now }
       )
@@ -34,6 +35,7 @@ export function createEventOutbox (jobs: JobEngine): EventOutbox {
         if (tx.afterCommit !== undefined) tx.afterCommit(wake)
         else wake()
       }
+      return id
     }
   }
 }

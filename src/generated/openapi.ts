@@ -398,8 +398,9 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the workspace settings
-         * @description `invitePolicy`: `admins` (only admins invite), `request` (members ask in Slack, admins
+         * Change the workspace settings (its name, who may invite)
+         * @description `name`: the workspace's new name (surrounding spaces dropped; 1 to 200 characters besides
+         *     them). `invitePolicy`: `admins` (only admins invite), `request` (members ask in Slack, admins
          *     approve or deny), `members` (members may invite members; only admins invite admins).
          */
         patch: operations["patchWorkspaceSettings"];
@@ -491,7 +492,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of the caller's workspace */
+        /**
+         * Members of the caller's workspace
+         * @description Oldest first, paged on the server. `q` keeps the members whose e-mail address or name begins
+         *     with it (case-insensitive), `role` those of one role; both together keep those matching
+         *     both. Pass the same filters with `cursor` for the next page.
+         */
         get: operations["getUsers"];
         put?: never;
         post?: never;
@@ -748,6 +754,32 @@ export interface paths {
         put?: never;
         /** A new signing secret (shown once); the old one keeps signing alongside for 24 h */
         post: operations["postWebhookEndpointsEndpointIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a3b5c7d */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test event (`webhook.test`) to this endpoint alone
+         * @description A `webhook.test` event goes to this endpoint only, whatever event types it subscribes to,
+         *     through the normal delivery path: signed with its secret, retried on failure, listed in
+         *     its deliveries. The event is not in the events feed (`GET /api/events`); the audit trail
+         *     records `webhook_endpoint.tested`.
+         */
+        post: operations["postWebhookEndpointsEndpointIdTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1219,6 +1251,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description A test an admin sent to this endpoint alone (`POST /api/webhook-endpoints/{endpointId}/test`); it is in no feed and changes nothing. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1410,7 +1462,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested";
         AuditEvent: {
             /**
              * Format: uuid
@@ -1424,6 +1476,14 @@ export interface components {
                 id: string | null;
                 label: string | null;
             };
+            /**
+             * @description The door the action came through: `web` (the browser: the console, signup, login
+             *     links, the Slack install), `mcp` (an API key on the MCP endpoint), `chat` (the Slack
+             *     bot), `system` (the service itself: expiry, deliveries, an identity provider's answer),
+             *     `api` (none today; kept for REST callers other than the browser).
+             * @enum {string}
+             */
+            source: "api" | "mcp" | "chat" | "web" | "system";
             target: {
                 type: string;
                 id: string;
@@ -1520,9 +1580,34 @@ export interface components {
          */
         InvitePolicy: "admins" | "request" | "members";
         WorkspaceSettings: {
+            /** @description The workspace's name. */
+            name: string;
             invitePolicy: components["schemas"]["InvitePolicy"];
+            /** @description The Slack app (read-only here: installed through `/api/oauth/slack/install`, removed in Slack). */
+            slack: {
+                /** @description Whether this service is configured for Slack (SLACK_CLIENT_ID and the rest). */
+                available: boolean;
+                /** @description Whether the app is installed in a Slack team for this workspace. */
+                installed: boolean;
+                /** @description The Slack team it is installed in. */
+                teamName: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it was (last) installed.
+                 */
+                installedAt: string | null;
+            };
+            /** @description Single sign-on through WorkOS (read-only; set by the operator). */
+            identityProvider: {
+                /** @description Whether this service is configured for an identity provider (WORKOS_API_KEY and the rest). */
+                available: boolean;
+                /** @description Whether this workspace is linked to an organization of the identity provider. */
+                organizationLinked: boolean;
+            };
         };
         WorkspaceSettingsPatch: {
+            /** @description A new name for the workspace (surrounding spaces are dropped). */
+            name?: string;
             invitePolicy?: components["schemas"]["InvitePolicy"];
         };
         /** @enum {string} */
@@ -1572,7 +1657,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "webhook.test";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -2899,6 +2984,13 @@ export interface operations {
     getUsers: {
         parameters: {
             query?: {
+                /**
+                 * @description The start of an e-mail address or of a name.
+                 * @example ada
+                 */
+                q?: string;
+                /** @example admin */
+                role?: components["schemas"]["Role"];
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -3648,6 +3740,45 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postWebhookEndpointsEndpointIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a3b5c7d */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; the answer is the new delivery (pending until the first attempt). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["EndpointIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            404: components["responses"]["EndpointNotFound"];
+            /** @description The endpoint is disabled; enable it first (`WEBHOOK_ENDPOINT_DISABLED`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getWebhookEndpointsEndpointIdDeliveries: {
         parameters: {
             query?: {
@@ -4378,6 +4509,31 @@ export interface operations {
                     /** @constant */
                     type?: "chat.uninstalled";
                     data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "webhook.test";
                 };
             };
         };

@@ -75,10 +75,14 @@ const DEFS: ToolDef[] = [
   {
     name: 'list_members',
     operationId: 'getUsers',
-    description: 'List the members of the workspace, oldest first. Pass nextCursor as cursor for the next page.',
-    run: async (s, p, a) => await s.members.list(
-      p, { limit: a.limit as number, cursor: a.cursor as string | undefined }
-    )
+    description: 'List the members of the workspace, oldest first; q keeps those whose e-mail or name begins ' +
+      'with it, role those of one role. Pass nextCursor as cursor (with the same q and role) for the next page.',
+    run: async (s, p, a) => await s.members.list(p, {
+      limit: a.limit as number,
+      cursor: a.cursor as string | undefined,
+      search: a.q as string | undefined,
+      role: a.role as Role | undefined
+    })
   },
   {
     name: 'list_invite_requests',

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/client.js'
-import { findUserInWorkspace, listUsers, type UserRow } from '../db/users.js'
+import { findUserInWorkspace, listUsers, type Role, type UserRow } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { serviceError } from '../errors.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
@@ -22,14 +22,17 @@ export async function loadMe (q: Queryable, workspaceId: string, userId: string)
   return { user: toApiUser(user), workspace: { id: workspace.id, name: workspace.name } }
 }
 
+/** Which members a page lists: those whose e-mail or name begins with `search`, of one `role`. */
+export interface MemberFilter { search?: string | undefined, role?: Role | undefined }
+
 /** One page of a workspace's members, oldest first; nextCursor is null on the last page. */
 export async function listMembers (
   q: Queryable,
   workspaceId: string,
-  page: { limit: number, cursor?: string | undefined }
+  page: { limit: number, cursor?: string | undefined } & MemberFilter
 ): Promise<UserList> {
   const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined
-  const rows = await listUsers(q, workspaceId, { limit: page.limit + 1, after })
+  const rows = await listUsers(q, workspaceId, { limit: page.limit + 1, after, search: page.search, role: page.role })
   const { page: items, nextCursor } = pageOf(rows, page.limit, u => u)
   return { items: items.map(toApiUser), nextCursor }
 }

@@ -8,11 +8,11 @@ import {
 import { serviceError } from '../errors.js'
 import type { Principal } from '../principal.js'
 import { auditPrincipalAction } from '../audit/actor.js'
-import { listMembers, type UserList } from './directory.js'
+import { listMembers, type MemberFilter, type UserList } from './directory.js'
 
 export interface MemberService {
-  /** One page of the actor's workspace's members, oldest first. */
-  list(actor: Principal, page: { limit: number, cursor?: string | undefined }): Promise<UserList>
+  /** One page of the actor's workspace's members, oldest first (filtered by e-mail or name, role). */
+  list(actor: Principal, page: { limit: number, cursor?: string | undefined } & MemberFilter): Promise<UserList>
   /** Sets a member's role; demoting the last active admin is refused (LAST_ADMIN). */
   changeRole(actor: Principal, userId: string, role: Role): Promise<UserRow>
   /** Removes a member: status 'removed', sessions and created API keys revoked at once. */

@@ -1,6 +1,6 @@
 import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
-import { findEvent } from '../db/audit-events.js'
+import { findEvent, type EventType } from '../db/audit-events.js'
 import { disableWebhookEndpoint, findWebhookEndpoint, recordEndpointOutcome } from '../db/webhook-endpoints.js'
 import { findDeliveryById, recordAttempt, type WebhookDeliveryRow } from '../db/webhook-deliveries.js'
 import { systemActor } from '../audit/actor.js'
@@ -92,11 +92,13 @@ export function createWebhookDelivery (deps: WebhookDeliveryDeps): { attempt(dat
   }
 
   async function send (
+    d: WebhookDeliveryRow,
     endpoint: NonNullable<Awaited<ReturnType<typeof findWebhookEndpoint>>>,
     event: NonNullable<Awaited<ReturnType<typeof findEvent>>>
   ): Promise<AttemptOutcome> {
     const now = clock.now()
-    const body = JSON.stringify(toEventView(event))
+    // The delivery's type: the event's own, or `webhook.test` for a test sent to this endpoint alone.
+    const body = JSON.stringify(toEventView({ ...event, type: d.eventType as EventType }))
     const msgId = eventIdOf(event.id)
     // The receiver checks webhook-timestamp against its own wall clock (replay window), so it is
     // the real time of sending, not the service's clock (which tests move).
@@ -128,7 +130,7 @@ export function createWebhookDelivery (deps: WebhookDeliveryDeps): { attempt(dat
         await record(data, { kind: 'failed', error: 'endpoint disabled' }, { final: true })
         return
       }
-      await record(data, await send(endpoint, event), { final: false })
+      await record(data, await send(d, endpoint, event), { final: false })
     }
   }
 }

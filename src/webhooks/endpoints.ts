@@ -6,7 +6,7 @@ import { endpointView, type DeliveryView, type EndpointView, type WebhookEndpoin
 import { createEndpoint } from './endpoint-create.js'
 import { removeEndpoint, updateEndpoint } from './endpoint-change.js'
 import { rotateEndpointSecret } from './endpoint-secret.js'
-import { listEndpointDeliveries, retryDelivery } from './endpoint-deliveries.js'
+import { listEndpointDeliveries, retryDelivery, testEndpoint } from './endpoint-deliveries.js'
 
 // A workspace's webhook endpoints, one file per operation (endpoint-create.ts, endpoint-change.ts,
 // endpoint-secret.ts, endpoint-deliveries.ts) over what they share (endpoint-context.ts).
@@ -24,6 +24,8 @@ export interface WebhookEndpointService {
   }): Promise<Schemas['WebhookDeliveryList']>
   /** Attempt a delivery again now, with the same webhook-id. */
   retry(actor: Principal, deliveryId: string): Promise<DeliveryView>
+  /** Send a `webhook.test` event to this endpoint alone, through the normal delivery path. */
+  test(actor: Principal, endpointId: string): Promise<DeliveryView>
 }
 
 export function createWebhookEndpointService (deps: WebhookEndpointDeps): WebhookEndpointService {
@@ -34,6 +36,7 @@ export function createWebhookEndpointService (deps: WebhookEndpointDeps): Webhoo
     remove: async (actor, endpointId) => { await removeEndpoint(deps, actor, endpointId) },
     rotateSecret: async (actor, endpointId) => await rotateEndpointSecret(deps, actor, endpointId),
     deliveries: async (actor, endpointId, q) => await listEndpointDeliveries(deps, actor, endpointId, q),
-    retry: async (actor, deliveryId) => await retryDelivery(deps, actor, deliveryId)
+    retry: async (actor, deliveryId) => await retryDelivery(deps, actor, deliveryId),
+    test: async (actor, endpointId) => await testEndpoint(deps, actor, endpointId)
   }
 }

@@ -1,11 +1,15 @@
 import type { Ports } from '../ports.js'
 import { workspaceGone, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
-import { findInvitePolicy, updateInvitePolicy } from '../db/workspaces.js'
+import type { Queryable } from '../db/client.js'
+import { findInvitePolicy, findWorkspace, renameWorkspace, updateInvitePolicy } from '../db/workspaces.js'
+import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
+import { serviceError } from '../errors.js'
 
-// A workspace's settings: for now who may invite (invitePolicy). Changes are audited with the
-// value they replaced, in the same transaction.
+// A workspace's settings: its name and who may invite (invitePolicy), which admins change; and,
+// read-only, whether Slack is installed and whether single sign-on is set up. Changes are audited
+// with the values they replaced, in the same transaction.
 
 type WorkspaceSettings = components['schemas']['WorkspaceSettings']
 type WorkspaceSettingsPatch = components['schemas']['WorkspaceSettingsPatch']
@@ -15,31 +19,65 @@ export interface WorkspaceSettingsService {
   update(actor: Principal, patch: WorkspaceSettingsPatch): Promise<WorkspaceSettings>
 }
 
+/** The name as stored: surrounding spaces dropped; nothing left is a 400, as at setup. */
+function nameOf (name: string): string {
+  const trimmed = name.trim()
+  if (trimmed === '') {
+    const message = 'must have 1 to 200 characters besides spaces'
+    const details = { errors: [{ in: 'body', field: 'name', message }] }
+    throw serviceError('VALIDATION_FAILED', [`body.name ${message}`], details)
+  }
+  return trimmed
+}
+
 export function createWorkspaceSettingsService (
-  { db, clock, events }: Pick<Ports, 'db' | 'clock' | 'events'>
+  { db, clock, events, config }: Pick<Ports, 'db' | 'clock' | 'events' | 'config'>
 ): WorkspaceSettingsService {
-  async function get (actor: Principal): Promise<WorkspaceSettings> {
-    const invitePolicy = await findInvitePolicy(db, actor.workspaceId)
-    if (invitePolicy === null) throw workspaceGone()
-    return { invitePolicy }
+  async function read (q: Queryable, actor: Principal): Promise<WorkspaceSettings> {
+    // One after another: `q` may be a transaction's one connection.
+    const workspace = await findWorkspace(q, actor.workspaceId)
+    const invitePolicy = await findInvitePolicy(q, actor.workspaceId)
+    const slack = await findActiveInstallationOfWorkspace(q, 'slack', actor.workspaceId)
+    if (workspace === null || invitePolicy === null) throw workspaceGone()
+    return {
+      name: workspace.name,
+      invitePolicy,
+      slack: {
+        available: config.slack !== null,
+        installed: slack !== null,
+        teamName: slack?.teamName ?? null,
+        installedAt: slack?.updatedAt.toISOString() ?? null
+      },
+      identityProvider: {
+        available: config.workos !== null, organizationLinked: workspace.workosOrganizationId !== null
+      }
+    }
   }
   return {
-    get,
+    get: async actor => await read(db, actor),
     async update (actor, patch) {
-      const next = patch.invitePolicy
-      if (next === undefined) return await get(actor)
+      const name = patch.name !== undefined ? nameOf(patch.name) : undefined
       return await db.transaction(async tx => {
-        const previous = await updateInvitePolicy(tx, actor.workspaceId, next)
-        if (previous === null) throw workspaceGone()
-        if (previous !== next) {
+        const changed: Record<string, { from: string, to: string }> = {}
+        if (name !== undefined) {
+          const previous = await renameWorkspace(tx, actor.workspaceId, name)
+          if (previous === null) throw workspaceGone()
+          if (previous !== name) changed.name = { from: previous, to: name }
+        }
+        if (patch.invitePolicy !== undefined) {
+          const previous = await updateInvitePolicy(tx, actor.workspaceId, patch.invitePolicy)
+          if (previous === null) throw workspaceGone()
+          if (previous !== patch.invitePolicy) changed.invitePolicy = { from: previous, to: patch.invitePolicy }
+        }
+        if (Object.keys(changed).length > 0) {
           await auditPrincipalAction(events, tx, actor, {
             action: 'workspace.settings_changed',
             target: { type: 'workspace', id: actor.workspaceId },
-            payload: { invitePolicy: { from: previous, to: next } },
+            payload: changed,
             now: clock.now()
           })
         }
-        return { invitePolicy: next }
+        return await read(tx, actor)
       })
     }
   }

@@ -169,6 +169,7 @@ t.test('default page size is 50', async t => {
       id: first.page.items[0]?.id,
       action: 'session.login',
       actor: { type: 'user', id: admin.userId, label: null },
+      source: 'api',
       target: null,
       payload: { n: 54 },
       createdAt: h.clock.now().toISOString()

@@ -4,6 +4,10 @@ import type { BrowserContext, Page } from 'playwright-core'
 import { build } from '../helpers/build.js'
 import { closedPort, startSmtp, type CaughtMail } from '../helpers/smtp.js'
 import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { startFakeHttp } from '../helpers/fake-http.js'
+import { until } from '../helpers/service-process.js'
+import { Webhook } from 'standardwebhooks'
+import type { Principal } from '../../src/principal.js'
 
 // The admin console in headless Chromium on the embedded defaults (PGlite, the service's own
 // e-mail through a loopback SMTP peer): every screen as an admin, then as a member, each checked
@@ -40,7 +44,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
   const smtp = await startSmtp(t)
   const port = await closedPort()
   const base = `http://127.0.0.1:${port}`
-  const h = await build(t, { env: { SMTP_URL: smtp.url, PUBLIC_URL: base } })
+  const h = await build(t, { env: { SMTP_URL: smtp.url, PUBLIC_URL: base, JOBS_POLL_MS: '500' } })
   await h.app.listen({ port, host: '127.0.0.1' })
   const admin = await h.signIn({ role: 'admin', workspaceName: 'Acme Robotics', email: 'ada@example.com' })
   const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId, email: 'grace@example.com' })
@@ -139,6 +143,127 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     t.match(await refusal.textContent(), /ada@example\.com was not made a member: they are the workspace's last admin/, 'and after, in words')
     t.equal(await page.getByRole('combobox', { name: 'Role of ada@example.com' }).inputValue(), 'admin', 'still an admin')
     await axe(t, page, 'Members (admin)')
+  })
+
+  await t.test('API keys: the key shown once with a warning, afterwards only its prefix', async t => {
+    await open(page, 'API keys')
+    t.equal(await page.title(), 'API keys · Acme Robotics')
+    await page.fill('#key-name', 'assistant')
+    await page.getByRole('button', { name: 'Create the key' }).click()
+    const secret = await page.locator('#secret-value').inputValue()
+    t.ok(secret.length >= 20, 'the key, in full, once')
+    t.match(await page.locator('.secret .warning').textContent(), /shown only this once/, 'with a clear warning')
+    await axe(t, page, 'API keys (admin, a key shown once)')
+    await page.getByRole('button', { name: 'I have copied it' }).click()
+    const row = page.getByRole('row', { name: /assistant/ })
+    await row.waitFor()
+    const prefix = (await row.locator('code').textContent() ?? '').replace('…', '')
+    t.ok(prefix.length > 0 && secret.startsWith(prefix), `listed by its prefix (${prefix}…)`)
+    t.notOk((await page.content()).includes(secret), 'the page no longer holds the key')
+  })
+
+  await t.test('webhooks: a test event reaches a loopback receiver and shows in the deliveries', async t => {
+    const receiver = await startFakeHttp(t)
+    receiver.on('POST /hook', () => ({ status: 204 }))
+    const url = `${receiver.url}/hook`
+    await open(page, 'Webhooks')
+    await page.fill('#hook-url', url)
+    await page.getByRole('checkbox', { name: 'member.removed' }).check()
+    await page.getByRole('button', { name: 'Add the endpoint' }).click()
+    const secret = await page.locator('#secret-value').inputValue()
+    t.match(secret, /^whsec_/, 'the signing secret, shown once')
+    await page.getByRole('button', { name: 'I have copied it' }).click()
+    await page.getByRole('button', { name: `Send a test event to ${url}` }).click()
+    await page.locator('#live', { hasText: 'A test event is on its way' }).waitFor()
+    const got = await until('the test event at the receiver', async () => receiver.requests.find(r => r.path === '/hook'), 20_000)
+    t.ok(new Webhook(secret).verify(got.body, {
+      'webhook-id': String(got.headers['webhook-id']),
+      'webhook-timestamp': String(got.headers['webhook-timestamp']),
+      'webhook-signature': String(got.headers['webhook-signature'])
+    }), 'signed with the secret shown once (standardwebhooks verifies it)')
+    t.match(got.json, { type: 'webhook.test', source: 'web' })
+    const delivery = page.getByRole('row', { name: /webhook\.test/ })
+    await until('the delivery listed as succeeded', async () => {
+      if (await delivery.count() === 1 && /succeeded/.test(await delivery.textContent() ?? '')) return true
+      await page.getByRole('button', { name: 'Refresh deliveries' }).click()
+      return undefined
+    }, 20_000)
+    t.match(await delivery.textContent(), /webhook\.test.*succeeded.*1.*204/, 'event, status, attempts, response code')
+    await axe(t, page, 'Webhooks (admin, an endpoint with its deliveries)')
+  })
+
+  await t.test('settings: the invite policy changed, the workspace renamed, Slack and sign-on state', async t => {
+    await open(page, 'Settings')
+    await page.getByRole('radio', { name: /Members ask/ }).check()
+    await page.locator('#live', { hasText: 'Invite policy saved: Members ask' }).waitFor()
+    t.match(await page.locator('#slack-state').textContent(), /Not available/, 'Slack: not configured here')
+    t.match(await page.locator('#idp-state').textContent(), /Not configured/, 'identity provider: read-only state')
+    await page.fill('#ws-name', 'Acme Robotics Ltd')
+    await page.getByRole('button', { name: 'Rename' }).click()
+    await page.locator('#live', { hasText: 'The workspace is now called Acme Robotics Ltd' }).waitFor()
+    await page.locator('.brand', { hasText: 'Acme Robotics Ltd' }).waitFor()
+    t.equal(await page.title(), 'Settings · Acme Robotics Ltd', 'the new name in the title and header')
+    await axe(t, page, 'Settings (admin)')
+  })
+
+  await t.test('requests: a member asks (the policy allows it now), an admin approves with a role', async t => {
+    const asker: Principal = {
+      kind: 'chat',
+      userId: member.userId,
+      workspaceId: admin.workspaceId,
+      email: member.email,
+      name: null,
+      role: 'member',
+      sessionId: null,
+      apiKeyId: null,
+      requestId: null
+    }
+    await open(page, 'Invite requests')
+    await page.getByText('No pending requests.').waitFor()
+    await h.app.services.inviteRequests.request(asker, { email: 'asked-for@example.com', role: 'member' })
+    await t.resolves(page.getByText(/asked-for@example\.com asked to join/).waitFor({ timeout: 15_000 }), 'the request shows without a reload')
+    await axe(t, page, 'Invite requests (admin)')
+    const seen = smtp.messages.length
+    await page.getByRole('combobox', { name: 'Role for asked-for@example.com' }).selectOption('admin')
+    await page.getByRole('button', { name: 'Approve asked-for@example.com' }).click()
+    await page.locator('#live', { hasText: 'asked-for@example.com was approved as admin and invited' }).waitFor()
+    t.match((await smtp.nextMessage(seen)).text, /\/signup\?token=/, 'the invitation was e-mailed')
+  })
+
+  await t.test('activity: each of these, through the web door', async t => {
+    await open(page, 'Activity')
+    const doorOf = async (action: string): Promise<string[]> => {
+      await page.getByLabel('What').selectOption(action)
+      await page.getByRole('button', { name: 'Filter' }).click()
+      const rows = page.locator('tbody tr', { has: page.locator('code', { hasText: action }) })
+      await rows.first().waitFor()
+      return await rows.locator('td.door').allTextContents()
+    }
+    for (const action of [
+      'invitation.created', 'invitation.resent', 'invitation.revoked', 'member.role_changed', 'api_key.created',
+      'webhook_endpoint.created', 'webhook_endpoint.tested', 'workspace.settings_changed', 'invite_request.approved'
+    ]) {
+      const doors = await doorOf(action)
+      t.ok(doors.length > 0 && doors.every(d => d === 'web'), `${action}: door web (${doors.join(', ')})`)
+    }
+    t.same(await doorOf('invite_request.created'), ['chat'], 'the request itself came through the chat door')
+    t.same(await doorOf('invitation.accepted'), ['web'], 'the invitee signed up in the browser')
+    await page.getByLabel('What').selectOption('')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await axe(t, page, 'Activity (admin)')
+  })
+
+  await t.test('the API reference loads nothing from another host', async t => {
+    const docs = await context.newPage()
+    const docsProblems = pageProblems(docs)
+    const requested: string[] = []
+    docs.on('request', r => { requested.push(r.url()) })
+    await docs.goto(`${base}/api/docs`)
+    await docs.getByText('Liveness and database check').first().waitFor()
+    await docs.waitForTimeout(1500) // what the page loads after drawing (fonts, icons) has been asked for by now
+    t.same(requested.filter(u => !u.startsWith(`${base}/`) && !u.startsWith('data:')), [], `no outside request (${requested.length} requests)`)
+    t.same(docsProblems, [], 'no script errors, no CSP violations')
+    await docs.close()
   })
 
   await t.test('a member sees their profile only', async t => {

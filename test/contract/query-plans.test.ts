@@ -170,6 +170,12 @@ const cases: ListCase[] = [
       limit: 51, after: paged ? w.middle.users : undefined
     })
   })),
+  ...[{ search: 'm12' }, { role: 'admin' as const }, { search: 'member 12', role: 'member' as const }].map(filter => ({
+    name: `members, ${Object.keys(filter).join(' and ')}`,
+    table: 'users',
+    indexes: ['users_workspace_idx', 'users_workspace_email_prefix_idx', 'users_workspace_name_prefix_idx'],
+    run: async (q: Queryable, w: Fixture) => await listUsers(q, w.id, { limit: 51, ...filter })
+  })),
   {
     name: 'API keys',
     table: 'api_keys',

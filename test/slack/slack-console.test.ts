@@ -367,7 +367,9 @@ await t.test('workspace settings: admin only, validated, audited', async t => {
   const get = await h.inject({ method: 'GET', url: '/api/workspace/settings', headers: { cookie: admin.cookie } })
   t.equal(get.statusCode, 200)
   assertContract(t, 'GET', '/api/workspace/settings', get)
-  t.same(get.json(), { invitePolicy: 'request' })
+  t.match(get.json(), {
+    invitePolicy: 'request', slack: { available: true, installed: true, teamName: String, installedAt: String }
+  }, 'the Slack installation, read-only')
   const asMember = await h.inject({ method: 'GET', url: '/api/workspace/settings', headers: { cookie: member.cookie } })
   t.equal(asMember.statusCode, 403)
   const bad = await h.inject({

@@ -147,12 +147,12 @@ t.test('every event type from its real action, through REST, MCP and chat; signe
   const first = (type: string, pred: (e: typeof events[number]) => boolean = () => true) =>
     events.find(e => e.type === type && pred(e))
   t.match(first('invitation.created', e => e.data.email === 'ada@example.com'), {
-    source: 'api',
+    source: 'web',
     actor: { type: 'user', id: admin.userId },
     idempotencyKey: 'key-ada',
     requestId: /^[0-9a-f-]{36}$/,
     data: { invitationId: ada.invitationId, email: 'ada@example.com', role: 'member' }
-  }, 'REST: who, which door, which request and which Idempotency-Key')
+  }, 'REST with the session cookie (the browser\'s door): who, which door, which request and which Idempotency-Key')
   t.match(first('invitation.created', e => e.data.email === 'mcp@example.com'), {
     source: 'mcp', actor: { type: 'api_key', id: key.id }
   }, 'MCP door')
@@ -211,7 +211,7 @@ t.test('invitation.delivery_failed: the e-mail could not be sent', async t => {
   const got = await until('the event', () => hooks(receiver)[0])
   t.ok(verified(ep.secret, got))
   t.match(got.json, {
-    type: 'invitation.delivery_failed', source: 'api', data: { email: 'lost@example.com', deliveryStatus: 'failed' }
+    type: 'invitation.delivery_failed', source: 'web', data: { email: 'lost@example.com', deliveryStatus: 'failed' }
   })
   t.equal(hooks(receiver).length, 1, 'only the subscribed type')
 })
@@ -341,6 +341,53 @@ t.test('secret rotation: both secrets sign during the overlap, only the new one 
   const stored = (await h.db.query<{ row: string }>('SELECT row_to_json(e)::text AS row FROM webhook_endpoints e'))
     .rows.map(r => r.row).join()
   for (const s of [ep.secret, secret]) t.notOk(stored.includes(s.slice(6)), 'no signing secret in clear')
+})
+
+t.test('a test event: to one endpoint alone, signed, in its deliveries, in no feed', async t => {
+  const h = await build(t, { env: FAST })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 204 }))
+  receiver.on('POST /other', () => ({ status: 204 }))
+  const admin = await h.signIn()
+  const ep = await subscribe(h, admin, `${receiver.url}/hook`, { eventTypes: ['member.removed'] })
+  await subscribe(h, admin, `${receiver.url}/other`)
+  const url = `/api/webhook-endpoints/${ep.id}/test`
+  const sent = await h.inject({ method: 'POST', url, headers: { cookie: admin.cookie } })
+  t.equal(sent.statusCode, 202)
+  assertContract(t, 'POST', url, sent)
+  t.match(sent.json(), { endpointId: ep.id, eventType: 'webhook.test', status: 'pending', attempts: 0 })
+  const got = await until('the test event', () => hooks(receiver)[0])
+  t.ok(verified(ep.secret, got), 'signed with the endpoint\'s secret (standardwebhooks verifies it)')
+  t.match(got.json, {
+    id: sent.json().eventId, type: 'webhook.test', source: 'web', actor: { type: 'user', id: admin.userId }, data: {}
+  }, 'whatever the endpoint subscribes to')
+  const listed = await until('the delivery succeeded', async () => {
+    const res = await h.inject({ method: 'GET', url: `/api/webhook-endpoints/${ep.id}/deliveries`, headers: { cookie: admin.cookie } })
+    const item = (res.json().items as Array<{ id: string, status: string }>).find(d => d.id === sent.json().id)
+    return item?.status === 'succeeded' ? item : undefined
+  })
+  t.match(listed, { eventType: 'webhook.test', attempts: 1, lastStatusCode: 204 }, 'listed in the endpoint\'s deliveries')
+  t.equal(receiver.requests.filter(r => r.path === '/other').length, 0, 'no other endpoint receives it')
+  const feed = await h.inject({ method: 'GET', url: '/api/events', headers: { cookie: admin.cookie } })
+  t.same(feed.json().items, [], 'the feed does not list it')
+  const trail = await h.inject({ method: 'GET', url: '/api/audit-events?action=webhook_endpoint.tested', headers: { cookie: admin.cookie } })
+  assertContract(t, 'GET', '/api/audit-events?action=webhook_endpoint.tested', trail)
+  t.match(trail.json().items, [{ action: 'webhook_endpoint.tested', source: 'web', target: { type: 'webhook_endpoint', id: ep.id } }])
+
+  const off = await h.inject({ method: 'PATCH', url: `/api/webhook-endpoints/${ep.id}`, headers: json(admin.cookie), payload: { enabled: false } })
+  t.equal(off.statusCode, 200)
+  const disabled = await h.inject({ method: 'POST', url, headers: { cookie: admin.cookie } })
+  t.equal(disabled.statusCode, 409)
+  assertContract(t, 'POST', url, disabled)
+  t.equal(disabled.json().code, 'WEBHOOK_ENDPOINT_DISABLED')
+  const missing = `/api/webhook-endpoints/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}/test`
+  const none = await h.inject({ method: 'POST', url: missing, headers: { cookie: admin.cookie } })
+  t.equal(none.statusCode, 404)
+  assertContract(t, 'POST', missing, none)
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  const refused = await h.inject({ method: 'POST', url, headers: { cookie: member.cookie } })
+  t.equal(refused.statusCode, 403)
+  assertContract(t, 'POST', url, refused)
 })
 
 t.test('two instances on one database deliver each event once', async t => {
