@@ -39,6 +39,7 @@ export async function measureConsole (
     const page = await context.newPage()
     const interactive: number[] = []
     const nextPage: number[] = []
+    const searched: number[] = []
     for (let i = 0; i <= runs; i++) {
       await page.goto(`${base}/console/members`, { waitUntil: 'commit' })
       // performance.now() counts from the navigation's start: the moment the first rows exist.
@@ -49,13 +50,24 @@ export async function measureConsole (
       const started = Date.now()
       await page.getByRole('button', { name: 'Next page' }).click()
       await page.getByText('Page 2').waitFor()
-      if (i > 0) { interactive.push(ms); nextPage.push(Date.now() - started) } // run 0 warms the caches
+      const paged = Date.now() - started
+      // The server-side search (GET /api/users?q=): 11 of the 10,000 ("Member 123", "Member 1230"…).
+      const searchStarted = Date.now()
+      await page.fill('#member-search', 'member 123')
+      await page.getByRole('button', { name: 'Find' }).click()
+      await page.getByRole('row', { name: /Member 1239\b/ }).waitFor()
+      if (i > 0) { // run 0 warms the caches
+        interactive.push(ms)
+        nextPage.push(paged)
+        searched.push(Date.now() - searchStarted)
+      }
     }
     const tti = median(interactive)
     const next = median(nextPage)
+    const search = median(searched)
     const each = interactive.map(n => n.toFixed(0)).join(', ')
     write(`bench: console Members interactive after ${tti.toFixed(0)} ms (median of ${runs}; ${each}), next page ${
-      next.toFixed(0)} ms\n`)
+      next.toFixed(0)} ms, a search ${search.toFixed(0)} ms\n`)
     const spread = (xs: number[]) => ({ min: Math.min(...xs), max: Math.max(...xs) })
     targets.push(
       {
@@ -64,7 +76,8 @@ export async function measureConsole (
         met: tti <= 500,
         ...spread(interactive)
       },
-      { target: `console Members (${MEMBERS} members) next page (ms)`, value: next, met: true, ...spread(nextPage) }
+      { target: `console Members (${MEMBERS} members) next page (ms)`, value: next, met: true, ...spread(nextPage) },
+      { target: `console Members (${MEMBERS} members) search (ms)`, value: search, met: true, ...spread(searched) }
     )
   } finally {
     await browser.close()

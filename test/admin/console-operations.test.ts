@@ -66,7 +66,7 @@ t.test('members: search by the start of an e-mail or a name, filter by role, pag
   const key = await createApiKey(h, admin, 'assistant')
   const res = await mcpRequest(h, key.secret, 'tools/call', { name: 'list_members', arguments: { q: 'ad', role: 'member' } })
   const tool = res.json().result as { structuredContent: { items: Array<{ email: string }> } }
-  t.same(tool.structuredContent.items.map(u => u.email), ['adele@example.com', 'hopper@example.com'],
+  t.same(tool.structuredContent.items.map(u => u.email).sort(), ['adele@example.com', 'hopper@example.com'],
     'the MCP tool list_members takes the same filters')
 })
 

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { join } from 'node:path'
 import { AxeBuilder } from '@axe-core/playwright'
 import type { BrowserContext, Page } from 'playwright-core'
 import { build } from '../helpers/build.js'
@@ -27,12 +28,29 @@ async function withCookie (context: BrowserContext, base: string, cookie: string
 
 const checked: string[] = []
 
+// CONSOLE_SCREENSHOTS=docs/img: each screen the test checks is also saved at 1280 and 360 px
+// (full page) into that directory, as console-<screen>-<width>.png (README's and docs' images).
+const SHOTS = process.env.CONSOLE_SCREENSHOTS
+
+async function screenshots (page: Page, screen: string): Promise<void> {
+  if (SHOTS === undefined || SHOTS === '') return
+  // "API keys (admin, a key shown once)" → console-api-keys-admin-1280.png
+  const slug = screen.toLowerCase().replace(/\(([^,)]*)[^)]*\)/, '$1').trim().replace(/[^a-z0-9]+/g, '-')
+  const size = page.viewportSize() ?? { width: 1280, height: 900 }
+  for (const width of [1280, 360]) {
+    await page.setViewportSize({ width, height: size.height })
+    await page.screenshot({ path: join(SHOTS, `console-${slug}-${width}.png`), fullPage: true, animations: 'disabled' })
+  }
+  await page.setViewportSize(size)
+}
+
 /** axe-core on the page as it is now: no serious or critical violation. */
 async function axe (t: Test, page: Page, screen: string): Promise<void> {
   const result = await new AxeBuilder({ page }).analyze()
   const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
   t.same(bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [], `axe: ${screen} has no serious or critical violations`)
   checked.push(`${screen} (${result.passes.length} rules passed, ${result.violations.length} minor)`)
+  await screenshots(page, screen)
 }
 
 async function open (page: Page, name: string): Promise<void> {

@@ -16,6 +16,7 @@ const CONFIGURATION = 'docs/configuration.md'
 const NOT_SETTINGS: Record<string, string> = {
   OTEL_TRACES_SAMPLER: 'read by the OpenTelemetry SDK itself (docs/operating.md, "Traces")',
   OTEL_TRACES_SAMPLER_ARG: 'read by the OpenTelemetry SDK itself',
+  CONSOLE_SCREENSHOTS: 'where test/console/console.test.ts saves its screenshots, read by that test',
   TEST_DATABASE_URL: 'the test suite\'s PostgreSQL, read by test/helpers/build.ts',
   TEST_REDIS_URL: 'the test suite\'s Redis, read by test/helpers/build.ts',
   WEBHOOK_SECRET: 'a receiver\'s own variable in the webhook verification example'
