@@ -65,7 +65,9 @@ export async function testEndpoint (
       target: { type: 'webhook_endpoint', id: endpointId },
       now
     })
-    const d = await insertDelivery(tx, { endpointId, workspaceId: actor.workspaceId, eventId, eventType: 'webhook.test', now })
+    const d = await insertDelivery(
+      tx, { endpointId, workspaceId: actor.workspaceId, eventId, eventType: 'webhook.test', now }
+    )
     await deps.jobs.send(tx, 'webhook-delivery', { deliveryId: d.id, attempt: 0 })
     return d
   })
