@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../src/paths.js'
+import { consumerCompilerOptions } from './lib/client-build.js'
 
 const bin = (name: string) => join(projectRoot, 'node_modules', '.bin', name)
 const dir = mkdtempSync(join(tmpdir(), 'client-check-'))
@@ -39,18 +40,7 @@ export async function flow (): Promise<string | undefined> {
 // Strict as a consumer would compile it. Not exactOptionalPropertyTypes: the generator's own
 // bundled fetch runtime (client/, core/) does not compile under it, whatever the contract says.
 const tsconfig = {
-  compilerOptions: {
-    target: 'ES2022',
-    module: 'NodeNext',
-    moduleResolution: 'NodeNext',
-    lib: ['ES2023', 'DOM', 'DOM.Iterable'],
-    types: [],
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    verbatimModuleSyntax: true,
-    skipLibCheck: false,
-    noEmit: true
-  },
+  compilerOptions: { ...consumerCompilerOptions, skipLibCheck: false, noEmit: true },
   include: ['client/**/*.ts', 'usage.ts']
 }
 

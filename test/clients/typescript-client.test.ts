@@ -1,0 +1,90 @@
+import t from 'tap'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { build } from '../helpers/build.js'
+import { clientDir, ensureClientBuilt } from '../../scripts/lib/client-build.js'
+import { readContract } from '../../scripts/lib/contract-project.js'
+import { projectRoot } from '../../src/paths.js'
+import type * as Client from '../../clients/typescript/src/index.js'
+
+// The typed client package (clients/typescript/) as a consumer uses it: its built dist/ (the
+// types are those of its source) against the service listening on loopback, built on the
+// embedded defaults. First run: setup signs the first admin in (the client keeps the session
+// cookie), an API key is made, people are invited and listed; the key works where the contract
+// takes it (MCP) and is refused where it does not (the REST operations take the session).
+
+const contractVersion = String((readContract(join(projectRoot, 'openapi.yaml')).info as { version: string }).version)
+
+t.test('the package: setup, an API key, invite and list against the running service', async t => {
+  await ensureClientBuilt()
+  const pkg = await import(pathToFileURL(join(clientDir, 'dist', 'index.js')).href) as typeof Client
+  const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: '1000' } })
+  await h.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = h.app.server.address() as { port: number }
+  const baseUrl = `http://127.0.0.1:${port}`
+
+  const deprecations: Client.DeprecationNotice[] = []
+  const api: Client.WorkspaceClient = pkg.createWorkspaceClient({
+    baseUrl, keepSession: true, onDeprecation: n => { deprecations.push(n) }
+  })
+
+  const health = await api.GET('/api/health')
+  t.equal(health.data?.status, 'ok')
+  t.equal(health.data?.version, contractVersion, 'the service runs the contract the client was built from')
+  t.equal(health.response.headers.get('api-version'), contractVersion)
+
+  // Setup: the first admin, signed in by the answer's cookie, which the client keeps.
+  const link = await h.app.services.setup.issueLink() ?? ''
+  const token = new URL(link).searchParams.get('token') ?? ''
+  const setup = await api.POST('/api/setup', {
+    body: { token, workspaceName: 'Client Package Co', email: 'owner@example.com', name: 'Owner' }
+  })
+  t.equal(setup.response.status, 201, setup.error?.message ?? 'set up')
+  const me = await api.GET('/api/users/me')
+  t.equal(me.response.status, 200, 'the session cookie kept by the client signs the next call in')
+  const role: 'admin' | 'member' | undefined = me.data?.user.role
+  t.equal(role, 'admin')
+  t.equal(me.data?.user.email, 'owner@example.com')
+
+  const key = await api.POST('/api/api-keys', { body: { name: 'client package test' } })
+  t.equal(key.response.status, 201)
+  const secret: string = key.data?.secret ?? ''
+  t.match(secret, /^wsk_/, 'the secret, typed ApiKeyCreated')
+
+  const invited = await api.POST('/api/users/invite', { body: { email: 'ada@example.com', role: 'member' } })
+  t.equal(invited.response.status, 200, invited.error?.message ?? 'invited')
+  const sent: Client.Schemas['InviteUserResponse'] | undefined = invited.data
+  t.equal(sent?.success, true)
+  t.match(sent?.invitationUrl, /\/signup\?token=/)
+
+  const refused = await api.POST('/api/users/invite', { body: { email: 'not an address', role: 'member' } })
+  t.equal(refused.response.status, 400)
+  const code: Client.Schemas['ErrorResponse']['code'] | undefined = refused.error?.code
+  t.equal(code, 'VALIDATION_FAILED', 'errors arrive typed as ErrorResponse')
+
+  // The API key: the MCP endpoint takes it; the REST operations answer 401 (they take the session).
+  const bot = pkg.createWorkspaceClient({ baseUrl, apiKey: secret })
+  const viaMcp = await bot.POST('/api/mcp', {
+    headers: { accept: 'application/json, text/event-stream' },
+    body: {
+      jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'invite_user', arguments: { email: 'grace@example.com' } }
+    }
+  })
+  t.equal(viaMcp.response.status, 200)
+  t.match(viaMcp.data, { id: 1, result: { structuredContent: { success: true } } }, 'invited with the key')
+  const keyOnRest = await bot.GET('/api/invitations')
+  t.equal(keyOnRest.response.status, 401)
+  t.equal(keyOnRest.error?.code, 'UNAUTHENTICATED')
+
+  const listed = await api.GET('/api/invitations', { params: { query: { status: 'pending', limit: 10 } } })
+  t.equal(listed.response.status, 200)
+  const items: Array<Client.Schemas['Invitation']> = listed.data?.items ?? []
+  t.same(items.map(i => i.email).sort(), ['ada@example.com', 'grace@example.com'], 'both invitations, typed Invitation')
+  t.ok(items.every(i => i.status === 'pending' && i.role === 'member'))
+
+  const out = await api.POST('/api/auth/logout')
+  t.equal(out.response.status, 204)
+  const after = await api.GET('/api/users/me')
+  t.equal(after.response.status, 401, 'signed out: the client dropped the cleared cookie')
+  t.same(deprecations, [], 'the contract deprecates nothing these calls use')
+})
