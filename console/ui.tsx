@@ -27,10 +27,17 @@ export function ProblemNote ({ problem, retry }: { problem: Problem | null, retr
   )
 }
 
+/**
+ * A moment, short: the year only when it is not this one. The date and the time each stay on one
+ * line (no-break spaces inside), so a narrow column wraps between them and nowhere else.
+ */
 export function when (iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '—'
   const d = new Date(iso)
-  return d.toLocaleString([], { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
+  const thisYear = d.getFullYear() === new Date().getFullYear()
+  const date = d.toLocaleDateString([], { ...(thisYear ? {} : { year: 'numeric' }), month: 'short', day: 'numeric' })
+  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+  return `${date.replace(/\s/g, '\u00a0')} ${time.replace(/\s/g, '\u00a0')}`
 }
 
 export interface PageOf<T> { items: T[], nextCursor?: string | null }
@@ -123,13 +130,21 @@ export function ConfirmButton ({ label, confirm, onConfirm, danger = true }: {
 
 /** A list's table: caption, column heads (an empty head is an actions column), rows, the pager. */
 export function Table ({ caption, heads, pager, children }: { caption: string, heads: string[], pager?: ComponentChildren, children: ComponentChildren }) {
+  // At 360 px the rows stack and the column heads are hidden: each cell names its column
+  // (data-label, shown before it by the stylesheet), set after every render for the rows drawn.
+  const body = useRef<HTMLTableSectionElement>(null)
+  useEffect(() => {
+    body.current?.querySelectorAll('tr').forEach(tr => {
+      Array.from(tr.children).forEach((cell, i) => { const head = heads[i]; if (head !== undefined && head !== '') cell.setAttribute('data-label', head) })
+    })
+  })
   return (
     <>
       <div class='table'>
         <table>
           <caption>{caption}</caption>
           <thead><tr>{heads.map(h => <th key={h} scope='col'>{h === '' ? <span class='visually-hidden'>Actions</span> : h}</th>)}</tr></thead>
-          <tbody>{children}</tbody>
+          <tbody ref={body}>{children}</tbody>
         </table>
       </div>
       {pager}

@@ -22,12 +22,18 @@ const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
   web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system'
 }
 
+/** A payload value in words: a change ({ from, to }) as "from → to". */
+function valueOf (v: unknown): string | null {
+  if (typeof v === 'string' || typeof v === 'number') return String(v)
+  if (typeof v === 'object' && v !== null && 'from' in v && 'to' in v) return `${String(v.from)} → ${String(v.to)}`
+  return null
+}
+
 function describe (e: Schemas['AuditEvent']): string {
   const p = e.payload
-  const bits = ['email', 'role', 'from', 'to', 'name', 'url', 'reason', 'invitePolicy']
-    .filter(k => typeof p[k] === 'string' || typeof p[k] === 'number')
-    .map(k => `${k}: ${String(p[k])}`)
-  return bits.join(', ')
+  return ['email', 'role', 'from', 'to', 'name', 'host', 'url', 'reason', 'invitePolicy']
+    .flatMap(k => { const v = valueOf(p[k]); return v === null ? [] : [`${k}: ${v}`] })
+    .join(', ')
 }
 
 export function Activity ({ news }: ScreenProps) {
