@@ -74,6 +74,17 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 
 const QUEUES: readonly JobQueue[] = ['webhook-delivery', 'invitation-expiry']
 
+/**
+ * pg-boss's tables and functions, without queues (their options come from the configuration):
+ * what startJobEngine installs on a new database first. Tests install it once in the database
+ * template every test database is copied from; startJobEngine then finds it current.
+ */
+export async function installJobSchema (db: Database, schema: string): Promise<void> {
+  const boss = new PgBoss({ db: executorOf(db), schema, supervise: false, schedule: false, migrate: true })
+  await boss.start()
+  await boss.stop({ graceful: false, wait: true, close: false })
+}
+
 export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine> {
   let stopping = false
   const boss = new PgBoss({

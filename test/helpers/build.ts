@@ -9,6 +9,7 @@ import { FakeClock } from '../../src/clock.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
+import { installJobSchema } from '../../src/jobs/engine.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser, type Role } from '../../src/db/users.js'
 import { projectRoot } from '../../src/paths.js'
@@ -34,7 +35,10 @@ let templatePromise: Promise<Blob> | undefined
 
 /**
  * PGlite's initdb takes seconds; a migrated data directory is dumped once (cached in the OS temp
- * dir, keyed by the migrations' checksums) and every test database starts from that dump.
+ * dir, keyed by the migrations' checksums and the versions of PGlite and pg-boss) and every test
+ * database starts from that dump. The dump holds the job engine's tables too (installJobSchema,
+ * the default JOBS_SCHEMA): each app's start found them missing and made them, over a second of
+ * CPU per test database; its queues are made by each app, with its own settings.
  */
 async function pgliteTemplate (): Promise<Blob> {
   templatePromise ??= (async () => {
@@ -42,12 +46,15 @@ async function pgliteTemplate (): Promise<Blob> {
       loadMigrations().map(m => m.checksum).join()
     ).update(
       readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))
-    ).update('checkpointed').digest('hex').slice(0, 16)
+    ).update(
+      readFileSync(join(projectRoot, 'node_modules/pg-boss/package.json'))
+    ).update('checkpointed, with jobs').digest('hex').slice(0, 16)
     const dir = join(tmpdir(), 'workspace-service-test')
     const file = join(dir, `pglite-${key}.tar`)
     if (existsSync(file)) return new Blob([readFileSync(file)])
     const db = await openDatabase({ url: null, dataDir: null })
     await migrate(db)
+    await installJobSchema(db, testConfig().jobs.schema)
     // A dump is of a running server: each database made from it replays the WAL written since the
     // last checkpoint (the migrations: half a second per database). After this one, nothing.
     await db.query('CHECKPOINT')
