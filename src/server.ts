@@ -119,6 +119,18 @@ app.log.info({
   traces: config.tracing.endpoint ?? 'off',
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')
+// The mail relay, greeted once now rather than found down by the first invitation: a warning
+// naming SMTP_URL (the service runs on; invitations fail until it answers) and health's
+// `checks.mail`. Not awaited: a slow relay does not hold up the start.
+const { mailer } = app.services.ports
+mailer.verify?.().then(
+  () => { app.log.info('mail relay (SMTP_URL) answered') },
+  (err: Error & { code?: string }) => {
+    app.log.warn(
+      `SMTP_URL: the mail relay does not answer (${err.code ?? err.message}); invitation e-mails fail until it does`
+    )
+  }
+).catch(() => {})
 // A new installation: log the one-time setup link (the one step nobody can do through the API
 // without a session). Best effort: a database hiccup here must not take down a serving service.
 try {

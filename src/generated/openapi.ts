@@ -18,7 +18,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Liveness and database check, for uptime checkers
+         * @description The checks of `GET /api/health` (the same shared, cached ping and event-loop state), answered as a status alone: 200, or 503 with `Retry-After` when the database does not answer or the event loop is overloaded. No body, as for every HEAD.
+         */
+        head: operations["headHealth"];
         patch?: never;
         trace?: never;
     };
@@ -1344,6 +1348,16 @@ export interface components {
                 /** @description Mean event-loop delay over the last sample interval. */
                 delayMs: number;
             };
+            /** @description Present when a mail relay is configured (`SMTP_URL`): the relay as last seen — checked at start, then by every send, never by this check. `unknown` until the first of those answers. A relay that is down does not make this operation 503: invitations fail with `EMAIL_SEND_FAILED`, everything else is served. */
+            mail?: {
+                /** @enum {string} */
+                status: "ok" | "unavailable" | "unknown";
+                /**
+                 * Format: date-time
+                 * @description When the relay entered this state.
+                 */
+                since: string;
+            };
         };
         HealthUnavailable: {
             message: string;
@@ -2094,6 +2108,32 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HealthUnavailable"];
                 };
+            };
+        };
+    };
+    headHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Service and database are up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database does not answer, or the event loop is overloaded. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -15,13 +15,29 @@ export interface MailMessage {
   link?: string
 }
 
+/** The mail relay as last seen: at start (verify), then by every send. */
+export interface RelayState {
+  status: 'ok' | 'unavailable' | 'unknown'
+  /** When it entered this state (ISO 8601). */
+  since: string
+}
+
 /** The Mailer port: SMTP through nodemailer, or the dev mailbox (.eml files) when SMTP is not set. */
 export interface Mailer {
   readonly kind: 'smtp' | 'dev-mailbox'
   /** Resolves when the server accepted the message; rejects (bounded by timeouts) otherwise. */
   send(msg: MailMessage): Promise<void>
   close(): Promise<void>
+  /** A relay only: connect and greet it now (at start), within the send deadline; rejects if it fails. */
+  verify?(): Promise<void>
+  /** A relay only: its state as last seen, never by a new connection (health reads it). */
+  relayState?(): RelayState
 }
+
+// nodemailer's codes for a relay that could not be used at all (not a refused recipient or message).
+const RELAY_DOWN = new Set([
+  'ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'EAUTH', 'ETLS', 'EPROTOCOL', 'ECONNREFUSED'
+])
 
 export interface MailerOptions {
   smtpUrl: string | null
@@ -52,8 +68,26 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     socketCloseTimeout: 0
   } as TransportOptions)
   const connections = semaphore(MAX_CONNECTIONS)
+  let state: RelayState = { status: 'unknown', since: new Date().toISOString() }
+  const seen = (status: RelayState['status']): void => {
+    if (state.status !== status) state = { status, since: new Date().toISOString() }
+  }
+  const outcome = (err: unknown): void => {
+    const code = (err as { code?: string } | null)?.code
+    if (code !== undefined && RELAY_DOWN.has(code)) seen('unavailable')
+  }
   return {
     kind: 'smtp',
+    relayState: () => state,
+    async verify () {
+      try {
+        await transport.verify()
+        seen('ok')
+      } catch (err) {
+        seen('unavailable')
+        throw err
+      }
+    },
     async send (msg) {
       const signal = AbortSignal.timeout(opts.timeoutMs)
       try {
@@ -75,8 +109,13 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
         } finally {
           connections.release()
         }
+        seen('ok')
       } catch (err) {
-        if (signal.aborted) throw new Error(`SMTP send abandoned after ${opts.timeoutMs} ms`, { cause: err })
+        if (signal.aborted) {
+          seen('unavailable')
+          throw new Error(`SMTP send abandoned after ${opts.timeoutMs} ms`, { cause: err })
+        }
+        outcome(err)
         throw err
       }
     },

@@ -3,7 +3,7 @@ import type { InjectOptions } from 'fastify'
 import { loadContract } from '../../src/app.js'
 import { build } from '../helpers/build.js'
 import { createApiKey, MCP_ACCEPT } from '../helpers/mcp.js'
-import { contractProblems } from '../helpers/contract.js'
+import { contractProblems, METHODS } from '../helpers/contract.js'
 
 // Every declared constraint is enforced. Walks openapi.yaml (not a hand list): for every
 // operation, every parameter (header, path, query) and every body property, it sends one request
@@ -257,7 +257,7 @@ t.test('every declared constraint of every operation is enforced', async t => {
   const who: Callers = { cookie: admin.cookie, apiKey: (await createApiKey(h, admin)).secret }
   const counts = { operations: 0, requests: 0, params: 0, bodyProperties: 0 }
   for (const [path, item] of Object.entries(contract.paths)) {
-    for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+    for (const method of METHODS) {
       const op = item[method] as Op | undefined
       if (op === undefined) continue
       counts.operations++
@@ -380,7 +380,7 @@ t.test('every free-text string in a request says what it refuses (enum, format o
     if (types.includes('string') && s.enum === undefined && s.format === undefined && s.pattern === undefined) loose.push(at)
   }
   for (const [path, item] of Object.entries(contract.paths)) {
-    for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+    for (const method of METHODS) {
       const op = item[method] as Op | undefined
       if (op === undefined) continue
       for (const p of [

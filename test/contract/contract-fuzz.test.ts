@@ -4,7 +4,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { InjectOptions } from 'fastify'
 import { loadContract } from '../../src/app.js'
 import { build } from '../helpers/build.js'
-import { contractProblems } from '../helpers/contract.js'
+import { contractProblems, METHODS } from '../helpers/contract.js'
 
 // Contract fuzzing: requests generated from openapi.yaml (valid and broken bodies, wrong types,
 // missing and extra fields, wrong content types, forged and garbage session cookies, odd path
@@ -48,7 +48,7 @@ function targets (): Target[] {
   const out: Target[] = []
   for (const [path, item] of Object.entries(contract.paths)) {
     const shared = (item.parameters as Param[] | undefined) ?? []
-    for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+    for (const method of METHODS) {
       const op = item[method] as Op | undefined
       if (op === undefined) continue
       const params = [...shared, ...(op.parameters ?? [])].map(p => deref<Param>(p))

@@ -98,8 +98,8 @@ t.test('unknown routes and wrong methods', async t => {
   t.equal(wrong.statusCode, 404)
   t.same(wrong.json(), { message: 'PUT /api/users/invite not found', code: 'NOT_FOUND' })
   t.equal(wrong.headers.allow, undefined)
-  const head = await h.inject({ method: 'HEAD', url: '/api/health' })
-  t.equal(head.statusCode, 404, 'no implicit HEAD for a GET operation')
+  const head = await h.inject({ method: 'HEAD', url: '/api/openapi.json' })
+  t.equal(head.statusCode, 404, 'no implicit HEAD for a GET operation (HEAD /api/health is declared)')
 })
 
 t.test('a method Node\'s parser refuses (FOO) is an ErrorResponse too', async t => {
@@ -189,5 +189,20 @@ t.test('health answers the contract shape with the package version', async t => 
   const res = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(res.statusCode, 200)
   t.match(res.json(), { status: 'ok', version: h.config.version, checks: { database: { status: 'ok' } } })
+  t.notOk('mail' in res.json().checks, 'no relay check without a relay (the dev mailbox cannot be down)')
   assertContract(t, 'GET', '/api/health', res)
+})
+
+t.test('HEAD /api/health: the same checks, a status without a body (uptime checkers)', async t => {
+  const h = await build(t)
+  const up = await h.inject({ method: 'HEAD', url: '/api/health' })
+  t.equal(up.statusCode, 200)
+  t.equal(up.body, '', 'no body')
+  assertContract(t, 'HEAD', '/api/health', up)
+  await h.db.close() // the database gone
+  const down = await h.inject({ method: 'HEAD', url: '/api/health' })
+  t.equal(down.statusCode, 503)
+  t.equal(down.body, '')
+  assertContract(t, 'HEAD', '/api/health', down)
+  t.equal((await h.inject({ method: 'HEAD', url: '/api/users/me' })).statusCode, 404, 'HEAD only where declared')
 })

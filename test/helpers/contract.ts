@@ -22,15 +22,16 @@ export interface Operation {
   responses: Record<string, { $ref?: string, content?: Record<string, { schema?: unknown }> }>
 }
 
+/** The methods an OpenAPI path item may hold operations under that this contract uses (lower case). */
+export const METHODS: readonly string[] = ['get', 'head', 'post', 'put', 'patch', 'delete']
+
 const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1')
 
 export function operations (): Array<{ method: string, path: string, op: Operation }> {
   const out: Array<{ method: string, path: string, op: Operation }> = []
   for (const [path, item] of Object.entries(contract.paths)) {
     for (const [method, op] of Object.entries(item)) {
-      if ([
-        'get', 'post', 'put', 'patch', 'delete'
-      ].includes(method)) out.push({ method: method.toUpperCase(), path, op })
+      if (METHODS.includes(method)) out.push({ method: method.toUpperCase(), path, op })
     }
   }
   return out

@@ -32,6 +32,13 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
     { name: 'silent', fail: async () => { front.silent() } },
     { name: 'refusing', fail: async () => { await front.refusing() } }
   ]
+  const relay = async () => {
+    const res = await h.inject({ method: 'GET', url: '/api/health' })
+    t.equal(res.statusCode, 200, 'a relay down is not the service down: health stays 200')
+    assertContract(t, 'GET', '/api/health', res)
+    return res.json().checks.mail.status as string
+  }
+  t.equal(await relay(), 'unknown', 'health: the relay unknown before any send')
   for (const c of cases) {
     await t.test(c.name, async t => {
       // More concurrent sends than nodemailer's pool had connections (5), so some wait in a queue.
@@ -54,6 +61,7 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
         'SELECT delivery_status FROM invitations WHERE email = ANY($1)', [emails]
       )
       t.same(rows.rows.map(r => r.delivery_status), emails.map(() => 'failed'), 'every row says failed')
+      t.equal(await relay(), 'unavailable', 'health: the relay unavailable, as the failed sends saw it')
 
       // The server comes back; every connection the failed sends opened has ended before we look.
       await front.up()
@@ -67,6 +75,7 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
       )
       await front.idle()
       t.same(emails.map(arrived), emails.map(() => 1), 'exactly one e-mail each')
+      t.equal(await relay(), 'ok', 'health: the relay ok again, as the retries saw it')
       const mail = smtp.messages.find(m => m.to.includes(emails[0] as string))
       t.ok(mail?.text.includes(retries[0]?.json().invitationUrl), 'carrying the retry\'s link')
       t.equal(

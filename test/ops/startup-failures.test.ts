@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -103,4 +104,41 @@ t.test('a DATA_DIR that cannot be made (under a file) names DATA_DIR', async t =
 t.test('a DATA_DIR under /proc names DATA_DIR at once instead of hanging', async t => {
   const o = await start({ DATA_DIR: '/proc/ws-data' })
   assertOneLine(t, o, 'DATA_DIR', /\/proc/)
+})
+
+t.test('a mail relay that refuses at start is a warning naming SMTP_URL, and health says so; the service runs', async t => {
+  const port = await closedPort()
+  const relay = await closedPort()
+  const { DATABASE_URL: _db, REDIS_URL: _redis, NODE_OPTIONS: _loaders, ...base } = process.env
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: projectRoot,
+    env: {
+      ...base,
+      PORT: String(port),
+      METRICS_PORT: '',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      DATA_DIR: join(dir, 'data'),
+      SMTP_URL: `smtp://127.0.0.1:${relay}`
+    }
+  })
+  t.teardown(() => { child.kill('SIGKILL') })
+  let stdout = ''
+  child.stdout.setEncoding('utf8')
+  const warning = await new Promise<{ msg: string }>((resolve, reject) => {
+    const timer = setTimeout(() => { reject(new Error(`no SMTP_URL warning within ${BOUND_MS} ms: ${stdout}`)) }, BOUND_MS)
+    child.stdout.on('data', (s: string) => {
+      stdout += s
+      const line = stdout.split('\n').find(l => l.includes('SMTP_URL'))
+      if (line !== undefined) { clearTimeout(timer); resolve(JSON.parse(line) as { msg: string }) }
+    })
+  })
+  t.match(warning, { level: 40 }, 'a warning')
+  t.match(warning.msg, /^SMTP_URL: the mail relay does not answer \(ECONNECTION|ECONNREFUSED/, warning.msg)
+  const health = await fetch(`http://127.0.0.1:${port}/api/health`)
+  t.equal(health.status, 200, 'the service runs')
+  t.match(await health.json(), { status: 'ok', checks: { mail: { status: 'unavailable' } } })
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit') as [number | null]
+  t.equal(code, 0, 'and stops cleanly')
 })

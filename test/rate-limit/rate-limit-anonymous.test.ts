@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { Redis } from 'ioredis'
 import { build, TEST_REDIS_URL, type TestApp } from '../helpers/build.js'
 import { contract, resolve } from '../helpers/contract-examples.js'
+import { METHODS } from '../helpers/contract.js'
 import { startFakeHttp } from '../helpers/fake-http.js'
 import { slackEnv, startSlackFake } from '../helpers/slack.js'
 
@@ -23,7 +24,6 @@ type Op = {
   responses: Record<string, unknown>,
   'x-fastify-config'?: { rateLimit?: { scope: string } }
 }
-const METHODS = ['get', 'post', 'put', 'patch', 'delete']
 const LIMIT = 3
 
 const anonymous: Array<{ method: string, path: string, op: Op }> = []
