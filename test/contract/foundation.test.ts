@@ -194,7 +194,7 @@ t.test('health answers the contract shape with the package version', async t => 
 })
 
 t.test('HEAD /api/health: the same checks, a status without a body (uptime checkers)', async t => {
-  const h = await build(t)
+  const h = await build(t, { env: { HEALTH_CACHE_MS: '0' } }) // every check pings
   const up = await h.inject({ method: 'HEAD', url: '/api/health' })
   t.equal(up.statusCode, 200)
   t.equal(up.body, '', 'no body')
