@@ -16,7 +16,7 @@ export interface MailMessage {
 }
 
 /** The mail relay as last seen: at start (verify), then by every send. */
-export interface RelayState {
+interface RelayState {
   status: 'ok' | 'unavailable' | 'unknown'
   /** When it entered this state (ISO 8601). */
   since: string
