@@ -13,6 +13,8 @@ export interface VersionEntry {
   operations?: number
   /** Dates of deprecated operations, from the contract: "since 2026-11-25, sunset 2027-05-31". */
   deprecationDates?: ReadonlyMap<string, string>
+  /** Every operation of the version ("GET /api/users"): a change reaching most is worded by those it misses. */
+  allOperations?: readonly string[]
 }
 
 export const CHANGELOG_COMMAND = 'npm run contract:changelog'
@@ -31,8 +33,10 @@ export function renderChangelog (entries: readonly VersionEntry[]): string {
     'What changed in the API contract (`openapi.yaml`), version by version: each version is compared',
     'with the release before it (api-smart-diff, with the rules in `scripts/lib/contract-diff.ts`).',
     'Prose (descriptions, examples) is not listed. A change to a shared schema is listed once, with',
-    'every operation it reaches. **Breaking** marks what can break a client generated from the',
-    'previous version; see [Versioning and compatibility](contract-versioning.md) for the rules.',
+    'every operation it reaches (and, when it shows in the responses of several statuses, those',
+    'statuses: each operation has it in those of them it declares). **Breaking** marks what can',
+    'break a client generated from the previous version; see',
+    '[Versioning and compatibility](contract-versioning.md) for the rules.',
     ''
   ]
   for (const entry of entries) lines.push(...renderVersion(entry))
@@ -71,24 +75,58 @@ function renderVersion (entry: VersionEntry): string[] {
         const dates = entry.deprecationDates?.get(o)
         return `\`${o}\`${dates !== undefined && g.text.endsWith(' deprecated') ? ` (${dates})` : ''}`
       })
-      lines.push(`- ${g.breaking ? '**Breaking** ' : ''}${g.text} — ${where.join(', ')}`)
+      const reached = mostOf(g.operations, entry.allOperations) ?? where.join(', ')
+      lines.push(`- ${g.breaking ? '**Breaking** ' : ''}${g.text} — ${reached}`)
     }
     lines.push('')
   }
   return lines
 }
 
-interface Group { text: string, breaking: boolean, operations: string[] }
+/**
+ * "all 53 operations but 4: `GET /`, …" when `operations` are most of the version's (at least
+ * ten, and more than it misses); undefined when they should be listed.
+ */
+function mostOf (operations: readonly string[], all: readonly string[] | undefined): string | undefined {
+  if (all === undefined || operations.length < 10 || !operations.every(o => all.includes(o))) return undefined
+  const missed = all.filter(o => !operations.includes(o))
+  if (missed.length === 0) return `all ${all.length} operations`
+  if (missed.length >= operations.length) return undefined
+  return `all ${all.length} operations but ${missed.length}: ${missed.map(o => `\`${o}\``).join(', ')}`
+}
 
+interface Group { text: string, breaking: boolean, operations: string[], statuses: string[] }
+
+/** "response 403 `code`: …" → ["403", "`code`: …"]; undefined for other changes. */
+function byStatus (text: string): [string, string] | undefined {
+  const m = /^response (\d{3}) (.*)$/.exec(text)
+  // A whole response added or removed stays with its status: which operation has which matters.
+  if (m === null || m[2] === 'added' || m[2] === 'removed') return undefined
+  return [m[1] as string, m[2] as string]
+}
+
+/**
+ * Identical changes at several operations are one line naming them all; the same change in the
+ * responses of several statuses (a shared schema such as ErrorResponse) is one line naming the
+ * statuses, with every operation where any of them changed.
+ */
 function group (changes: readonly Change[]): Group[] {
-  const byText = new Map<string, Group>()
+  const groups = new Map<string, Group>()
   for (const c of changes) {
-    const key = `${c.kind}\u0000${c.text}`
-    const g = byText.get(key) ?? { text: c.text, breaking: c.kind === 'breaking', operations: [] }
+    const [status, rest] = byStatus(c.text) ?? ['', c.text]
+    const key = `${c.kind}\u0000${rest}\u0000${status === '' ? 'other' : 'response'}`
+    const g = groups.get(key) ?? { text: rest, breaking: c.kind === 'breaking', operations: [], statuses: [] }
     if (!g.operations.includes(c.operation)) g.operations.push(c.operation)
-    byText.set(key, g)
+    if (status !== '' && !g.statuses.includes(status)) g.statuses.push(status)
+    groups.set(key, g)
   }
-  return [...byText.values()]
-    .map(g => ({ ...g, operations: g.operations.sort() }))
+  return [...groups.values()]
+    .map(g => ({
+      ...g,
+      text: g.statuses.length === 0
+        ? g.text
+        : `response${g.statuses.length > 1 ? 's' : ''} ${g.statuses.sort().join(', ')} ${g.text}`,
+      operations: g.operations.sort()
+    }))
     .sort((x, y) => Number(y.breaking) - Number(x.breaking) || x.text.localeCompare(y.text))
 }

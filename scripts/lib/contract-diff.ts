@@ -120,7 +120,7 @@ function describe (diff: Diff, before: Json, after: Json): Change[] {
       diff.action === 'add' ? (p.required === true ? 'breaking' : 'non-breaking') : 'breaking'
     ))
   }
-  return [change(diff, location(rest, path.slice(0, 3), diff, before, after), operation, rules(rest, diff))]
+  return [change(diff, location(rest, path.slice(0, 3), diff, before, after), operation, rules(path, diff, after))]
 }
 
 function label (route: string, method: string): string {
@@ -128,15 +128,36 @@ function label (route: string, method: string): string {
 }
 
 /**
- * Where api-smart-diff is more lenient than a generated client can be: a new status on an
+ * Where api-smart-diff's classification is not what a generated client meets. A new status on an
  * existing operation breaks a client that handles the declared statuses (a typed client's
  * response union, a switch on the code): it meets one it was never told about. (A `parameters`
  * list added where there was none, which the differ calls an annotation, is split above into
- * one change per parameter: a required one is a new required input like any other.)
+ * one change per parameter: a required one is a new required input like any other.) A value added
+ * to an enum of a response breaks a client that switches on it, unless the enum is open: one
+ * branch of an anyOf/oneOf beside a plain string (ErrorResponse's `code`: ErrorCode or any other
+ * code, "accept unknown codes too"), where it is an addition. The differ says one or the other
+ * depending on how the response is reached ($ref or inline); these say the same everywhere.
  */
-function rules (rest: string[], diff: Diff): Kind | undefined {
+function rules (path: string[], diff: Diff, after: Json): Kind | undefined {
+  const rest = path.slice(3)
   if (diff.action === 'add' && rest.length === 2 && rest[0] === 'responses') return 'breaking'
+  const enumAt = path.lastIndexOf('enum')
+  if (diff.action === 'add' && rest[0] === 'responses' && enumAt === path.length - 2) {
+    return openEnum(after, path.slice(0, enumAt)) ? 'non-breaking' : 'breaking'
+  }
   return undefined
+}
+
+/** Whether the enum at `path` is one branch of an anyOf/oneOf that also takes any string. */
+function openEnum (doc: Json, path: string[]): boolean {
+  const at = Math.max(path.lastIndexOf('anyOf'), path.lastIndexOf('oneOf'))
+  if (at < 0) return false
+  const branches = resolve(doc, path.slice(0, at + 1))
+  if (!Array.isArray(branches)) return false
+  return branches.some((b, i) => {
+    const branch = deref(doc, b) as Json | undefined
+    return String(i) !== path[at + 1] && branch?.type === 'string' && branch.enum === undefined
+  })
 }
 
 function change (diff: Diff, what: string, operation: string, override?: Kind): Change {

@@ -60,7 +60,12 @@ export function contractState (root: string): ContractState {
   const entries: VersionEntry[] = []
   if (current !== last.version) {
     entries.push({
-      version: current, previous: last.version, released: false, changes, deprecationDates: deprecationDates(doc)
+      version: current,
+      previous: last.version,
+      released: false,
+      changes,
+      deprecationDates: deprecationDates(doc),
+      allOperations: operationLabels(doc)
     })
   }
   for (let i = history.length - 1; i >= 0; i--) {
@@ -73,7 +78,8 @@ export function contractState (root: string): ContractState {
           previous: before.version,
           released: true,
           changes: diffContracts(before.doc, release.doc),
-          deprecationDates: deprecationDates(release.doc)
+          deprecationDates: deprecationDates(release.doc),
+          allOperations: operationLabels(release.doc)
         })
   }
   return { released: last.version, current, changes, changelog: renderChangelog(entries) }
@@ -104,9 +110,14 @@ export function gateProblems (root: string, state: ContractState): string[] {
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 
+/** "GET /api/users" for each operation of the contract (webhooks are not operations here). */
+function operationLabels (doc: Json): string[] {
+  return Object.entries((doc.paths ?? {}) as Record<string, Json>)
+    .flatMap(([path, item]) => Object.keys(item).filter(k => METHODS.has(k)).map(m => `${m.toUpperCase()} ${path}`))
+}
+
 function countOperations (doc: Json): number {
-  return Object.values((doc.paths ?? {}) as Record<string, Json>)
-    .reduce((n, item) => n + Object.keys(item).filter(k => METHODS.has(k)).length, 0)
+  return operationLabels(doc).length
 }
 
 function deprecationDates (doc: Json): Map<string, string> {
