@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml'
 import { diffContracts, type Change } from './contract-diff.js'
 import { compareVersions, parseVersion, versionProblems } from './contract-versions.js'
 import { CHANGELOG_COMMAND, renderChangelog, type VersionEntry } from './contract-changelog.js'
+import { readDeprecations } from '../../src/plugins/contract-lifecycle.js'
 
 type Json = Record<string, unknown>
 
@@ -89,6 +90,12 @@ export function contractState (root: string): ContractState {
 export function gateProblems (root: string, state: ContractState): string[] {
   const problems = versionProblems(state.released, state.current, state.changes)
     .map(p => `${p} (info.version in openapi.yaml)`)
+  // What the service would refuse at start: a deprecation it cannot date on the wire.
+  try {
+    readDeprecations(readContract(join(root, 'openapi.yaml')), '')
+  } catch (err) {
+    problems.push((err as Error).message)
+  }
   for (const file of VERSIONED_PACKAGES) {
     const path = join(root, file)
     if (!existsSync(path)) continue

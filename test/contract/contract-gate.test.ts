@@ -152,9 +152,13 @@ t.test('npm run contract:check on a copy: fails on a breaking edit, says what to
       return { code: e.code, stdout: e.stdout }
     }
   }
-  write(edited(breakingEdits['new enum value in a response']?.edit ?? (() => {}), '0.1.1'), '0.1.1')
+  write(edited(d => {
+    breakingEdits['new enum value in a response']?.edit(d)
+    d.paths['/api/api-keys'].get.deprecated = true // without x-deprecated-at: the service would not start
+  }, '0.1.1'), '0.1.1')
   const failed = await run('check')
   t.equal(failed.code, 1, 'the gate fails')
+  t.match(failed.stdout, /FAIL openapi\.yaml: GET \/api\/api-keys: deprecated, so x-deprecated-at needs a date/)
   t.match(failed.stdout, /FAIL 2 breaking changes since 0\.1\.0 need info\.version 0\.2\.0 or later/)
   t.match(failed.stdout, /FAIL docs\/contract-changelog\.md does not list the contract's changes as they are: run `npm run contract:changelog`/)
   t.match(failed.stdout, /GET \/api\/invitations: response 200 `items\[\]\.status`: enum value `bounced` added/)
