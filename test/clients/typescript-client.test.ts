@@ -5,13 +5,15 @@ import { build } from '../helpers/build.js'
 import { clientDir, ensureClientBuilt } from '../../scripts/lib/client-build.js'
 import { readContract } from '../../scripts/lib/contract-project.js'
 import { projectRoot } from '../../src/paths.js'
+import { loadContract } from '../../src/app.js'
 import type * as Client from '../../clients/typescript/src/index.js'
 
 // The typed client package (clients/typescript/) as a consumer uses it: its built dist/ (the
 // types are those of its source) against the service listening on loopback, built on the
 // embedded defaults. First run: setup signs the first admin in (the client keeps the session
 // cookie), an API key is made, people are invited and listed; the key works where the contract
-// takes it (MCP) and is refused where it does not (the REST operations take the session).
+// takes it (MCP) and is refused where it does not (the REST operations take the session). And
+// on a copy of the contract with an operation deprecated, the client reports what the service said.
 
 const contractVersion = String((readContract(join(projectRoot, 'openapi.yaml')).info as { version: string }).version)
 
@@ -87,4 +89,35 @@ t.test('the package: setup, an API key, invite and list against the running serv
   const after = await api.GET('/api/users/me')
   t.equal(after.response.status, 401, 'signed out: the client dropped the cleared cookie')
   t.same(deprecations, [], 'the contract deprecates nothing these calls use')
+})
+
+t.test('the package reports what the service says is deprecated', async t => {
+  await ensureClientBuilt()
+  const pkg = await import(pathToFileURL(join(clientDir, 'dist', 'index.js')).href) as typeof Client
+  // A copy of the contract with GET /api/invitations deprecated (no real operation is).
+  const contract = loadContract() as { paths: Record<string, Record<string, Record<string, unknown>>> }
+  Object.assign(contract.paths['/api/invitations']?.get ?? {}, {
+    deprecated: true, 'x-deprecated-at': '2026-11-01', 'x-sunset': '2027-05-31'
+  })
+  const h = await build(t, { contract })
+  await h.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = h.app.server.address() as { port: number }
+  const admin = await h.signIn()
+  const notices: Client.DeprecationNotice[] = []
+  const api = pkg.createWorkspaceClient({
+    baseUrl: `http://127.0.0.1:${port}`,
+    headers: { cookie: admin.cookie },
+    onDeprecation: n => { notices.push(n) }
+  })
+  t.equal((await api.GET('/api/users/me')).response.status, 200)
+  t.same(notices, [], 'nothing deprecated, no notice')
+  const listed = await api.GET('/api/invitations')
+  t.equal(listed.response.status, 200)
+  t.same(notices, [{
+    method: 'GET',
+    path: '/api/invitations',
+    deprecation: '@1793491200',
+    sunset: 'Mon, 31 May 2027 00:00:00 GMT',
+    link: `<${h.config.publicUrl}/api/docs>; rel="deprecation"`
+  }], 'the Deprecation, Sunset and Link of the answer')
 })
