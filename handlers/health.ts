@@ -35,16 +35,20 @@ export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup
     const eventLoop = load === null ? {} : { eventLoop: { status: loopStatus, delayMs: load.eventLoopDelayMs } }
     // The relay as last seen (at start, then by sends): never a connection from here.
     const relay = mailer.relayState?.()
-    const mail = relay === undefined ? {} : { mail: relay }
+    // Draining before a planned stop: not ready for new work, whatever the database says.
+    const instance = request.server.draining() ? { instance: { status: 'draining' as const } } : {}
+    const more = { ...instance, ...eventLoop, ...(relay === undefined ? {} : { mail: relay }) }
     try {
       const latencyMs = await ping()
-      const checks = { database: { status: 'ok' as const, kind: db.kind, latencyMs }, ...eventLoop, ...mail }
-      if (load?.overloaded === true) {
+      const checks = { database: { status: 'ok' as const, kind: db.kind, latencyMs }, ...more }
+      if (load?.overloaded === true || 'instance' in instance) {
         return {
           code: 503 as const,
-          retryAfter: load.retryAfterSeconds,
+          retryAfter: load?.overloaded === true ? load.retryAfterSeconds : 1,
           body: {
-            message: serviceError('SERVICE_UNAVAILABLE', [OVERLOADED]).message,
+            message: 'instance' in instance
+              ? 'The service is unavailable: this instance is shutting down'
+              : serviceError('SERVICE_UNAVAILABLE', [OVERLOADED]).message,
             code: 'SERVICE_UNAVAILABLE',
             status: 'unavailable' as const,
             version: config.version,
@@ -64,7 +68,7 @@ export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup
           code: 'SERVICE_UNAVAILABLE',
           status: 'unavailable' as const,
           version: config.version,
-          checks: { database: { status: 'unavailable' as const, kind: db.kind }, ...eventLoop, ...mail }
+          checks: { database: { status: 'unavailable' as const, kind: db.kind }, ...more }
         }
       }
     }

@@ -24,6 +24,7 @@ import security from './plugins/security.js'
 import securityHeadersPlugin, { securityHeaders } from './plugins/helmet.js'
 import metrics from './plugins/metrics.js'
 import loadShedding from './plugins/load-shedding.js'
+import drain from './plugins/drain.js'
 import contractLifecycle, { contractVersion, readDeprecations } from './plugins/contract-lifecycle.js'
 import { observeDatabase } from './db/observed.js'
 import { createInvitationBudget } from './invitations/budget.js'
@@ -147,6 +148,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   await app.register(errors)
   // First of the onRequest hooks: an overloaded service refuses before doing any work.
   await app.register(loadShedding, { config })
+  await app.register(drain)
 
   registerBodyParsing(app)
 

@@ -61,6 +61,7 @@ export const EnvSchema = Type.Object({
   API_KEYS_PER_WORKSPACE: Int(1, 10000, 10),
   INVITE_REQUESTS_PER_MEMBER: Int(1, 10000, 10),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
+  SHUTDOWN_DRAIN_MS: Int(0, 600000, 0),
   HEADERS_TIMEOUT_MS: Int(100, 600000, 10000),
   REQUEST_TIMEOUT_MS: Int(100, 600000, 30000),
   CONNECTION_TIMEOUT_MS: Int(100, 3600000, 120000),
@@ -145,6 +146,8 @@ export interface Config {
   readonly idempotencyLeaseMs: number
   readonly bodyLimit: number
   readonly shutdownTimeoutMs: number
+  /** SHUTDOWN_DRAIN_MS: serving on with `Connection: close` and health 503 before the listener closes. */
+  readonly shutdownDrainMs: number
   /** Live API keys a workspace may hold (each has its own MCP rate limit). */
   readonly apiKeysPerWorkspace: number
   /** Pending invite requests one member may have open at once (each one DMs every admin). */
@@ -286,6 +289,7 @@ function configOf (env: Env, derived: Derived): Config {
     idempotencyLeaseMs: env.IDEMPOTENCY_LEASE_MS,
     bodyLimit: env.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
     apiKeysPerWorkspace: env.API_KEYS_PER_WORKSPACE,
     inviteRequestsPerMember: env.INVITE_REQUESTS_PER_MEMBER,
     timeouts: {

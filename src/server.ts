@@ -78,8 +78,16 @@ const grace = closeWithGrace({
   logger: app.log,
   onTimeout: ms => { app.log.error(`shutdown took longer than ${ms} ms; exiting`) }
 }, async ({ signal, err }) => {
-  if (err !== undefined) app.log.fatal({ err }, 'fatal error: shutting down')
-  else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+  if (err !== undefined) {
+    app.log.fatal({ err }, 'fatal error: shutting down')
+  } else if (config.shutdownDrainMs > 0) {
+    // A planned stop drains first (src/plugins/drain.ts); a fatal error does not wait.
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining (health 503, Connection: close)')
+    await app.drain(config.shutdownDrainMs)
+    app.log.info('drained: no longer listening; finishing in-flight requests')
+  } else {
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+  }
   await app.close()
   // The spans of the last requests are exported before the process ends (bounded; best effort).
   await tracing?.shutdown().catch((e: Error) => {

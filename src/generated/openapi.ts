@@ -1348,6 +1348,11 @@ export interface components {
                 /** @description Mean event-loop delay over the last sample interval. */
                 delayMs: number;
             };
+            /** @description Present while this instance drains before a planned stop (`SHUTDOWN_DRAIN_MS`): the answer is 503 so a load balancer routes elsewhere, though the database is up. */
+            instance?: {
+                /** @enum {string} */
+                status: "draining";
+            };
             /** @description Present when a mail relay is configured (`SMTP_URL`): the relay as last seen — checked at start, then by every send, never by this check. `unknown` until the first of those answers. A relay that is down does not make this operation 503: invitations fail with `EMAIL_SEND_FAILED`, everything else is served. */
             mail?: {
                 /** @enum {string} */

@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Agent, get as httpGet } from 'node:http'
 import { projectRoot } from '../../src/paths.js'
+import { freePort } from '../../scripts/lib/free-port.js'
+import { until } from '../helpers/service-process.js'
 
 // src/server.ts closes the app on signals and on fatal errors alike (close-with-grace): an
 // unhandled rejection is logged once, the app closes (the port stops answering) and the process
@@ -45,3 +48,54 @@ t.test('an unhandled rejection closes the server gracefully, logs once and exits
   )
   await t.rejects(fetch(`${address as string}/api/health`), 'the port is closed')
 })
+
+t.test('SIGTERM with SHUTDOWN_DRAIN_MS: health 503 and every answer closes its connection, then the port closes, exit 0', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'ws-drain-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const port = await freePort()
+  const { DATABASE_URL: _server, ...env } = process.env
+  const DRAIN_MS = 3000
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: projectRoot,
+    env: { ...env, PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
+  let out = ''
+  child.stdout.on('data', (c: Buffer) => { out += c.toString() })
+  const url = `http://127.0.0.1:${port}`
+  await until('the server', async () => (await fetch(`${url}/api/health`)).status === 200 ? true : undefined)
+  // A keep-alive connection, held as a proxy holds one.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => { agent.destroy() })
+  const before = await get(agent, port, '/api/health')
+  t.equal(before.status, 200)
+  t.equal(before.headers.connection, 'keep-alive', 'before: connections are kept alive')
+
+  child.kill('SIGTERM')
+  await until('the drain', async () => out.includes('shutting down: draining') ? true : undefined, 30_000)
+  const health = await get(agent, port, '/api/health')
+  t.equal(health.status, 503, 'draining: health answers 503, so a load balancer routes elsewhere')
+  t.match(JSON.parse(health.body), { code: 'SERVICE_UNAVAILABLE', checks: { database: { status: 'ok' }, instance: { status: 'draining' } } })
+  t.equal(health.headers.connection, 'close', 'and closes its connection')
+  const work = await get(agent, port, '/api/openapi.json')
+  t.equal(work.status, 200, 'draining: other requests are still served')
+  t.equal(work.headers.connection, 'close', 'each answer closing its connection')
+  t.equal(await exited, 0, 'then it stops, exit 0')
+  t.ok(out.includes('drained: no longer listening'), 'the drain is logged')
+  await t.rejects(fetch(`${url}/api/health`), 'the port is closed')
+})
+
+async function get (agent: Agent, port: number, path: string): Promise<{
+  status: number, headers: Record<string, string | string[] | undefined>, body: string
+}> {
+  return await new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path, agent }, res => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (c: string) => { body += c }).on('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body })
+      })
+    }).on('error', reject)
+  })
+}
