@@ -3,9 +3,12 @@ import { principalOf } from '../src/principal.js'
 
 export function workspaceHandlers (
   { services }: HandlerDeps
-): HandlerGroup<'getWorkspaceSettings' | 'patchWorkspaceSettings'> {
+): HandlerGroup<'getWorkspace' | 'getWorkspaceSettings' | 'patchWorkspaceSettings'> {
   const svc = services.workspaceSettings
   return {
+    async getWorkspace (request) {
+      return await services.workspace.get(principalOf(request))
+    },
     async getWorkspaceSettings (request) {
       return await svc.get(principalOf(request))
     },

@@ -20,6 +20,7 @@ import { expireInvitations } from './invitations/expiry.js'
 import { deriveKey } from './lib/crypto.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
+import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './workspaces/summary.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -40,6 +41,7 @@ export interface Services {
   startWorkers(): Promise<void>
   readonly inviteRequests: InviteRequestService
   readonly workspaceSettings: WorkspaceSettingsService
+  readonly workspace: WorkspaceSummaryService
   close(): Promise<void>
 }
 
@@ -92,6 +94,7 @@ export function createServices (given: Ports): Services {
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),
+    workspace: createWorkspaceSummaryService(ports),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -19,6 +19,20 @@ export async function findWorkspace (q: Queryable, id: string): Promise<Workspac
   return r.rows[0] ?? null
 }
 
+export interface WorkspaceSummaryRow extends Pick<WorkspaceRow, 'id' | 'name' | 'createdAt'> {
+  invitePolicy: InvitePolicy
+  memberCount: number
+}
+
+/** The workspace with its invite policy and the number of members the member list shows. */
+export async function findWorkspaceSummary (q: Queryable, id: string): Promise<WorkspaceSummaryRow | null> {
+  const r = await q.query<WorkspaceSummaryRow>(
+    `SELECT w.id, w.name, w.created_at AS "createdAt", w.invite_policy AS "invitePolicy",
+       (SELECT count(*)::int FROM users u WHERE u.workspace_id = w.id AND u.status <> 'removed') AS "memberCount"
+     FROM workspaces w WHERE w.id = $1`, [id])
+  return r.rows[0] ?? null
+}
+
 export async function findWorkspaceByOrganization (q: Queryable, organizationId: string): Promise<WorkspaceRow | null> {
   const r = await q.query<WorkspaceRow>(
     `SELECT ${COLUMNS} FROM workspaces WHERE workos_organization_id = $1`, [organizationId]

@@ -472,6 +472,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's workspace (name, age, members, who may invite)
+         * @description For any member (the session cookie) or an API key of the workspace. Cookie callers are
+         *     not limited; an API key draws on its per-key budget (`API_KEY_RATE_LIMIT_PER_MINUTE`, the
+         *     one `POST /api/mcp` counts on), Limited per API key with 429 beyond.
+         */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/me": {
         parameters: {
             query?: never;
@@ -1381,6 +1403,16 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+        };
+        WorkspaceSummary: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The members GET /api/users lists: admins and disabled accounts included, removed ones not. */
+            memberCount: number;
+            invitePolicy: components["schemas"]["InvitePolicy"];
         };
         User: {
             /** Format: uuid */
@@ -2999,6 +3031,30 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSummary"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -18,6 +18,7 @@ t.test('every service answers a principal of a deleted workspace with UNAUTHENTI
     'invitations.invite': async () => await services.invitations.invite(principal, { email: 'ada@example.com', role: 'member' }),
     'inviteRequests.request': async () => await services.inviteRequests.request(principal, { email: 'ada@example.com', role: 'member' }),
     'workspaceSettings.get': async () => await services.workspaceSettings.get(principal),
+    'workspace.get': async () => await services.workspace.get(principal),
     'workspaceSettings.update': async () => await services.workspaceSettings.update(principal, { invitePolicy: 'members' })
   }
   for (const [name, call] of Object.entries(calls)) {
