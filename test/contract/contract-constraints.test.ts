@@ -370,6 +370,25 @@ t.test('no vendor extension decides what is valid or hides behaviour', async t =
   }
 })
 
+t.test('every operation open to API keys names a per-key rate limit', async t => {
+  // A key is a program: one program must not take the instance. A key-only operation counts per
+  // key (`api-key`); one open to the cookie too counts its key callers only (`api-key-only`).
+  const unlimited: string[] = []
+  for (const [path, item] of Object.entries(contract.paths)) {
+    for (const [method, op] of Object.entries(item) as Array<[string, {
+      security?: Array<Record<string, string[]>>,
+      'x-fastify-config'?: { rateLimit?: { scope?: string } }
+    }]>) {
+      const schemes = (op.security ?? []).flatMap(r => Object.keys(r))
+      if (!schemes.includes('apiKey')) continue
+      const scope = op['x-fastify-config']?.rateLimit?.scope
+      const wanted = schemes.length === 1 ? 'api-key' : 'api-key-only'
+      if (scope !== wanted) unlimited.push(`${method.toUpperCase()} ${path}: ${scope ?? 'no limit'}, not ${wanted}`)
+    }
+  }
+  t.same(unlimited, [], 'each names api-key (keys only) or api-key-only (the cookie too)')
+})
+
 t.test('every free-text string in a request says what it refuses (enum, format or pattern)', async t => {
   // A NUL byte in an API key name or a signup name reached PostgreSQL and answered 500; with a
   // pattern on every free-text field the contract says it is invalid and the walk above sends it.
