@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
-import type { Outcome, Problem } from './api.js'
+import type { Outcome, Problem, Schemas } from './api.js'
 
 // Shared pieces of the screens: the live region, error sentences with their retry button, paged
 // lists (the server's cursor, never the whole list), dates.
@@ -31,6 +31,11 @@ export function ProblemNote ({ problem, retry }: { problem: Problem | null, retr
  * A moment, short: the year only when it is not this one. The date and the time each stay on one
  * line (no-break spaces inside), so a narrow column wraps between them and nowhere else.
  */
+/** The door an action came through, as the contract's `source` names it (audit events, inviters). */
+export const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
+  web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system'
+}
+
 export function when (iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '—'
   const d = new Date(iso)

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api.js'
 import type { operations } from '../../src/generated/openapi.js'
 import type { ScreenProps } from '../main.js'
-import { ListState, Table, usePaged, when } from '../ui.js'
+import { DOORS, ListState, Table, usePaged, when } from '../ui.js'
 
 type Action = Schemas['AuditAction']
 const ACTIONS = [
@@ -16,11 +16,6 @@ const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : n
 void complete
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
 const TARGETS: TargetType[] = ['user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace']
-
-// The door an action came through, as the contract's AuditEvent.source names it.
-const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
-  web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system'
-}
 
 /** A payload value in words: a change ({ from, to }) as "from → to". */
 function valueOf (v: unknown): string | null {

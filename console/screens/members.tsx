@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
-import { ConfirmButton, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
+import { ConfirmButton, DOORS, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
 import { useEffect } from 'preact/hooks'
 
 const LAST_ADMIN_RULE = 'A workspace always keeps at least one admin: the last admin can be neither made a member nor removed. Make someone else an admin first.'
@@ -75,7 +75,7 @@ export function Members ({ me, news }: ScreenProps) {
         <button type='submit'>Find</button>
       </form>
       <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' ? 'No members yet.' : 'No member matches.'}>
-        <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Role', 'Joined', '']} pager={pager}>
+        <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Role', 'Joined', 'Invited by', '']} pager={pager}>
           {items?.map(u => (
             <tr key={u.id}>
               <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> (you)</span>}</td>
@@ -90,6 +90,7 @@ export function Members ({ me, news }: ScreenProps) {
                 </select>
               </td>
               <td>{when(u.createdAt)}</td>
+              <td class='inviter'>{u.invitedBy === null || u.invitedBy === undefined ? '—' : `${u.invitedBy.email ?? 'the service'} (${DOORS[u.invitedBy.source]})`}</td>
               <td>
                 <ConfirmButton label={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} onConfirm={async () => { await remove(u) }} />
                 {rowProblem?.id === u.id && <ProblemNote problem={rowProblem.problem} />}

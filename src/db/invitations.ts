@@ -253,3 +253,23 @@ export async function findPendingInvitationByWorkspaceName (
         ORDER BY i.created_at DESC LIMIT 1)`, [workspaceName, email, now])
   return r.rows[0] ?? null
 }
+
+/** Who invited a member (the invitation they accepted) and through which door. */
+export interface InviterRow { userId: string, email: string | null, source: 'api' | 'mcp' | 'chat' | 'web' | 'system' }
+
+/**
+ * For members of a workspace, the inviter of the invitation each accepted (its invitation.created
+ * audit row: the actor's e-mail and door); members who joined otherwise are absent.
+ */
+export async function findInviters (q: Queryable, workspaceId: string, userIds: string[]): Promise<InviterRow[]> {
+  if (userIds.length === 0) return []
+  const r = await q.query<InviterRow>(
+    `SELECT DISTINCT ON (i.accepted_user_id) i.accepted_user_id AS "userId", a.actor_label AS email, a.source
+       FROM invitations i
+       JOIN audit_events a ON a.workspace_id = i.workspace_id AND a.target_type = 'invitation'
+                          AND a.target_id = i.id::text AND a.action = 'invitation.created'
+      WHERE i.accepted_user_id = ANY($2::uuid[]) AND i.workspace_id = $1
+      ORDER BY i.accepted_user_id, i.accepted_at DESC, a.id`,
+    [workspaceId, userIds])
+  return r.rows
+}

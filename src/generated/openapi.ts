@@ -1422,6 +1422,20 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Format: date-time */
             createdAt: string;
+            /**
+             * @description In the members list (`GET /api/users`) only: who sent the invitation this member
+             *     accepted, and through which door; null for a member who joined otherwise (the first
+             *     admin, single sign-on).
+             */
+            invitedBy?: {
+                /** @description The inviter's e-mail (null: the service itself). */
+                email: string | null;
+                /**
+                 * @description The door the invitation came through.
+                 * @enum {string}
+                 */
+                source: "api" | "mcp" | "chat" | "web" | "system";
+            } | null;
         };
         Me: {
             user: components["schemas"]["User"];

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/client.js'
 import { findUserInWorkspace, listUsers, type Role, type UserRow } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
+import { findInviters } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import type { components } from '../generated/openapi.js'
@@ -34,5 +35,12 @@ export async function listMembers (
   const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined
   const rows = await listUsers(q, workspaceId, { limit: page.limit + 1, after, search: page.search, role: page.role })
   const { page: items, nextCursor } = pageOf(rows, page.limit, u => u)
-  return { items: items.map(toApiUser), nextCursor }
+  const inviters = new Map((await findInviters(q, workspaceId, items.map(u => u.id))).map(i => [i.userId, i]))
+  return {
+    items: items.map(u => {
+      const by = inviters.get(u.id)
+      return { ...toApiUser(u), invitedBy: by === undefined ? null : { email: by.email, source: by.source } }
+    }),
+    nextCursor
+  }
 }

@@ -70,6 +70,19 @@ t.test('members: search by the start of an e-mail or a name, filter by role, pag
     'the MCP tool list_members takes the same filters')
 })
 
+t.test('members: who invited each, through which door', async t => {
+  const invited = await h.inject({
+    method: 'POST', url: '/api/users/invite', headers: json, payload: { email: 'zoe@example.com', role: 'member' }
+  })
+  const token = new URL(invited.json().invitationUrl as string).searchParams.get('token')
+  const joined = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token, name: 'Zoe' } })
+  t.equal(joined.statusCode, 201, 'the invitee signed up')
+  const zoe = (await users('q=zoe')).body as { items: Array<Record<string, unknown>> }
+  t.same(zoe.items[0]?.invitedBy, { email: 'ada@example.com', source: 'web' }, 'invited by ada@, through the web door')
+  const ada = (await users('q=ada%40')).body as { items: Array<Record<string, unknown>> }
+  t.equal(ada.items[0]?.invitedBy, null, 'the first admin was invited by no one')
+})
+
 t.test('settings: the name renamed, the Slack and identity-provider state read', async t => {
   const get = await h.inject({ method: 'GET', url: '/api/workspace/settings', headers: { cookie: admin.cookie } })
   assertContract(t, 'GET', '/api/workspace/settings', get)

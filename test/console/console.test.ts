@@ -146,6 +146,8 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     await invitee.close()
 
     await t.resolves(page.getByRole('row', { name: /newbie@example\.com/ }).waitFor({ timeout: 15_000 }), 'the new member shows in Members without a reload')
+    t.equal(await page.getByRole('row', { name: /newbie@example\.com/ }).locator('td.inviter').textContent(), 'ada@example.com (web)',
+      'who invited them, through which door')
 
     const role = page.getByRole('combobox', { name: 'Role of newbie@example.com' })
     await role.focus()
