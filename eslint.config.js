@@ -12,10 +12,10 @@ export default [
   },
   {
     // Factories stay small (docs/architecture.md): a service of several operations is split per
-    // operation. A ratchet: the largest function in src/ is 116 lines today (deliverInvitation).
+    // operation. A ratchet: the largest function in src/ is 105 lines today (createSlackWebApi).
     files: ['src/**/*.ts', 'handlers/**/*.ts'],
     rules: {
-      'max-lines-per-function': ['error', { max: 120 }]
+      'max-lines-per-function': ['error', { max: 110 }]
     }
   },
   {

@@ -46,77 +46,96 @@ export type InviteResult = components['schemas']['InviteUserResponse']
 
 const SYSTEM: AuditActor = systemActor('identity provider')
 
-export async function deliverInvitation (
-  deps: DeliveryDeps,
-  d: {
-    workspace: Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>
-    invitation: InvitationRow
-    token: string
-    inviter: Inviter
-    reinvite: boolean
-    /** Called once the invitation left us (the IdP created it, or the SMTP server accepted the e-mail). */
-    handedOver?: () => void
+/** One committed invitation to deliver, and by whom. */
+interface Delivery {
+  workspace: Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>
+  invitation: InvitationRow
+  token: string
+  inviter: Inviter
+  reinvite: boolean
+  /** Called once the invitation left us (the IdP created it, or the SMTP server accepted the e-mail). */
+  handedOver?: () => void
+}
+
+export async function deliverInvitation (deps: DeliveryDeps, d: Delivery): Promise<InviteResult> {
+  const again = d.reinvite ? 're-sent' : 'sent'
+  // Path 1: the identity provider's invitation, into the workspace's organization.
+  const organizationId = d.workspace.workosOrganizationId
+  if (deps.idp.kind !== 'none' && organizationId !== null) {
+    const result = await throughIdentityProvider(deps, d, organizationId, again)
+    if (result !== null) return result
   }
-): Promise<InviteResult> {
-  const { db, clock, config, log, mailer, idp } = deps
+  // Path 2 (fallback): our own e-mail with the signup link on APP_URL.
+  return await byEmail(deps, d, again)
+}
+
+/** The provider's invitation; null when it is unavailable (the caller falls back to e-mail). */
+async function throughIdentityProvider (
+  deps: DeliveryDeps,
+  d: Delivery,
+  organizationId: string,
+  again: string
+): Promise<InviteResult | null> {
+  const { db, clock, config, log, idp } = deps
   const meter = deps.meter ?? noopMeter
   const inv = d.invitation
-  const again = d.reinvite ? 're-sent' : 'sent'
-
-  // Path 1: the identity provider's invitation, into the workspace's organization.
-  if (idp.kind !== 'none' && d.workspace.workosOrganizationId !== null) {
-    const inviter = d.inviter.userId !== null ? await findUserInWorkspace(db, d.workspace.id, d.inviter.userId) : null
-    const outcome = inv.idpInvitationId !== null
-      ? await idp.resend(inv.idpInvitationId)
-      : await idp.send({
-        email: inv.email,
-        organizationId: d.workspace.workosOrganizationId,
-        role: inv.role,
-        inviterUserId: inviter?.workosUserId ?? null,
-        expiresInDays: config.invitationTtlDays
-      })
-    if (outcome.kind === 'sent') {
-      meter.invitationDelivery('identity_provider', 'sent')
-      d.handedOver?.()
-      await recordDelivery(
-        db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() }
-      )
-      return {
-        success: true,
-        message: `Invitation ${again} to ${inv.email} through the identity provider`,
-        invitationId: outcome.invitationId
-      }
-    }
-    if (outcome.kind === 'user_exists') {
-      // The provider knows this person already: our invitation is moot. Revoked (not deleted)
-      // so the audit trail shows what happened to the invitation it recorded as created.
-      const now = clock.now()
-      await db.transaction(async tx => {
-        const revoked = await markInvitationRevoked(tx, d.workspace.id, inv.id, now)
-        if (revoked !== null) {
-          await deps.events.record(tx, {
-            workspaceId: d.workspace.id,
-            action: 'invitation.revoked',
-            actor: SYSTEM,
-            target: {
-              type: 'invitation',
-              id: inv.id
-            },
-            payload: { email: inv.email, reason: 'identity_provider_user_exists' },
-            now
-          })
-        }
-      })
-      throw serviceError('USER_EXISTS')
-    }
-    meter.invitationDelivery('identity_provider', 'failed')
-    log.warn(
-      { invitationId: inv.id, reason: outcome.reason },
-      'identity provider invitation unavailable; sending the invitation e-mail ourselves'
+  const inviter = d.inviter.userId !== null ? await findUserInWorkspace(db, d.workspace.id, d.inviter.userId) : null
+  const outcome = inv.idpInvitationId !== null
+    ? await idp.resend(inv.idpInvitationId)
+    : await idp.send({
+      email: inv.email,
+      organizationId,
+      role: inv.role,
+      inviterUserId: inviter?.workosUserId ?? null,
+      expiresInDays: config.invitationTtlDays
+    })
+  if (outcome.kind === 'sent') {
+    meter.invitationDelivery('identity_provider', 'sent')
+    d.handedOver?.()
+    await recordDelivery(
+      db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() }
     )
+    return {
+      success: true,
+      message: `Invitation ${again} to ${inv.email} through the identity provider`,
+      invitationId: outcome.invitationId
+    }
   }
+  if (outcome.kind === 'user_exists') {
+    // The provider knows this person already: our invitation is moot. Revoked (not deleted)
+    // so the audit trail shows what happened to the invitation it recorded as created.
+    const now = clock.now()
+    await db.transaction(async tx => {
+      const revoked = await markInvitationRevoked(tx, d.workspace.id, inv.id, now)
+      if (revoked !== null) {
+        await deps.events.record(tx, {
+          workspaceId: d.workspace.id,
+          action: 'invitation.revoked',
+          actor: SYSTEM,
+          target: {
+            type: 'invitation',
+            id: inv.id
+          },
+          payload: { email: inv.email, reason: 'identity_provider_user_exists' },
+          now
+        })
+      }
+    })
+    throw serviceError('USER_EXISTS')
+  }
+  meter.invitationDelivery('identity_provider', 'failed')
+  log.warn(
+    { invitationId: inv.id, reason: outcome.reason },
+    'identity provider invitation unavailable; sending the invitation e-mail ourselves'
+  )
+  return null
+}
 
-  // Path 2 (fallback): our own e-mail with the signup link on APP_URL.
+/** Our own e-mail; a failed send is recorded, audited, told to the inviter and EMAIL_SEND_FAILED. */
+async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise<InviteResult> {
+  const { db, clock, config, log, mailer } = deps
+  const meter = deps.meter ?? noopMeter
+  const inv = d.invitation
   const link = signupLink(config.appUrl, d.token)
   try {
     await mailer.send(
