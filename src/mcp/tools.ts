@@ -41,6 +41,15 @@ interface ToolDef {
   run(s: ToolServices, p: Principal, a: Record<string, unknown>): Promise<unknown>
 }
 
+/** A list tool's arguments (validated against the operation's parameters): the page and its status filter. */
+function pageArgs<S extends string> (a: Record<string, unknown>): { limit: number, status?: S, cursor?: string } {
+  return {
+    limit: a.limit as number,
+    ...(a.status !== undefined ? { status: a.status as S } : {}),
+    ...(a.cursor !== undefined ? { cursor: a.cursor as string } : {})
+  }
+}
+
 const DEFS: ToolDef[] = [
   {
     name: 'invite_user',
@@ -59,11 +68,7 @@ const DEFS: ToolDef[] = [
     operationId: 'getInvitations',
     description: 'List the workspace\'s invitations, newest first, optionally only those with one status. ' +
       'Pass nextCursor as cursor for the next page.',
-    run: async (s, p, a) => await s.invitations.list(p, {
-      limit: a.limit as number,
-      ...(a.status !== undefined ? { status: a.status as InvitationStatus } : {}),
-      ...(a.cursor !== undefined ? { cursor: a.cursor as string } : {})
-    })
+    run: async (s, p, a) => await s.invitations.list(p, pageArgs<InvitationStatus>(a))
   },
   {
     name: 'revoke_invitation',
@@ -90,11 +95,7 @@ const DEFS: ToolDef[] = [
     description: 'List the requests members made (in Slack, under the `request` invite policy) for someone ' +
       'to be invited, newest first, optionally only those with one status. ' +
       'Pass nextCursor as cursor for the next page.',
-    run: async (s, p, a) => await s.inviteRequests.list(p, {
-      limit: a.limit as number,
-      ...(a.status !== undefined ? { status: a.status as InviteRequestStatus } : {}),
-      ...(a.cursor !== undefined ? { cursor: a.cursor as string } : {})
-    })
+    run: async (s, p, a) => await s.inviteRequests.list(p, pageArgs<InviteRequestStatus>(a))
   },
   {
     name: 'approve_invite_request',
