@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from './free-port.js'
+import { nginxBinary, nginxPreamble } from './nginx.js'
 
 // Several instances of the service on one PostgreSQL (+ Redis) behind the project's nginx, all on
 // loopback: `npm run cluster` for trying it, and the rolling-restart test and bench. The nginx
@@ -13,12 +14,6 @@ import { freePort } from './free-port.js'
 /** nginx's idle keep-alive for upstream connections; each instance drains longer than this. */
 const UPSTREAM_KEEPALIVE_S = 2
 const DRAIN_MS = (UPSTREAM_KEEPALIVE_S + 1) * 1000
-
-export function nginxBinary (): string | null {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']
-  for (const d of dirs) if (d !== '' && existsSync(join(d, 'nginx'))) return join(d, 'nginx')
-  return null
-}
 
 interface Instance {
   readonly port: number
@@ -97,18 +92,7 @@ function instance (port: number, env: Record<string, string>, dataDir: string): 
 }
 
 function nginxConf (prefix: string, listen: number, upstreams: number[]): string {
-  return `
-worker_processes 1;
-pid ${join(prefix, 'nginx.pid')};
-error_log ${join(prefix, 'error.log')} warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${join(prefix, 'tmp/body')};
-  proxy_temp_path ${join(prefix, 'tmp/proxy')};
-  fastcgi_temp_path ${join(prefix, 'tmp/proxy')};
-  uwsgi_temp_path ${join(prefix, 'tmp/proxy')};
-  scgi_temp_path ${join(prefix, 'tmp/proxy')};
+  return `${nginxPreamble(prefix)}
   upstream workspace {
 ${upstreams.map(p => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=1s;`).join('\n')}
     keepalive 32;

@@ -2,7 +2,8 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { freePort } from '../../scripts/lib/free-port.js'
-import { nginxBinary, startCluster } from '../../scripts/lib/cluster.js'
+import { startCluster } from '../../scripts/lib/cluster.js'
+import { nginxBinary } from '../../scripts/lib/nginx.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/build.js'
 
 // Three instances on one PostgreSQL and Redis behind nginx (scripts/lib/cluster.ts, as `npm run

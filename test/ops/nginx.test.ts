@@ -5,8 +5,9 @@ import {
 } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { freePort } from '../../scripts/lib/free-port.js'
+import { nginxBinary, nginxPreamble } from '../../scripts/lib/nginx.js'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { simpleParser } from 'mailparser'
@@ -23,12 +24,6 @@ import { HSTS } from '../../src/plugins/helmet.js'
 const PUBLIC_URL = 'https://proxy.example.test'
 const LIMIT = 3
 const SECRET = randomBytes(32).toString('base64url')
-
-function nginxBinary (): string | null {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']
-  for (const d of dirs) if (d !== '' && existsSync(join(d, 'nginx'))) return join(d, 'nginx')
-  return null
-}
 
 interface Res { status: number, headers: Record<string, string | string[] | undefined>, body: string }
 
@@ -315,18 +310,7 @@ t.test('behind a real nginx', {
         proxy_set_header X-Forwarded-Proto ${proto};
         proxy_read_timeout 30s;
       }`
-  writeFileSync(join(prefix, 'nginx.conf'), `
-worker_processes 1;
-pid ${join(prefix, 'nginx.pid')};
-error_log ${join(prefix, 'error.log')} warn;
-events { worker_connections 512; }
-http {
-  access_log off;
-  client_body_temp_path ${join(prefix, 'tmp/body')};
-  proxy_temp_path ${join(prefix, 'tmp/proxy')};
-  fastcgi_temp_path ${join(prefix, 'tmp/proxy')};
-  uwsgi_temp_path ${join(prefix, 'tmp/proxy')};
-  scgi_temp_path ${join(prefix, 'tmp/proxy')};
+  writeFileSync(join(prefix, 'nginx.conf'), `${nginxPreamble(prefix)}
   # The scheme the "TLS terminator" saw, chosen per request by the test (X-Test-Proto).
   map $http_x_test_proto $test_proto { default http; https https; }
   server {
