@@ -48,13 +48,18 @@ async function pgliteTemplate (): Promise<Blob> {
       readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))
     ).update(
       readFileSync(join(projectRoot, 'node_modules/pg-boss/package.json'))
-    ).update('checkpointed, with jobs').digest('hex').slice(0, 16)
+    ).update('checkpointed, with jobs, without template databases').digest('hex').slice(0, 16)
     const dir = join(tmpdir(), 'workspace-service-test')
     const file = join(dir, `pglite-${key}.tar`)
     if (existsSync(file)) return new Blob([readFileSync(file)])
     const db = await openDatabase({ url: null, dataDir: null })
     await migrate(db)
     await installJobSchema(db, testConfig().jobs.schema)
+    // template0 and template1 (15 of the dump's 41 MB) serve only CREATE DATABASE, which no test
+    // runs on PGlite: without them each test database unpacks a third less (0.37 against 0.48 CPU-s).
+    await db.query("UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')")
+    await db.query('DROP DATABASE template0')
+    await db.query('DROP DATABASE template1')
     // A dump is of a running server: each database made from it replays the WAL written since the
     // last checkpoint (the migrations: half a second per database). After this one, nothing.
     await db.query('CHECKPOINT')
