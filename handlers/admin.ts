@@ -15,9 +15,10 @@ export function adminHandlers (
       return await reply.code(204).send()
     },
     async getAuditEvents (request) {
-      const { action, targetType, targetId, limit, cursor } = request.query
+      const { action, targetType, targetId, actor, source, since, until, limit, cursor } = request.query
       return await services.auditTrail.list(
-        principalOf(request).workspaceId, { action, targetType, targetId, limit: limit ?? 50, cursor }
+        principalOf(request).workspaceId,
+        { action, targetType, targetId, actor, source, since, until, limit: limit ?? 50, cursor }
       )
     }
   }

@@ -31,11 +31,17 @@ function describe (e: Schemas['AuditEvent']): string {
     .join(', ')
 }
 
+type Door = Schemas['AuditEvent']['source']
+interface Filters { action: Action | '', targetType: TargetType | '', targetId: string, actor: string, source: Door | '', since: string, until: string }
+const NO_FILTER: Filters = { action: '', targetType: '', targetId: '', actor: '', source: '', since: '', until: '' }
+
+/** A datetime-local value (the browser's time zone) as the instant the contract takes. */
+const instant = (local: string): string => new Date(local).toISOString()
+
 export function Activity ({ news }: ScreenProps) {
-  const [action, setAction] = useState<Action | ''>('')
-  const [targetType, setTargetType] = useState<TargetType | ''>('')
-  const [targetId, setTargetId] = useState('')
-  const [applied, setApplied] = useState({ action, targetType, targetId })
+  const [filters, setFilters] = useState<Filters>(NO_FILTER)
+  const [applied, setApplied] = useState<Filters>(NO_FILTER)
+  const set = <K extends keyof Filters>(key: K, value: Filters[K]) => { setFilters(f => ({ ...f, [key]: value })) }
   const { items, problem, reload, pager } = usePaged(
     async cursor => await call(api.GET('/api/audit-events', {
       params: {
@@ -44,7 +50,11 @@ export function Activity ({ news }: ScreenProps) {
           ...(cursor === undefined ? {} : { cursor }),
           ...(applied.action === '' ? {} : { action: applied.action }),
           ...(applied.targetType === '' ? {} : { targetType: applied.targetType }),
-          ...(applied.targetId.trim() === '' ? {} : { targetId: applied.targetId.trim() })
+          ...(applied.targetId.trim() === '' ? {} : { targetId: applied.targetId.trim() }),
+          ...(applied.actor.trim() === '' ? {} : { actor: applied.actor.trim() }),
+          ...(applied.source === '' ? {} : { source: applied.source }),
+          ...(applied.since === '' ? {} : { since: instant(applied.since) }),
+          ...(applied.until === '' ? {} : { until: instant(applied.until) })
         }
       }
     })),
@@ -53,24 +63,43 @@ export function Activity ({ news }: ScreenProps) {
   useEffect(() => { if (news > 0) reload() }, [news])
   return (
     <>
-      <form class='card filters' onSubmit={e => { e.preventDefault(); setApplied({ action, targetType, targetId }) }} aria-label='Filters'>
+      <form class='card filters' onSubmit={e => { e.preventDefault(); setApplied(filters) }} aria-label='Filters'>
         <div>
           <label for='f-action'>What</label>
-          <select id='f-action' value={action} onChange={e => { setAction(e.currentTarget.value as Action | '') }}>
+          <select id='f-action' value={filters.action} onChange={e => { set('action', e.currentTarget.value as Action | '') }}>
             <option value=''>everything</option>
             {ACTIONS.map(a => <option key={a} value={a}>{a}</option>)}
           </select>
         </div>
         <div>
+          <label for='f-actor'>Who (e-mail)</label>
+          <input id='f-actor' type='email' maxLength={254} value={filters.actor} onInput={e => { set('actor', e.currentTarget.value) }} />
+        </div>
+        <div>
+          <label for='f-source'>Door</label>
+          <select id='f-source' value={filters.source} onChange={e => { set('source', e.currentTarget.value as Door | '') }}>
+            <option value=''>any</option>
+            {(Object.keys(DOORS) as Door[]).map(d => <option key={d} value={d}>{DOORS[d]}</option>)}
+          </select>
+        </div>
+        <div>
           <label for='f-target'>Target type</label>
-          <select id='f-target' value={targetType} onChange={e => { setTargetType(e.currentTarget.value as TargetType | '') }}>
+          <select id='f-target' value={filters.targetType} onChange={e => { set('targetType', e.currentTarget.value as TargetType | '') }}>
             <option value=''>any</option>
             {TARGETS.map(a => <option key={a} value={a}>{a}</option>)}
           </select>
         </div>
         <div>
           <label for='f-target-id'>Target id</label>
-          <input id='f-target-id' value={targetId} onInput={e => { setTargetId(e.currentTarget.value) }} />
+          <input id='f-target-id' value={filters.targetId} onInput={e => { set('targetId', e.currentTarget.value) }} />
+        </div>
+        <div>
+          <label for='f-since'>From</label>
+          <input id='f-since' type='datetime-local' value={filters.since} onInput={e => { set('since', e.currentTarget.value) }} />
+        </div>
+        <div>
+          <label for='f-until'>Until</label>
+          <input id='f-until' type='datetime-local' value={filters.until} onInput={e => { set('until', e.currentTarget.value) }} />
         </div>
         <button type='submit'>Filter</button>
       </form>

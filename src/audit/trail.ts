@@ -10,6 +10,11 @@ interface AuditQuery {
   action?: AuditAction | undefined
   targetType?: string | undefined
   targetId?: string | undefined
+  /** The actor's e-mail (compared lower-cased). */
+  actor?: string | undefined
+  source?: AuditEventView['source'] | undefined
+  since?: string | undefined
+  until?: string | undefined
   limit: number
   cursor?: string | undefined
 }
@@ -38,7 +43,18 @@ export function createAuditTrailService (deps: Pick<Ports, 'db'>): AuditTrailSer
       const before = q.cursor !== undefined ? decodeCursor(q.cursor).id : undefined
       const rows = await listAuditEvents(
         deps.db,
-        { workspaceId, action: q.action, targetType: q.targetType, targetId: q.targetId, before, limit: q.limit + 1 }
+        {
+          workspaceId,
+          action: q.action,
+          targetType: q.targetType,
+          targetId: q.targetId,
+          actor: q.actor?.trim().toLowerCase(),
+          source: q.source,
+          since: q.since === undefined ? undefined : new Date(q.since),
+          until: q.until === undefined ? undefined : new Date(q.until),
+          before,
+          limit: q.limit + 1
+        }
       )
       const { page, nextCursor } = pageOf(rows, q.limit, r => r)
       return { items: page.map(toAuditEventView), nextCursor }

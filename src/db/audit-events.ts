@@ -77,6 +77,11 @@ export async function listAuditEvents (
     action?: string | undefined,
     targetType?: string | undefined,
     targetId?: string | undefined,
+    /** The actor's label (their e-mail), lower-cased. */
+    actor?: string | undefined,
+    source?: EventSource | undefined,
+    since?: Date | undefined,
+    until?: Date | undefined,
     before?: string | undefined,
     limit: number
   }
@@ -91,10 +96,15 @@ export async function listAuditEvents (
         AND ($3::text IS NULL OR target_type = $3)
         AND ($4::text IS NULL OR target_id = $4)
         AND ($5::uuid IS NULL OR id < $5)
+        AND ($7::text IS NULL OR actor_label = $7)
+        AND ($8::text IS NULL OR source = $8)
+        AND ($9::timestamptz IS NULL OR created_at >= $9)
+        AND ($10::timestamptz IS NULL OR created_at < $10)
       ORDER BY audit_events.id DESC LIMIT $6`,
     [
       filter.workspaceId, filter.action ?? null, filter.targetType ?? null, filter.targetId ?? null,
-      filter.before ?? null, filter.limit
+      filter.before ?? null, filter.limit, filter.actor ?? null, filter.source ?? null, filter.since ?? null,
+      filter.until ?? null
     ])
   return r.rows
 }

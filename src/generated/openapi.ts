@@ -3484,6 +3484,26 @@ export interface operations {
                 targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace";
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
+                /**
+                 * @description Only what this person did (their e-mail, whichever door they used; case-insensitive).
+                 * @example ada@example.com
+                 */
+                actor?: string;
+                /**
+                 * @description Only what came through this door.
+                 * @example web
+                 */
+                source?: "api" | "mcp" | "chat" | "web" | "system";
+                /**
+                 * @description Only what happened at or after this moment.
+                 * @example 2026-11-23T00:00:00.000Z
+                 */
+                since?: string;
+                /**
+                 * @description Only what happened before this moment.
+                 * @example 2026-11-24T00:00:00.000Z
+                 */
+                until?: string;
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**

@@ -138,4 +138,22 @@ t.test('the audit trail names the door: web for the session cookie, mcp for an A
     ['web-door@example.com', 'user', 'web'],
     ['mcp-door@example.com', 'api_key', 'mcp']
   ])
+
+  // The trail's filters: by the person (their e-mail, any case), by the door, by a time range.
+  type Item = { source: string, actor: { label: string }, createdAt: string }
+  const trail = async (query: string): Promise<Item[]> => {
+    const url = `/api/audit-events?${query}`
+    const res = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
+    assertContract(t, 'GET', url, res)
+    return res.json().items
+  }
+  const byAda = await trail('actor=ADA@example.com')
+  t.ok(byAda.length > 0 && byAda.every(e => e.actor.label === 'ada@example.com'), 'what ada@ did, whichever door')
+  t.same([...new Set(byAda.map(e => e.source))].sort(), ['mcp', 'web'], 'through the web and MCP doors')
+  t.ok((await trail('source=mcp')).every(e => e.source === 'mcp'), 'one door')
+  const now = h.clock.now().getTime()
+  t.equal((await trail(`since=${new Date(now + 1000).toISOString()}`)).length, 0, 'nothing after now')
+  const around = `since=${new Date(now - 1000).toISOString()}&until=${new Date(now + 1000).toISOString()}`
+  t.ok((await trail(around)).length > 0, 'the last seconds')
+  t.equal((await trail(`until=${new Date(now - 60_000).toISOString()}`)).length, 0, 'nothing before the test began')
 })
