@@ -40,7 +40,16 @@ export interface Database extends Queryable {
   close(): Promise<void>
   /** PGlite only: a dump of the data directory (builds the migrated template tests start from). */
   dumpDataDir?: () => Promise<Blob>
+  /**
+   * PostgreSQL only: LISTEN on `channel` on a connection of its own (outside the pool), calling
+   * `onNotify` with each NOTIFY's payload. A lost connection is remade (1 s apart) and
+   * `onReconnect` called, since notifications sent meanwhile are lost. Resolves once listening.
+   */
+  listen?: (channel: string, onNotify: (payload: string) => void, onReconnect: () => void) => Promise<Listener>
 }
+
+/** A LISTEN connection; `close` ends it for good. */
+export interface Listener { close(): Promise<void> }
 
 export interface PoolStats { total: number, idle: number, waiting: number }
 
@@ -193,9 +202,66 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
       }
     },
     async ping () { await run(pool, 'SELECT 1') },
+    listen: async (channel, onNotify, onReconnect) => await listenOn(
+      { connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: opts.schema },
+      channel,
+      onNotify,
+      onReconnect
+    ),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close () {
       if (!pool.ended) await pool.end()
+    }
+  }
+}
+
+const LISTEN_RETRY_MS = 1000
+
+/**
+ * One client that LISTENs on `channel` for as long as it is open: whenever its connection is lost
+ * (the server restarted, the backend was terminated), a new one is made, 1 s apart, and
+ * `onReconnect` is called once it listens again. The first connection must succeed.
+ */
+async function listenOn (
+  config: pg.ClientConfig,
+  channel: string,
+  onNotify: (payload: string) => void,
+  onReconnect: () => void
+): Promise<Listener> {
+  let closed = false
+  let client: pg.Client | null = null
+  let retry: NodeJS.Timeout | null = null
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client(config)
+    c.on('notification', n => { if (n.channel === channel) onNotify(n.payload ?? '') })
+    c.on('error', () => { lost(c) })
+    c.on('end', () => { lost(c) })
+    client = c
+    await c.connect()
+    await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+  }
+  const again = (): void => {
+    retry = setTimeout(() => {
+      retry = null
+      if (closed) return
+      connect().then(onReconnect, () => { if (client !== null) lost(client) })
+    }, LISTEN_RETRY_MS)
+    retry.unref()
+  }
+  const lost = (c: pg.Client): void => {
+    if (client !== c) return
+    client = null
+    c.end().catch(() => {})
+    if (!closed) again()
+  }
+  await connect()
+  return {
+    async close () {
+      closed = true
+      if (retry !== null) clearTimeout(retry)
+      const c = client
+      client = null
+      await c?.end().catch(() => {})
     }
   }
 }

@@ -39,6 +39,7 @@ export function observeDatabase (db: Database, o: { meter: Meter, tracer: Tracer
     ping: async () => { await statement('SELECT 1', async () => { await db.ping() }) },
     poolStats: () => db.poolStats(),
     close: async () => { await db.close() },
-    ...(db.dumpDataDir !== undefined ? { dumpDataDir: db.dumpDataDir } : {})
+    ...(db.dumpDataDir !== undefined ? { dumpDataDir: db.dumpDataDir } : {}),
+    ...(db.listen !== undefined ? { listen: db.listen } : {})
   }
 }

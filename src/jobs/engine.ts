@@ -7,6 +7,9 @@ import type { Logger } from '../logger.js'
 // own schema; a worker takes a job with SELECT … FOR UPDATE SKIP LOCKED, so several instances on
 // one database run each job once, and a job whose worker died (kill -9) is retried when its
 // expiry passes. Jobs are queued in the caller's transaction: one exists iff the change commits.
+// On PostgreSQL a job due now also sends NOTIFY in that transaction, which the server delivers at
+// commit to every instance LISTENing (see startJobEngine): whichever is free takes it at once,
+// not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
 
 type JobQueue = 'webhook-delivery' | 'invitation-expiry'
 
@@ -74,6 +77,11 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 
 const QUEUES: readonly JobQueue[] = ['webhook-delivery', 'invitation-expiry']
 
+const isQueue = (s: string): s is JobQueue => (QUEUES as readonly string[]).includes(s)
+
+/** The NOTIFY channel of one job schema: instances on one database share it, tests' schemas do not. */
+export const jobChannel = (schema: string): string => `jobs:${schema}`
+
 /**
  * pg-boss's tables and functions, without queues (their options come from the configuration):
  * what startJobEngine installs on a new database first. Tests install it once in the database
@@ -110,6 +118,19 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
     })
   }
   const workers = new Map<JobQueue, string>()
+  const wake = (queue: JobQueue): void => {
+    const id = workers.get(queue)
+    if (id !== undefined) boss.notifyWorker(id)
+  }
+  const channel = jobChannel(opts.schema)
+  const listener = opts.workers && opts.db.listen !== undefined
+    ? await opts.db.listen(
+      channel,
+      payload => { if (isQueue(payload)) wake(payload) },
+      // Notifications sent while the connection was down are lost: look once, as if told.
+      () => { for (const q of QUEUES) wake(q) }
+    )
+    : null
   return {
     async send (tx, queue, data, o = {}) {
       const delay = o.delayMs ?? 0
@@ -117,6 +138,8 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
         db: executorOf(tx),
         ...(delay > 0 ? { startAfter: delay / 1000 } : {})
       })
+      // Delivered when the transaction commits (never on rollback), to every listening instance.
+      if (delay === 0 && opts.db.kind === 'postgres') await tx.query('SELECT pg_notify($1, $2)', [channel, queue])
     },
     async work (queue, handler) {
       if (!opts.workers) return
@@ -128,12 +151,10 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
     async schedule (queue, cron) {
       if (opts.workers) await boss.schedule(queue, cron, {}, { tz: 'UTC' })
     },
-    wake (queue) {
-      const id = workers.get(queue)
-      if (id !== undefined) boss.notifyWorker(id)
-    },
+    wake,
     async stop () {
       stopping = true
+      await listener?.close()
       // Not graceful: a delivery in flight is abandoned and retried after its expiry, which is
       // the same path as a crash (at-least-once); shutdown does not wait for slow peers.
       await boss.stop({ graceful: false, wait: true, close: false })
