@@ -36,6 +36,11 @@ export const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
   web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system'
 }
 
+/** Who invited, through which door: "ada@example.com (web)"; a dash when nobody did. */
+export function inviterText (by: { email: string | null, source: Schemas['AuditEvent']['source'] } | null | undefined): string {
+  return by == null ? '—' : `${by.email ?? 'the service'} (${DOORS[by.source]})`
+}
+
 export function when (iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '—'
   const d = new Date(iso)

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, call, whenToRetry, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
-import { ConfirmButton, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
+import { ConfirmButton, ListState, ProblemNote, Table, announce, inviterText, usePaged, when } from '../ui.js'
 
 type Status = Schemas['InvitationStatus']
 const STATUSES: Status[] = ['pending', 'accepted', 'expired', 'revoked']
@@ -110,14 +110,15 @@ export function Invitations ({ news }: ScreenProps) {
       </div>
       <ProblemNote problem={rowProblem} />
       <ListState items={items} problem={problem} retry={reload} empty={`No ${status} invitations.`}>
-        <Table caption={`${status[0]?.toUpperCase() ?? ''}${status.slice(1)} invitations`} heads={['E-mail', 'Role', 'Delivery', status === 'accepted' ? 'Accepted' : 'Expires', 'Invited', ...(status === 'pending' ? [''] : [])]} pager={pager}>
+        <Table caption={`${status[0]?.toUpperCase() ?? ''}${status.slice(1)} invitations`} heads={['E-mail', 'Role', 'Delivery', status === 'accepted' ? 'Accepted' : 'Expires', 'Invited', 'Invited by', ...(status === 'pending' ? [''] : [])]} pager={pager}>
           {items?.map(inv => (
             <tr key={inv.id}>
               <td>{inv.email}</td>
               <td>{inv.role}</td>
-              <td>{inv.deliveryStatus === 'identity_provider' ? 'sent by the identity provider' : inv.deliveryStatus}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}</td>
+              <td>{inv.deliveryStatus === 'identity_provider' ? 'sent by the identity provider' : inv.deliveryStatus}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}{inv.deliveryStatus === 'failed' && inv.deliveryError != null && <span class='muted'> · {inv.deliveryError}</span>}</td>
               <td>{when(status === 'accepted' ? inv.acceptedAt : inv.expiresAt)}</td>
               <td>{when(inv.createdAt)}</td>
+              <td class='inviter'>{inviterText(inv.inviter)}</td>
               {status === 'pending' && (
                 <td class='actions'>
                   <button type='button' onClick={() => { void resend(inv) }}>Resend to {inv.email}</button>

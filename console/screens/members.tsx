@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
-import { ConfirmButton, DOORS, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
+import { ConfirmButton, ListState, ProblemNote, Table, announce, inviterText, usePaged, when } from '../ui.js'
 import { useEffect } from 'preact/hooks'
 
 const LAST_ADMIN_RULE = 'A workspace always keeps at least one admin: the last admin can be neither made a member nor removed. Make someone else an admin first.'
@@ -90,7 +90,7 @@ export function Members ({ me, news }: ScreenProps) {
                 </select>
               </td>
               <td>{when(u.createdAt)}</td>
-              <td class='inviter'>{u.invitedBy === null || u.invitedBy === undefined ? '—' : `${u.invitedBy.email ?? 'the service'} (${DOORS[u.invitedBy.source]})`}</td>
+              <td class='inviter'>{inviterText(u.invitedBy)}</td>
               <td>
                 <ConfirmButton label={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} onConfirm={async () => { await remove(u) }} />
                 {rowProblem?.id === u.id && <ProblemNote problem={rowProblem.problem} />}

@@ -254,22 +254,32 @@ export async function findPendingInvitationByWorkspaceName (
   return r.rows[0] ?? null
 }
 
-/** Who invited a member (the invitation they accepted) and through which door. */
-export interface InviterRow { userId: string, email: string | null, source: 'api' | 'mcp' | 'chat' | 'web' | 'system' }
+/** Who sent an invitation and through which door (its invitation.created audit row). */
+export interface InviterRow {
+  invitationId: string
+  userId: string | null
+  email: string | null
+  source: 'api' | 'mcp' | 'chat' | 'web' | 'system'
+}
 
 /**
- * For members of a workspace, the inviter of the invitation each accepted (its invitation.created
- * audit row: the actor's e-mail and door); members who joined otherwise are absent.
+ * The inviters of invitations, by the invitations' ids or by the members who accepted them (the
+ * invitation each accepted last): the actor's e-mail and door of the invitation.created audit row.
  */
-export async function findInviters (q: Queryable, workspaceId: string, userIds: string[]): Promise<InviterRow[]> {
-  if (userIds.length === 0) return []
+export async function findInviters (
+  q: Queryable, workspaceId: string, by: { invitationIds: string[] } | { acceptedBy: string[] }
+): Promise<InviterRow[]> {
+  const ids = 'invitationIds' in by ? by.invitationIds : by.acceptedBy
+  if (ids.length === 0) return []
+  const key = 'invitationIds' in by ? 'i.id' : 'i.accepted_user_id'
   const r = await q.query<InviterRow>(
-    `SELECT DISTINCT ON (i.accepted_user_id) i.accepted_user_id AS "userId", a.actor_label AS email, a.source
+    `SELECT DISTINCT ON (${key}) i.id AS "invitationId", i.accepted_user_id AS "userId", a.actor_label AS email,
+            a.source
        FROM invitations i
        JOIN audit_events a ON a.workspace_id = i.workspace_id AND a.target_type = 'invitation'
                           AND a.target_id = i.id::text AND a.action = 'invitation.created'
-      WHERE i.accepted_user_id = ANY($2::uuid[]) AND i.workspace_id = $1
-      ORDER BY i.accepted_user_id, i.accepted_at DESC, a.id`,
-    [workspaceId, userIds])
+      WHERE ${key} = ANY($2::uuid[]) AND i.workspace_id = $1
+      ORDER BY ${key}, i.accepted_at DESC, a.id`,
+    [workspaceId, ids])
   return r.rows
 }

@@ -1509,6 +1509,18 @@ export interface components {
             identityProviderInvitationId?: string | null;
             /** Format: uuid */
             invitedBy?: string | null;
+            /** @description In the invitations list (`GET /api/invitations`) only: who sent it and through which door. */
+            inviter?: {
+                /** @description The inviter's e-mail (null: the service itself). */
+                email: string | null;
+                /**
+                 * @description The door the invitation came through.
+                 * @enum {string}
+                 */
+                source: "api" | "mcp" | "chat" | "web" | "system";
+            } | null;
+            /** @description Why the last delivery failed (the mail server's answer), when `deliveryStatus` is `failed`. */
+            deliveryError?: string | null;
             /** Format: date-time */
             expiresAt: string;
             /** Format: date-time */

@@ -2,7 +2,9 @@ import type { components } from '../generated/openapi.js'
 import type { Database } from '../db/client.js'
 import type { Clock } from '../clock.js'
 import type { Principal } from '../principal.js'
-import { effectiveStatus, listInvitations, type InvitationRow, type InvitationStatus } from '../db/invitations.js'
+import {
+  effectiveStatus, findInviters, listInvitations, type InvitationRow, type InvitationStatus
+} from '../db/invitations.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 
 /** The contract's Invitation schema: dates as ISO strings, status after the expiry rule. */
@@ -18,6 +20,7 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
     deliveryStatus: row.deliveryStatus,
     identityProviderInvitationId: row.idpInvitationId,
     invitedBy: row.invitedBy,
+    deliveryError: row.deliveryError,
     expiresAt: new Date(row.expiresAt).toISOString(),
     lastSentAt: iso(row.lastSentAt),
     acceptedAt: iso(row.acceptedAt),
@@ -41,5 +44,13 @@ export async function listInvitationPage (
     deps.db, { workspaceId: actor.workspaceId, status: q.status, now, limit: q.limit + 1, before }
   )
   const { page, nextCursor } = pageOf(rows, q.limit, r => ({ createdAt: new Date(r.createdAt), id: r.id }))
-  return { items: page.map(r => toInvitationView(r, now)), nextCursor }
+  const found = await findInviters(deps.db, actor.workspaceId, { invitationIds: page.map(r => r.id) })
+  const inviters = new Map(found.map(i => [i.invitationId, i]))
+  return {
+    items: page.map(r => {
+      const by = inviters.get(r.id)
+      return { ...toInvitationView(r, now), inviter: by === undefined ? null : { email: by.email, source: by.source } }
+    }),
+    nextCursor
+  }
 }

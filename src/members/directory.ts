@@ -35,7 +35,9 @@ export async function listMembers (
   const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined
   const rows = await listUsers(q, workspaceId, { limit: page.limit + 1, after, search: page.search, role: page.role })
   const { page: items, nextCursor } = pageOf(rows, page.limit, u => u)
-  const inviters = new Map((await findInviters(q, workspaceId, items.map(u => u.id))).map(i => [i.userId, i]))
+  const inviters = new Map(
+    (await findInviters(q, workspaceId, { acceptedBy: items.map(u => u.id) })).map(i => [i.userId, i])
+  )
   return {
     items: items.map(u => {
       const by = inviters.get(u.id)

@@ -70,7 +70,7 @@ t.test('members: search by the start of an e-mail or a name, filter by role, pag
     'the MCP tool list_members takes the same filters')
 })
 
-t.test('members: who invited each, through which door', async t => {
+t.test('members and invitations: who invited, through which door', async t => {
   const invited = await h.inject({
     method: 'POST', url: '/api/users/invite', headers: json, payload: { email: 'zoe@example.com', role: 'member' }
   })
@@ -79,6 +79,11 @@ t.test('members: who invited each, through which door', async t => {
   t.equal(joined.statusCode, 201, 'the invitee signed up')
   const zoe = (await users('q=zoe')).body as { items: Array<Record<string, unknown>> }
   t.same(zoe.items[0]?.invitedBy, { email: 'ada@example.com', source: 'web' }, 'invited by ada@, through the web door')
+  const url = '/api/invitations?status=accepted'
+  const accepted = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
+  assertContract(t, 'GET', url, accepted)
+  t.match(accepted.json().items, [{ email: 'zoe@example.com', inviter: { email: 'ada@example.com', source: 'web' }, deliveryError: null }],
+    'the invitations list names the inviter and door too, and the last delivery failure (none here)')
   const ada = (await users('q=ada%40')).body as { items: Array<Record<string, unknown>> }
   t.equal(ada.items[0]?.invitedBy, null, 'the first admin was invited by no one')
 })

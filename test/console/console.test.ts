@@ -105,6 +105,8 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     t.match(await page.locator('#live').textContent(), /1 of 3 invited/, 'and the live region says so')
     const first = linkIn(await smtp.nextMessage(seen), base, '/signup')
     await page.getByRole('row', { name: /newbie@example\.com/ }).waitFor()
+    t.equal(await page.getByRole('row', { name: /newbie@example\.com/ }).locator('td.inviter').textContent(), 'ada@example.com (web)',
+      'who invited, through which door')
     await axe(t, page, 'Invitations (admin)')
 
     // Resend by keyboard: focus the button, press Enter.
