@@ -2,6 +2,7 @@ import type { components } from '../generated/openapi.js'
 import type { Ports } from '../ports.js'
 import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
+import { queryInstant } from '../lib/date-time.js'
 
 /** An audit event as the contract's AuditEvent schema shows it. */
 type AuditEventView = components['schemas']['AuditEvent']
@@ -50,8 +51,8 @@ export function createAuditTrailService (deps: Pick<Ports, 'db'>): AuditTrailSer
           targetId: q.targetId,
           actor: q.actor?.trim().toLowerCase(),
           source: q.source,
-          since: q.since === undefined ? undefined : new Date(q.since),
-          until: q.until === undefined ? undefined : new Date(q.until),
+          since: queryInstant('since', q.since),
+          until: queryInstant('until', q.until),
           before,
           limit: q.limit + 1
         }

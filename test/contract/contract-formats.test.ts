@@ -4,7 +4,7 @@ import { build } from '../helpers/build.js'
 import { examplesOf, operations, parameterExample, resolve, type Operation } from '../helpers/contract-examples.js'
 
 // Whatever the contract accepts, the service can take: for every input of every operation whose
-// schema has a `format` (uri, uuid, email), is a cursor, or is an integer, values generated to sit
+// schema has a `format` (uri, uuid, email, date-time), is a cursor, or is an integer, values generated to sit
 // on the edges of that format (what ajv-formats' regular expressions accept but the code's own
 // parser — `new URL()`, PostgreSQL's uuid type, the cursor decoder — may not) are sent in an
 // otherwise valid request, as a signed-in admin. Whatever Ajv accepts, the operation must answer
@@ -16,12 +16,14 @@ const RUNS = Number(process.env.FORMAT_RUNS ?? 40)
 
 type Node = Record<string, unknown>
 type Slot = { op: Operation, in: 'path' | 'query' | 'body', name: string, kind: Kind }
-type Kind = 'uri' | 'uuid' | 'email' | 'cursor' | 'integer'
+type Kind = 'uri' | 'uuid' | 'email' | 'date-time' | 'cursor' | 'integer'
 
 function kindOf (name: string, schema: Node): Kind | null {
   const types = [schema.type].flat()
   if (types.includes('integer')) return 'integer'
-  if (schema.format === 'uri' || schema.format === 'uuid' || schema.format === 'email') return schema.format
+  if (schema.format === 'uri' || schema.format === 'uuid' || schema.format === 'email' || schema.format === 'date-time') {
+    return schema.format
+  }
   if (typeof schema.format === 'string') throw new Error(`no generator for format ${schema.format} (${name})`)
   if (schema.pattern === '^[A-Za-z0-9_-]+$') return 'cursor'
   return null
@@ -83,6 +85,19 @@ const email = fc.oneof(
   fc.tuple(fc.string({ unit: fc.constantFrom(...'ab.+_-!#$%&\'*/=?^`{|}~'), minLength: 1, maxLength: 64 }), fc.domain())
     .map(([l, d]) => `${l}@${d}`)
 )
+const pad = (n: number, w: number) => String(n).padStart(w, '0')
+// RFC 3339 as ajv-formats reads it — any year from 0000, a leap second, lower-case t and z, a space
+// for T, offsets to ±23:59, any number of fraction digits — and dates it accepts that no calendar has.
+const dateTime = fc.oneof(
+  fc.date({ noInvalidDate: true, min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z') })
+    .map(d => d.toISOString()),
+  fc.tuple(
+    fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }),
+    fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 60 }),
+    fc.constantFrom('', '.0', '.123456789', '.99999999999'), fc.constantFrom('T', 't', ' '),
+    fc.constantFrom('Z', 'z', '+00:00', '-23:59', '+14:00', '+23:59')
+  ).map(([y, mo, d, h, mi, s, f, sep, z]) => `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}${sep}${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${f}${z}`)
+)
 const base64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url')
 const cursor = fc.oneof(
   fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'), minLength: 1, maxLength: 200 }),
@@ -96,7 +111,7 @@ const integer = fc.oneof(
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
   fc.constantFrom('1e2', '0x10', '5.0', '+5', '-0', '1.5', 'Infinity', 'NaN', '', '007', '1e400')
 )
-const ARBITRARY: Record<Kind, fc.Arbitrary<string>> = { uri, uuid, email, cursor, integer }
+const ARBITRARY: Record<Kind, fc.Arbitrary<string>> = { uri, uuid, email, 'date-time': dateTime, cursor, integer }
 
 function exampleBody (op: Operation): Node | undefined {
   const media = op.requestBody?.content['application/json']
