@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact'
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { Outcome, Problem, Schemas } from './api.js'
 
 // Shared pieces of the screens: the live region, error sentences with their retry button, paged
@@ -120,7 +120,9 @@ export function ConfirmButton ({ label, confirm, onConfirm, danger = true }: {
   const first = useRef<HTMLButtonElement>(null)
   const yes = useRef<HTMLButtonElement>(null)
   const wasAsking = useRef(false)
-  useEffect(() => {
+  // A layout effect: the focus moves in the same task as the render that swapped the buttons,
+  // never leaving it on the page's body until the next paint (a keyboard user pressing on at once).
+  useLayoutEffect(() => {
     if (asking) yes.current?.focus()
     else if (wasAsking.current) first.current?.focus()
     wasAsking.current = asking

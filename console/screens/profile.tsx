@@ -1,11 +1,23 @@
-import { useState } from 'preact/hooks'
-import { api, call, type Problem } from '../api.js'
+import { useEffect, useState } from 'preact/hooks'
+import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
 import { ProblemNote } from '../ui.js'
+
+// What a member may do under each invite policy (GET /api/workspace tells any member the policy).
+const MEMBER_MAY: Record<Schemas['InvitePolicy'], string> = {
+  admins: 'In this workspace only admins invite people: ask an admin.',
+  request: 'In this workspace members ask for invitations in Slack with /invite; an admin approves or denies each request, and Slack tells you the outcome.',
+  members: 'In this workspace members may invite members: use /invite in Slack (only admins invite admins).'
+}
 
 // Everyone's first screen: who is signed in, in which workspace, and the way out.
 export function Profile ({ me }: ScreenProps) {
   const [problem, setProblem] = useState<Problem | null>(null)
+  const [policy, setPolicy] = useState<Schemas['InvitePolicy'] | null>(null)
+  useEffect(() => {
+    if (me.user.role !== 'member') return
+    void call(api.GET('/api/workspace')).then(r => { if (r.ok) setPolicy(r.data.invitePolicy); else setProblem(r.problem) })
+  }, [me.user.role])
   const signOut = async () => {
     const r = await call(api.POST('/api/auth/logout'))
     if (r.ok) location.assign('/')
@@ -22,9 +34,8 @@ export function Profile ({ me }: ScreenProps) {
         <dt>Workspace</dt><dd id='me-workspace'>{me.workspace.name}</dd>
       </dl>
       {me.user.role === 'member' && (
-        <p class='muted'>
-          Admins invite people and manage the workspace. When your workspace lets members ask for
-          invitations, ask in Slack with <code>/invite</code>; an admin approves or denies it.
+        <p id='member-may' class='muted'>
+          Admins invite people and manage the workspace. {policy === null ? '' : MEMBER_MAY[policy]}
         </p>
       )}
       <ProblemNote problem={problem} />

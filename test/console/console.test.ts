@@ -301,6 +301,8 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     await p.goto(`${base}/`)
     await p.locator('#me-role', { hasText: 'member' }).waitFor()
     t.same(await p.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(), ['Profile'])
+    await p.locator('#member-may', { hasText: 'members ask for invitations in Slack' }).waitFor()
+    t.pass('what the invite policy (now "request") lets a member do, in words')
     await axe(t, p, 'Profile (member, 360 px)')
     await p.goto(`${base}/console/members`)
     await p.getByRole('alert').filter({ hasText: 'Members is for admins' }).waitFor()
