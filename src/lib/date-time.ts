@@ -8,7 +8,7 @@ import { serviceError } from '../errors.js'
 const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/
 
 /** The instant an RFC 3339 date-time names (a leap second as the last millisecond of its minute). */
-export function instantOf (value: string): Date | null {
+function instantOf (value: string): Date | null {
   const m = RFC3339.exec(value)
   if (m === null) return null
   const [, date, hm, sec, fraction = '', zone = 'Z'] = m
