@@ -30,6 +30,7 @@
 //   npm run bench -- --out /tmp/results.json        # write the results elsewhere
 //   npm run bench -- --service-env METRICS_PORT=    # extra environment of the servers (repeatable; empty unsets)
 //   npm run bench -- --scale                        # how cost grows with the data, PostgreSQL (bench/scale.ts)
+//   npm run bench -- --jobs                         # commit-to-delivery across instances, PostgreSQL (bench/jobs.ts)
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -44,6 +45,7 @@ import { measureStarts } from './start.js'
 import { measureConsole } from './console.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
+import { runJobPickup } from './jobs.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
   cleanUp, startBare, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
@@ -71,7 +73,8 @@ const { values } = parseArgs({
     analyze: { type: 'string' },
     only: { type: 'string' },
     'service-env': { type: 'string', multiple: true, default: [] },
-    scale: { type: 'boolean', default: false }
+    scale: { type: 'boolean', default: false },
+    jobs: { type: 'boolean', default: false }
   },
   strict: true
 })
@@ -234,4 +237,5 @@ else if (values.scale) {
     pin: pinCpus(!values['no-pin']),
     build: !values['no-build']
   })
-} else await main()
+} else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: 200 })
+else await main()

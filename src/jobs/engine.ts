@@ -80,7 +80,7 @@ const QUEUES: readonly JobQueue[] = ['webhook-delivery', 'invitation-expiry']
 const isQueue = (s: string): s is JobQueue => (QUEUES as readonly string[]).includes(s)
 
 /** The NOTIFY channel of one job schema: instances on one database share it, tests' schemas do not. */
-export const jobChannel = (schema: string): string => `jobs:${schema}`
+const jobChannel = (schema: string): string => `jobs:${schema}`
 
 /**
  * pg-boss's tables and functions, without queues (their options come from the configuration):
