@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
@@ -9,7 +9,7 @@ import { createApiKey, mcpRequest } from '../helpers/mcp.js'
 import { envelope, install, mention, sendEvent, slackEnv, startSlackFake } from '../helpers/slack.js'
 import { until } from '../helpers/service-process.js'
 import { startSmtp } from '../helpers/smtp.js'
-import { createEventOutbox } from '../../src/events/outbox.js'
+import { createEventOutbox, type EventOutbox } from '../../src/events/outbox.js'
 import { expireInvitations } from '../../src/invitations/expiry.js'
 import { startJobEngine } from '../../src/jobs/engine.js'
 import { revokeSession } from '../../src/db/sessions.js'
@@ -169,9 +169,10 @@ t.test('a webhook event is delivered once, whichever instance takes it', { skip 
   t.equal(new Set(ids).size, n, 'no webhook-id twice')
 })
 
-t.test('a job committed where no worker runs is picked up by another instance at once, not at its poll', { skip }, async t => {
-  // The committing side queues jobs but runs none (as create-admin does, or an instance whose
-  // workers are all busy): only the NOTIFY sent at commit can wake a, b or c before their poll.
+/** An outbox whose jobs are queued by an engine on a's database that runs no workers. */
+async function committingOnly (t: Test): Promise<EventOutbox> {
+  // As create-admin's, or an instance whose workers are all busy: only the NOTIFY sent at commit
+  // can wake a, b or c before their poll.
   const committer = await startJobEngine({
     db: a.db,
     log: a.app.log,
@@ -182,30 +183,50 @@ t.test('a job committed where no worker runs is picked up by another instance at
     workers: false
   })
   t.teardown(async () => { await committer.stop() })
-  const outbox = createEventOutbox(committer)
+  return createEventOutbox(committer)
+}
+
+/** Commits one member.joined event; milliseconds from before its transaction to its webhook's arrival. */
+async function commitToDelivery (outbox: EventOutbox, admin: SignedIn): Promise<number> {
+  const before = arrivals.length
+  const start = performance.now() // before the transaction: an upper bound
+  await a.db.transaction(async tx => {
+    await outbox.record(tx, {
+      workspaceId: admin.workspaceId,
+      action: 'member.joined',
+      actor: { type: 'system', id: null, label: 'test', source: 'system', requestId: null },
+      target: { type: 'user', id: admin.userId },
+      now: a.clock.now()
+    })
+  })
+  return await until('the delivery', async () => arrivals[before], POLL_MS) - start
+}
+
+t.test('a job committed where no worker runs is picked up by another instance at once, not at its poll', { skip }, async t => {
+  const outbox = await committingOnly(t)
   const admin = await a.signIn()
-  const ep = await subscribe(admin, 'member.joined')
-  t.equal(ep.statusCode, 201)
+  t.equal((await subscribe(admin, 'member.joined')).statusCode, 201)
   // Every worker has done its first fetch and sleeps its 10 s poll.
   await new Promise(resolve => setTimeout(resolve, 500))
   const pickups: number[] = []
-  for (let i = 0; i < 5; i++) {
-    const before = arrivals.length
-    // From before the transaction: an upper bound on commit-to-delivery.
-    const start = performance.now()
-    await a.db.transaction(async tx => {
-      await outbox.record(tx, {
-        workspaceId: admin.workspaceId,
-        action: 'member.joined',
-        actor: { type: 'system', id: null, label: 'test', source: 'system', requestId: null },
-        target: { type: 'user', id: admin.userId },
-        now: a.clock.now()
-      })
-    })
-    const arrived = await until('the delivery', async () => arrivals[before], POLL_MS)
-    pickups.push(arrived - start)
-  }
+  for (let i = 0; i < 5; i++) pickups.push(await commitToDelivery(outbox, admin))
   t.ok(Math.max(...pickups) < 3000, `commit to delivery ${pickups.map(ms => Math.round(ms)).join(', ')} ms, poll ${POLL_MS} ms`)
+})
+
+t.test('a LISTEN connection cut by the server is remade, and jobs are again picked up at once', { skip }, async t => {
+  const outbox = await committingOnly(t)
+  const admin = await a.signIn()
+  t.equal((await subscribe(admin, 'member.joined')).statusCode, 201)
+  const listening = `LISTEN "jobs:${a.config.jobs.schema}"`
+  const cut = await a.db.query<{ n: number }>(
+    'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query = $1', [listening]
+  )
+  t.equal(cut.rows[0]?.n, 3, 'the three instances\' LISTEN connections terminated')
+  await until('listening again', async () => (await a.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1', [listening]
+  )).rows[0]?.n === 3 || undefined, 10_000)
+  const took = await commitToDelivery(outbox, admin)
+  t.ok(took < 3000, `commit to delivery ${Math.round(took)} ms after the reconnection, poll ${POLL_MS} ms`)
 })
 
 t.test('expiry and retention run once across instances', { skip }, async t => {
