@@ -202,8 +202,14 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
       }
     },
     async ping () { await run(pool, 'SELECT 1') },
+    // Named apart from the pool's connections (pg_stat_activity tells them apart): the listener is
+    // not the pool's, and a count of the pool's backends must not include it.
     listen: async (channel, onNotify, onReconnect) => await listenOn(
-      { connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: opts.schema },
+      {
+        connectionString: url,
+        connectionTimeoutMillis: connectTimeoutMs,
+        application_name: `${opts.schema ?? 'workspace-service'}:listen`
+      },
       channel,
       onNotify,
       onReconnect
