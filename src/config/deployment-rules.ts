@@ -9,7 +9,9 @@ export function checkDeploymentRules (env: {
   METRICS_PORT?: number | undefined,
   DATABASE_URL?: string | undefined,
   HEADERS_TIMEOUT_MS: number,
-  REQUEST_TIMEOUT_MS: number
+  REQUEST_TIMEOUT_MS: number,
+  SHUTDOWN_DRAIN_MS: number,
+  SHUTDOWN_TIMEOUT_MS: number
 }, publicUrl: string): void {
   const production = env.APP_ENV === 'production'
   if (production && env.DATABASE_URL === undefined) {
@@ -25,6 +27,12 @@ export function checkDeploymentRules (env: {
   }
   if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
     throw invalid('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)')
+  }
+  if (env.SHUTDOWN_DRAIN_MS > 0 && env.SHUTDOWN_DRAIN_MS >= env.SHUTDOWN_TIMEOUT_MS) {
+    throw invalid(
+      'SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_TIMEOUT_MS (the drain counts within the shutdown deadline, ' +
+      'which would otherwise end the process, exit 1, before in-flight requests finish)'
+    )
   }
 }
 

@@ -23,7 +23,8 @@ t.test('a bad value stops start-up with one line naming the variable', async t =
     [{ SESSION_SECRET: 'short' }, /SESSION_SECRET must be at least 32 bytes/],
     [{ APP_ENV: 'staging' }, /SESSION_SECRET \(at least 32 bytes\) is required when APP_ENV=staging/],
     [{ SLACK_CLIENT_ID: 'x' }, /must be set together/],
-    [{ TRUST_PROXY: 'yes please' }, /TRUST_PROXY/]
+    [{ TRUST_PROXY: 'yes please' }, /TRUST_PROXY/],
+    [{ SHUTDOWN_DRAIN_MS: '10000' }, /SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_TIMEOUT_MS/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env, { root: projectRoot, ephemeral: true }), message, JSON.stringify(env))
