@@ -7,6 +7,7 @@ import { Agent, get as httpGet } from 'node:http'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { until } from '../helpers/service-process.js'
+import { assertContract } from '../helpers/contract.js'
 
 // src/server.ts closes the app on signals and on fatal errors alike (close-with-grace): an
 // unhandled rejection is logged once, the app closes (the port stops answering) and the process
@@ -79,6 +80,7 @@ t.test('SIGTERM with SHUTDOWN_DRAIN_MS: health 503 and every answer closes its c
   t.equal(health.status, 503, 'draining: health answers 503, so a load balancer routes elsewhere')
   t.match(JSON.parse(health.body), { code: 'SERVICE_UNAVAILABLE', checks: { database: { status: 'ok' }, instance: { status: 'draining' } } })
   t.equal(health.headers.connection, 'close', 'and closes its connection')
+  assertContract(t, 'GET', '/api/health', { statusCode: health.status, headers: health.headers, body: health.body })
   const work = await get(agent, port, '/api/openapi.json')
   t.equal(work.status, 200, 'draining: other requests are still served')
   t.equal(work.headers.connection, 'close', 'each answer closing its connection')
