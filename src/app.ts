@@ -5,6 +5,7 @@ import Fastify, {
   type RouteOptions
 } from 'fastify'
 import glue from 'fastify-openapi-glue'
+import './lib/meta-schema-memo.js'
 import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Database } from './db/client.js'

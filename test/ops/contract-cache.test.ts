@@ -59,3 +59,20 @@ t.test('a cache directory that cannot be made: the YAML is parsed, nothing is wr
   t.same(readContractFile(yamlFile, join(blocked, 'cache')).doc, { openapi: '3.1.0', info: { title: 'E', version: '5' }, paths: {} })
   t.notOk(existsSync(join(blocked, 'cache')))
 })
+
+t.test('the OpenAPI meta-schema is compiled once per process, and still refuses an invalid contract', async t => {
+  const { Validator } = await import('@seriousme/openapi-schema-validator')
+  const memo = await import('../../src/lib/meta-schema-memo.js')
+  const before = memo.metaSchemaCompilations
+  const doc = readContractFile().doc
+  for (let i = 0; i < 3; i++) {
+    // What fastify-openapi-glue does at every bind: a new Validator, a copy of the contract.
+    const result = await new Validator().validate(structuredClone(doc))
+    t.equal(result.valid, true, `bind ${i + 1}: the contract is valid`)
+  }
+  t.ok(memo.metaSchemaCompilations - before <= 1, 'compiled at most once for three validations')
+  t.ok(memo.metaSchemaCompilations >= 1, "the memo wraps the Validator's compiler (a new version renamed it?)")
+  const broken = await new Validator().validate({ ...structuredClone(doc), paths: { '/x': { get: { responses: 'none' } } } })
+  t.equal(broken.valid, false, 'an invalid contract is refused with the memoized validator')
+  t.ok(Array.isArray(broken.errors) && broken.errors.length > 0, 'with the validator errors')
+})
