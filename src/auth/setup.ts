@@ -81,7 +81,8 @@ export function createSetupService (
           expiresAt: new Date(now.getTime() + config.invitationTtlDays * 86_400_000),
           now,
           actor: SETUP_ACTOR,
-          events
+          events,
+          deliveryStatus: 'not_sent'
         })
         return await acceptInTransaction(tx, sessions, events, { token: invitationToken, name: input.name }, now)
       })

@@ -1,6 +1,6 @@
 import type { Ports } from '../ports.js'
 import {
-  effectiveStatus, findInvitationByTokenHash, markInvitationAccepted, type InvitationRow
+  effectiveStatus, findInvitationByTokenHash, markInvitationAccepted, markInvitationViewed, type InvitationRow
 } from '../db/invitations.js'
 import { findUserByEmail, findUserInWorkspace, insertUser } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
@@ -25,8 +25,14 @@ function usable (inv: InvitationRow | null, now: Date): InvitationRow {
   return inv
 }
 
+/**
+ * What the signup page shows before anyone accepts. Its first call for an invitation is the
+ * first human open of the link (the page's script posts it; a link scanner's GET of the page
+ * does not, and a cross-site POST is refused): it records `viewedAt` and `invitation.viewed`,
+ * once; later previews record nothing.
+ */
 export async function previewInvitation (
-  deps: Pick<Ports, 'db' | 'clock'>,
+  deps: Pick<Ports, 'db' | 'clock' | 'events'>,
   token: string
 ): Promise<InvitationPreview> {
   const { db, clock } = deps
@@ -36,6 +42,7 @@ export async function previewInvitation (
     inv.invitedBy !== null ? findUserInWorkspace(db, inv.workspaceId, inv.invitedBy) : null
   ])
   if (workspace === null) throw serviceError('TOKEN_INVALID')
+  if (inv.viewedAt === null) await recordViewed(deps, inv.id)
   return {
     workspace: { id: workspace.id, name: workspace.name },
     email: inv.email,
@@ -43,6 +50,25 @@ export async function previewInvitation (
     expiresAt: inv.expiresAt.toISOString(),
     invitedBy: inviter !== null ? (inviter.name ?? inviter.email) : null
   }
+}
+
+async function recordViewed (deps: Pick<Ports, 'db' | 'clock' | 'events'>, invitationId: string): Promise<void> {
+  await deps.db.transaction(async tx => {
+    const now = deps.clock.now()
+    // Of two first opens at once, one updates the row: one event.
+    const viewed = await markInvitationViewed(tx, invitationId, now)
+    if (viewed === null) return
+    // The invitee has no account yet: the actor is named by the invited address, on the web door.
+    const actor = { type: 'system' as const, id: null, label: viewed.email, source: 'web' as const, requestId: null }
+    await deps.events.record(tx, {
+      workspaceId: viewed.workspaceId,
+      action: 'invitation.viewed',
+      actor,
+      target: { type: 'invitation', id: viewed.id },
+      payload: { email: viewed.email, role: viewed.role },
+      now
+    })
+  })
 }
 
 /**

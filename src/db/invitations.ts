@@ -3,7 +3,8 @@ import type { Role } from './users.js'
 import { statusPageQuery } from './status-page.js'
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired'
-export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'identity_provider'
+/** 'not_sent': never e-mailed, and never will be (the setup page's first admin, create-admin without a mailer). */
+export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'identity_provider' | 'not_sent'
 
 export interface InvitationRow {
   id: string
@@ -23,6 +24,8 @@ export interface InvitationRow {
   acceptedAt: Date | null
   acceptedUserId: string | null
   revokedAt: Date | null
+  /** The first human open of the signup page (its preview request). */
+  viewedAt: Date | null
   createdAt: Date
   updatedAt: Date
 }
@@ -31,7 +34,7 @@ const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, stat
   invited_by AS "invitedBy", invited_by_api_key AS "invitedByApiKey", delivery_status AS "deliveryStatus",
   delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
   last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",
-  revoked_at AS "revokedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
+  revoked_at AS "revokedAt", viewed_at AS "viewedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
 
 export function effectiveStatus (inv: Pick<InvitationRow, 'status' | 'expiresAt'>, now: Date): InvitationStatus {
   return inv.status === 'pending' && inv.expiresAt.getTime() <= now.getTime() ? 'expired' : inv.status
@@ -45,6 +48,8 @@ export interface NewInvitation {
   expiresAt: Date
   invitedBy: string | null
   invitedByApiKey?: string | null
+  /** 'not_sent': an invitation nobody will e-mail (the setup page's first admin). */
+  deliveryStatus?: 'pending' | 'not_sent'
   now: Date
 }
 
@@ -72,8 +77,8 @@ export async function upsertPendingInvitation (
 ): Promise<(InvitationRow & { created: boolean }) | null> {
   const r = await q.query<InvitationRow & { created: boolean }>(
     `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key,
-                              created_at, updated_at, send_owner, send_until)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
+                              created_at, updated_at, send_owner, send_until, delivery_status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11)
      ON CONFLICT (workspace_id, email) WHERE status = 'pending'
      DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
                    invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
@@ -84,7 +89,7 @@ export async function upsertPendingInvitation (
     [
       invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt,
       invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now, lease?.owner ?? null,
-      lease?.until ?? null
+      lease?.until ?? null, invitation.deliveryStatus ?? 'pending'
     ])
   return r.rows[0] ?? null
 }
@@ -139,6 +144,25 @@ export async function findPendingInvitationWithToken (
       WHERE workspace_id = $1 AND email = $2 AND token_hash = $3 AND status = 'pending' AND expires_at > $4`,
     [workspaceId, email, tokenHash, now])
   return r.rows[0] ?? null
+}
+
+/**
+ * The first human open of a pending, unexpired invitation's signup page: records when, once.
+ * Null when it was viewed before (or is no longer pending): nothing to record.
+ */
+export async function markInvitationViewed (
+  q: Queryable, id: string, now: Date
+): Promise<Pick<InvitationRow, 'id' | 'workspaceId' | 'email' | 'role'> | null> {
+  const r = await q.query<Pick<InvitationRow, 'id' | 'workspaceId' | 'email' | 'role'>>(
+    `UPDATE invitations SET viewed_at = $2
+      WHERE id = $1 AND viewed_at IS NULL AND status = 'pending' AND expires_at > $2
+      RETURNING id, workspace_id AS "workspaceId", email, role`, [id, now])
+  return r.rows[0] ?? null
+}
+
+/** An invitation whose link is handed over without any e-mail (create-admin without a mailer). */
+export async function markInvitationNotSent (q: Queryable, id: string): Promise<void> {
+  await q.query("UPDATE invitations SET delivery_status = 'not_sent' WHERE id = $1", [id])
 }
 
 /** Give a pending, unexpired invitation a fresh token and expiry (re-send). Null if it is not pending now. */

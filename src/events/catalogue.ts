@@ -15,6 +15,7 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'invitation.revoked': 'invitation.revoked',
   'invitation.expired': 'invitation.expired',
   'invitation.email_failed': 'invitation.delivery_failed',
+  'invitation.viewed': 'invitation.viewed',
   'member.joined': 'member.joined',
   'member.role_changed': 'member.role_changed',
   'member.removed': 'member.removed',

@@ -10,7 +10,8 @@ import type { Queryable } from '../db/client.js'
 import { findUserByEmail, normalizeEmail } from '../db/users.js'
 import { findWorkspace, insertWorkspace, type WorkspaceRow } from '../db/workspaces.js'
 import {
-  findPendingInvitationByWorkspaceName, refreshInvitationToken, upsertPendingInvitation, type InvitationRow
+  findPendingInvitationByWorkspaceName, markInvitationNotSent, refreshInvitationToken, upsertPendingInvitation,
+  type InvitationRow
 } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
@@ -70,7 +71,9 @@ export async function insertFirstAdminInvitation (
     expiresAt: Date,
     now: Date,
     actor: AuditActor,
-    events: EventOutbox
+    events: EventOutbox,
+    /** 'not_sent': nobody will e-mail it (the setup page accepts it at once). */
+    deliveryStatus?: 'pending' | 'not_sent'
   }
 ): Promise<{ workspace: WorkspaceRow, invitation: InvitationRow }> {
   const { email, now } = input
@@ -82,6 +85,7 @@ export async function insertFirstAdminInvitation (
     tokenHash: input.tokenHash,
     expiresAt: input.expiresAt,
     invitedBy: null,
+    deliveryStatus: input.deliveryStatus ?? 'pending',
     now
   })
   await auditAdminInvitation(
@@ -115,6 +119,7 @@ export async function createFirstAdmin (
         deps.events, tx, 'invitation.resent', CREATE_ADMIN_ACTOR,
         { workspaceId: ws.id, invitationId: row.id, email, now }
       )
+      if (deps.mailer === null) await markInvitationNotSent(tx, row.id)
       return { invitation: row, workspace: ws, reissued: true }
     }
     const created = await insertFirstAdminInvitation(
@@ -126,7 +131,9 @@ export async function createFirstAdmin (
         expiresAt,
         now,
         actor: CREATE_ADMIN_ACTOR,
-        events: deps.events
+        events: deps.events,
+        // Without a mailer the link is printed for the operator to hand over: no e-mail, ever.
+        deliveryStatus: deps.mailer === null ? 'not_sent' : 'pending'
       }
     )
     return { ...created, reissued: false }

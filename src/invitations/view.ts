@@ -25,6 +25,7 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
     lastSentAt: iso(row.lastSentAt),
     acceptedAt: iso(row.acceptedAt),
     revokedAt: iso(row.revokedAt),
+    viewedAt: iso(row.viewedAt),
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString()
   }
