@@ -136,7 +136,11 @@ export interface paths {
         put?: never;
         /**
          * Preview an invitation without consuming its token
-         * @description Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         * @description What the signup page shows before the invitee accepts. The page's script makes this call
+         *     once it has loaded (fetching `/signup?token=…`, as link scanners do, calls nothing): the
+         *     first preview of a pending invitation records that it was viewed (`viewedAt`, event
+         *     `invitation.viewed`); later previews record nothing. Limited per client IP
+         *     (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          */
         post: operations["postAuthInvitation"];
         delete?: never;
@@ -1137,6 +1141,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "invitation.viewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invitation.viewed
+         * @description The invitee opened the signup page for the first time (the page's preview request: a link scanner fetching the link does not count); later opens send nothing. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInvitationViewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "member.joined": {
         parameters: {
             query?: never;
@@ -1502,10 +1526,15 @@ export interface components {
             role: components["schemas"]["Role"];
             status: components["schemas"]["InvitationStatus"];
             /**
-             * @description How the invitation reached (or failed to reach) the invitee.
+             * @description How the invitation reached (or failed to reach) the invitee. `pending`: being sent now;
+             *     `sent`: our mail relay took the e-mail (delivered to the relay, not yet known to be read);
+             *     `failed`: the relay refused it or did not answer (`deliveryError` says why);
+             *     `identity_provider`: the identity provider sent its own invitation; `not_sent`: never
+             *     e-mailed and never will be (the first admin's own invitation from the setup page, or a
+             *     `npm run create-admin` link printed without a mail relay).
              * @enum {string}
              */
-            deliveryStatus: "pending" | "sent" | "failed" | "identity_provider";
+            deliveryStatus: "pending" | "sent" | "failed" | "identity_provider" | "not_sent";
             identityProviderInvitationId?: string | null;
             /** Format: uuid */
             invitedBy?: string | null;
@@ -1529,6 +1558,13 @@ export interface components {
             acceptedAt?: string | null;
             /** Format: date-time */
             revokedAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the invitee first opened the signup page (its preview request, made by the page
+             *     after it loads, never by fetching the link: a mail scanner's GET records nothing).
+             *     Later opens record nothing.
+             */
+            viewedAt?: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1539,7 +1575,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested";
         AuditEvent: {
             /**
              * Format: uuid
@@ -1734,7 +1770,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "webhook.test";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "webhook.test";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -4473,6 +4509,32 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "invitation.delivery_failed";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInvitationViewed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invitation.viewed";
                     data?: components["schemas"]["EventData"];
                 };
             };
