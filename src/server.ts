@@ -1,9 +1,9 @@
 // The only file that listens, and the one that shuts down (close-with-grace, as fastify/demo).
 import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { StartupError } from './config/error.js'
+import { prepareDataDir } from './db/client.js'
 import { MigrationError } from './db/migrate.js'
 import { projectRoot } from './paths.js'
 
@@ -16,6 +16,10 @@ try {
 }
 
 const started = performance.now()
+// A first start on the embedded database makes its cluster now, before the app's modules are
+// loaded (prepareDataDir says why); buildApp is imported after it.
+if (config.databaseUrl === null && config.dataDir !== null) await prepareDataDir(config.dataDir)
+const { buildApp } = await import('./app.js')
 // Traces only when configured: OpenTelemetry is imported here or not at all, and started before
 // buildApp creates the Fastify instance its request instrumentation attaches to.
 const tracing = config.tracing.endpoint !== null
