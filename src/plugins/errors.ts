@@ -74,12 +74,16 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
   // exposeHeadRoutes is off), is 404: only what the contract declares is answered.
   // The router matches `/api/users/` to `/api/users/{userId}` with an empty userId; the contract
   // has no such path, so it is answered as one it does not list (not as a malformed parameter).
-  fastify.addHook('onRequest', async (request, reply) => {
+  // A callback hook (every request passes here): no promise, no array of the values.
+  fastify.addHook('onRequest', (request, reply, done) => {
     const params = request.params as Record<string, unknown> | undefined
-    if (params !== undefined && Object.values(params).includes('')) {
-      reply.callNotFound()
-      return await reply
+    for (const name in params) {
+      if (params[name] === '') {
+        reply.callNotFound() // answers; a callback hook that answered does not call done()
+        return
+      }
     }
+    done()
   })
   fastify.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/'

@@ -94,13 +94,20 @@ async function metricsPlugin (fastify: FastifyInstance, opts: MetricsOptions): P
 
   // The route label is the contract's path template (set on each route from openapi.yaml), never
   // the URL: one series per operation, whatever ids the paths carry.
-  // A callback hook: no promise per request for one observation.
+  // A callback hook: no promise per request for one observation. Each series' child is looked up
+  // once and kept: prom-client's observe(labels, v) builds a labels object and hashes it (sorted
+  // keys joined into a string) on every call. As many children as series: operations × statuses.
+  const series = new Map<string, { observe(v: number): void }>()
   fastify.addHook('onResponse', (request, reply, done) => {
-    const route = (request.routeOptions.config as { contractPath?: string } | undefined)?.contractPath
-    m.requests.observe(
-      { method: request.method, route: route ?? UNMATCHED_ROUTE, status_code: String(reply.statusCode) },
-      reply.elapsedTime / 1000
-    )
+    const config = request.routeOptions.config as { contractPath?: string } | undefined
+    const route = config?.contractPath ?? UNMATCHED_ROUTE
+    const key = `${request.method} ${reply.statusCode} ${route}`
+    let child = series.get(key)
+    if (child === undefined) {
+      child = m.requests.labels({ method: request.method, route, status_code: String(reply.statusCode) })
+      series.set(key, child)
+    }
+    child.observe(reply.elapsedTime / 1000)
     done()
   })
 
