@@ -13,6 +13,7 @@ import { mcpHandlers } from './mcp.js'
 import { webhookHandlers } from './webhooks.js'
 import { workspaceHandlers } from './workspace.js'
 import { inviteRequestHandlers } from './invite-requests.js'
+import { inviteLinkHandlers } from './invite-links.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -30,6 +31,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...mcpHandlers(deps),
     ...webhookHandlers(deps),
     ...workspaceHandlers(deps),
-    ...inviteRequestHandlers(deps)
+    ...inviteRequestHandlers(deps),
+    ...inviteLinkHandlers(deps)
   } satisfies HandlerMap
 }

@@ -3,14 +3,22 @@ import { join } from 'node:path'
 import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import {
-  loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
+  joinPage, loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
 } from '../src/auth/pages.js'
+import { serviceError } from '../src/errors.js'
 import { consoleBuildDir, consolePage, FAVICON_SVG } from '../src/console/page.js'
+
+const JOIN_PAGE_ERRORS = {
+  not_found: serviceError('NOT_FOUND', ['Invite link']),
+  expired: serviceError('TOKEN_EXPIRED'),
+  used_up: serviceError('TOKEN_USED')
+} as const
 
 export function pagesHandlers (
   { config, services }: HandlerDeps
 ): HandlerGroup<
-  'getIndexPage' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' | 'getPageScript'
+  'getIndexPage' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' |
+  'getPageScript' | 'getJoinPage'
 > {
   const identityProvider = config.workos !== null
   const send = async (
@@ -46,6 +54,19 @@ export function pagesHandlers (
     // The token stays in the URL for the page's script; the page itself is the same for every token.
     async getSignupPage (_request, reply) { return await send(reply, signupPage()) },
     async getLoginPage (_request, reply) { return await send(reply, loginPage({ identityProvider })) },
+    // An invite link's page: a read (scanners open links). A link that cannot be used is a page
+    // saying so (404, 410), or the ErrorResponse for a client that accepts JSON and not HTML.
+    async getJoinPage (request, reply) {
+      const view = await services.inviteLinks.pageState(request.params.code)
+      if (view.state === 'open') return await send(reply, joinPage(view))
+      const status = view.state === 'not_found' ? 404 : 410
+      const accept = request.headers.accept ?? ''
+      if (accept.includes('application/json') && !accept.includes('text/html')) {
+        const error = JOIN_PAGE_ERRORS[view.state]
+        return await reply.code(status).send({ message: error.message, code: error.code })
+      }
+      return await send(reply.code(status), joinPage(view))
+    },
     // Once a workspace exists the page says so instead of offering a form that could only fail.
     async getSetupPage (_request, reply) {
       return await send(reply, setupPage({ pending: await services.setup.pending() }))

@@ -60,6 +60,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
   API_KEYS_PER_WORKSPACE: Int(1, 10000, 10),
   INVITE_REQUESTS_PER_MEMBER: Int(1, 10000, 10),
+  INVITE_LINK_JOINS_PER_HOUR: Int(1, 100000, 60),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600000, 10000),
   SHUTDOWN_DRAIN_MS: Int(0, 600000, 0),
   HEADERS_TIMEOUT_MS: Int(100, 600000, 10000),
@@ -152,6 +153,8 @@ export interface Config {
   readonly apiKeysPerWorkspace: number
   /** Pending invite requests one member may have open at once (each one DMs every admin). */
   readonly inviteRequestsPerMember: number
+  /** Confirmation e-mails one invite link may send an hour (POST /api/join/{code}); 429 beyond. */
+  readonly inviteLinkJoinsPerHour: number
   /** Bounds on one client connection (slow or idle clients), in ms. */
   readonly timeouts: {
     readonly headers: number,
@@ -292,6 +295,7 @@ function configOf (env: Env, derived: Derived): Config {
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
     apiKeysPerWorkspace: env.API_KEYS_PER_WORKSPACE,
     inviteRequestsPerMember: env.INVITE_REQUESTS_PER_MEMBER,
+    inviteLinkJoinsPerHour: env.INVITE_LINK_JOINS_PER_HOUR,
     timeouts: {
       headers: env.HEADERS_TIMEOUT_MS,
       request: env.REQUEST_TIMEOUT_MS,

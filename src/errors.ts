@@ -23,6 +23,7 @@ export const Errors = {
   UNAUTHENTICATED: define('UNAUTHENTICATED', 'Authentication required', 401),
   SIGNATURE_INVALID: define('SIGNATURE_INVALID', 'Request signature verification failed', 401),
   FORBIDDEN: define('FORBIDDEN', 'This operation requires the %s role', 403),
+  EMAIL_DOMAIN_NOT_ALLOWED: define('EMAIL_DOMAIN_NOT_ALLOWED', 'This link admits addresses at %s only', 403),
   CSRF_REJECTED: define(
     'CSRF_REJECTED', 'This request came from another site and was refused; send it from this service\'s own pages', 403
   ),

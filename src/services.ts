@@ -21,6 +21,7 @@ import { deriveKey } from './lib/crypto.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
 import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './workspaces/summary.js'
+import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -42,6 +43,7 @@ export interface Services {
   readonly inviteRequests: InviteRequestService
   readonly workspaceSettings: WorkspaceSettingsService
   readonly workspace: WorkspaceSummaryService
+  readonly inviteLinks: InviteLinkService
   close(): Promise<void>
 }
 
@@ -65,7 +67,8 @@ export function createServices (given: Ports): Services {
     invitations,
     notify: notice => { slack.noticeRequest(notice) }
   })
-  const slack = createSlackService({ ...ports, invitations, inviteRequests })
+  const inviteLinks = createInviteLinkService({ ...ports, sessions })
+  const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = ports.config.encryptionKey ?? deriveKey(ports.config.session.secret, 'webhook signing secrets')
   const policy = createAddressPolicy({
@@ -95,6 +98,7 @@ export function createServices (given: Ports): Services {
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),
     workspace: createWorkspaceSummaryService(ports),
+    inviteLinks,
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -10,12 +10,15 @@ const ACTIONS = [
   'invitation.expired', 'invitation.viewed', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked',
   'chat.installed', 'chat.uninstalled', 'invite_request.created', 'invite_request.approved', 'invite_request.denied',
   'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
-  'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested'
+  'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',
+  'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked'
 ] as const satisfies readonly Action[]
 const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true
 void complete
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
-const TARGETS: TargetType[] = ['user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace']
+const TARGETS: TargetType[] = [
+  'user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace', 'invite_link'
+]
 
 /** A payload value in words: a change ({ from, to }) as "from → to". */
 function valueOf (v: unknown): string | null {

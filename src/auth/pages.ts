@@ -125,3 +125,44 @@ export function setupPage (opts: { pending: boolean }): Page {
   <button id="setup-button" type="submit">Create the workspace</button>
 </form>`, 'setup.js')
 }
+
+/** What an invite link's page says: its workspace's name only, or why the link is not usable. */
+export type JoinPageView = { state: 'open', workspaceName: string } | { state: 'not_found' | 'expired' | 'used_up' }
+
+const JOIN_REFUSALS = {
+  not_found: ['This invite link is not valid', 'It may have been revoked or replaced by a new one.'],
+  expired: ['This invite link has expired', 'Invite links work for a limited time.'],
+  used_up: ['This invite link has been used up', 'It has been used as many times as it allows.']
+} as const
+
+/**
+ * `/join/{code}`: opening it changes nothing. The workspace's name is the one thing it shows of
+ * the workspace (escaped); the script reads the code from the path and `?confirm=` from the query.
+ */
+export function joinPage (view: JoinPageView): Page {
+  if (view.state !== 'open') {
+    const [title, why] = JOIN_REFUSALS[view.state]
+    return htmlPage(title, STYLE, () => `<main>
+<h1>${title}</h1>
+<p>${why} Ask whoever shared it with you for a new link.</p>
+</main>`)
+  }
+  const name = escapeHtml(view.workspaceName)
+  return layout(`Join ${view.workspaceName}`, `<main>
+<h1>Join ${name}</h1>
+<p id="status" class="muted" role="status" hidden></p>
+<p id="error" class="error" role="alert" hidden></p>
+<form id="join">
+  <p class="muted">We e-mail you a link to confirm your address first.</p>
+  <label for="email">Your e-mail address</label>
+  <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
+  <label for="name">Your name (optional)</label>
+  <input id="name" name="name" maxlength="200" autocomplete="name">
+  <button id="join-button" type="submit">E-mail me a link to join</button>
+</form>
+<form id="confirm" hidden>
+  <p>Confirm your address to join <strong>${name}</strong>.</p>
+  <button id="confirm-button" type="submit">Confirm and join ${name}</button>
+</form>
+</main>`, 'join.js')
+}

@@ -17,6 +17,7 @@ const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
   home: 'Workspace',
   members: 'Members',
   invitations: 'Invitations',
+  'invite-links': 'Invite links',
   requests: 'Invite requests',
   'api-keys': 'API keys',
   webhooks: 'Webhooks',

@@ -40,7 +40,7 @@ export function effectiveRequestStatus (row: InviteRequestRow, now: Date): Invit
  */
 export async function insertInviteRequest (
   q: Queryable,
-  input: { workspaceId: string, email: string, role: Role, requestedBy: string, expiresAt: Date, now: Date }
+  input: { workspaceId: string, email: string, role: Role, requestedBy: string | null, expiresAt: Date, now: Date }
 ): Promise<{ row: InviteRequestRow, created: boolean }> {
   await q.query(
     `UPDATE invite_requests SET status = 'expired', updated_at = $3

@@ -22,7 +22,10 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'api_key.created': 'api_key.created',
   'api_key.revoked': 'api_key.revoked',
   'chat.installed': 'chat.installed',
-  'chat.uninstalled': 'chat.uninstalled'
+  'chat.uninstalled': 'chat.uninstalled',
+  'invite_link.created': 'invite_link.created',
+  'invite_link.regenerated': 'invite_link.regenerated',
+  'invite_link.revoked': 'invite_link.revoked'
 }
 
 export function eventTypeOf (action: AuditAction): EventType | null {
@@ -34,7 +37,8 @@ const ID_FIELD: Record<string, keyof EventData> = {
   invitation: 'invitationId',
   user: 'userId',
   api_key: 'apiKeyId',
-  chat_installation: 'installationId'
+  chat_installation: 'installationId',
+  invite_link: 'inviteLinkId'
 }
 
 // `data` carries only what the contract's EventData declares: whatever else an audit payload
@@ -42,7 +46,7 @@ const ID_FIELD: Record<string, keyof EventData> = {
 const DATA_FIELDS: ReadonlySet<string> = new Set<keyof EventData>([
   'invitationId', 'userId', 'apiKeyId', 'installationId', 'email', 'role', 'from', 'to', 'reason',
   'deliveryStatus', 'revokedSessions', 'revokedApiKeys', 'name', 'prefix', 'platform', 'teamId', 'teamName',
-  'scopes', 'reinstall'
+  'scopes', 'reinstall', 'inviteLinkId', 'maxUses', 'expiresAt', 'allowedDomains', 'requiresApproval'
 ])
 
 const ACTOR_TYPE: Record<EventRow['actorType'], EventView['actor']['type']> = {

@@ -476,6 +476,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invite-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invite links of the caller's workspace, newest first (never their URL) */
+        get: operations["getInviteLinks"];
+        put?: never;
+        /**
+         * Create a shareable invite link (the link is shown once)
+         * @description A link anyone who has it may use to join the caller's workspace, always as a `member`:
+         *     `{PUBLIC_URL}/join/{code}`. Each person proves their e-mail address first (the link's page
+         *     e-mails them a confirmation link); `allowedDomains` is checked on that proven address.
+         *     With `requiresApproval` a confirmed address becomes an invite request (the admins approve
+         *     or deny it as any other); otherwise the person joins at once. Each confirmed address is one
+         *     use; `maxUses` null is unlimited. The code carries 192 random bits and only its SHA-256 is
+         *     kept: `url` is in this answer (and in `POST /api/invite-links/{linkId}/regenerate`'s) and
+         *     never again.
+         */
+        post: operations["postInviteLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4d6f8a0c-1e3b-4c5d-8e7f-9a0b1c2d3e4f */
+                linkId: components["parameters"]["LinkId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an invite link (its code and pending confirmations stop working at once) */
+        delete: operations["deleteInviteLinksLinkId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-links/{linkId}/regenerate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4d6f8a0c-1e3b-4c5d-8e7f-9a0b1c2d3e4f */
+                linkId: components["parameters"]["LinkId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new code for an invite link (the old one stops working at once; the URL is shown once)
+         * @description The link keeps its settings and its count of uses; its old code, and every confirmation
+         *     e-mailed through it and not yet used, stop working in the same transaction.
+         */
+        post: operations["postInviteLinksLinkIdRegenerate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/join/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to join through an invite link; a confirmation link is e-mailed to the address
+         * @description Nothing is joined yet: the address must be proven by following the e-mailed link
+         *     (`/join/{code}?confirm=…`, valid 24 hours, once), which calls
+         *     `POST /api/join/{code}/confirm`. The same 202 whether or not the address already belongs to
+         *     someone. An address outside the link's `allowedDomains` is refused (403
+         *     `EMAIL_DOMAIN_NOT_ALLOWED`); it is checked again on the proven address.
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other
+         *     public operations, default 30; 429 beyond) and per link (`INVITE_LINK_JOINS_PER_HOUR`
+         *     requests an hour, default 60; 429 beyond).
+         */
+        post: operations["postJoinCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/join/{code}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an address e-mailed through an invite link, and join (or ask the admins)
+         * @description The token from the e-mailed link proves the address. The link is used once more, counted
+         *     atomically (of concurrent confirmations on a link with n uses left, exactly n succeed).
+         *     Without approval the person joins with the link's role and is signed in (201, the session
+         *     cookie); with `requiresApproval` an invite request is made for the admins (202), who
+         *     approve it as any other (the invitation is then e-mailed). A link regenerated or revoked
+         *     since the e-mail was sent refuses it (404).
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other
+         *     public operations, default 30; 429 beyond).
+         */
+        post: operations["postJoinCodeConfirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace": {
         parameters: {
             query?: never;
@@ -875,7 +1013,9 @@ export interface paths {
         /**
          * Model Context Protocol endpoint (streamable HTTP, stateless)
          * @description JSON-RPC 2.0 messages of the Model Context Protocol. Tools: `invite_user`,
-         *     `list_invitations`, `revoke_invitation`, `list_members`. Limited to 100 messages per
+         *     `list_invitations`, `revoke_invitation`, `list_members`, `list_invite_requests`,
+         *     `approve_invite_request`, `deny_invite_request`, `create_invite_link`,
+         *     `list_invite_links`, `revoke_invite_link`. Limited to 100 messages per
          *     minute per API key (`API_KEY_RATE_LIMIT_PER_MINUTE`): a batch (protocol versions up to
          *     2025-03-26) counts once per message, and a batch larger than what is left of the minute
          *     is refused whole with 429. An empty batch is a JSON-RPC Invalid Request: 400
@@ -960,6 +1100,29 @@ export interface paths {
          * @description While no workspace exists it shows the form that calls `POST /api/setup`; afterwards it says the service is set up and links to `/login`.
          */
         get: operations["getSetupPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/join/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An invite link's page (names the workspace, asks for an e-mail and a name; also confirms)
+         * @description Opening it changes nothing (mail and chat scanners open links): it shows the workspace's
+         *     name and a form that calls `POST /api/join/{code}`; with `?confirm=…` (the e-mailed link)
+         *     a button that calls `POST /api/join/{code}/confirm`. A code that is unknown, revoked or
+         *     regenerated is a page saying so with 404; an expired or used-up link one with 410.
+         */
+        get: operations["getJoinPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1172,9 +1335,69 @@ export interface webhooks {
         put?: never;
         /**
          * member.joined
-         * @description A person joined the workspace by accepting an invitation. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         * @description A person joined the workspace: the door is in `data`, `invitationId` (an invitation accepted) or `inviteLinkId` (an invite link, the address proven). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
          */
         post: operations["webhookMemberJoined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite_link.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invite_link.created
+         * @description An admin created a shareable invite link (never its code or URL). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInviteLinkCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite_link.regenerated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invite_link.regenerated
+         * @description An admin gave an invite link a new code; the old one stopped working. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInviteLinkRegenerated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite_link.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invite_link.revoked
+         * @description An admin revoked an invite link. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInviteLinkRevoked"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1370,7 +1593,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -1575,7 +1798,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked";
         AuditEvent: {
             /**
              * Format: uuid
@@ -1760,6 +1983,93 @@ export interface components {
             request: components["schemas"]["InviteRequest"];
             invitation: components["schemas"]["InviteUserResponse"];
         };
+        CreateInviteLinkRequest: {
+            /**
+             * @description The role a person joins with. A link never makes admins.
+             * @default member
+             * @enum {string}
+             */
+            role: "member";
+            /**
+             * @description How many confirmed addresses the link admits; null (the default) is unlimited.
+             * @default null
+             */
+            maxUses: number | null;
+            /**
+             * @description Hours until the link stops working, from 1 hour to 90 days (default 7 days).
+             * @default 168
+             */
+            expiresInHours: number;
+            /**
+             * @description When not empty, only addresses at these domains (exactly, compared case-insensitively) may use the link.
+             * @default []
+             */
+            allowedDomains: string[];
+            /**
+             * @description Each confirmed address becomes an invite request the admins approve or deny.
+             * @default false
+             */
+            requiresApproval: boolean;
+        };
+        /** @enum {string} */
+        InviteLinkStatus: "active" | "expired" | "used_up" | "revoked";
+        InviteLink: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "member";
+            status: components["schemas"]["InviteLinkStatus"];
+            maxUses: number | null;
+            /** @description Confirmed addresses so far: members who joined, or invite requests made. */
+            uses: number;
+            allowedDomains: string[];
+            requiresApproval: boolean;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
+        InviteLinkCreated: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "member";
+            status: components["schemas"]["InviteLinkStatus"];
+            maxUses: number | null;
+            uses: number;
+            allowedDomains: string[];
+            requiresApproval: boolean;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+            /**
+             * Format: uri
+             * @description The whole link, `{PUBLIC_URL}/join/{code}`. Shown once.
+             */
+            url: string;
+        };
+        InviteLinkList: {
+            items: components["schemas"]["InviteLink"][];
+            nextCursor: string | null;
+        };
+        JoinRequest: {
+            /**
+             * Format: email
+             * @description The address to prove (a confirmation link is e-mailed to it).
+             */
+            email: string;
+            /** @description The display name to join with. */
+            name?: string;
+        };
         /** @description A JSON-RPC 2.0 message or batch. */
         JsonRpcMessage: {
             [key: string]: unknown;
@@ -1770,7 +2080,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "webhook.test";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "webhook.test";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -1840,6 +2150,17 @@ export interface components {
             teamName?: string | null;
             scopes?: string;
             reinstall?: boolean;
+            /**
+             * Format: uuid
+             * @description The invite link (invite_link.*; member.joined when the person came through one).
+             */
+            inviteLinkId?: string;
+            /** @description The invite link's maximum uses; null is unlimited. */
+            maxUses?: number | null;
+            /** Format: date-time */
+            expiresAt?: string;
+            allowedDomains?: string[];
+            requiresApproval?: boolean;
         };
         EventList: {
             items: components["schemas"]["Event"][];
@@ -1989,6 +2310,42 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description No such invite link in the caller's workspace, or it is revoked (`NOT_FOUND`). */
+        InviteLinkNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No invite link has this code: unknown, revoked or regenerated (`NOT_FOUND`). */
+        JoinLinkNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The link or the confirmation has expired (`TOKEN_EXPIRED`), or was used as often as it allows (`TOKEN_USED`). */
+        JoinLinkGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The address is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), or the browser says the request came from a page on another origin (`CSRF_REJECTED`). */
+        EmailDomainNotAllowedOrCrossOrigin: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The caller lacks the required role (`FORBIDDEN`). */
         Forbidden: {
             headers: {
@@ -2130,6 +2487,13 @@ export interface components {
         ApiKeyId: string;
         /** @example 2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a3b5c7d */
         EndpointId: string;
+        /** @example 4d6f8a0c-1e3b-4c5d-8e7f-9a0b1c2d3e4f */
+        LinkId: string;
+        /**
+         * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+         * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+         */
+        JoinCode: string;
         /**
          * @description Same key and same body replay the first answer; same key with another body is refused with 422.
          * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
@@ -3097,6 +3461,275 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getInviteLinks: {
+        parameters: {
+            query?: {
+                /** @example 20 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invite links, revoked and expired ones included. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteLinkList"];
+                };
+            };
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInviteLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. Share `url` now; it is never shown again (regenerate for a new one). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteLinkCreated"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`); an `admin` role is refused here. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteInviteLinksLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4d6f8a0c-1e3b-4c5d-8e7f-9a0b1c2d3e4f */
+                linkId: components["parameters"]["LinkId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteLink"];
+                };
+            };
+            /** @description The link id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            404: components["responses"]["InviteLinkNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteLinksLinkIdRegenerate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4d6f8a0c-1e3b-4c5d-8e7f-9a0b1c2d3e4f */
+                linkId: components["parameters"]["LinkId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link with its new URL (shown once). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteLinkCreated"];
+                };
+            };
+            /** @description The link id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            404: components["responses"]["InviteLinkNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postJoinCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a confirmation link is on its way to the address. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description The body or code fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["EmailDomainNotAllowedOrCrossOrigin"];
+            404: components["responses"]["JoinLinkNotFound"];
+            410: components["responses"]["JoinLinkGone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postJoinCodeConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Joined and signed in. */
+            201: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetSessionCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description The link needs approval; an invite request was made for the admins. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is unknown (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["EmailDomainNotAllowedOrCrossOrigin"];
+            404: components["responses"]["JoinLinkNotFound"];
+            /** @description The address already belongs to an account (`USER_EXISTS`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            410: components["responses"]["JoinLinkGone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getWorkspace: {
         parameters: {
             query?: never;
@@ -3529,7 +4162,7 @@ export interface operations {
                 /** @example invitation.created */
                 action?: components["schemas"]["AuditAction"];
                 /** @example invitation */
-                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace";
+                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link";
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
                 /**
@@ -4266,13 +4899,93 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getJoinPage: {
+        parameters: {
+            query?: {
+                /** @example Pq7Rk2Ws9Xc4Vb1Nm6Lj3Hg8Fd5Sa0Zt */
+                confirm?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Join Acme Robotics</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description The code or `confirm` fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An HTML page saying the link is not valid (unknown, revoked or regenerated; `NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>This invite link is not valid</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An HTML page saying the link has expired (`TOKEN_EXPIRED`) or been used as often as it allows (`TOKEN_USED`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>This invite link has expired</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getConsolePage: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @example members */
-                screen: "members" | "invitations" | "requests" | "api-keys" | "webhooks" | "activity" | "settings";
+                screen: "members" | "invitations" | "invite-links" | "requests" | "api-keys" | "webhooks" | "activity" | "settings";
             };
             cookie?: never;
         };
@@ -4334,7 +5047,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example signup.js */
-                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "console.js";
+                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "console.js";
             };
             cookie?: never;
         };
@@ -4561,6 +5274,84 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "member.joined";
+                    data?: components["schemas"]["EventData"] & (unknown | unknown);
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInviteLinkCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invite_link.created";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInviteLinkRegenerated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invite_link.regenerated";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInviteLinkRevoked: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invite_link.revoked";
                     data?: components["schemas"]["EventData"];
                 };
             };

@@ -96,8 +96,10 @@ export function toolSchemasFor (
     required.push(...(b.required as string[] | undefined ?? []))
   }
   if (required.length > 0) input.required = required
-  const ok = op.responses?.['200'] as { content?: Record<string, { schema?: Json }> } | undefined
+  // The 200 body, or a creation's 201 (create_invite_link answers what POST /api/invite-links does).
+  type Answer = { content?: Record<string, { schema?: Json }> } | undefined
+  const ok = (op.responses?.['200'] ?? op.responses?.['201']) as Answer
   const output = ok?.content?.['application/json']?.schema
-  if (output === undefined) throw new Error(`openapi.yaml: ${operationId} declares no JSON 200 body`)
+  if (output === undefined) throw new Error(`openapi.yaml: ${operationId} declares no JSON 200 or 201 body`)
   return { input, output: inlineRefs(doc, output) as Json }
 }

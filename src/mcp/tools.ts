@@ -27,7 +27,7 @@ export interface McpTool {
   run(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
-type ToolServices = Pick<Services, 'invitations' | 'members' | 'inviteRequests'>
+type ToolServices = Pick<Services, 'invitations' | 'members' | 'inviteRequests' | 'inviteLinks'>
 
 interface ToolDef {
   name: string
@@ -116,6 +116,36 @@ const DEFS: ToolDef[] = [
     run: async (s, p, a) => await s.inviteRequests.deny(
       p, a.id as string, a.reason !== undefined ? { reason: a.reason as string } : {}
     )
+  },
+  {
+    name: 'create_invite_link',
+    operationId: 'postInviteLinks',
+    description: 'Create a shareable link anyone may use to join the workspace as a member, after proving their ' +
+      'e-mail address: optionally limited in uses (maxUses), time (expiresInHours, 1 to 2160, default 168), ' +
+      'e-mail domains (allowedDomains), or needing an admin\'s approval (requiresApproval). The answer\'s url ' +
+      'is shown this once: give it to the admin who asked, to share where they choose.',
+    run: async (s, p, a) => await s.inviteLinks.create(p, {
+      ...(a.maxUses !== undefined ? { maxUses: a.maxUses as number | null } : {}),
+      ...(a.expiresInHours !== undefined ? { expiresInHours: a.expiresInHours as number } : {}),
+      ...(a.allowedDomains !== undefined ? { allowedDomains: a.allowedDomains as string[] } : {}),
+      ...(a.requiresApproval !== undefined ? { requiresApproval: a.requiresApproval as boolean } : {})
+    })
+  },
+  {
+    name: 'list_invite_links',
+    operationId: 'getInviteLinks',
+    description: 'List the workspace\'s invite links, newest first, with their status, uses and expiry ' +
+      '(never their URL). Pass nextCursor as cursor for the next page.',
+    run: async (s, p, a) => await s.inviteLinks.list(p, {
+      limit: a.limit as number, ...(a.cursor !== undefined ? { cursor: a.cursor as string } : {})
+    })
+  },
+  {
+    name: 'revoke_invite_link',
+    operationId: 'deleteInviteLinksLinkId',
+    description: 'Revoke an invite link by its id; the link and the confirmations e-mailed through it stop working.',
+    rename: { linkId: 'id' },
+    run: async (s, p, a) => await s.inviteLinks.revoke(p, a.id as string)
   }
 ]
 

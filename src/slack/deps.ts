@@ -38,6 +38,11 @@ export interface InviteRequestsPort {
   deny(actor: Principal, requestId: string, input: { reason?: string }): Promise<unknown>
 }
 
+/** What the app needs from the invite-links service (src/invite-links/service.ts). */
+export interface InviteLinksPort {
+  create(actor: Principal, input: { requiresApproval?: boolean }): Promise<{ url: string, expiresAt: string }>
+}
+
 export interface SlackBotDeps {
   db: Database
   clock: Clock
@@ -45,6 +50,7 @@ export interface SlackBotDeps {
   api: SlackWebApi
   invitations: InvitationsPort
   inviteRequests: InviteRequestsPort
+  inviteLinks: InviteLinksPort
   /** Where the bot's audit events (and so catalogue events) are recorded. */
   events: EventOutbox
   /** The key bot tokens are encrypted with; throws CHAT_PLATFORM_NOT_CONFIGURED without one. */

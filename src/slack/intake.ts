@@ -4,6 +4,7 @@ import { serviceError } from '../errors.js'
 import type { EventQueue } from './event-queue.js'
 import { interactionIdentity, parseEmailList, parseInviteText, USAGE } from './interactions.js'
 import { escapeSlackText } from './commands.js'
+import { isLinkCommand } from './invite-link-from-chat.js'
 
 // Slash commands and interactions: checked and acknowledged now (Slack waits three seconds),
 // recorded in the durable queue (event-queue.ts), done after the acknowledgement (bot.ts).
@@ -14,8 +15,9 @@ export type InteractionAck = components['schemas']['SlackInteractionAck']
 interface IntakeDeps { queue: EventQueue, log: Logger }
 
 export async function acknowledgeCommand (deps: IntakeDeps, form: Record<string, unknown>): Promise<CommandAck> {
-  const cmd = parseInviteText(typeof form.text === 'string' ? form.text : '')
-  if (cmd === null) return { response_type: 'ephemeral', text: USAGE }
+  const text = typeof form.text === 'string' ? form.text : ''
+  const cmd = isLinkCommand(text) ? null : parseInviteText(text)
+  if (cmd === null && !isLinkCommand(text)) return { response_type: 'ephemeral', text: USAGE }
   // The legacy verification token is a shared secret: it is not kept.
   const { token: _legacy, ...fields } = form
   await deps.queue.receive(
@@ -27,6 +29,8 @@ export async function acknowledgeCommand (deps: IntakeDeps, form: Record<string,
     },
     {}
   )
+  // The link itself follows through the command's response_url, to this person only.
+  if (cmd === null) return { response_type: 'ephemeral', text: 'Making an invite link for you…' }
   return { response_type: 'ephemeral', text: `Inviting ${escapeSlackText(cmd.email)} as ${cmd.role}…` }
 }
 

@@ -10,6 +10,7 @@ import { personBehind } from './people.js'
 import { teamContext } from './team.js'
 import { inviteOrRequest, NOT_ALLOWED } from './invite-from-chat.js'
 import { publishHome } from './home.js'
+import { inviteLinkFromChat, isLinkCommand } from './invite-link-from-chat.js'
 
 // Slash commands and interactions (buttons, modal submissions, shortcuts), done after the
 // acknowledgement. Every click is authorized here against our own database: the clicker must be
@@ -20,7 +21,7 @@ import { publishHome } from './home.js'
 type Json = Record<string, unknown>
 type Team = NonNullable<Awaited<ReturnType<typeof teamContext>>>
 
-export const USAGE = 'Usage: `/invite someone@example.com [admin|member]`'
+export const USAGE = 'Usage: `/invite someone@example.com [admin|member]`, or `/invite link` for an invite link'
 
 /** The e-mail and role of `/invite` text, or null: the same parser and validator as `@bot invite`. */
 export function parseInviteText (text: string): { email: string, role: Role } | null {
@@ -76,6 +77,11 @@ export async function handleCommand (deps: SlackBotDeps, teamId: string, form: J
   const slackUser = str(form.user_id)
   if (team === null || responseUrl === null || slackUser === null) return { status: 'ignored' }
   const say = async (text: string) => { await deps.api.respond(responseUrl, { response_type: 'ephemeral', text }) }
+  if (isLinkCommand(str(form.text) ?? '')) {
+    const { text, outcome } = await inviteLinkFromChat(deps, await personBehind(deps, team.inst, team.token, slackUser))
+    await say(text)
+    return outcome
+  }
   const cmd = parseInviteText(str(form.text) ?? '')
   if (cmd === null) {
     await say(USAGE)

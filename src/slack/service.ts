@@ -5,7 +5,7 @@ import { createSlackWebApi, SlackApiError, type SlackWebApi } from './web-api.js
 import { createSlackInstall, type SlackConfig, type SlackInstall } from './install.js'
 import { createEventQueue, type EventQueue } from './event-queue.js'
 import { handleSlackEvent } from './bot.js'
-import type { InvitationsPort, InviteRequestsPort } from './deps.js'
+import type { InvitationsPort, InviteLinksPort, InviteRequestsPort } from './deps.js'
 import type { InviteRequestNotice } from '../invite-requests/context.js'
 import type { InviterNotice } from '../invitations/inviter-notice.js'
 import { acknowledgeCommand, acknowledgeInteraction, type CommandAck, type InteractionAck } from './intake.js'
@@ -37,6 +37,7 @@ export interface SlackService extends SlackInstall, EventQueue {
 export type SlackDeps = Pick<Ports, 'config' | 'db' | 'clock' | 'log' | 'events'> & {
   invitations: InvitationsPort
   inviteRequests: InviteRequestsPort
+  inviteLinks: InviteLinksPort
   api?: SlackWebApi
 }
 
@@ -60,6 +61,7 @@ export function createSlackService (deps: SlackDeps): SlackService {
     api,
     invitations: deps.invitations,
     inviteRequests: deps.inviteRequests,
+    inviteLinks: deps.inviteLinks,
     events: deps.events,
     requireKey: () => requireConfigured().key
   }

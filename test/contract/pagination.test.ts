@@ -79,7 +79,7 @@ t.test('every list operation refuses a foreign or absurd cursor with one 400', a
 t.test('every list operation pages through its items with the one cursor format', async t => {
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
-  // Something in every list: an endpoint whose deliveries the invites make, and three requests.
+  // Something in every list: an endpoint whose deliveries the invites make, three requests, three invite links.
   const values: PathValues = { endpointId: await webhookEndpoint(t, h, admin.cookie) }
   const settings = await h.inject({
     method: 'PATCH',
@@ -100,6 +100,7 @@ t.test('every list operation pages through its items with the one cursor format'
       payload: { email: `page-${i}@example.com`, role: 'member' }
     })
     t.equal(r.statusCode, 200)
+    await h.app.services.inviteLinks.create(principalOf(admin, 'admin'), {})
     h.clock.advance(1000)
   }
   for (const path of lists.map(p => urlOf(t, p, values))) {

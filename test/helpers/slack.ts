@@ -238,3 +238,36 @@ export function mention (user: string, text: string): Record<string, unknown> {
     event_ts: '1700000000.000100'
   }
 }
+
+let commandSeq = 0
+
+/** `/invite <text>` typed by `user`, posted as Slack posts a slash command (a signed form). */
+export async function slashCommand (
+  h: TestApp, slack: SlackFake, user: string, text: string
+): Promise<LightMyRequestResponse> {
+  const payload = new URLSearchParams({
+    token: 'x',
+    team_id: TEAM_ID,
+    team_domain: 'acme',
+    channel_id: 'C0CHAN01',
+    channel_name: 'general',
+    user_id: user,
+    user_name: 'someone',
+    command: '/invite',
+    text,
+    api_app_id: 'A0APP001',
+    response_url: slack.responseUrl(),
+    trigger_id: `13345224609.738474920.${++commandSeq}`
+  }).toString()
+  const ts = String(Math.floor(h.clock.now().getTime() / 1000))
+  return await h.inject({
+    method: 'POST',
+    url: '/api/slack/commands',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': slackSignature(SIGNING_SECRET, ts, payload)
+    },
+    payload
+  })
+}

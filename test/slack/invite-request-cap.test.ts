@@ -1,7 +1,6 @@
 import t, { type Test } from 'tap'
 import { principalOf } from '../helpers/build.js'
-import { SIGNING_SECRET, TEAM_ID, buildWithSlack, install } from '../helpers/slack.js'
-import { slackSignature } from '../../src/slack/signature.js'
+import { buildWithSlack, install, slashCommand } from '../helpers/slack.js'
 import { isServiceError } from '../../src/errors.js'
 
 // One member under the `request` policy could open any number of invite requests, and each one
@@ -25,34 +24,8 @@ if (policy.statusCode !== 200) throw new Error(`invite policy not set: ${policy.
 // The last await before the first subtest: tap may end the root test at an idle moment after an assertion.
 t.equal((await install(h, admin)).statusCode, 302, 'installed')
 
-let seq = 0
 async function slashInvite (tt: Test, user: string, text: string) {
-  seq++
-  const payload = new URLSearchParams({
-    token: 'x',
-    team_id: TEAM_ID,
-    team_domain: 'acme',
-    channel_id: 'C0CHAN01',
-    channel_name: 'general',
-    user_id: user,
-    user_name: 'someone',
-    command: '/invite',
-    text,
-    api_app_id: 'A0APP001',
-    response_url: slack.responseUrl(),
-    trigger_id: `13345224609.738474920.${seq}`
-  }).toString()
-  const ts = String(Math.floor(h.clock.now().getTime() / 1000))
-  const res = await h.inject({
-    method: 'POST',
-    url: '/api/slack/commands',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-slack-request-timestamp': ts,
-      'x-slack-signature': slackSignature(SIGNING_SECRET, ts, payload)
-    },
-    payload
-  })
+  const res = await slashCommand(h, slack, user, text)
   tt.equal(res.statusCode, 200, `/invite ${text} acknowledged`)
   await h.app.services.slack.whenIdle()
 }

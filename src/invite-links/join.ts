@@ -1,0 +1,79 @@
+import { serviceError } from '../errors.js'
+import { emailAddress } from '../lib/email.js'
+import { escapeHtml } from '../lib/html.js'
+import { hashToken, randomToken } from '../lib/tokens.js'
+import { windowSpent } from '../lib/window-counter.js'
+import { findWorkspace } from '../db/workspaces.js'
+import {
+  findInviteLinkByCodeHash, insertInviteLinkJoinWithinBudget, inviteLinkStatus, oldestInviteLinkJoinSince
+} from '../db/invite-links.js'
+import { joinUrl, requireAllowedDomain, usableLink, type InviteLinkDeps } from './context.js'
+
+// The visitor's side, before anyone joins: the page's state (a read: scanners open links), and
+// asking to join, which e-mails a confirmation link to the address. Nothing about the workspace
+// but its name is shown; nothing says whether the address already belongs to someone.
+
+/** A confirmation works once, for a day. */
+const JOIN_CONFIRMATION_TTL_MS = 24 * 3_600_000
+const BUDGET_WINDOW_MS = 3_600_000
+
+export type JoinPageState =
+  | { state: 'open', workspaceName: string }
+  | { state: 'not_found' | 'expired' | 'used_up' }
+
+/** What `/join/{code}` shows: reads only. */
+export async function joinPageState (deps: InviteLinkDeps, code: string): Promise<JoinPageState> {
+  const link = await findInviteLinkByCodeHash(deps.db, hashToken(code))
+  const status = link === null ? 'revoked' : inviteLinkStatus(link, deps.clock.now())
+  if (link === null || status === 'revoked') return { state: 'not_found' }
+  if (status !== 'active') return { state: status }
+  const workspace = await findWorkspace(deps.db, link.workspaceId)
+  return workspace === null ? { state: 'not_found' } : { state: 'open', workspaceName: workspace.name }
+}
+
+/**
+ * Ask to join: within the link's hourly budget, a single-use confirmation (24 hours) is recorded
+ * and e-mailed to the address. The address's domain is checked here and again once it is proven.
+ */
+export async function requestJoin (
+  deps: InviteLinkDeps, code: string, input: { email: string, name?: string | undefined }
+): Promise<void> {
+  const { db, clock, config } = deps
+  const now = clock.now()
+  const link = await usableLink(db, code, now)
+  const email = emailAddress(input.email)
+  requireAllowedDomain(link, email)
+  const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
+  const token = randomToken(32)
+  const since = new Date(now.getTime() - BUDGET_WINDOW_MS)
+  const max = config.inviteLinkJoinsPerHour
+  const recorded = await db.transaction(async tx => await insertInviteLinkJoinWithinBudget(tx, {
+    linkId: link.id,
+    codeHash: link.codeHash,
+    email,
+    name,
+    tokenHash: hashToken(token),
+    expiresAt: new Date(now.getTime() + JOIN_CONFIRMATION_TTL_MS),
+    now,
+    since,
+    max
+  }))
+  if (!recorded) {
+    const oldest = await oldestInviteLinkJoinSince(db, link.id, since)
+    deps.log.warn({ inviteLinkId: link.id }, 'join refused: the invite link spent INVITE_LINK_JOINS_PER_HOUR')
+    throw windowSpent(max, (oldest?.getTime() ?? now.getTime()) + BUDGET_WINDOW_MS - now.getTime())
+  }
+  const workspace = await findWorkspace(db, link.workspaceId)
+  if (workspace === null) throw serviceError('NOT_FOUND', ['Invite link'])
+  const url = `${joinUrl(deps, code)}?confirm=${encodeURIComponent(token)}`
+  await deps.mailer.send({
+    to: email,
+    subject: `Confirm your address to join ${workspace.name}`,
+    text: `Someone (we hope you) asked to join ${workspace.name} with this address. ` +
+      `Confirm by opening this link (valid for 24 hours, once):\n\n${url}\n\nIf it was not you, ignore this e-mail.\n`,
+    html: `<p>Someone (we hope you) asked to join ${escapeHtml(workspace.name)} with this address.</p>` +
+      `<p><a href="${escapeHtml(url)}">Confirm and join</a> (valid for 24 hours, once)</p>` +
+      '<p>If it was not you, ignore this e-mail.</p>',
+    link: url
+  })
+}
