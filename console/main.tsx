@@ -5,6 +5,7 @@ import { ProblemNote } from './ui.js'
 import { Members } from './screens/members.js'
 import { Invitations } from './screens/invitations.js'
 import { Requests } from './screens/requests.js'
+import { InviteLinks } from './screens/invite-links.js'
 import { ApiKeys } from './screens/api-keys.js'
 import { Webhooks } from './screens/webhooks.js'
 import { Activity } from './screens/activity.js'
@@ -34,6 +35,7 @@ const SCREENS: Screen[] = [
   { path: '/', title: 'Profile', adminOnly: false, view: Profile },
   { path: '/console/members', title: 'Members', adminOnly: true, view: Members },
   { path: '/console/invitations', title: 'Invitations', adminOnly: true, view: Invitations },
+  { path: '/console/invite-links', title: 'Invite links', adminOnly: true, view: InviteLinks },
   { path: '/console/requests', title: 'Invite requests', adminOnly: true, view: Requests },
   { path: '/console/api-keys', title: 'API keys', adminOnly: true, view: ApiKeys },
   { path: '/console/webhooks', title: 'Webhooks', adminOnly: true, view: Webhooks },
