@@ -1,4 +1,5 @@
-import type { Principal } from '../principal.js'
+import { workspaceGone, type Principal } from '../principal.js'
+import { isForeignKeyViolation } from '../db/errors.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { isUuid } from '../lib/uuid.js'
@@ -64,6 +65,18 @@ export async function createInviteLink (
 ): Promise<InviteLinkCreated> {
   const s = settingsOf(input)
   const code = randomToken(CODE_BYTES)
+  try {
+    return await insertAndAudit(deps, actor, s, code)
+  } catch (err) {
+    // The actor's workspace was deleted after it was authenticated: 401, as every service answers.
+    if (isForeignKeyViolation(err)) throw workspaceGone()
+    throw err
+  }
+}
+
+async function insertAndAudit (
+  deps: InviteLinkDeps, actor: Principal, s: Required<CreateInviteLinkInput>, code: string
+): Promise<InviteLinkCreated> {
   return await deps.db.transaction(async tx => {
     const now = deps.clock.now()
     const row = await insertInviteLink(tx, {

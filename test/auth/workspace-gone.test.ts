@@ -19,7 +19,8 @@ t.test('every service answers a principal of a deleted workspace with UNAUTHENTI
     'inviteRequests.request': async () => await services.inviteRequests.request(principal, { email: 'ada@example.com', role: 'member' }),
     'workspaceSettings.get': async () => await services.workspaceSettings.get(principal),
     'workspace.get': async () => await services.workspace.get(principal),
-    'workspaceSettings.update': async () => await services.workspaceSettings.update(principal, { invitePolicy: 'members' })
+    'workspaceSettings.update': async () => await services.workspaceSettings.update(principal, { invitePolicy: 'members' }),
+    'inviteLinks.create': async () => await services.inviteLinks.create(principal, {})
   }
   for (const [name, call] of Object.entries(calls)) {
     const err = await call().then(() => null, (e: unknown) => e)
