@@ -14,6 +14,7 @@ import { webhookHandlers } from './webhooks.js'
 import { workspaceHandlers } from './workspace.js'
 import { inviteRequestHandlers } from './invite-requests.js'
 import { inviteLinkHandlers } from './invite-links.js'
+import { emailEventHandlers } from './email-events.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -32,6 +33,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...webhookHandlers(deps),
     ...workspaceHandlers(deps),
     ...inviteRequestHandlers(deps),
-    ...inviteLinkHandlers(deps)
+    ...inviteLinkHandlers(deps),
+    ...emailEventHandlers(deps)
   } satisfies HandlerMap
 }

@@ -68,6 +68,8 @@ declare module 'fastify' {
     retention: RetentionSweep
     /** The contract, parsed once (served at /api/openapi.json). */
     contract: Record<string, unknown>
+    /** Starts the bounce listener (BOUNCE_SMTP_PORT) as src/server.ts does; its URL, or null when it is off. */
+    listenBounces(): Promise<string | null>
   }
 }
 
@@ -197,6 +199,10 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     meter: app.meter
   })
   app.decorate('services', services)
+  // The DSN listener is started by src/server.ts once the API listens; closing stops taking
+  // bounces first (in-flight messages finish) while the database is still open.
+  app.decorate('listenBounces', async () => await services.bounces.listener.listen())
+  app.addHook('preClose', async () => { await services.bounces.listener.close() })
   app.addHook('onClose', async () => { await services.close() })
   // Workers start once the app is ready and stop before the database closes.
   app.addHook('onReady', async () => { await services.startWorkers() })

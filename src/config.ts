@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { parseEnv } from './config/parse-env.js'
 import { checkDeploymentRules, checkMailTransport } from './config/deployment-rules.js'
 import { encryptionKey, sessionSecret } from './config/secrets.js'
-import { slackConfig, workosConfig } from './config/integrations.js'
+import { bounceConfig, slackConfig, workosConfig } from './config/integrations.js'
 import { baseUrl, deepFreeze, parseTrustProxy, readVersion, type TrustProxy } from './config/values.js'
 
 export { ConfigError } from './config/error.js'
@@ -14,6 +14,7 @@ export { ConfigError } from './config/error.js'
 // and a secret, ...) are in src/config/.
 const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def })
 const Str = (opts: Record<string, unknown> = {}) => Type.Optional(Type.String({ minLength: 1, ...opts }))
+const DNS_LABEL = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
 
 export const EnvSchema = Type.Object({
   APP_ENV: Type.Union(
@@ -52,6 +53,12 @@ export const EnvSchema = Type.Object({
   SMTP_URL: Str({ pattern: '^smtps?://' }),
   SMTP_TIMEOUT_MS: Int(100, 120000, 5000),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Workspace <no-reply@localhost>' }),
+  BOUNCE_DOMAIN: Str({ pattern: `^${DNS_LABEL}(\\.${DNS_LABEL})*$` }),
+  BOUNCE_SMTP_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  BOUNCE_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  BOUNCE_SMTP_MAX_BYTES: Int(1024, 10 * 1024 * 1024, 256 * 1024),
+  BOUNCE_SMTP_MAX_CONNECTIONS: Int(1, 10000, 20),
+  RESEND_WEBHOOK_SECRET: Str({ pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$' }),
   REDIS_URL: Str({ pattern: '^rediss?://' }),
   RATE_LIMIT_FAIL_OPEN: Type.Boolean({ default: true }),
   API_KEY_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 100),
@@ -165,6 +172,20 @@ export interface Config {
   /** Open connections at once, in all and per peer address (0: no cap); src/connection-caps.ts. */
   readonly connections: { readonly max: number, readonly perAddress: number }
   readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
+  /** Bounces (src/bounces): the signed return path's domain, the DSN listener, the provider webhook's secret. */
+  readonly bounces: {
+    /** null: invitation e-mails keep MAIL_FROM as their envelope sender (no return path of ours). */
+    readonly domain: string | null,
+    /** The DSN listener (smtp-server); null: off. */
+    readonly smtp: null | {
+      readonly port: number,
+      readonly host: string,
+      readonly maxBytes: number,
+      readonly maxConnections: number
+    },
+    /** Resend's webhook signing secret (`whsec_…`); null: its intake answers 401 to everything. */
+    readonly resendSecret: string | null
+  }
   readonly rateLimit: {
     readonly redisUrl: string | null,
     readonly failOpen: boolean,
@@ -240,12 +261,13 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     generated,
     encryptionKey: key,
     workos: workosConfig(env, publicUrl),
-    slack: slackConfig(env, publicUrl, key)
+    slack: slackConfig(env, publicUrl, key),
+    bounces: bounceConfig(env)
   }))
 }
 
 /** What the checks and conversions above made of several variables, or of more than the env. */
-type DerivedKey = 'version' | 'publicUrl' | 'appUrl' | 'dataDir' | 'encryptionKey' | 'workos' | 'slack'
+type DerivedKey = 'version' | 'publicUrl' | 'appUrl' | 'dataDir' | 'encryptionKey' | 'workos' | 'slack' | 'bounces'
 interface Derived extends Pick<Config, DerivedKey> {
   secret: string
   generated: boolean
@@ -253,7 +275,7 @@ interface Derived extends Pick<Config, DerivedKey> {
 
 /** The Config, key by key: a new setting is one line in EnvSchema, Config and here. */
 function configOf (env: Env, derived: Derived): Config {
-  const { version, publicUrl, appUrl, dataDir, secret, generated, workos, slack, encryptionKey } = derived
+  const { version, publicUrl, appUrl, dataDir, secret, generated, workos, slack, encryptionKey, bounces } = derived
   return {
     appEnv: env.APP_ENV,
     version,
@@ -304,6 +326,7 @@ function configOf (env: Env, derived: Derived): Config {
     },
     connections: { max: env.MAX_CONNECTIONS, perAddress: env.MAX_CONNECTIONS_PER_ADDRESS },
     smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
+    bounces,
     rateLimit: {
       redisUrl: env.REDIS_URL ?? null,
       failOpen: env.RATE_LIMIT_FAIL_OPEN,

@@ -62,7 +62,9 @@ function failedToStart (err: unknown): never {
 }
 
 /** Listening failed: the address in use or not allowed is the setting's (PORT or METRICS_PORT). */
-function listenError (err: unknown, setting: 'PORT' | 'METRICS_PORT', host: string, port: number | null): unknown {
+function listenError (
+  err: unknown, setting: 'PORT' | 'METRICS_PORT' | 'BOUNCE_SMTP_PORT', host: string, port: number | null
+): unknown {
   const code = (err as { code?: string }).code
   const at = `${host}:${port ?? '?'}`
   const says = (problem: string, fix: string, name: string = setting): StartupError =>
@@ -70,7 +72,7 @@ function listenError (err: unknown, setting: 'PORT' | 'METRICS_PORT', host: stri
   if (code === 'EADDRINUSE') return says(`${at} is in use by another process`, `stop it or set ${setting} to another`)
   if (code === 'EACCES') return says(`${at} needs privileges this process lacks`, `set ${setting} from 1024 up`)
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-    const name = setting === 'PORT' ? 'HOST' : 'METRICS_HOST'
+    const name = setting.replace(/PORT$/, 'HOST')
     return says(`${host} is not an address of this machine`, `set ${name} to one (127.0.0.1, or 0.0.0.0 for all)`, name)
   }
   return err
@@ -112,12 +114,17 @@ process.once('SIGHUP', () => {
 
 // A port that cannot be had closes what was opened (the database above all), then says which.
 let metricsUrl: string | null = null
+let bouncesUrl: string | null = null
 try {
   await app.listen({ port: config.port, host: config.host })
     .catch((err: unknown) => { throw listenError(err, 'PORT', config.host, config.port) })
   // Prometheus metrics on their own listener (METRICS_PORT), never on the API's port.
   metricsUrl = await app.listenMetrics()
     .catch((err: unknown) => { throw listenError(err, 'METRICS_PORT', config.metrics.host, config.metrics.port) })
+  // Delivery status notifications on their own SMTP listener (BOUNCE_SMTP_PORT), when set.
+  const bounces = config.bounces.smtp
+  bouncesUrl = await app.listenBounces()
+    .catch((err: unknown) => { throw listenError(err, 'BOUNCE_SMTP_PORT', bounces?.host ?? '', bounces?.port ?? null) })
 } catch (err) {
   await app.close().catch(() => {})
   failedToStart(err)
@@ -128,6 +135,7 @@ app.log.info({
   mail: app.services.ports.mailer.kind,
   rateLimitStore: app.rateLimitStore,
   metrics: metricsUrl ?? 'off',
+  bounces: bouncesUrl ?? 'off',
   traces: config.tracing.endpoint ?? 'off',
   startupMs: Math.round(performance.now() - started)
 }, 'workspace service ready')

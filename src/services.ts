@@ -22,6 +22,7 @@ import { createInviteRequestService, type InviteRequestService } from './invite-
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
 import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './workspaces/summary.js'
 import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
+import { createBounceService, type BounceService } from './bounces/service.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -44,11 +45,13 @@ export interface Services {
   readonly workspaceSettings: WorkspaceSettingsService
   readonly workspace: WorkspaceSummaryService
   readonly inviteLinks: InviteLinkService
+  /** Bounces of invitation e-mails: the provider's webhook and the DSN listener. */
+  readonly bounces: BounceService
   close(): Promise<void>
 }
 
 export function createServices (given: Ports): Services {
-  // Inviters hear in Slack when their invitation is accepted or could not be delivered.
+  // Inviters hear in Slack when their invitation is accepted, could not be delivered, or bounced.
   const ports: Ports = { ...given, inviterNotices: notice => { slack.noticeInviter(notice) } }
   const sessions = createSessionService(ports)
   const apiKeys = createApiKeyService(ports)
@@ -99,6 +102,7 @@ export function createServices (given: Ports): Services {
     workspaceSettings: createWorkspaceSettingsService(ports),
     workspace: createWorkspaceSummaryService(ports),
     inviteLinks,
+    bounces: createBounceService(ports),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -11,7 +11,8 @@ const ACTIONS = [
   'chat.installed', 'chat.uninstalled', 'invite_request.created', 'invite_request.approved', 'invite_request.denied',
   'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
   'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',
-  'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked'
+  'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked',
+  'invitation.bounced', 'invitation.delivery_delayed'
 ] as const satisfies readonly Action[]
 const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true
 void complete

@@ -75,6 +75,13 @@ function InviteForm ({ onDone }: { onDone: () => void }) {
   )
 }
 
+/** The Delivery cell's words: how the e-mail went, and why it bounced when it did. */
+function deliveryText (inv: Schemas['Invitation']): string {
+  if (inv.deliveryStatus === 'identity_provider') return 'sent by the identity provider'
+  if (inv.deliveryStatus === 'bounced') return `bounced: ${inv.bounceReason ?? "the recipient's mail server refused it"}`
+  return inv.deliveryStatus
+}
+
 export function Invitations ({ news }: ScreenProps) {
   const [status, setStatus] = useState<Status>('pending')
   const { items, problem, reload, pager } = usePaged(
@@ -115,7 +122,7 @@ export function Invitations ({ news }: ScreenProps) {
             <tr key={inv.id}>
               <td>{inv.email}</td>
               <td>{inv.role}</td>
-              <td>{inv.deliveryStatus === 'identity_provider' ? 'sent by the identity provider' : inv.deliveryStatus}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}{inv.deliveryStatus === 'failed' && inv.deliveryError != null && <span class='muted'> · {inv.deliveryError}</span>}</td>
+              <td>{deliveryText(inv)}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}{inv.deliveryStatus === 'failed' && inv.deliveryError != null && <span class='muted'> · {inv.deliveryError}</span>}</td>
               <td>{when(status === 'accepted' ? inv.acceptedAt : inv.expiresAt)}</td>
               <td>{when(inv.createdAt)}</td>
               <td class='inviter'>{inviterText(inv.inviter)}</td>

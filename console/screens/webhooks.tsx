@@ -11,7 +11,7 @@ const CATALOGUE = [
   'invitation.created', 'invitation.resent', 'invitation.accepted', 'invitation.revoked', 'invitation.expired',
   'invitation.delivery_failed', 'invitation.viewed', 'member.joined', 'member.role_changed', 'member.removed',
   'api_key.created', 'api_key.revoked', 'chat.installed', 'chat.uninstalled', 'invite_link.created',
-  'invite_link.regenerated', 'invite_link.revoked'
+  'invite_link.regenerated', 'invite_link.revoked', 'invitation.bounced'
 ] as const satisfies readonly EventType[]
 const complete: Exclude<EventType, typeof CATALOGUE[number] | 'webhook.test'> extends never ? true : never = true
 void complete

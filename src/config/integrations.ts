@@ -53,3 +53,30 @@ export function slackConfig (env: {
     redirectUri: `${publicUrl}/api/oauth/slack/callback`
   }
 }
+
+/** Bounces: the return path's domain, and the DSN listener, which only has a meaning with one. */
+export function bounceConfig (env: {
+  BOUNCE_DOMAIN?: string | undefined,
+  BOUNCE_SMTP_PORT?: number | undefined,
+  BOUNCE_SMTP_HOST: string,
+  BOUNCE_SMTP_MAX_BYTES: number,
+  BOUNCE_SMTP_MAX_CONNECTIONS: number,
+  RESEND_WEBHOOK_SECRET?: string | undefined
+}) {
+  const domain = env.BOUNCE_DOMAIN?.toLowerCase() ?? null
+  if (env.BOUNCE_SMTP_PORT !== undefined && domain === null) {
+    throw invalid('BOUNCE_SMTP_PORT needs BOUNCE_DOMAIN (the listener takes mail for its signed return paths only)')
+  }
+  return {
+    domain,
+    smtp: env.BOUNCE_SMTP_PORT === undefined
+      ? null
+      : {
+          port: env.BOUNCE_SMTP_PORT,
+          host: env.BOUNCE_SMTP_HOST,
+          maxBytes: env.BOUNCE_SMTP_MAX_BYTES,
+          maxConnections: env.BOUNCE_SMTP_MAX_CONNECTIONS
+        },
+    resendSecret: env.RESEND_WEBHOOK_SECRET ?? null
+  }
+}

@@ -4,7 +4,7 @@ import { statusPageQuery } from './status-page.js'
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired'
 /** 'not_sent': never e-mailed, and never will be (the setup page's first admin, create-admin without a mailer). */
-export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'identity_provider' | 'not_sent'
+export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'identity_provider' | 'not_sent' | 'bounced'
 
 export interface InvitationRow {
   id: string
@@ -26,6 +26,9 @@ export interface InvitationRow {
   revokedAt: Date | null
   /** The first human open of the signup page (its preview request). */
   viewedAt: Date | null
+  /** A permanent delivery failure reported after the relay took the e-mail (migration 021). */
+  bouncedAt: Date | null
+  bounceReason: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -34,7 +37,8 @@ const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, stat
   invited_by AS "invitedBy", invited_by_api_key AS "invitedByApiKey", delivery_status AS "deliveryStatus",
   delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
   last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",
-  revoked_at AS "revokedAt", viewed_at AS "viewedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
+  revoked_at AS "revokedAt", viewed_at AS "viewedAt", bounced_at AS "bouncedAt", bounce_reason AS "bounceReason",
+  created_at AS "createdAt", updated_at AS "updatedAt"`
 
 export function effectiveStatus (inv: Pick<InvitationRow, 'status' | 'expiresAt'>, now: Date): InvitationStatus {
   return inv.status === 'pending' && inv.expiresAt.getTime() <= now.getTime() ? 'expired' : inv.status
@@ -82,7 +86,8 @@ export async function upsertPendingInvitation (
      ON CONFLICT (workspace_id, email) WHERE status = 'pending'
      DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
                    invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
-                   delivery_status = 'pending', delivery_error = NULL, updated_at = EXCLUDED.updated_at,
+                   delivery_status = 'pending', delivery_error = NULL, bounced_at = NULL, bounce_reason = NULL,
+                   updated_at = EXCLUDED.updated_at,
                    send_owner = EXCLUDED.send_owner, send_until = EXCLUDED.send_until
        WHERE $9::uuid IS NULL OR invitations.send_until IS NULL OR invitations.send_until <= $8
      RETURNING ${INVITATION_COLUMNS}, (xmax = 0) AS created`,
@@ -171,7 +176,7 @@ export async function refreshInvitationToken (
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL,
-                            updated_at = $4
+                            bounced_at = NULL, bounce_reason = NULL, updated_at = $4
       WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${INVITATION_COLUMNS}`, [
       id, tokenHash, expiresAt, now
     ])
@@ -221,6 +226,43 @@ export async function recordDelivery (
             updated_at = $5
       WHERE id = $1`,
     [id, delivery.status, delivery.error ?? null, delivery.idpInvitationId ?? null, delivery.now])
+}
+
+/**
+ * A permanent delivery failure of a pending invitation's e-mail: `bounced`, with when and why.
+ * Only an e-mail we sent can bounce (not the identity provider's, not one that failed at the
+ * relay); null when there is none such, or it is bounced already (a DSN repeated: no second event).
+ */
+export async function markInvitationBounced (
+  q: Queryable, id: string, reason: string, now: Date
+): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `UPDATE invitations SET delivery_status = 'bounced', bounced_at = $3, bounce_reason = $2, updated_at = $3
+      WHERE id = $1 AND status = 'pending' AND delivery_status IN ('sent', 'pending') RETURNING ${INVITATION_COLUMNS}`,
+    [id, reason, now])
+  return r.rows[0] ?? null
+}
+
+/** A temporary delivery failure (the relay retries): the reason is kept as the last delivery error, nothing else. */
+export async function recordDeliveryDelay (
+  q: Queryable, id: string, reason: string, now: Date
+): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `UPDATE invitations SET delivery_error = $2, updated_at = $3
+      WHERE id = $1 AND status = 'pending' AND delivery_status IN ('sent', 'pending') RETURNING ${INVITATION_COLUMNS}`,
+    [id, reason, now])
+  return r.rows[0] ?? null
+}
+
+/** Pending invitations e-mailed to this address before `sentBefore` (a provider's bounce names only the address). */
+export async function findEmailedPendingInvitations (
+  q: Queryable, email: string, sentBefore: Date
+): Promise<Array<{ id: string }>> {
+  const r = await q.query<{ id: string }>(
+    `SELECT id FROM invitations
+      WHERE email = $1 AND status = 'pending' AND delivery_status IN ('sent', 'pending') AND last_sent_at <= $2
+      ORDER BY last_sent_at DESC LIMIT 20`, [email, sentBefore])
+  return r.rows
 }
 
 /**

@@ -16,6 +16,7 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'invitation.expired': 'invitation.expired',
   'invitation.email_failed': 'invitation.delivery_failed',
   'invitation.viewed': 'invitation.viewed',
+  'invitation.bounced': 'invitation.bounced',
   'member.joined': 'member.joined',
   'member.role_changed': 'member.role_changed',
   'member.removed': 'member.removed',

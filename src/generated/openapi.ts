@@ -391,6 +391,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/email-events/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend's webhook (e-mail bounces and delays)
+         * @description Resend's signed webhook (Svix, the Standard Webhooks scheme): `svix-id`, `svix-timestamp`
+         *     and `svix-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the
+         *     `RESEND_WEBHOOK_SECRET` of the endpoint, `whsec_…`); the timestamp must be within 5
+         *     minutes of the server's clock. Anything unsigned, forged or stale is 401 and changes
+         *     nothing; so is every request while `RESEND_WEBHOOK_SECRET` is not set. The request is
+         *     validated (400, 413, 415) before the signature is checked (401), since the signature
+         *     covers the raw body.
+         *
+         *     `email.bounced` with `bounce.type` `Permanent` marks the invitation `bounced` (and emits
+         *     `invitation.bounced`); any other bounce, and `email.delivery_delayed`, is recorded as the
+         *     invitation's last delivery error and nothing else. The invitation is the one named by the
+         *     e-mail's `invitation_id` tag, or else the pending invitations e-mailed to the bounced
+         *     address before the event. Other event types are acknowledged and ignored.
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         */
+        post: operations["postEmailEventsResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/settings": {
         parameters: {
             query?: never;
@@ -1324,6 +1357,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "invitation.bounced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invitation.bounced
+         * @description The invitation e-mail bounced: the relay took it, then the recipient's mail server refused it for good (a delivery status notification, or the e-mail provider's webhook). `reason` is that server's answer. A temporary failure is no event. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInvitationBounced"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "member.joined": {
         parameters: {
             query?: never;
@@ -1754,10 +1807,14 @@ export interface components {
              *     `failed`: the relay refused it or did not answer (`deliveryError` says why);
              *     `identity_provider`: the identity provider sent its own invitation; `not_sent`: never
              *     e-mailed and never will be (the first admin's own invitation from the setup page, or a
-             *     `npm run create-admin` link printed without a mail relay).
+             *     `npm run create-admin` link printed without a mail relay); `bounced`: the relay took
+             *     the e-mail, then the recipient's mail server refused it for good (a delivery status
+             *     notification to the invitation's return path, or the e-mail provider's webhook;
+             *     `bouncedAt` and `bounceReason` say when and why). A re-send starts over.
+             * @example bounced
              * @enum {string}
              */
-            deliveryStatus: "pending" | "sent" | "failed" | "identity_provider" | "not_sent";
+            deliveryStatus: "pending" | "sent" | "failed" | "identity_provider" | "not_sent" | "bounced";
             identityProviderInvitationId?: string | null;
             /** Format: uuid */
             invitedBy?: string | null;
@@ -1771,8 +1828,19 @@ export interface components {
                  */
                 source: "api" | "mcp" | "chat" | "web" | "system";
             } | null;
-            /** @description Why the last delivery failed (the mail server's answer), when `deliveryStatus` is `failed`. */
+            /** @description Why the last delivery failed (the mail server's answer), when `deliveryStatus` is `failed`; while `sent`, the last temporary failure reported after the relay took the e-mail (a 4.x.x status: the relay retries, nothing else changes). */
             deliveryError?: string | null;
+            /**
+             * Format: date-time
+             * @description When the e-mail bounced (a permanent failure); null unless `deliveryStatus` is `bounced`.
+             * @example 2026-11-23T09:47:12.004Z
+             */
+            bouncedAt?: string | null;
+            /**
+             * @description The recipient's mail server's answer, as reported: the status and its diagnostic.
+             * @example 5.1.1 smtp; 550 5.1.1 <alan@example.com>: Recipient address rejected: User unknown
+             */
+            bounceReason?: string | null;
             /** Format: date-time */
             expiresAt: string;
             /** Format: date-time */
@@ -1798,7 +1866,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed";
         AuditEvent: {
             /**
              * Format: uuid
@@ -1866,6 +1934,25 @@ export interface components {
         };
         ApiKeyList: {
             items: components["schemas"]["ApiKey"][];
+        };
+        /** @description A Resend webhook event, as Resend posts it (Resend adds fields over time, so others are allowed). */
+        ResendEmailEvent: {
+            type: string;
+            created_at?: string;
+            data: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        EmailEventAck: {
+            /**
+             * @description `bounced`: marked bounced; `recorded`: a temporary failure kept as the last delivery error; `ignored`: not about an invitation e-mail of ours.
+             * @enum {string}
+             */
+            outcome: "bounced" | "recorded" | "ignored";
+            /** @description How many invitations it changed. */
+            invitations: number;
         };
         /** @description A Slack Events API envelope (`url_verification` or `event_callback`). */
         SlackEnvelope: {
@@ -2080,7 +2167,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "webhook.test";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "webhook.test" | "invitation.bounced";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -2137,7 +2224,7 @@ export interface components {
             to?: "admin" | "member";
             reason?: string;
             /** @enum {string} */
-            deliveryStatus?: "failed";
+            deliveryStatus?: "failed" | "bounced";
             revokedSessions?: number;
             revokedApiKeys?: number;
             /** @description The API key's name. */
@@ -3246,6 +3333,61 @@ export interface operations {
             404: components["responses"]["ChatPlatformNotConfigured"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postEmailEventsResend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @example msg_2pLoBq6Kp8TQbWm4gq1rT9eXz3N */
+                "svix-id"?: string;
+                /** @example 1763891232 */
+                "svix-timestamp"?: string;
+                /** @example v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= */
+                "svix-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResendEmailEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged; what it did. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailEventAck"];
+                };
+            };
+            /** @description The event fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The signature is missing, wrong or stale, or no `RESEND_WEBHOOK_SECRET` is set (`SIGNATURE_INVALID`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["CrossOriginRejected"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5248,6 +5390,32 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "invitation.viewed";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInvitationBounced: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invitation.bounced";
                     data?: components["schemas"]["EventData"];
                 };
             };

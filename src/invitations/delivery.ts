@@ -15,6 +15,7 @@ import type { IdentityProviderInvitations } from '../idp/invitations.js'
 import { noopMeter, type Meter } from '../lib/telemetry.js'
 import { invitationEmail, signupLink } from './email.js'
 import { tellInviter, type InviterNoticeListener } from './inviter-notice.js'
+import { invitationReturnPath } from '../bounces/return-path.js'
 
 // Getting a committed invitation to the invitee: through the identity provider when it is
 // configured for the workspace and answers, otherwise by our own e-mail with a signup link.
@@ -138,16 +139,18 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   const inv = d.invitation
   const link = signupLink(config.appUrl, d.token)
   try {
-    await mailer.send(
-      invitationEmail({
+    await mailer.send({
+      ...invitationEmail({
         to: inv.email,
         workspaceName: d.workspace.name,
         inviter: d.inviter.name,
         role: inv.role,
         link,
         expiresAt: inv.expiresAt
-      })
-    )
+      }),
+      // Bounces come back to the invitation's own signed address (BOUNCE_DOMAIN; src/bounces).
+      returnPath: invitationReturnPath(config, inv.id)
+    })
   } catch (err) {
     meter.invitationDelivery('email', 'failed')
     const reason = (err instanceof Error ? err.message : String(err)).slice(0, 500)

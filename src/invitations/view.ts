@@ -26,6 +26,8 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
     acceptedAt: iso(row.acceptedAt),
     revokedAt: iso(row.revokedAt),
     viewedAt: iso(row.viewedAt),
+    bouncedAt: iso(row.bouncedAt),
+    bounceReason: row.bounceReason,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString()
   }

@@ -13,6 +13,11 @@ export interface MailMessage {
   html: string
   /** The one link the message exists to deliver; the dev mailbox (local only) logs it in its text. */
   link?: string
+  /**
+   * The envelope sender (SMTP MAIL FROM), where delivery status notifications go: an invitation's
+   * signed return path (src/bounces/return-path.ts). Absent: MAIL_FROM's address, as always.
+   */
+  returnPath?: string | undefined
 }
 
 /** The mail relay as last seen: at start (verify), then by every send. */
@@ -103,6 +108,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
               subject: msg.subject,
               text: msg.text,
               html: msg.html,
+              ...(msg.returnPath !== undefined ? { envelope: { from: msg.returnPath, to: msg.to } } : {}),
               signal
             } as SendMailOptions
           )

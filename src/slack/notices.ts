@@ -55,12 +55,14 @@ export async function handleNotice (deps: Deps, event: Json): Promise<Outcome> {
     }
     case 'invitation.accepted':
     case 'invitation.delivery_failed':
+    case 'invitation.bounced':
       await tellInviterInSlack(deps, {
-        kind: event.type === 'invitation.accepted' ? 'accepted' : 'delivery_failed',
+        kind: (event.type as string).slice('invitation.'.length) as InviterNotice['kind'],
         workspaceId,
         invitationId: str(event.invitationId) ?? '',
         inviterId: str(event.inviterId),
-        email: str(event.email) ?? ''
+        email: str(event.email) ?? '',
+        reason: str(event.reason) ?? undefined
       })
       return { status: 'processed' }
     default:
@@ -116,7 +118,7 @@ async function askAdmins (
   }
 }
 
-/** A DM to whoever sent an invitation: it was accepted, or its e-mail could not be delivered. */
+/** A DM to whoever sent an invitation: it was accepted, its e-mail could not be delivered, or it bounced. */
 async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<void> {
   if (notice.inviterId === null) return
   const team = await workspaceTeam(deps, notice.workspaceId)
@@ -128,6 +130,9 @@ async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<v
   const who = escapeSlackText(notice.email)
   const text = notice.kind === 'accepted'
     ? `${who} accepted your invitation and has joined the workspace.`
-    : `Your invitation to ${who} could not be delivered. Resend it from the App Home or with \`/invite ${who}\`.`
+    : notice.kind === 'bounced'
+      ? `Your invitation to ${who} bounced: ${escapeSlackText(notice.reason ?? 'the mail server refused it')}. ` +
+        'Check the address, then invite the right one.'
+      : `Your invitation to ${who} could not be delivered. Resend it from the App Home or with \`/invite ${who}\`.`
   await deps.api.postMessage(team.token, { channel: slackId, text })
 }

@@ -7,7 +7,15 @@ import { simpleParser } from 'mailparser'
 // invitation suite needs: refuse at RCPT with 5xx, and a blackhole that accepts TCP and never
 // speaks. "Refusing connections" is simply a port nobody listens on (closedPort()).
 
-export interface CaughtMail { to: string[], subject: string, text: string, html: string, raw: string }
+export interface CaughtMail {
+  to: string[]
+  /** The envelope sender (MAIL FROM): where the mail's bounces go; '' for the null sender. */
+  from: string
+  subject: string
+  text: string
+  html: string
+  raw: string
+}
 
 export interface SmtpPeer {
   url: string
@@ -96,6 +104,7 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
         hold.then(async () => await simpleParser(raw)).then(parsed => {
           messages.push({
             to: session.envelope.rcptTo.map(r => r.address),
+            from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
             subject: parsed.subject ?? '',
             text: parsed.text ?? '',
             html: typeof parsed.html === 'string' ? parsed.html : '',
