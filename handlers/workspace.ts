@@ -3,7 +3,7 @@ import { principalOf } from '../src/principal.js'
 
 export function workspaceHandlers (
   { services }: HandlerDeps
-): HandlerGroup<'getWorkspace' | 'getWorkspaceSettings' | 'patchWorkspaceSettings'> {
+): HandlerGroup<'getWorkspace' | 'getWorkspaceSettings' | 'patchWorkspaceSettings' | 'deleteWorkspaceSlack'> {
   const svc = services.workspaceSettings
   return {
     async getWorkspace (request) {
@@ -14,6 +14,10 @@ export function workspaceHandlers (
     },
     async patchWorkspaceSettings (request) {
       return await svc.update(principalOf(request), request.body)
+    },
+    async deleteWorkspaceSlack (request, reply) {
+      await services.slack.uninstall(principalOf(request))
+      return await reply.code(204).send()
     }
   }
 }

@@ -24,6 +24,9 @@ export const Errors = {
   SIGNATURE_INVALID: define('SIGNATURE_INVALID', 'Request signature verification failed', 401),
   FORBIDDEN: define('FORBIDDEN', 'This operation requires the %s role', 403),
   EMAIL_DOMAIN_NOT_ALLOWED: define('EMAIL_DOMAIN_NOT_ALLOWED', 'This link admits addresses at %s only', 403),
+  INVITE_NOT_ALLOWED: define(
+    'INVITE_NOT_ALLOWED', 'The invite policy of this workspace (%s) does not allow this: %s', 403
+  ),
   CSRF_REJECTED: define(
     'CSRF_REJECTED', 'This request came from another site and was refused; send it from this service\'s own pages', 403
   ),

@@ -6,29 +6,52 @@ import { ConfirmButton, ListState, ProblemNote, Table, announce, inviterText, us
 type Status = Schemas['InvitationStatus']
 const STATUSES: Status[] = ['pending', 'accepted', 'expired', 'revoked']
 
-interface Result { email: string, outcome: 'invited' | 're-sent' | 'member' | 'invalid' | 'budget' | 'failed', text: string }
+export interface Result {
+  email: string
+  outcome: 'invited' | 're-sent' | 'asked' | 'member' | 'invalid' | 'budget' | 'failed'
+  text: string
+}
 
 /** Addresses as pasted: separated by commas, semicolons, spaces or new lines; each once. */
 export function splitAddresses (text: string): string[] {
   return [...new Set(text.split(/[\s,;]+/).map(a => a.trim()).filter(a => a !== ''))]
 }
 
-function resultOf (email: string, r: { ok: true, data: Schemas['InviteUserResponse'] } | { ok: false, problem: Problem }): Result {
-  if (r.ok) {
-    return /re-?sent/i.test(r.data.message)
-      ? { email, outcome: 're-sent', text: 'a pending invitation was re-sent with a fresh link' }
-      : { email, outcome: 'invited', text: 'invited' }
-  }
-  const p = r.problem
+/** A refused address, in words: the same for an invitation and a request. */
+export function refusal (email: string, p: Problem): Result {
   if (p.code === 'USER_EXISTS') return { email, outcome: 'member', text: 'already a member' }
   if (p.code === 'VALIDATION_FAILED') return { email, outcome: 'invalid', text: 'not a valid e-mail address' }
   if (p.status === 429) {
-    return { email, outcome: 'budget', text: `over the workspace's e-mail budget: try again ${whenToRetry(p.retryAfter ?? 60)}` }
+    return { email, outcome: 'budget', text: `over the e-mail budget: try again ${whenToRetry(p.retryAfter ?? 60)}` }
   }
   return { email, outcome: 'failed', text: p.text }
 }
 
-function InviteForm ({ onDone }: { onDone: () => void }) {
+/** One invitation (POST /api/users/invite), as a result line. */
+export async function invite (email: string, role: Schemas['Role']): Promise<Result> {
+  const r = await call(api.POST('/api/users/invite', { body: { email, role } }))
+  if (!r.ok) return refusal(email, r.problem)
+  return /re-?sent/i.test(r.data.message)
+    ? { email, outcome: 're-sent', text: 'a pending invitation was re-sent with a fresh link' }
+    : { email, outcome: 'invited', text: 'invited' }
+}
+
+const DONE: ReadonlySet<Result['outcome']> = new Set(['invited', 're-sent', 'asked'])
+
+/**
+ * The form for one or many pasted addresses and a role: one operation per address (`send`; the
+ * contract has no batch), in order (a budget refusal is reported for the addresses it stopped), a
+ * result per address inline. The admins' invite form, and a member's invite or request form.
+ */
+export function AddressForm ({ id, title, roles, action, send, onDone }: {
+  id: string
+  title: string
+  roles: Array<Schemas['Role']>
+  /** The button, the button while sending, what the summary says of each done address. */
+  action: [string, string, string]
+  send: (email: string, role: Schemas['Role']) => Promise<Result>
+  onDone: () => void
+}) {
   const [text, setText] = useState('')
   const [role, setRole] = useState<Schemas['Role']>('member')
   const [busy, setBusy] = useState(false)
@@ -39,33 +62,34 @@ function InviteForm ({ onDone }: { onDone: () => void }) {
     if (addresses.length === 0) { announce('Enter at least one e-mail address.'); return }
     setBusy(true)
     const done: Result[] = []
-    // One operation per address (the contract has no batch invite); in order, so a budget refusal
-    // is reported for the addresses it stopped.
     for (const email of addresses) {
-      done.push(resultOf(email, await call(api.POST('/api/users/invite', { body: { email, role } }))))
+      done.push(await send(email, role))
       setResults([...done])
     }
     setBusy(false)
-    const ok = done.filter(r => r.outcome === 'invited' || r.outcome === 're-sent').length
-    announce(`${ok} of ${done.length} invited. ` + done.map(r => `${r.email}: ${r.text}.`).join(' '))
-    if (done.every(r => r.outcome === 'invited' || r.outcome === 're-sent' || r.outcome === 'member')) setText('')
+    const ok = done.filter(r => DONE.has(r.outcome)).length
+    announce(`${ok} of ${done.length} ${action[2]}. ` + done.map(r => `${r.email}: ${r.text}.`).join(' '))
+    if (done.every(r => DONE.has(r.outcome) || r.outcome === 'member')) setText('')
     onDone()
   }
   return (
-    <form class='card' onSubmit={submit} aria-labelledby='invite-title'>
-      <h2 id='invite-title'>Invite people</h2>
-      <label for='invite-emails'>E-mail addresses</label>
+    <form class='card' onSubmit={submit} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <label for={`${id}-emails`}>E-mail addresses</label>
       <textarea
-        id='invite-emails' rows={3} aria-describedby='invite-hint' value={text}
+        id={`${id}-emails`} rows={3} aria-describedby={`${id}-hint`} value={text}
         onInput={e => { setText(e.currentTarget.value) }}
       />
-      <p id='invite-hint' class='muted'>One or many, separated by commas, spaces or new lines.</p>
-      <label for='invite-role'>Role</label>
-      <select id='invite-role' value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
-        <option value='member'>member</option>
-        <option value='admin'>admin</option>
-      </select>
-      <button type='submit' disabled={busy}>{busy ? 'Inviting…' : 'Send invitations'}</button>
+      <p id={`${id}-hint`} class='muted'>One or many, separated by commas, spaces or new lines.{roles.length === 1 ? ` They join as ${roles[0] ?? 'member'}s.` : ''}</p>
+      {roles.length > 1 && (
+        <>
+          <label for={`${id}-role`}>Role</label>
+          <select id={`${id}-role`} value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
+            {roles.map(r => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </>
+      )}
+      <button type='submit' disabled={busy}>{busy ? action[1] : action[0]}</button>
       {results.length > 0 && (
         <ul class='results' aria-label='Results'>
           {results.map(r => <li key={r.email} class={`result ${r.outcome}`} data-outcome={r.outcome}><strong>{r.email}</strong>: {r.text}</li>)}
@@ -108,7 +132,7 @@ export function Invitations ({ news }: ScreenProps) {
 
   return (
     <>
-      <InviteForm onDone={reload} />
+      <AddressForm id='invite' title='Invite people' roles={['member', 'admin']} action={['Send invitations', 'Inviting…', 'invited']} send={invite} onDone={reload} />
       <h2>Invitations</h2>
       <div class='tabs' role='group' aria-label='Show invitations that are'>
         {STATUSES.map(s => (

@@ -1,45 +1,99 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
-import { ProblemNote } from '../ui.js'
+import { ListState, ProblemNote, Table, usePaged, when } from '../ui.js'
+import { AddressForm, invite, refusal, type Result } from './invitations.js'
 
 // What a member may do under each invite policy (GET /api/workspace tells any member the policy).
 const MEMBER_MAY: Record<Schemas['InvitePolicy'], string> = {
   admins: 'In this workspace only admins invite people: ask an admin.',
-  request: 'In this workspace members ask for invitations in Slack with /invite; an admin approves or denies each request, and Slack tells you the outcome.',
-  members: 'In this workspace members may invite members: use /invite in Slack (only admins invite admins).'
+  request: 'In this workspace members ask for invitations (below, or /invite in Slack); an admin approves or denies each request.',
+  members: 'In this workspace members may invite members (below, or /invite in Slack); only admins invite admins.'
 }
 
-// Everyone's first screen: who is signed in, in which workspace, and the way out.
+/** One invite request (POST /api/invite-requests), as a result line. */
+async function ask (email: string, role: Schemas['Role']): Promise<Result> {
+  const r = await call(api.POST('/api/invite-requests', { body: { email, role } }))
+  if (!r.ok) return refusal(email, r.problem)
+  return r.response.status === 201
+    ? { email, outcome: 'asked', text: `asked for as ${role}: the admins decide` }
+    : { email, outcome: 'asked', text: 'already asked for: the admins decide' }
+}
+
+const STATUS_TEXT: Record<Schemas['InviteRequestStatus'], string> = {
+  pending: 'waiting for an admin', approved: 'approved: invited', denied: 'denied', expired: 'expired undecided'
+}
+
+/** The member's own requests (GET /api/invite-requests/mine), newest first, paged on the server. */
+function MyRequests ({ tick }: { tick: number }) {
+  const { items, problem, reload, pager } = usePaged(
+    async cursor => await call(api.GET('/api/invite-requests/mine', { params: { query: cursor === undefined ? { limit: 10 } : { limit: 10, cursor } } })),
+    [tick]
+  )
+  return (
+    <section aria-labelledby='mine-title'>
+      <h2 id='mine-title'>My requests</h2>
+      <button type='button' onClick={reload}>Refresh my requests</button>
+      <ListState items={items} problem={problem} retry={reload} empty='You have not asked for anyone to be invited.'>
+        <Table caption='Invitations you asked for' heads={['E-mail', 'Role', 'Status', 'Asked', 'Decided']} pager={pager}>
+          {items?.map(req => (
+            <tr key={req.id}>
+              <td>{req.email}</td>
+              <td>{req.role}</td>
+              <td class='status'>{STATUS_TEXT[req.status]}{req.reason !== null && <span class='muted'> · {req.reason}</span>}</td>
+              <td>{when(req.createdAt)}</td>
+              <td>{req.status === 'pending' ? `expires ${when(req.expiresAt)}` : when(req.decidedAt)}</td>
+            </tr>
+          ))}
+        </Table>
+      </ListState>
+    </section>
+  )
+}
+
+// Everyone's first screen: who is signed in, in which workspace, and the way out. A member also
+// invites or asks for invitations here, as the invite policy allows, and sees their requests.
 export function Profile ({ me }: ScreenProps) {
   const [problem, setProblem] = useState<Problem | null>(null)
   const [policy, setPolicy] = useState<Schemas['InvitePolicy'] | null>(null)
+  const [tick, setTick] = useState(0)
+  const member = me.user.role === 'member'
   useEffect(() => {
-    if (me.user.role !== 'member') return
+    if (!member) return
     void call(api.GET('/api/workspace')).then(r => { if (r.ok) setPolicy(r.data.invitePolicy); else setProblem(r.problem) })
-  }, [me.user.role])
+  }, [member])
   const signOut = async () => {
     const r = await call(api.POST('/api/auth/logout'))
     if (r.ok) location.assign('/')
     else setProblem(r.problem)
   }
+  const done = () => { setTick(n => n + 1) }
   return (
-    <section aria-labelledby='me-title'>
-      <p id='status' class='muted'>Signed in as {me.user.email}</p>
-      <h2 id='me-title'>Your profile</h2>
-      <dl>
-        <dt>E-mail</dt><dd id='me-email'>{me.user.email}</dd>
-        <dt>Name</dt><dd id='me-name'>{me.user.name ?? '—'}</dd>
-        <dt>Role</dt><dd id='me-role'>{me.user.role}</dd>
-        <dt>Workspace</dt><dd id='me-workspace'>{me.workspace.name}</dd>
-      </dl>
-      {me.user.role === 'member' && (
-        <p id='member-may' class='muted'>
-          Admins invite people and manage the workspace. {policy === null ? '' : MEMBER_MAY[policy]}
-        </p>
+    <>
+      <section aria-labelledby='me-title'>
+        <p id='status' class='muted'>Signed in as {me.user.email}</p>
+        <h2 id='me-title'>Your profile</h2>
+        <dl>
+          <dt>E-mail</dt><dd id='me-email'>{me.user.email}</dd>
+          <dt>Name</dt><dd id='me-name'>{me.user.name ?? '—'}</dd>
+          <dt>Role</dt><dd id='me-role'>{me.user.role}</dd>
+          <dt>Workspace</dt><dd id='me-workspace'>{me.workspace.name}</dd>
+        </dl>
+        {member && (
+          <p id='member-may' class='muted'>
+            Admins manage the workspace. {policy === null ? '' : MEMBER_MAY[policy]}
+          </p>
+        )}
+        <ProblemNote problem={problem} />
+        <button id='logout' type='button' onClick={signOut}>Sign out</button>
+      </section>
+      {member && policy === 'members' && (
+        <AddressForm id='invite' title='Invite people' roles={['member']} action={['Send invitations', 'Inviting…', 'invited']} send={invite} onDone={done} />
       )}
-      <ProblemNote problem={problem} />
-      <button id='logout' type='button' onClick={signOut}>Sign out</button>
-    </section>
+      {member && policy === 'request' && (
+        <AddressForm id='ask' title='Ask for an invitation' roles={['member', 'admin']} action={['Ask the admins', 'Asking…', 'asked for']} send={ask} onDone={done} />
+      )}
+      {member && <MyRequests tick={tick} />}
+    </>
   )
 }

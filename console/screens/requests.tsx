@@ -3,8 +3,6 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
 import { announce, ListState, ProblemNote, usePaged, when } from '../ui.js'
 
-const REQUESTS_POLL_MS = 5000
-
 function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: Problem | null) => void }) {
   const [role, setRole] = useState<Schemas['Role']>(req.role)
   const [reason, setReason] = useState('')
@@ -39,17 +37,13 @@ export function Requests ({ news }: ScreenProps) {
     async cursor => await call(api.GET('/api/invite-requests', { params: { query: cursor === undefined ? { status: 'pending', limit: 25 } : { status: 'pending', limit: 25, cursor } } })),
     []
   )
+  // A new request (and another admin's decision) is an event of the feed the console follows
+  // (live.ts): the list is read again when one arrives, without a reload.
   useEffect(() => { if (news > 0) reload() }, [news])
-  // A new request is not an event of the catalogue (the feed does not carry it): while this screen
-  // is open it reads its first page again every few seconds, so a request shows without a reload.
-  useEffect(() => {
-    const timer = setInterval(() => { if (document.visibilityState === 'visible') reload() }, REQUESTS_POLL_MS)
-    return () => { clearInterval(timer) }
-  }, [])
   const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   return (
     <>
-      <p class='muted'>Members ask for invitations in Slack when the invite policy is “request” (Settings). Approving sends the invitation.</p>
+      <p class='muted'>Members ask for invitations (on their profile here, or in Slack) when the invite policy is “request” (Settings). Approving sends the invitation.</p>
       <ProblemNote problem={actionProblem} />
       <ListState items={items} problem={problem} retry={reload} empty='No pending requests.'>
         <ul class='cards'>

@@ -1,28 +1,52 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
-import { announce, ProblemNote, when } from '../ui.js'
+import { announce, ConfirmButton, ProblemNote, when } from '../ui.js'
 
 const POLICIES: Array<{ value: Schemas['InvitePolicy'], text: string }> = [
   { value: 'admins', text: 'Only admins invite' },
-  { value: 'request', text: 'Members ask (in Slack), admins approve or deny' },
+  { value: 'request', text: 'Members ask (here or in Slack), admins approve or deny' },
   { value: 'members', text: 'Members may invite members; only admins invite admins' }
 ]
 
-function Slack ({ slack }: { slack: Schemas['WorkspaceSettings']['slack'] }) {
+/**
+ * Slack: install (the OAuth round trip, GET /api/oauth/slack/install) or uninstall
+ * (DELETE /api/workspace/slack, after a confirm step). After an uninstall the focus goes to the
+ * install link that replaces the button.
+ */
+function Slack ({ slack, onChange }: { slack: Schemas['WorkspaceSettings']['slack'], onChange: () => void }) {
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const installLink = useRef<HTMLAnchorElement>(null)
+  const focusInstall = useRef(false)
+  useLayoutEffect(() => {
+    if (focusInstall.current && !slack.installed) { installLink.current?.focus(); focusInstall.current = false }
+  }, [slack.installed])
   if (!slack.available) return <p id='slack-state'>Not available: this service is not configured for Slack (its operator sets <code>SLACK_CLIENT_ID</code> and the rest).</p>
+  const uninstall = async () => {
+    const r = await call(api.DELETE('/api/workspace/slack'))
+    if (r.ok || r.problem.code === 'NOT_FOUND') {
+      setProblem(null)
+      focusInstall.current = true
+      announce('The Slack app was uninstalled: its token is revoked and the bot no longer answers.')
+      onChange()
+    } else { setProblem(r.problem); announce(r.problem.text) }
+  }
   if (!slack.installed) {
     return (
       <>
         <p id='slack-state'>Not installed. Install the bot in your Slack workspace to invite and ask for invitations from Slack.</p>
-        <p><a href='/api/oauth/slack/install'>Install in Slack</a></p>
+        <p><a id='slack-install' ref={installLink} href='/api/oauth/slack/install'>Install in Slack</a></p>
       </>
     )
   }
   return (
     <>
-      <p id='slack-state'>Installed in <strong>{slack.teamName ?? 'a Slack team'}</strong> since {when(slack.installedAt)}. To uninstall, remove the app in Slack (its <em>Manage apps</em> page); this screen then shows it as not installed.</p>
-      <p><a href='/api/oauth/slack/install'>Install again (another team, or new permissions)</a></p>
+      <p id='slack-state'>Installed in <strong>{slack.teamName ?? 'a Slack team'}</strong> since {when(slack.installedAt)}.</p>
+      <ProblemNote problem={problem} />
+      <p class='actions'>
+        <a href='/api/oauth/slack/install'>Install again (another team, or new permissions)</a>{' '}
+        <ConfirmButton label='Uninstall from Slack' confirm='Yes, uninstall: revoke the bot token' onConfirm={uninstall} />
+      </p>
     </>
   )
 }
@@ -67,7 +91,7 @@ export function Settings ({ me, refresh }: ScreenProps) {
           </fieldset>
           <section class='card' aria-labelledby='slack-title'>
             <h2 id='slack-title'>Slack</h2>
-            <Slack slack={settings.slack} />
+            <Slack slack={settings.slack} onChange={load} />
           </section>
           <section class='card' aria-labelledby='idp-title'>
             <h2 id='idp-title'>Single sign-on</h2>

@@ -11,7 +11,8 @@ const CATALOGUE = [
   'invitation.created', 'invitation.resent', 'invitation.accepted', 'invitation.revoked', 'invitation.expired',
   'invitation.delivery_failed', 'invitation.viewed', 'member.joined', 'member.role_changed', 'member.removed',
   'api_key.created', 'api_key.revoked', 'chat.installed', 'chat.uninstalled', 'invite_link.created',
-  'invite_link.regenerated', 'invite_link.revoked', 'invitation.bounced'
+  'invite_link.regenerated', 'invite_link.revoked', 'invitation.bounced', 'invite_request.created',
+  'invite_request.approved', 'invite_request.denied'
 ] as const satisfies readonly EventType[]
 const complete: Exclude<EventType, typeof CATALOGUE[number] | 'webhook.test'> extends never ? true : never = true
 void complete

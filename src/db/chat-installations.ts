@@ -80,3 +80,10 @@ export async function deactivateChatInstallation (
     [platform, teamId, now])
   return r.rows[0] ?? null
 }
+
+/** Delete an installation (its encrypted token with it); returns it when this call deleted it. */
+export async function deleteChatInstallation (q: Queryable, id: string): Promise<ChatInstallationRow | null> {
+  const r = await q.query<ChatInstallationRow>(
+    `DELETE FROM chat_installations WHERE id = $1 RETURNING ${COLUMNS}`, [id])
+  return r.rows[0] ?? null
+}

@@ -26,7 +26,10 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'chat.uninstalled': 'chat.uninstalled',
   'invite_link.created': 'invite_link.created',
   'invite_link.regenerated': 'invite_link.regenerated',
-  'invite_link.revoked': 'invite_link.revoked'
+  'invite_link.revoked': 'invite_link.revoked',
+  'invite_request.created': 'invite_request.created',
+  'invite_request.approved': 'invite_request.approved',
+  'invite_request.denied': 'invite_request.denied'
 }
 
 export function eventTypeOf (action: AuditAction): EventType | null {
@@ -39,13 +42,14 @@ const ID_FIELD: Record<string, keyof EventData> = {
   user: 'userId',
   api_key: 'apiKeyId',
   chat_installation: 'installationId',
-  invite_link: 'inviteLinkId'
+  invite_link: 'inviteLinkId',
+  invite_request: 'inviteRequestId'
 }
 
 // `data` carries only what the contract's EventData declares: whatever else an audit payload
 // holds stays in the trail, and a field added there later is not published by accident.
 const DATA_FIELDS: ReadonlySet<string> = new Set<keyof EventData>([
-  'invitationId', 'userId', 'apiKeyId', 'installationId', 'email', 'role', 'from', 'to', 'reason',
+  'invitationId', 'userId', 'apiKeyId', 'installationId', 'inviteRequestId', 'email', 'role', 'from', 'to', 'reason',
   'deliveryStatus', 'revokedSessions', 'revokedApiKeys', 'name', 'prefix', 'platform', 'teamId', 'teamName',
   'scopes', 'reinstall', 'inviteLinkId', 'maxUses', 'expiresAt', 'allowedDomains', 'requiresApproval'
 ])

@@ -447,6 +447,30 @@ export interface paths {
         patch: operations["patchWorkspaceSettings"];
         trace?: never;
     };
+    "/api/workspace/slack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Uninstall the Slack app from the caller's workspace
+         * @description Revokes the app's bot token at Slack (`auth.revoke`), then deletes the installation with
+         *     its encrypted token and records `chat.uninstalled` (`reason: uninstalled_by_admin`). The
+         *     bot stops answering in that Slack team at once; installing again
+         *     (`GET /api/oauth/slack/install`) starts afresh. When Slack does not answer, nothing is
+         *     deleted (502): try again. Nothing installed (any more) is 404 `NOT_FOUND`.
+         */
+        delete: operations["deleteWorkspaceSlack"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/invite-requests": {
         parameters: {
             query?: never;
@@ -456,6 +480,38 @@ export interface paths {
         };
         /** Invite requests of the caller's workspace, newest first */
         get: operations["getInviteRequests"];
+        put?: never;
+        /**
+         * Ask the admins to invite someone (a member, under the `request` invite policy)
+         * @description For a member of a workspace whose invite policy is `request` (`GET /api/workspace`,
+         *     `invitePolicy`): asks its admins to invite `email` with the role wanted. The admins decide
+         *     as for a request made in Slack (`POST /api/invite-requests/{requestId}/approve`, `…/deny`,
+         *     the console, Slack's buttons); the request lapses after 7 days. Asking for an address that
+         *     already has a pending request answers that request (200) and makes no new one. A member
+         *     may have `INVITE_REQUESTS_PER_MEMBER` pending requests (default 10), the cap of Slack's
+         *     requests too. Under the `admins` and `members` policies, and for admins (who invite
+         *     themselves), 403 `INVITE_NOT_ALLOWED` says what to do instead.
+         */
+        post: operations["postInviteRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invite-requests/mine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own invite requests, newest first
+         * @description The requests the signed-in member (or admin) made, in the console, REST or Slack, with
+         *     what became of each (`status`; `reason` when denied). Any member; nobody else's requests.
+         */
+        get: operations["getInviteRequestsMine"];
         put?: never;
         post?: never;
         delete?: never;
@@ -731,6 +787,12 @@ export interface paths {
          *     hourly budget shared by this operation, re-sends, the MCP tool `invite_user` and the chat
          *     bot. Requests refused before sending (400, 401, 403) and retries answered from their
          *     `Idempotency-Key` do not count.
+         *
+         *     Admins invite under every invite policy. A member invites as the workspace's invite policy
+         *     (`GET /api/workspace`, `invitePolicy`) allows, as in Slack: under `members` a member may
+         *     invite members (never admins); under `request` a member files an invite request instead
+         *     (`POST /api/invite-requests`); under `admins` a member is refused. A refusal is 403
+         *     `INVITE_NOT_ALLOWED`, its message saying why and what to do, `details.invitePolicy` the policy.
          */
         post: operations["postUsersInvite"];
         delete?: never;
@@ -1577,6 +1639,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "invite_request.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invite_request.created
+         * @description Someone asked for an invitation: a member (the console, REST or Slack, under the `request` invite policy), or a person joining through an invite link that needs an admin's approval (`inviteLinkId`). `role` is the role asked for. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInviteRequestCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite_request.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invite_request.approved
+         * @description An admin approved an invite request; the invitation (its own `invitation.created` or `invitation.resent`) was sent in their name with `role`. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInviteRequestApproved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invite_request.denied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invite_request.denied
+         * @description An admin denied an invite request; `reason` is present when they gave one. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInviteRequestDenied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1646,7 +1768,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2167,7 +2289,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "webhook.test" | "invitation.bounced";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "webhook.test" | "invitation.bounced";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -2209,6 +2331,8 @@ export interface components {
             apiKeyId?: string;
             /** Format: uuid */
             installationId?: string;
+            /** Format: uuid */
+            inviteRequestId?: string;
             email?: string;
             /** @enum {string} */
             role?: "admin" | "member";
@@ -2444,6 +2568,15 @@ export interface components {
         };
         /** @description The caller lacks the required role (`FORBIDDEN`), or the browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`). */
         ForbiddenOrCrossOrigin: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The workspace's invite policy does not let the caller do this (`INVITE_NOT_ALLOWED`: the message says why and what to do instead, `details.invitePolicy` names the policy), or the browser says the request came from a page on another origin (`CSRF_REJECTED`). */
+        InviteNotAllowedOrCrossOrigin: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3455,6 +3588,46 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteWorkspaceSlack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Uninstalled; the bot token is revoked and deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            /** @description The service is not set up for Slack (`CHAT_PLATFORM_NOT_CONFIGURED`), or the app is not installed in this workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Slack's `auth.revoke` failed or timed out (`UPSTREAM_FAILED`); the installation is kept. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getInviteRequests: {
         parameters: {
             query?: {
@@ -3494,6 +3667,105 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInviteRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The address already has a pending request (maybe another member's); it is answered as it is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequest"];
+                };
+            };
+            /** @description Asked; the admins are told (Slack, the console, the `invite_request.created` event). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequest"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InviteNotAllowedOrCrossOrigin"];
+            /** @description The address is a member's already (`USER_EXISTS`), or the caller has as many pending requests as one member may (`INVITE_REQUEST_LIMIT_REACHED`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInviteRequestsMine: {
+        parameters: {
+            query?: {
+                /** @example pending */
+                status?: components["schemas"]["InviteRequestStatus"];
+                /** @example 20 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the caller's invite requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteRequestList"];
+                };
+            };
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4005,7 +4277,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["InviteNotAllowedOrCrossOrigin"];
             /** @description A user with this e-mail exists (`USER_EXISTS`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
             409: {
                 headers: {
@@ -5676,6 +5948,84 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "chat.uninstalled";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInviteRequestCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invite_request.created";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInviteRequestApproved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invite_request.approved";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInviteRequestDenied: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invite_request.denied";
                     data?: components["schemas"]["EventData"];
                 };
             };

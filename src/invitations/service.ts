@@ -2,6 +2,7 @@ import type { Principal } from '../principal.js'
 import type { Role } from '../db/users.js'
 import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
 import { emailAddress } from '../lib/email.js'
+import { requireMayInvite } from '../workspaces/invite-policy.js'
 import type { IdentityProviderInvitations } from '../idp/invitations.js'
 import type { InviteResult } from './delivery.js'
 import { createInvitationContext, type InvitationPorts } from './context.js'
@@ -39,6 +40,8 @@ export function createInvitationService (
       // The last gate before the mailer, whoever calls (REST, MCP, the chat bot): one rule.
       const email = emailAddress(input.email)
       const role = input.role
+      // A member invites only as the workspace's invite policy allows (admins always may).
+      await requireMayInvite(ports.db, actor, role)
       const keyed = opts.idempotency
       if (keyed === undefined) return await inviteMember(ctx, actor, email, role)
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.

@@ -1,10 +1,9 @@
 import type { Ports } from '../ports.js'
-import { workspaceGone, type Principal } from '../principal.js'
+import type { Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { InviteResult } from '../invitations/delivery.js'
 import { serviceError } from '../errors.js'
 import type { Role } from '../db/users.js'
-import { findInvitePolicy, type InvitePolicy } from '../db/workspaces.js'
 import { isUuid } from '../lib/uuid.js'
 import { effectiveRequestStatus, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
 
@@ -57,10 +56,4 @@ export async function notPending (
   const current = isUuid(requestId) ? await findInviteRequest(deps.db, actor.workspaceId, requestId) : null
   if (current === null) throw serviceError('NOT_FOUND', ['Invite request'])
   throw serviceError('INVITE_REQUEST_NOT_PENDING', [effectiveRequestStatus(current, deps.clock.now())])
-}
-
-export async function invitePolicyOf (deps: Pick<Ports, 'db'>, workspaceId: string): Promise<InvitePolicy> {
-  const policy = await findInvitePolicy(deps.db, workspaceId)
-  if (policy === null) throw workspaceGone()
-  return policy
 }

@@ -31,7 +31,8 @@ export async function denyInviteRequest (
     await auditPrincipalAction(deps.events, tx, actor, {
       action: 'invite_request.denied',
       target: { type: 'invite_request', id: row.id },
-      payload: { email: row.email, role: row.role, reason: row.reason },
+      // No reason given: none in the payload (the event's `reason` is a string when present).
+      payload: { email: row.email, role: row.role, ...(row.reason !== null ? { reason: row.reason } : {}) },
       now
     })
     return row

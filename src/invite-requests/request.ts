@@ -6,7 +6,8 @@ import { emailAddress } from '../lib/email.js'
 import {
   findPendingInviteRequest, insertInviteRequest, lockAndCountOpenRequests, type InviteRequestRow
 } from '../db/invite-requests.js'
-import { invitePolicyOf, type InviteRequestDeps } from './context.js'
+import { requireMayRequest } from '../workspaces/invite-policy.js'
+import type { InviteRequestDeps } from './context.js'
 
 /** Requests lapse after a week, like invitations by default. */
 const REQUEST_TTL_MS = 7 * 86_400_000
@@ -18,7 +19,7 @@ export async function requestInvite (
   input: { email: string, role: Role }
 ): Promise<{ row: InviteRequestRow, created: boolean }> {
   const { db, clock } = deps
-  if (await invitePolicyOf(deps, actor.workspaceId) !== 'request') throw serviceError('FORBIDDEN', ['admin'])
+  await requireMayRequest(db, actor, input.role)
   const email = emailAddress(input.email)
   if (await isMemberEmail(db, actor.workspaceId, email)) throw serviceError('USER_EXISTS')
   const now = clock.now()

@@ -3,7 +3,8 @@ import type { InviteResult } from '../invitations/delivery.js'
 import type { Role } from '../db/users.js'
 import type { InvitePolicy } from '../db/workspaces.js'
 import type { InviteRequestRow } from '../db/invite-requests.js'
-import { invitePolicyOf, inviteRequestView, type InviteRequestDeps, type InviteRequestView } from './context.js'
+import { invitePolicyOf } from '../workspaces/invite-policy.js'
+import { inviteRequestView, type InviteRequestDeps, type InviteRequestView } from './context.js'
 import { requestInvite } from './request.js'
 import { findInviteRequestView, listInviteRequestPage, type InviteRequestListQuery } from './view.js'
 import { approveInviteRequest } from './approve.js'
@@ -32,7 +33,7 @@ export interface InviteRequestService {
 
 export function createInviteRequestService (deps: InviteRequestDeps): InviteRequestService {
   return {
-    policyOf: async workspaceId => await invitePolicyOf(deps, workspaceId),
+    policyOf: async workspaceId => await invitePolicyOf(deps.db, workspaceId),
     toView: row => inviteRequestView(deps, row),
     request: async (actor, input) => await requestInvite(deps, actor, input),
     list: async (actor, q) => await listInviteRequestPage(deps, actor, q),

@@ -1,6 +1,7 @@
 import type { Principal } from '../principal.js'
 import type { Role } from '../db/users.js'
 import { isServiceError } from '../errors.js'
+import { memberInviteDoor } from '../workspaces/invite-policy.js'
 import { escapeSlackText } from './commands.js'
 import type { Outcome } from './event-queue.js'
 import type { SlackBotDeps } from './deps.js'
@@ -25,8 +26,9 @@ export async function inviteOrRequest (
   try {
     if (person.role === 'admin') return await invite(deps, person, cmd)
     const policy = await deps.inviteRequests.policyOf(person.workspaceId)
-    if (policy === 'members' && cmd.role === 'member') return await invite(deps, person, cmd)
-    if (policy === 'request') {
+    const door = memberInviteDoor(policy, cmd.role)
+    if (door === 'invite') return await invite(deps, person, cmd)
+    if (door === 'request') {
       const { created } = await deps.inviteRequests.request(person, cmd)
       return {
         text: created

@@ -10,6 +10,8 @@ import type { InviteRequestNotice } from '../invite-requests/context.js'
 import type { InviterNotice } from '../invitations/inviter-notice.js'
 import { acknowledgeCommand, acknowledgeInteraction, type CommandAck, type InteractionAck } from './intake.js'
 import { createNoticeIntake } from './notice-intake.js'
+import { uninstallSlack } from './uninstall.js'
+import type { Principal } from '../principal.js'
 
 // The Slack app, composed: OAuth v2 install (install.ts), signed requests (signature.ts),
 // durable intake with its sweep (event-queue.ts) for events, slash commands and interactions
@@ -22,6 +24,8 @@ export { botTokenContext } from './install.js'
 
 export interface SlackService extends SlackInstall, EventQueue {
   readonly configured: boolean
+  /** An admin uninstalls: the bot token revoked at Slack, the installation deleted (uninstall.ts). */
+  uninstall(actor: Principal): Promise<void>
   /** A slash command: checked and recorded now, done after the acknowledgement. */
   command(form: Record<string, unknown>): Promise<CommandAck>
   /** An interaction's `payload` (JSON text): a modal's invalid input answered now, the rest queued. */
@@ -53,7 +57,8 @@ export function createSlackService (deps: SlackDeps): SlackService {
     return { slack, key }
   }
 
-  const install = createSlackInstall({ db, clock, log, api, events: deps.events, requireConfigured })
+  const installDeps = { db, clock, log, api, events: deps.events, requireConfigured }
+  const install = createSlackInstall(installDeps)
   const bot = {
     db,
     clock,
@@ -79,6 +84,7 @@ export function createSlackService (deps: SlackDeps): SlackService {
     configured,
     startInstall: install.startInstall,
     completeInstall: install.completeInstall,
+    uninstall: async actor => { await uninstallSlack(installDeps, actor) },
 
     verifySignature (request) {
       const { slack } = requireConfigured()

@@ -48,6 +48,8 @@ export interface SlackWebApi {
   updateMessage(token: string, message: { channel: string, ts: string, text: string, blocks: Block[] }): Promise<void>
   openView(token: string, triggerId: string, view: Block): Promise<void>
   publishView(token: string, userId: string, view: Block): Promise<void>
+  /** Revokes the token (auth.revoke): the app's bot token, when an admin uninstalls it from the service. */
+  authRevoke(token: string): Promise<void>
   /** Answers through an interaction's response_url (not a Web API method: no token, no retries). */
   respond(responseUrl: string, body: Record<string, unknown>): Promise<void>
 }
@@ -173,6 +175,9 @@ export function createSlackWebApi (
     },
     async publishView (token, userId, view) {
       await call('views.publish', token, { user_id: userId, view })
+    },
+    async authRevoke (token) {
+      await call('auth.revoke', token, {})
     },
     async respond (responseUrl, body) {
       let res: Response

@@ -16,6 +16,8 @@ t.test('every service answers a principal of a deleted workspace with UNAUTHENTI
   const { services } = h.app
   const calls: Record<string, () => Promise<unknown>> = {
     'invitations.invite': async () => await services.invitations.invite(principal, { email: 'ada@example.com', role: 'member' }),
+    // A member's invitation reads the invite policy first: the workspace is gone there already.
+    'invitations.invite (a member)': async () => await services.invitations.invite(principalOf(admin, 'member'), { email: 'ada@example.com', role: 'member' }),
     'inviteRequests.request': async () => await services.inviteRequests.request(principal, { email: 'ada@example.com', role: 'member' }),
     'workspaceSettings.get': async () => await services.workspaceSettings.get(principal),
     'workspace.get': async () => await services.workspace.get(principal),

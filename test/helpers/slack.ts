@@ -4,7 +4,7 @@ import { build, type BuildOptions, type SignedIn, type TestApp } from './build.j
 import { startFakeHttp, type FakeHttp, type FakeRequest } from './fake-http.js'
 import { slackSignature } from '../../src/slack/signature.js'
 
-// A loopback fake of the Slack Web API (oauth.v2.access, users.info, chat.postMessage) and an
+// A loopback fake of the Slack Web API (oauth.v2.access, users.info, chat.postMessage, auth.revoke) and an
 // app configured against it, with helpers to run the real install flow and to send signed events.
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -34,6 +34,8 @@ export interface SlackFake {
   postDelayMs: number
   /** Answer the next n chat.postMessage calls with 429 and Retry-After: 1. */
   rateLimitPosts: number
+  /** Answer auth.revoke with HTTP 500 (Slack down) while set. */
+  failRevoke: boolean
 }
 
 /** A Web API call's arguments, with the bot token it came with. */
@@ -69,14 +71,18 @@ export async function startSlackFake (t: Teardown): Promise<SlackFake> {
     emails: new Map(),
     postDelayMs: 0,
     rateLimitPosts: 0,
+    failRevoke: false,
     posts: () => state.args('chat.postMessage'),
     calls: method => fake.requests.filter(r => r.path === `/${method}`),
     args: method => state.calls(method).map(callArgs),
     responses: () => fake.requests.filter(r => r.path.startsWith('/respond/')).map(r => r.json as Record<string, unknown>),
     responseUrl: () => `${fake.url}/respond/${randomBytes(6).toString('hex')}`
   }
-  const authed = (req: FakeRequest) => req.headers.authorization === `Bearer ${state.botToken}` ||
-    new URLSearchParams(req.body).get('token') === state.botToken
+  // Tokens auth.revoke has revoked: Slack answers invalid_auth to them from then on.
+  const revoked = new Set<string>()
+  const authed = (req: FakeRequest) => !revoked.has(state.botToken) && (
+    req.headers.authorization === `Bearer ${state.botToken}` ||
+    new URLSearchParams(req.body).get('token') === state.botToken)
   const field = (req: FakeRequest, name: string) => {
     const fromJson = (req.json as Record<string, unknown> | null)?.[name]
     return typeof fromJson === 'string' ? fromJson : new URLSearchParams(req.body).get(name) ?? ''
@@ -89,6 +95,8 @@ export async function startSlackFake (t: Teardown): Promise<SlackFake> {
         json: { ok: false, error: 'invalid_code' }
       }
     }
+    // An install after the token was revoked gets a new one, as Slack would hand out.
+    if (revoked.has(state.botToken)) state.botToken = `xoxb-${randomBytes(12).toString('hex')}`
     return {
       json: {
         ok: true,
@@ -131,6 +139,12 @@ export async function startSlackFake (t: Teardown): Promise<SlackFake> {
   for (const method of ['chat.update', 'views.open', 'views.publish']) {
     fake.on(`POST /${method}`, req => ({ json: authed(req) ? { ok: true } : { ok: false, error: 'invalid_auth' } }))
   }
+  fake.on('POST /auth.revoke', req => {
+    if (state.failRevoke) return { status: 500, json: { ok: false, error: 'internal_error' } }
+    if (!authed(req)) return { json: { ok: false, error: 'invalid_auth' } }
+    revoked.add(state.botToken)
+    return { json: { ok: true, revoked: true } }
+  })
   fake.on('POST /respond/*', () => ({ json: { ok: true } }))
   return state
 }
