@@ -88,10 +88,12 @@ t.test('every list operation pages through its items with the one cursor format'
     payload: { invitePolicy: 'request' }
   })
   t.equal(settings.statusCode, 200)
+  // Three members; the first asks three times, so its own list (GET /api/invite-requests/mine) has three too.
+  const asker = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  for (let i = 0; i < 2; i++) await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
   for (let i = 0; i < 3; i++) {
-    const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
     await h.app.services.inviteRequests.request(
-      principalOf(member, 'member'), { email: `asked-${i}@example.com`, role: 'member' }
+      principalOf(asker, 'member'), { email: `asked-${i}@example.com`, role: 'member' }
     )
     const r = await h.inject({
       method: 'POST',
@@ -107,7 +109,8 @@ t.test('every list operation pages through its items with the one cursor format'
     const seen: string[] = []
     let url: string | null = `${path}?limit=1`
     while (url !== null) {
-      const res = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
+      const cookie = path.endsWith('/mine') ? asker.cookie : admin.cookie
+      const res = await h.inject({ method: 'GET', url, headers: { cookie } })
       t.equal(res.statusCode, 200, url)
       const body = res.json() as { items: Array<{ id: string }>, nextCursor: string | null }
       seen.push(...body.items.map(i => i.id))
