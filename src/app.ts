@@ -180,8 +180,9 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     log: app.log,
     schema: config.jobs.schema,
     pollSeconds: config.jobs.pollMs / 1000,
-    // A job is taken as dead (its worker crashed) well after the longest attempt could last.
-    expireSeconds: 2 * Math.ceil(config.webhooks.timeoutMs / 1000) + 5,
+    // A job is taken as dead (its worker crashed) well after the longest attempt could last: a
+    // webhook delivery, or a reminder's e-mail.
+    expireSeconds: 2 * Math.ceil(Math.max(config.webhooks.timeoutMs, config.smtp.timeoutMs) / 1000) + 5,
     maintenanceSeconds: config.jobs.maintenanceSeconds,
     workers: true
   })

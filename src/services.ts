@@ -17,6 +17,7 @@ import { createWebhookEndpointService, type WebhookEndpointService } from './web
 import { createWebhookDelivery } from './webhooks/delivery.js'
 import { createAddressPolicy } from './webhooks/address-policy.js'
 import { expireInvitations } from './invitations/expiry.js'
+import { queueDueReminders, sendReminder } from './invitations/reminders.js'
 import { deriveKey } from './lib/crypto.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
@@ -39,7 +40,7 @@ export interface Services {
   readonly slack: SlackService
   readonly events: EventFeed
   readonly webhooks: WebhookEndpointService
-  /** Start the job workers: webhook deliveries, and the invitation-expiry schedule. */
+  /** Start the job workers: webhook deliveries, the invitation expiry and reminder schedules, reminder e-mails. */
   startWorkers(): Promise<void>
   readonly inviteRequests: InviteRequestService
   readonly workspaceSettings: WorkspaceSettingsService
@@ -97,6 +98,10 @@ export function createServices (given: Ports): Services {
         await expireInvitations(ports)
       })
       await ports.jobs.schedule('invitation-expiry', '* * * * *')
+      // Reminders: the sweep claims the due ones each minute; each e-mail is a job of its own.
+      await ports.jobs.work('invitation-reminder', async data => { await sendReminder(ports, data) })
+      await ports.jobs.work('invitation-reminders', async () => { await queueDueReminders(ports) })
+      await ports.jobs.schedule('invitation-reminders', '* * * * *')
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),

@@ -7,7 +7,7 @@ import { DOORS, ListState, Table, usePaged, when } from '../ui.js'
 type Action = Schemas['AuditAction']
 const ACTIONS = [
   'invitation.created', 'invitation.resent', 'invitation.revoked', 'invitation.accepted', 'invitation.email_failed',
-  'invitation.expired', 'invitation.viewed', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked',
+  'invitation.expired', 'invitation.viewed', 'invitation.reminder_sent', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked',
   'chat.installed', 'chat.uninstalled', 'invite_request.created', 'invite_request.approved', 'invite_request.denied',
   'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
   'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',

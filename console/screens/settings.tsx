@@ -89,6 +89,22 @@ export function Settings ({ me, refresh }: ScreenProps) {
               </label>
             ))}
           </fieldset>
+          <section class='card' aria-labelledby='remind-title'>
+            <h2 id='remind-title'>Invitation reminders</h2>
+            <label for='remind-days'>Remind a pending invitation, once</label>
+            <select
+              id='remind-days' value={String(settings.invitationReminderDays ?? 'off')}
+              onChange={e => {
+                const v = e.currentTarget.value
+                const days = v === 'off' ? null : Number(v)
+                void save({ invitationReminderDays: days }, () => days === null ? 'Invitation reminders are off.' : `Pending invitations are reminded ${days} ${days === 1 ? 'day' : 'days'} before they expire.`)
+              }}
+            >
+              <option value='off'>never</option>
+              {[1, 2, 3, 4, 5, 6, 7].map(d => <option key={d} value={String(d)}>{d} {d === 1 ? 'day' : 'days'} before it expires</option>)}
+            </select>
+            <p class='muted'>With the link it already has; never to an accepted, revoked or expired one.</p>
+          </section>
           <section class='card' aria-labelledby='slack-title'>
             <h2 id='slack-title'>Slack</h2>
             <Slack slack={settings.slack} onChange={load} />

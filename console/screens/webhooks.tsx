@@ -9,9 +9,9 @@ type EventType = Schemas['EventType']
 // `webhook.test` is not subscribed to: it goes to one endpoint when an admin sends a test event.
 const CATALOGUE = [
   'invitation.created', 'invitation.resent', 'invitation.accepted', 'invitation.revoked', 'invitation.expired',
-  'invitation.delivery_failed', 'invitation.viewed', 'member.joined', 'member.role_changed', 'member.removed',
-  'api_key.created', 'api_key.revoked', 'chat.installed', 'chat.uninstalled', 'invite_link.created',
-  'invite_link.regenerated', 'invite_link.revoked', 'invitation.bounced', 'invite_request.created',
+  'invitation.delivery_failed', 'invitation.viewed', 'invitation.reminder_sent', 'invitation.bounced', 'member.joined',
+  'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked', 'chat.installed', 'chat.uninstalled',
+  'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked', 'invite_request.created',
   'invite_request.approved', 'invite_request.denied'
 ] as const satisfies readonly EventType[]
 const complete: Exclude<EventType, typeof CATALOGUE[number] | 'webhook.test'> extends never ? true : never = true

@@ -29,6 +29,8 @@ export interface InvitationRow {
   /** A permanent delivery failure reported after the relay took the e-mail (migration 021). */
   bouncedAt: Date | null
   bounceReason: string | null
+  /** When its one reminder was claimed and queued (src/invitations/reminders.ts). */
+  remindedAt: Date | null
   createdAt: Date
   updatedAt: Date
 }
@@ -38,6 +40,7 @@ const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, stat
   delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
   last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",
   revoked_at AS "revokedAt", viewed_at AS "viewedAt", bounced_at AS "bouncedAt", bounce_reason AS "bounceReason",
+  reminded_at AS "remindedAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
 export function effectiveStatus (inv: Pick<InvitationRow, 'status' | 'expiresAt'>, now: Date): InvitationStatus {
@@ -87,7 +90,7 @@ export async function upsertPendingInvitation (
      DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
                    invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
                    delivery_status = 'pending', delivery_error = NULL, bounced_at = NULL, bounce_reason = NULL,
-                   updated_at = EXCLUDED.updated_at,
+                   updated_at = EXCLUDED.updated_at, link_sealed = NULL,
                    send_owner = EXCLUDED.send_owner, send_until = EXCLUDED.send_until
        WHERE $9::uuid IS NULL OR invitations.send_until IS NULL OR invitations.send_until <= $8
      RETURNING ${INVITATION_COLUMNS}, (xmax = 0) AS created`,
@@ -176,7 +179,7 @@ export async function refreshInvitationToken (
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `UPDATE invitations SET token_hash = $2, expires_at = $3, delivery_status = 'pending', delivery_error = NULL,
-                            bounced_at = NULL, bounce_reason = NULL, updated_at = $4
+                            bounced_at = NULL, bounce_reason = NULL, link_sealed = NULL, updated_at = $4
       WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${INVITATION_COLUMNS}`, [
       id, tokenHash, expiresAt, now
     ])
@@ -192,7 +195,7 @@ export async function expireStalePendingInvitation (
   q: Queryable, workspaceId: string, email: string, now: Date
 ): Promise<ExpiredInvitation | null> {
   const r = await q.query<ExpiredInvitation>(
-    `UPDATE invitations SET status = 'expired', updated_at = $3
+    `UPDATE invitations SET status = 'expired', link_sealed = NULL, updated_at = $3
       WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at <= $3
       RETURNING id, workspace_id AS "workspaceId", email, role`, [workspaceId, email, now])
   return r.rows[0] ?? null
@@ -206,26 +209,75 @@ export interface ExpiredInvitation { id: string, workspaceId: string, email: str
  */
 export async function expireDueInvitations (q: Queryable, now: Date, limit: number): Promise<ExpiredInvitation[]> {
   const r = await q.query<ExpiredInvitation>(
-    `UPDATE invitations SET status = 'expired', updated_at = $1
+    `UPDATE invitations SET status = 'expired', link_sealed = NULL, updated_at = $1
       WHERE id IN (SELECT id FROM invitations WHERE status = 'pending' AND expires_at <= $1
                     ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
       RETURNING id, workspace_id AS "workspaceId", email, role`, [now, limit])
   return r.rows
 }
 
+/**
+ * The outcome of one delivery attempt. `linkSealed`: the token our e-mail carried, sealed
+ * (src/invitations/link-seal.ts), kept for the reminder to carry the same link.
+ */
 export async function recordDelivery (
   q: Queryable,
   id: string,
-  delivery: { status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, now: Date }
+  delivery: {
+    status: DeliveryStatus, error?: string | null, idpInvitationId?: string | null, linkSealed?: string, now: Date
+  }
 ): Promise<void> {
   await q.query(
     `UPDATE invitations SET delivery_status = $2, delivery_error = $3,
             idp_invitation_id = COALESCE($4, idp_invitation_id),
             delivery_attempts = delivery_attempts + 1,
             last_sent_at = CASE WHEN $2 IN ('sent', 'identity_provider') THEN $5 ELSE last_sent_at END,
+            link_sealed = COALESCE($6, link_sealed),
             updated_at = $5
       WHERE id = $1`,
-    [id, delivery.status, delivery.error ?? null, delivery.idpInvitationId ?? null, delivery.now])
+    [id, delivery.status, delivery.error ?? null, delivery.idpInvitationId ?? null, delivery.now,
+      delivery.linkSealed ?? null])
+}
+
+/**
+ * Claims up to `limit` pending invitations whose reminder is due in their workspace's setting
+ * (reminder_days before expiry; NULL: off): e-mailed by us (and not bounced since) with a link still kept sealed, last
+ * sent before the reminder point (an invitation whose whole life is shorter than the window gets
+ * none), not reminded yet. `reminded_at IS NULL` in the UPDATE is the once-only guarantee: of
+ * concurrent sweeps one claims each row (SKIP LOCKED lets them share the batch).
+ */
+export async function claimDueReminders (q: Queryable, now: Date, limit: number): Promise<ExpiredInvitation[]> {
+  const r = await q.query<ExpiredInvitation>(
+    `UPDATE invitations SET reminded_at = $1
+      WHERE id IN (SELECT i.id FROM invitations i JOIN workspaces w ON w.id = i.workspace_id
+                    WHERE i.status = 'pending' AND i.reminded_at IS NULL AND i.link_sealed IS NOT NULL
+                      AND i.delivery_status = 'sent'
+                      AND i.expires_at > $1 AND i.expires_at <= $1 + interval '7 days'
+                      AND w.reminder_days IS NOT NULL
+                      AND i.expires_at <= $1 + make_interval(days => w.reminder_days)
+                      AND i.last_sent_at <= i.expires_at - make_interval(days => w.reminder_days)
+                    ORDER BY i.expires_at LIMIT $2 FOR UPDATE OF i SKIP LOCKED)
+        AND reminded_at IS NULL AND status = 'pending'
+      RETURNING id, workspace_id AS "workspaceId", email, role`, [now, limit])
+  return r.rows
+}
+
+/** What a reminder e-mail needs: the invitation, its sealed link, its workspace's and inviter's names. */
+export interface ReminderRow extends Pick<InvitationRow, 'id' | 'email' | 'role' | 'status' | 'expiresAt'> {
+  tokenHash: string | null
+  linkSealed: string | null
+  workspaceName: string
+  inviterName: string | null
+}
+
+export async function findReminder (q: Queryable, id: string): Promise<ReminderRow | null> {
+  const r = await q.query<ReminderRow>(
+    `SELECT i.id, i.email, i.role, i.status, i.expires_at AS "expiresAt", i.token_hash AS "tokenHash",
+            i.link_sealed AS "linkSealed", w.name AS "workspaceName", COALESCE(u.name, u.email) AS "inviterName"
+       FROM invitations i JOIN workspaces w ON w.id = i.workspace_id
+       LEFT JOIN users u ON u.id = i.invited_by
+      WHERE i.id = $1`, [id])
+  return r.rows[0] ?? null
 }
 
 /**
@@ -272,7 +324,8 @@ export async function findEmailedPendingInvitations (
  */
 export async function markInvitationAccepted (q: Queryable, id: string, userId: string, now: Date): Promise<boolean> {
   const r = await q.query(
-    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, updated_at = $3
+    `UPDATE invitations SET status = 'accepted', accepted_at = $3, accepted_user_id = $2, link_sealed = NULL,
+                            updated_at = $3
       WHERE id = $1 AND status = 'pending' AND expires_at > $3`, [id, userId, now])
   return r.rowCount === 1
 }
@@ -282,7 +335,7 @@ export async function markInvitationRevoked (
   q: Queryable, workspaceId: string, id: string, now: Date
 ): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
-    `UPDATE invitations SET status = 'revoked', revoked_at = $3, token_hash = NULL, updated_at = $3
+    `UPDATE invitations SET status = 'revoked', revoked_at = $3, token_hash = NULL, link_sealed = NULL, updated_at = $3
       WHERE id = $1 AND workspace_id = $2 AND status = 'pending' AND expires_at > $3 RETURNING ${INVITATION_COLUMNS}`, [
       id, workspaceId, now
     ])

@@ -67,6 +67,24 @@ export async function updateInvitePolicy (
   return r.rows[0]?.previous ?? null
 }
 
+/** Days before expiry a pending invitation is reminded (1–7), or null: reminders off. */
+export async function findReminderDays (q: Queryable, workspaceId: string): Promise<number | null | undefined> {
+  const r = await q.query<{ days: number | null }>(
+    'SELECT reminder_days AS days FROM workspaces WHERE id = $1', [workspaceId]
+  )
+  return r.rows[0]?.days
+}
+
+/** Sets the reminder setting; returns the one it replaced (undefined: no such workspace). */
+export async function updateReminderDays (
+  q: Queryable, workspaceId: string, days: number | null
+): Promise<number | null | undefined> {
+  const r = await q.query<{ previous: number | null }>(
+    `UPDATE workspaces w SET reminder_days = $2 FROM (SELECT reminder_days FROM workspaces WHERE id = $1 FOR UPDATE) old
+      WHERE w.id = $1 RETURNING old.reminder_days AS previous`, [workspaceId, days])
+  return r.rows[0]?.previous
+}
+
 /** Renames a workspace; returns the name it replaced (null: no such workspace). */
 export async function renameWorkspace (q: Queryable, workspaceId: string, name: string): Promise<string | null> {
   const r = await q.query<{ previous: string }>(

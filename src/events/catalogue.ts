@@ -17,6 +17,7 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'invitation.email_failed': 'invitation.delivery_failed',
   'invitation.viewed': 'invitation.viewed',
   'invitation.bounced': 'invitation.bounced',
+  'invitation.reminder_sent': 'invitation.reminder_sent',
   'member.joined': 'member.joined',
   'member.role_changed': 'member.role_changed',
   'member.removed': 'member.removed',

@@ -439,10 +439,11 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the workspace settings (its name, who may invite)
+         * Change the workspace settings (its name, who may invite, invitation reminders)
          * @description `name`: the workspace's new name (surrounding spaces dropped; 1 to 200 characters besides
          *     them). `invitePolicy`: `admins` (only admins invite), `request` (members ask in Slack, admins
          *     approve or deny), `members` (members may invite members; only admins invite admins).
+         *     `invitationReminderDays`: 1 to 7 days before expiry, or `null` for no reminders.
          */
         patch: operations["patchWorkspaceSettings"];
         trace?: never;
@@ -1439,6 +1440,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "invitation.reminder_sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invitation.reminder_sent
+         * @description A pending invitation got its one reminder e-mail, with the link it already had (the workspace's `invitationReminderDays` before its expiry). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookInvitationReminderSent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "member.joined": {
         parameters: {
             query?: never;
@@ -1978,6 +1999,11 @@ export interface components {
              *     Later opens record nothing.
              */
             viewedAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When its one reminder e-mail was sent (queued to the relay), per the workspace's `invitationReminderDays`.
+             */
+            remindedAt?: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1988,7 +2014,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.reminder_sent";
         AuditEvent: {
             /**
              * Format: uuid
@@ -2128,6 +2154,7 @@ export interface components {
             /** @description The workspace's name. */
             name: string;
             invitePolicy: components["schemas"]["InvitePolicy"];
+            invitationReminderDays: components["schemas"]["InvitationReminderDays"];
             /** @description The Slack app (read-only here: installed through `/api/oauth/slack/install`, removed in Slack). */
             slack: {
                 /** @description Whether this service is configured for Slack (SLACK_CLIENT_ID and the rest). */
@@ -2150,10 +2177,19 @@ export interface components {
                 organizationLinked: boolean;
             };
         };
+        /**
+         * @description How many days before it expires a pending invitation gets its one reminder e-mail (1 to 7;
+         *     every workspace starts at 2), or `null`: no reminders. The reminder carries the link the
+         *     invitation e-mail carried (no new link) and is sent to pending invitations only, once
+         *     (`remindedAt`, event `invitation.reminder_sent`). An invitation whose whole life is shorter
+         *     than this gets none, and so does one the identity provider sent.
+         */
+        InvitationReminderDays: number | null;
         WorkspaceSettingsPatch: {
             /** @description A new name for the workspace (surrounding spaces are dropped). */
             name?: string;
             invitePolicy?: components["schemas"]["InvitePolicy"];
+            invitationReminderDays?: components["schemas"]["InvitationReminderDays"];
         };
         /** @enum {string} */
         InviteRequestStatus: "pending" | "approved" | "denied" | "expired";
@@ -2289,7 +2325,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "webhook.test" | "invitation.bounced";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -5688,6 +5724,32 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "invitation.bounced";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookInvitationReminderSent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "invitation.reminder_sent";
                     data?: components["schemas"]["EventData"];
                 };
             };

@@ -14,6 +14,7 @@ import { serviceError } from '../errors.js'
 import type { IdentityProviderInvitations } from '../idp/invitations.js'
 import { noopMeter, type Meter } from '../lib/telemetry.js'
 import { invitationEmail, signupLink } from './email.js'
+import { sealToken } from './link-seal.js'
 import { tellInviter, type InviterNoticeListener } from './inviter-notice.js'
 import { invitationReturnPath } from '../bounces/return-path.js'
 
@@ -181,6 +182,7 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   }
   meter.invitationDelivery('email', 'sent')
   d.handedOver?.()
-  await recordDelivery(db, inv.id, { status: 'sent', now: clock.now() })
+  // The link it carried, sealed: the reminder sends this same link (reminders.ts).
+  await recordDelivery(db, inv.id, { status: 'sent', linkSealed: sealToken(config, inv.id, d.token), now: clock.now() })
   return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }
 }

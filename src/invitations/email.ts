@@ -14,6 +14,8 @@ export interface InvitationEmailInput {
   role: Role
   link: string
   expiresAt: Date
+  /** The one reminder before expiry (src/invitations/reminders.ts): same link, said as a reminder. */
+  reminder?: boolean
 }
 
 /** A header-safe, single-line version of user text (no CR/LF in the subject). */
@@ -26,10 +28,12 @@ export function invitationEmail (i: InvitationEmailInput): MailMessage {
   const who = i.inviter !== null ? oneLine(i.inviter) : null
   const asRole = i.role === 'admin' ? 'an admin' : 'a member'
   const expires = i.expiresAt.toUTCString()
-  const subject = who !== null ? `${who} invited you to join ${workspace}` : `You are invited to join ${workspace}`
-  const lead = who !== null
+  const reminder = i.reminder === true ? 'Reminder: ' : ''
+  const subject = reminder +
+    (who !== null ? `${who} invited you to join ${workspace}` : `You are invited to join ${workspace}`)
+  const lead = reminder + (who !== null
     ? `${who} invited you to join the workspace "${workspace}" as ${asRole}.`
-    : `You are invited to join the workspace "${workspace}" as ${asRole}.`
+    : `You are invited to join the workspace "${workspace}" as ${asRole}.`)
   const text = [
     lead,
     '',
@@ -39,10 +43,10 @@ export function invitationEmail (i: InvitationEmailInput): MailMessage {
     `The link works once and expires on ${expires}.`,
     'If you did not expect this invitation, you can ignore this e-mail.'
   ].join('\n')
-  const htmlLead = who !== null
+  const htmlLead = reminder + (who !== null
     ? `<strong>${escapeHtml(who)}</strong> invited you to join the workspace ` +
       `<strong>${escapeHtml(workspace)}</strong> as ${asRole}.`
-    : `You are invited to join the workspace <strong>${escapeHtml(workspace)}</strong> as ${asRole}.`
+    : `You are invited to join the workspace <strong>${escapeHtml(workspace)}</strong> as ${asRole}.`)
   const href = escapeHtml(i.link)
   const html = `<!doctype html>
 <html><body style="font-family: sans-serif; line-height: 1.5">

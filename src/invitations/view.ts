@@ -28,6 +28,7 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
     viewedAt: iso(row.viewedAt),
     bouncedAt: iso(row.bouncedAt),
     bounceReason: row.bounceReason,
+    remindedAt: iso(row.remindedAt),
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString()
   }

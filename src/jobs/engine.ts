@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js'
 // commit to every instance LISTENing (see startJobEngine): whichever is free takes it at once,
 // not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
 
-type JobQueue = 'webhook-delivery' | 'invitation-expiry'
+type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
@@ -75,7 +75,9 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
   }
 }
 
-const QUEUES: readonly JobQueue[] = ['webhook-delivery', 'invitation-expiry']
+const QUEUES: readonly JobQueue[] = [
+  'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder'
+]
 
 const isQueue = (s: string): s is JobQueue => (QUEUES as readonly string[]).includes(s)
 

@@ -2,12 +2,15 @@ import type { Ports } from '../ports.js'
 import { workspaceGone, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { Queryable } from '../db/client.js'
-import { findInvitePolicy, findWorkspace, renameWorkspace, updateInvitePolicy } from '../db/workspaces.js'
+import {
+  findInvitePolicy, findReminderDays, findWorkspace, renameWorkspace, updateInvitePolicy, updateReminderDays
+} from '../db/workspaces.js'
 import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import { serviceError } from '../errors.js'
 
-// A workspace's settings: its name and who may invite (invitePolicy), which admins change; and,
+// A workspace's settings: its name, who may invite (invitePolicy) and when a pending invitation
+// is reminded (invitationReminderDays), which admins change; and,
 // read-only, whether Slack is installed and whether single sign-on is set up. Changes are audited
 // with the values they replaced, in the same transaction.
 
@@ -37,11 +40,13 @@ export function createWorkspaceSettingsService (
     // One after another: `q` may be a transaction's one connection.
     const workspace = await findWorkspace(q, actor.workspaceId)
     const invitePolicy = await findInvitePolicy(q, actor.workspaceId)
+    const reminderDays = await findReminderDays(q, actor.workspaceId)
     const slack = await findActiveInstallationOfWorkspace(q, 'slack', actor.workspaceId)
-    if (workspace === null || invitePolicy === null) throw workspaceGone()
+    if (workspace === null || invitePolicy === null || reminderDays === undefined) throw workspaceGone()
     return {
       name: workspace.name,
       invitePolicy,
+      invitationReminderDays: reminderDays,
       slack: {
         available: config.slack !== null,
         installed: slack !== null,
@@ -58,7 +63,7 @@ export function createWorkspaceSettingsService (
     async update (actor, patch) {
       const name = patch.name !== undefined ? nameOf(patch.name) : undefined
       return await db.transaction(async tx => {
-        const changed: Record<string, { from: string, to: string }> = {}
+        const changed: Record<string, { from: string | number | null, to: string | number | null }> = {}
         if (name !== undefined) {
           const previous = await renameWorkspace(tx, actor.workspaceId, name)
           if (previous === null) throw workspaceGone()
@@ -68,6 +73,12 @@ export function createWorkspaceSettingsService (
           const previous = await updateInvitePolicy(tx, actor.workspaceId, patch.invitePolicy)
           if (previous === null) throw workspaceGone()
           if (previous !== patch.invitePolicy) changed.invitePolicy = { from: previous, to: patch.invitePolicy }
+        }
+        const days = patch.invitationReminderDays
+        if (days !== undefined) {
+          const previous = await updateReminderDays(tx, actor.workspaceId, days)
+          if (previous === undefined) throw workspaceGone()
+          if (previous !== days) changed.invitationReminderDays = { from: previous, to: days }
         }
         if (Object.keys(changed).length > 0) {
           await auditPrincipalAction(events, tx, actor, {

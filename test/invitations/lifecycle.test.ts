@@ -1,9 +1,10 @@
 import t from 'tap'
-import { build, type SignedIn, type TestApp } from '../helpers/build.js'
+import { build, testDatabase, type SignedIn, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startFakeHttp, type FakeHttp } from '../helpers/fake-http.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { createFirstAdmin } from '../../src/invitations/first-admin.js'
+import { queueDueReminders } from '../../src/invitations/reminders.js'
 
 // Issue 29: an invitation's life as an admin sees it. Viewed (the signup page's preview, never a
 // GET), reminded (once, through the job engine, across instances and restarts), seen (the list,
@@ -44,13 +45,13 @@ const admin = await h.signIn({ role: 'admin', email: 'boss@example.com' })
 }
 
 /** Invites through the REST door; the token is read from the e-mail the relay caught. */
-async function invite (who: SignedIn, email: string): Promise<{ id: string, token: string }> {
+async function invite (who: SignedIn, email: string, app: TestApp = h): Promise<{ id: string, token: string }> {
   const seen = smtp.messages.length
-  const res = await h.inject({ method: 'POST', url: '/api/users/invite', headers: json(who.cookie), payload: { email, role: 'member' } })
+  const res = await app.inject({ method: 'POST', url: '/api/users/invite', headers: json(who.cookie), payload: { email, role: 'member' } })
   if (res.statusCode !== 200) throw new Error(`invite ${email}: ${res.statusCode} ${res.body}`)
   const mail = await smtp.nextMessage(seen)
   const token = /token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] ?? ''
-  const row = await h.db.query<{ id: string }>('SELECT id FROM invitations WHERE email = $1 AND status = $2', [email, 'pending'])
+  const row = await app.db.query<{ id: string }>('SELECT id FROM invitations WHERE email = $1 AND status = $2', [email, 'pending'])
   return { id: row.rows[0]?.id ?? '', token }
 }
 
@@ -62,7 +63,9 @@ async function listed (app: TestApp, cookie: string, id: string): Promise<Record
   return found
 }
 
-const eventsOf = async (action: string, id: string): Promise<number> => (await h.db.query<{ n: number }>(
+const eventsOf = async (action: string, id: string, app: TestApp = h): Promise<number> => (await app.db.query<{
+  n: number
+}>(
   'SELECT count(*)::int AS n FROM audit_events WHERE action = $1 AND target_id = $2', [action, id]
 )).rows[0]?.n ?? 0
 
@@ -148,4 +151,89 @@ t.test('true states: the first admin\'s own invitation never says pending', asyn
   t.ok(again.reissued)
   const row2 = await h.db.query<{ delivery_status: string }>('SELECT delivery_status FROM invitations WHERE id = $1', [printed.invitationId])
   t.equal(row2.rows[0]?.delivery_status, 'not_sent', 're-issued without a mailer: still not sent')
+})
+
+t.test('the reminder setting: 2 days by default, 1 to 7 or off, audited', async t => {
+  const other = await h.signIn({ role: 'admin' })
+  const get = await h.inject({ method: 'GET', url: '/api/workspace/settings', headers: { cookie: other.cookie } })
+  assertContract(t, 'GET', '/api/workspace/settings', get)
+  t.equal(get.json().invitationReminderDays, 2, 'every workspace starts at 2 days before expiry')
+  const patch = async (v: unknown) => await h.inject({
+    method: 'PATCH', url: '/api/workspace/settings', headers: json(other.cookie), payload: { invitationReminderDays: v }
+  })
+  for (const bad of [0, 8, 2.5, '3']) t.equal((await patch(bad)).statusCode, 400, `${JSON.stringify(bad)} is refused`)
+  const three = await patch(3)
+  assertContract(t, 'PATCH', '/api/workspace/settings', three)
+  t.equal(three.json().invitationReminderDays, 3)
+  const off = await patch(null)
+  t.equal(off.json().invitationReminderDays, null, 'null: no reminders')
+  const audit = await h.db.query<{ payload: unknown }>(
+    "SELECT payload FROM audit_events WHERE workspace_id = $1 AND action = 'workspace.settings_changed' ORDER BY id", [other.workspaceId]
+  )
+  t.same(audit.rows.map(r => r.payload), [
+    { invitationReminderDays: { from: 2, to: 3 } }, { invitationReminderDays: { from: 3, to: null } }
+  ])
+})
+
+t.test('a reminder: once across two instances and a restart, the same link, never to accepted or revoked', async t => {
+  const db = await testDatabase(t)
+  // Two instances of one service: one database, one SESSION_SECRET, one (fake) clock.
+  const env = { ...FAST, SMTP_URL: smtp.url, SESSION_SECRET: 'two-instances-reminding-'.repeat(2) }
+  const a = await build(t, { db, env })
+  const b = await build(t, { db, clock: a.clock, env })
+  const boss = await a.signIn({ role: 'admin', email: 'reminding@example.com' })
+  const hook = await a.inject({
+    method: 'POST', url: '/api/webhook-endpoints', headers: json(boss.cookie), payload: { url: `${receiver.url}/hook` }
+  })
+  t.equal(hook.statusCode, 201)
+  const waiting = await invite(boss, 'waiting@example.com', a)
+  const joins = await invite(boss, 'joins@example.com', a)
+  const revoked = await invite(boss, 'revoked@example.com', b)
+  t.equal((await a.inject({
+    method: 'POST', url: '/api/auth/signup', headers: { 'content-type': 'application/json' }, payload: { token: joins.token }
+  })).statusCode, 201, 'one accepts')
+  t.equal((await b.inject({ method: 'DELETE', url: `/api/invitations/${revoked.id}`, headers: { cookie: boss.cookie } })).statusCode, 200)
+  // A second workspace reminds one day before expiry: not due yet when the first one's are.
+  const late = await a.signIn({ role: 'admin', email: 'late@example.com' })
+  await a.inject({ method: 'PATCH', url: '/api/workspace/settings', headers: json(late.cookie), payload: { invitationReminderDays: 1 } })
+  const later = await invite(late, 'later@example.com', b)
+
+  const sweep = async (app: TestApp): Promise<number> => await queueDueReminders(app.app.services.ports)
+  t.same(await Promise.all([sweep(a), sweep(b)]), [0, 0], 'nothing is due 7 days before expiry')
+  a.clock.advance(5 * 86_400_000 + 60_000) // 2 days less a minute before the 7-day expiry
+  const seen = smtp.messages.length
+  const claimed = await Promise.all([sweep(a), sweep(b), sweep(a), sweep(b)])
+  t.equal(claimed.reduce((x, y) => x + y, 0), 1, `four sweeps on two instances at once claim one reminder: ${claimed.join(' + ')}`)
+  const mail = await smtp.nextMessage(seen)
+  t.match(mail.subject, /^Reminder: /)
+  t.same(mail.to, ['waiting@example.com'])
+  t.ok(mail.text.includes(`token=${waiting.token}`), 'the same link the invitation e-mail carried: no rotation')
+  t.equal(await eventsOf('invitation.reminder_sent', waiting.id, a), 1)
+  const row = await listed(b, boss.cookie, waiting.id)
+  t.equal(row.remindedAt, a.clock.now().toISOString(), 'remindedAt, seen from the other instance')
+  t.equal((await a.inject({
+    method: 'POST', url: '/api/auth/invitation', headers: { 'content-type': 'application/json' }, payload: { token: waiting.token }
+  })).statusCode, 200, 'and the link still works')
+  await until('invitation.reminder_sent delivered', () => delivered('invitation.reminder_sent', waiting.id) || undefined)
+  t.same(await Promise.all([sweep(a), sweep(b)]), [0, 0], 'a later sweep claims nothing again')
+  for (const id of [joins.id, revoked.id, later.id]) t.equal(await eventsOf('invitation.reminder_sent', id, a), 0)
+
+  // The relay refuses; the instance that queued the e-mail stops; another starts: the job survives.
+  smtp.mode = 'reject-rcpt'
+  a.clock.advance(86_400_000) // one day less a minute before the second workspace's expiry
+  t.equal(await sweep(b), 1, 'the second workspace\'s reminder, one day before')
+  await new Promise(resolve => setTimeout(resolve, 1500)) // at least one refused attempt
+  await b.app.close()
+  await a.app.close()
+  smtp.mode = 'accept'
+  const seenBefore = smtp.messages.length
+  const c = await build(t, { db, clock: a.clock, env })
+  const retried = await smtp.nextMessage(seenBefore, 60_000)
+  t.same(retried.to, ['later@example.com'], 'sent after the restart, by the new instance')
+  t.ok(retried.text.includes(`token=${later.token}`))
+  t.equal(await queueDueReminders(c.app.services.ports), 0, 'and not claimed again')
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  t.equal(smtp.messages.filter(m => m.to.includes('later@example.com')).length, 2, 'the invitation and one reminder')
+  t.equal(smtp.messages.filter(m => m.to.includes('waiting@example.com')).length, 2, 'the invitation and one reminder')
+  t.equal(smtp.messages.filter(m => /joins|revoked/.test(m.to.join())).length, 2, 'no reminder to the accepted or the revoked')
 })
