@@ -10,6 +10,7 @@ import { ApiKeys } from './screens/api-keys.js'
 import { Webhooks } from './screens/webhooks.js'
 import { Activity } from './screens/activity.js'
 import { Settings } from './screens/settings.js'
+import { Domains } from './screens/domains.js'
 import { Profile } from './screens/profile.js'
 import { useLiveFeed } from './live.js'
 import './console.css'
@@ -39,6 +40,7 @@ const SCREENS: Screen[] = [
   { path: '/console/requests', title: 'Invite requests', adminOnly: true, view: Requests },
   { path: '/console/api-keys', title: 'API keys', adminOnly: true, view: ApiKeys },
   { path: '/console/webhooks', title: 'Webhooks', adminOnly: true, view: Webhooks },
+  { path: '/console/domains', title: 'Domains', adminOnly: true, view: Domains },
   { path: '/console/activity', title: 'Activity', adminOnly: true, view: Activity },
   { path: '/console/settings', title: 'Settings', adminOnly: true, view: Settings }
 ]

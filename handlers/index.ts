@@ -15,6 +15,7 @@ import { workspaceHandlers } from './workspace.js'
 import { inviteRequestHandlers } from './invite-requests.js'
 import { inviteLinkHandlers } from './invite-links.js'
 import { emailEventHandlers } from './email-events.js'
+import { domainHandlers } from './domains.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -34,6 +35,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...workspaceHandlers(deps),
     ...inviteRequestHandlers(deps),
     ...inviteLinkHandlers(deps),
-    ...emailEventHandlers(deps)
+    ...emailEventHandlers(deps),
+    ...domainHandlers(deps)
   } satisfies HandlerMap
 }

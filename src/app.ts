@@ -38,6 +38,8 @@ import { lookup as dnsLookup } from 'node:dns'
 import type { LookupFunction } from 'node:net'
 import { startJobEngine } from './jobs/engine.js'
 import { createEventOutbox } from './events/outbox.js'
+import { createDnsResolver } from './domains/resolver.js'
+import type { Resolver } from './ports.js'
 
 export interface AppOptions {
   config: Config
@@ -48,6 +50,8 @@ export interface AppOptions {
   redis?: Redis
   /** Name resolution for outgoing webhooks (tests make a name resolve to what they need). */
   lookup?: LookupFunction
+  /** TXT lookups for domain verification (default: node:dns on DNS_SERVERS). */
+  resolver?: Resolver
   /** Spans for SQL statements and SMTP sends (src/tracing.ts, when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
   tracer?: Tracer
   /** pino options or false; defaults to the configured level. */
@@ -197,6 +201,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
     jobs,
     events: createEventOutbox(jobs),
     lookup: opts.lookup ?? dnsLookup,
+    resolver: opts.resolver ?? createDnsResolver(config.dns),
     meter: app.meter
   })
   app.decorate('services', services)

@@ -101,6 +101,9 @@ export const EnvSchema = Type.Object({
     default: '5000,300000,1800000,7200000,18000000,36000000,36000000'
   }),
   WEBHOOK_DISABLE_AFTER_MS: Int(1000, 30 * 86_400_000, 3 * 86_400_000),
+  // Name servers for domain verification (TXT lookups): IPv4, [IPv6], each with an optional :port.
+  DNS_SERVERS: Str({ pattern: '^[0-9a-fA-F.:\\[\\]]+(, *[0-9a-fA-F.:\\[\\]]+)*$' }),
+  DNS_TIMEOUT_MS: Int(100, 60000, 5000),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Int(0, 60000, 0),
@@ -195,6 +198,8 @@ export interface Config {
     readonly apiKeyFailuresPerMinute: number,
     readonly ipv6Prefix: number
   }
+  /** Domain verification's TXT lookups: these name servers (empty: the system's), each try bounded. */
+  readonly dns: { readonly servers: readonly string[], readonly timeoutMs: number }
   readonly workos: null | {
     readonly apiKey: string,
     readonly clientId: string,
@@ -344,6 +349,10 @@ function configOf (env: Env, derived: Derived): Config {
       retryDelaysMs: Object.freeze(env.WEBHOOK_RETRY_DELAYS_MS.split(',').map(Number)),
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER_MS,
       allowPrivateAddresses: env.APP_ENV === 'local'
+    },
+    dns: {
+      servers: Object.freeze((env.DNS_SERVERS ?? '').split(',').map(s => s.trim()).filter(s => s !== '')),
+      timeoutMs: env.DNS_TIMEOUT_MS
     },
     metrics: { port: env.METRICS_PORT ?? null, host: env.METRICS_HOST },
     loadShedding: {

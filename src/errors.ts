@@ -43,6 +43,12 @@ export const Errors = {
   ),
   USER_EXISTS: define('USER_EXISTS', 'A user with this e-mail already exists', 409),
   LAST_ADMIN: define('LAST_ADMIN', 'The last admin of a workspace cannot be demoted or removed', 409),
+  DOMAIN_NOT_ALLOWED: define('DOMAIN_NOT_ALLOWED', 'The domain cannot be added: %s', 400),
+  DOMAIN_EXISTS: define('DOMAIN_EXISTS', 'The workspace has added %s already', 409),
+  DOMAIN_CLAIMED: define('DOMAIN_CLAIMED', '%s is verified by another workspace', 409),
+  DOMAIN_LIMIT_REACHED: define(
+    'DOMAIN_LIMIT_REACHED', 'The workspace already has %s domains, the most it may hold; delete one first', 409
+  ),
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
   INVITE_REQUEST_NOT_PENDING: define('INVITE_REQUEST_NOT_PENDING', 'The invite request is %s, not pending', 409),
   INVITE_REQUEST_LIMIT_REACHED: define(

@@ -11,6 +11,11 @@ import type { JobEngine } from './jobs/engine.js'
 import type { InviterNoticeListener } from './invitations/inviter-notice.js'
 import type { Meter } from './lib/telemetry.js'
 
+/** DNS TXT lookups for domain verification: the records at a name, each as its strings; none: []. */
+export interface Resolver {
+  resolveTxt(hostname: string): Promise<string[][]>
+}
+
 /** What the services are built from: the ports with their real adapters. */
 export interface Ports {
   config: Config
@@ -27,6 +32,8 @@ export interface Ports {
   events: EventOutbox
   /** Name resolution for outgoing webhooks (DNS; tests inject a resolver). */
   lookup: LookupFunction
+  /** TXT lookups for domain verification (node:dns/promises on DNS_SERVERS; tests: a loopback DNS server). */
+  resolver: Resolver
   /** Told when an invitation is accepted or its delivery failed (src/invitations/inviter-notice.ts). */
   inviterNotices?: InviterNoticeListener
   /** Counts for the operators' metrics (a no-op without METRICS_PORT). */

@@ -24,6 +24,7 @@ import { createWorkspaceSettingsService, type WorkspaceSettingsService } from '.
 import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './workspaces/summary.js'
 import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
 import { createBounceService, type BounceService } from './bounces/service.js'
+import { createDomainService, type DomainService } from './domains/service.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -48,6 +49,8 @@ export interface Services {
   readonly inviteLinks: InviteLinkService
   /** Bounces of invitation e-mails: the provider's webhook and the DSN listener. */
   readonly bounces: BounceService
+  /** Join by verified domain: the admins' domains and the join links. */
+  readonly domains: DomainService
   close(): Promise<void>
 }
 
@@ -62,7 +65,11 @@ export function createServices (given: Ports): Services {
     authenticateApiKey: async key => await apiKeys.authenticate(key),
     verifySlackSignature: request => { slack.verifySignature(request) }
   }
-  const auth = createAuthService({ ...ports, sessions })
+  const domains = createDomainService({ ...ports, sessions })
+  // An address with no account that asks for a sign-in link may be offered to join by its domain.
+  const auth = createAuthService({
+    ...ports, sessions, unknownAddress: async email => { await domains.offerJoin(email) }
+  })
   const idempotency = createIdempotency({ ...ports, retentionMs: IDEMPOTENCY_RETENTION_MS })
   const invitations = createInvitationService({ ...ports, idempotency })
   // Slack is told about requests decided through any door; it is built below, called later.
@@ -102,12 +109,15 @@ export function createServices (given: Ports): Services {
       await ports.jobs.work('invitation-reminder', async data => { await sendReminder(ports, data) })
       await ports.jobs.work('invitation-reminders', async () => { await queueDueReminders(ports) })
       await ports.jobs.schedule('invitation-reminders', '* * * * *')
+      await ports.jobs.work('domain-verification', async () => { await domains.recheck() })
+      await ports.jobs.schedule('domain-verification', '*/10 * * * *')
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),
     workspace: createWorkspaceSummaryService(ports),
     inviteLinks,
     bounces: createBounceService(ports),
+    domains,
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -12,13 +12,15 @@ const ACTIONS = [
   'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
   'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',
   'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked',
-  'invitation.bounced', 'invitation.delivery_delayed'
+  'invitation.bounced', 'invitation.delivery_delayed',
+  'domain.added', 'domain.verified', 'domain.failed', 'domain.removed', 'domain.policy_changed'
 ] as const satisfies readonly Action[]
 const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true
 void complete
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
 const TARGETS: TargetType[] = [
-  'user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace', 'invite_link'
+  'user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace', 'invite_link',
+  'domain'
 ]
 
 /** A payload value in words: a change ({ from, to }) as "from → to". */
@@ -30,7 +32,7 @@ function valueOf (v: unknown): string | null {
 
 function describe (e: Schemas['AuditEvent']): string {
   const p = e.payload
-  return ['email', 'role', 'from', 'to', 'name', 'host', 'url', 'reason', 'invitePolicy']
+  return ['email', 'role', 'from', 'to', 'name', 'host', 'url', 'reason', 'invitePolicy', 'domain', 'policy']
     .flatMap(k => { const v = valueOf(p[k]); return v === null ? [] : [`${k}: ${v}`] })
     .join(', ')
 }

@@ -12,7 +12,8 @@ const CATALOGUE = [
   'invitation.delivery_failed', 'invitation.viewed', 'invitation.reminder_sent', 'invitation.bounced', 'member.joined',
   'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked', 'chat.installed', 'chat.uninstalled',
   'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked', 'invite_request.created',
-  'invite_request.approved', 'invite_request.denied'
+  'invite_request.approved', 'invite_request.denied', 'domain.added', 'domain.verified',
+  'domain.failed', 'domain.removed'
 ] as const satisfies readonly EventType[]
 const complete: Exclude<EventType, typeof CATALOGUE[number] | 'webhook.test'> extends never ? true : never = true
 void complete

@@ -37,7 +37,11 @@ export interface LoginLinks {
 }
 
 export function createLoginLinks (
-  deps: Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events'> & { sessions: SessionService }
+  deps: Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events'> & {
+    sessions: SessionService,
+    /** Told of an address that is nobody's (after the limit transaction): a verified domain may let it join. */
+    unknownAddress?: ((email: string) => Promise<void>) | undefined
+  }
 ): LoginLinks {
   const { db, clock, config, mailer, log, events, sessions } = deps
   const pending = new Set<Promise<void>>()
@@ -60,7 +64,10 @@ export function createLoginLinks (
       since: new Date(now.getTime() - LOGIN_LINK_WINDOW_MS),
       max: active ? LOGIN_LINKS_PER_EMAIL : 0
     }))
-    if (!active) return
+    if (!active) {
+      if (user === null) await deps.unknownAddress?.(email)
+      return
+    }
     if (!inserted) {
       log.info({ userId: user.id }, 'login link not sent: per-address limit reached')
       return

@@ -61,7 +61,9 @@ ${body(nonce)}
   return { html, headers: pageHeaders(nonce) }
 }
 
-function layout (title: string, body: string, script: Exclude<PageScript, 'page-helpers.js' | 'console.js'>): Page {
+export function layout (
+  title: string, body: string, script: Exclude<PageScript, 'page-helpers.js' | 'console.js'>
+): Page {
   return htmlPage(title, STYLE, nonce => `${body}
 <script nonce="${nonce}" src="/assets/page-helpers.js"></script>
 <script nonce="${nonce}" src="/assets/${script}"></script>`)

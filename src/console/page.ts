@@ -22,7 +22,8 @@ const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
   'api-keys': 'API keys',
   webhooks: 'Webhooks',
   activity: 'Activity',
-  settings: 'Settings'
+  settings: 'Settings',
+  domains: 'Domains'
 }
 
 let css: string | undefined

@@ -30,7 +30,11 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'invite_link.revoked': 'invite_link.revoked',
   'invite_request.created': 'invite_request.created',
   'invite_request.approved': 'invite_request.approved',
-  'invite_request.denied': 'invite_request.denied'
+  'invite_request.denied': 'invite_request.denied',
+  'domain.added': 'domain.added',
+  'domain.verified': 'domain.verified',
+  'domain.failed': 'domain.failed',
+  'domain.removed': 'domain.removed'
 }
 
 export function eventTypeOf (action: AuditAction): EventType | null {
@@ -44,7 +48,8 @@ const ID_FIELD: Record<string, keyof EventData> = {
   api_key: 'apiKeyId',
   chat_installation: 'installationId',
   invite_link: 'inviteLinkId',
-  invite_request: 'inviteRequestId'
+  invite_request: 'inviteRequestId',
+  domain: 'domainId'
 }
 
 // `data` carries only what the contract's EventData declares: whatever else an audit payload
@@ -52,7 +57,8 @@ const ID_FIELD: Record<string, keyof EventData> = {
 const DATA_FIELDS: ReadonlySet<string> = new Set<keyof EventData>([
   'invitationId', 'userId', 'apiKeyId', 'installationId', 'inviteRequestId', 'email', 'role', 'from', 'to', 'reason',
   'deliveryStatus', 'revokedSessions', 'revokedApiKeys', 'name', 'prefix', 'platform', 'teamId', 'teamName',
-  'scopes', 'reinstall', 'inviteLinkId', 'maxUses', 'expiresAt', 'allowedDomains', 'requiresApproval'
+  'scopes', 'reinstall', 'inviteLinkId', 'maxUses', 'expiresAt', 'allowedDomains', 'requiresApproval', 'domain',
+  'domainId', 'policy'
 ])
 
 const ACTOR_TYPE: Record<EventRow['actorType'], EventView['actor']['type']> = {

@@ -1090,6 +1090,141 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's domains, in the order they were added (at most 50) */
+        get: operations["getDomains"];
+        put?: never;
+        /**
+         * Add an e-mail domain to verify (the DNS TXT record to publish is in the answer)
+         * @description The domain is normalized (lower case, a trailing dot dropped, an internationalized name
+         *     converted to its ASCII `xn--` form) and starts `pending`. Publish the answer's
+         *     `verification` record (`TXT` at `_workspace-verification.<domain>`, value
+         *     `ws-verify=<token>`); the service looks for it every hour, and at once on
+         *     `POST /api/domains/{domainId}/verify`. A domain still pending 30 days after it was added
+         *     is `failed`. Refused: not a domain name, a consumer mail provider (gmail.com, outlook.com
+         *     and the like: a maintained list), a reserved name (`localhost`, `.local`, `.test`, …)
+         *     (400 `DOMAIN_NOT_ALLOWED`); a domain the workspace has already (409 `DOMAIN_EXISTS`), one
+         *     another workspace verified (409 `DOMAIN_CLAIMED`), more than 50 per workspace
+         *     (409 `DOMAIN_LIMIT_REACHED`). The policy (default `off`) applies once the domain is verified.
+         */
+        post: operations["postDomains"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/domains/{domainId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+                domainId: components["parameters"]["DomainId"];
+            };
+            cookie?: never;
+        };
+        /** One domain, its state and the TXT record to publish */
+        get: operations["getDomainsDomainId"];
+        put?: never;
+        post?: never;
+        /** Remove a domain (nobody joins through it any more; members stay) */
+        delete: operations["deleteDomainsDomainId"];
+        options?: never;
+        head?: never;
+        /**
+         * Set who may join through the domain (off, suggest, auto_join)
+         * @description `off`: nothing. `suggest`: a person who proves an address at the domain (a link e-mailed
+         *     to it, asked for on `/login`) is offered to join, which makes an invite request the
+         *     admins approve (`/api/invite-requests`). `auto_join`: that person joins as a member at
+         *     once. It applies only while the domain is verified.
+         */
+        patch: operations["patchDomainsDomainId"];
+        trace?: never;
+    };
+    "/api/domains/{domainId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+                domainId: components["parameters"]["DomainId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look for the TXT record now
+         * @description Looks up `_workspace-verification.<domain>` TXT now. Found: the domain is `verified`
+         *     (a failed domain too). Not found, or DNS did not answer: it stays as it was, and
+         *     `checkError` says why. A domain another workspace verified meanwhile is 409
+         *     `DOMAIN_CLAIMED`.
+         */
+        post: operations["postDomainsDomainIdVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/domain-joins/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a domain join link without using it
+         * @description A person with no account who asks for a sign-in link (`POST /api/auth/login-link`) with
+         *     an address at a domain a workspace verified, with the policy `suggest` or `auto_join`, is
+         *     e-mailed a join link instead (`/domain-join?token=…`, valid for 15 minutes, once). This
+         *     says what the link does (the address, the workspace's name, `policy`) without using it;
+         *     the page joins only when the person confirms (`POST /api/domain-joins`).
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         */
+        post: operations["postDomainJoinsPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/domain-joins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Use a domain join link (join, or ask to)
+         * @description Uses the join link's token once. Under `auto_join` the person becomes a member of the
+         *     workspace and is signed in (201, the session cookie, `member.joined` naming the domain).
+         *     Under `suggest` an invite request is made for the admins to approve (202; the invitation
+         *     e-mail follows their approval). A domain that was removed, is no longer verified or whose
+         *     policy is now `off` makes the link invalid (400 `TOKEN_INVALID`); an address that has an
+         *     account meanwhile is 409 `USER_EXISTS`.
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         */
+        post: operations["postDomainJoins"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mcp": {
         parameters: {
             query?: never;
@@ -1111,7 +1246,8 @@ export interface paths {
          * @description JSON-RPC 2.0 messages of the Model Context Protocol. Tools: `invite_user`,
          *     `list_invitations`, `revoke_invitation`, `list_members`, `list_invite_requests`,
          *     `approve_invite_request`, `deny_invite_request`, `create_invite_link`,
-         *     `list_invite_links`, `revoke_invite_link`. Limited to 100 messages per
+         *     `list_invite_links`, `revoke_invite_link`, `list_domains`, `add_domain`,
+         *     `verify_domain`. Limited to 100 messages per
          *     minute per API key (`API_KEY_RATE_LIMIT_PER_MINUTE`): a batch (protocol versions up to
          *     2025-03-26) counts once per message, and a batch larger than what is left of the minute
          *     is refused whole with 429. An empty batch is a JSON-RPC Invalid Request: 400
@@ -1219,6 +1355,23 @@ export interface paths {
          *     regenerated is a page saying so with 404; an expired or used-up link one with 410.
          */
         get: operations["getJoinPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/domain-join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Domain join page (says what the join link does; joins only when the person confirms) */
+        get: operations["getDomainJoinPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1471,7 +1624,7 @@ export interface webhooks {
         put?: never;
         /**
          * member.joined
-         * @description A person joined the workspace: the door is in `data`, `invitationId` (an invitation accepted) or `inviteLinkId` (an invite link, the address proven). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         * @description A person joined the workspace: the door is in `data`, `invitationId` (an invitation accepted), `inviteLinkId` (an invite link, the address proven) or `domainId` and `domain` (a verified domain under `auto_join`, the address proven). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
          */
         post: operations["webhookMemberJoined"];
         delete?: never;
@@ -1534,6 +1687,86 @@ export interface webhooks {
          * @description An admin revoked an invite link. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
          */
         post: operations["webhookInviteLinkRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.added
+         * @description An admin added an e-mail domain to verify (pending). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookDomainAdded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.verified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.verified
+         * @description The domain's TXT record was found (an admin's re-check or the hourly job): people at it may join as its policy says. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookDomainVerified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.failed
+         * @description The domain was pending for 30 days without its TXT record: failed (an admin may re-check it). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookDomainFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.removed
+         * @description An admin removed a domain; nobody joins through it any more (members stay). Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookDomainRemoved"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1789,7 +2022,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2014,7 +2247,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.reminder_sent";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed";
         AuditEvent: {
             /**
              * Format: uuid
@@ -2200,7 +2433,7 @@ export interface components {
             email: string;
             role: components["schemas"]["Role"];
             status: components["schemas"]["InviteRequestStatus"];
-            /** @description The member who asked (null once removed). */
+            /** @description The member who asked (null once removed, and for a person who proved an address at a verified domain under `suggest`, or an invite link). */
             requestedBy: string | null;
             decidedBy: string | null;
             /** Format: date-time */
@@ -2325,7 +2558,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -2408,6 +2641,85 @@ export interface components {
             expiresAt?: string;
             allowedDomains?: string[];
             requiresApproval?: boolean;
+            /** Format: uuid */
+            domainId?: string;
+            /** @description The e-mail domain (domain.*; member.joined when the person joined through it). */
+            domain?: string;
+            policy?: components["schemas"]["DomainPolicy"];
+        };
+        /**
+         * @description `pending` until the TXT record is found (`verified`); `failed` after 30 days pending.
+         * @enum {string}
+         */
+        DomainStatus: "pending" | "verified" | "failed";
+        /**
+         * @description Who may join through a verified domain: nobody (`off`), by invite request (`suggest`), at once as a member (`auto_join`).
+         * @enum {string}
+         */
+        DomainPolicy: "off" | "suggest" | "auto_join";
+        Domain: {
+            /** Format: uuid */
+            id: string;
+            /** @description The domain in lower case, an internationalized name in its ASCII (`xn--`) form. */
+            domain: string;
+            status: components["schemas"]["DomainStatus"];
+            policy: components["schemas"]["DomainPolicy"];
+            /** @description The DNS record to publish (it may stay published; it proves nothing to anyone else). */
+            verification: {
+                /** @enum {string} */
+                type: "TXT";
+                /** @description `_workspace-verification.<domain>` */
+                name: string;
+                /** @description `ws-verify=<token>`, a random token of this domain in this workspace. */
+                value: string;
+            };
+            /**
+             * Format: date-time
+             * @description The last look at DNS.
+             */
+            checkedAt: string | null;
+            /** @description Why the last look did not verify it (null once verified). */
+            checkError: string | null;
+            /** Format: date-time */
+            verifiedAt: string | null;
+            /** Format: date-time */
+            failedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending domain becomes `failed` (null otherwise).
+             */
+            failsAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DomainList: {
+            items: components["schemas"]["Domain"][];
+        };
+        CreateDomainRequest: {
+            /**
+             * @description A domain name (an internationalized one is converted to its `xn--` form); no scheme, path or `@`.
+             * @example acme-robotics.com
+             */
+            domain: string;
+            policy?: components["schemas"]["DomainPolicy"];
+        };
+        UpdateDomainRequest: {
+            policy: components["schemas"]["DomainPolicy"];
+        };
+        DomainJoinPreview: {
+            /** @description The proven address. */
+            email: string;
+            workspace: components["schemas"]["Workspace"];
+            domain: string;
+            /**
+             * @description `auto_join`: confirming joins as a member; `suggest`: it asks the admins.
+             * @enum {string}
+             */
+            policy: "suggest" | "auto_join";
+            /** Format: date-time */
+            expiresAt: string;
         };
         EventList: {
             items: components["schemas"]["Event"][];
@@ -2514,6 +2826,24 @@ export interface components {
         };
         /** @description The endpoint id fails validation (`VALIDATION_FAILED`). */
         EndpointIdInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No such domain in the caller's workspace (`NOT_FOUND`). */
+        DomainNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The domain id fails validation (`VALIDATION_FAILED`). */
+        DomainIdInvalid: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2750,6 +3080,8 @@ export interface components {
          * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
          */
         JoinCode: string;
+        /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+        DomainId: string;
         /**
          * @description Same key and same body replay the first answer; same key with another body is refused with 422.
          * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
@@ -4612,7 +4944,7 @@ export interface operations {
                 /** @example invitation.created */
                 action?: components["schemas"]["AuditAction"];
                 /** @example invitation */
-                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link";
+                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain";
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
                 /**
@@ -5147,6 +5479,316 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domains. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description Added, pending; publish the `verification` record. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the domain cannot be added (`DOMAIN_NOT_ALLOWED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            /** @description The workspace has the domain already (`DOMAIN_EXISTS`), another workspace verified it (`DOMAIN_CLAIMED`), or the workspace has 50 domains (`DOMAIN_LIMIT_REACHED`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDomainsDomainId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+                domainId: components["parameters"]["DomainId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            400: components["responses"]["DomainIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DomainNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteDomainsDomainId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+                domainId: components["parameters"]["DomainId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["DomainIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            404: components["responses"]["DomainNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchDomainsDomainId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+                domainId: components["parameters"]["DomainId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The domain as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description The body or id fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            404: components["responses"]["DomainNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postDomainsDomainIdVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
+                domainId: components["parameters"]["DomainId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain after the look; `status` says whether the record was found. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            400: components["responses"]["DomainIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            404: components["responses"]["DomainNotFound"];
+            /** @description Another workspace verified the domain (`DOMAIN_CLAIMED`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postDomainJoinsPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description What the link does. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainJoinPreview"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is unknown, or the domain no longer lets anyone join (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["CrossOriginRejected"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postDomainJoins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupRequest"];
+            };
+        };
+        responses: {
+            /** @description Joined (`auto_join`) and signed in. */
+            201: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetSessionCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Asked (`suggest`); the admins decide. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is unknown, or the domain no longer lets anyone join (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["CrossOriginRejected"];
+            /** @description The address has an account already (`USER_EXISTS`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getMcp: {
         parameters: {
             query?: never;
@@ -5429,13 +6071,45 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getDomainJoinPage: {
+        parameters: {
+            query?: {
+                /** @example Jd8sK2mQ9vX4cR7tB1nL5wE3yH6gA0fZuP8iO2kMqS4 */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Join Acme Robotics</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getConsolePage: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @example members */
-                screen: "members" | "invitations" | "invite-links" | "requests" | "api-keys" | "webhooks" | "activity" | "settings";
+                screen: "members" | "invitations" | "invite-links" | "requests" | "api-keys" | "webhooks" | "activity" | "settings" | "domains";
             };
             cookie?: never;
         };
@@ -5497,7 +6171,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example signup.js */
-                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "console.js";
+                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "console.js" | "domain-join.js";
             };
             cookie?: never;
         };
@@ -5776,7 +6450,7 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "member.joined";
-                    data?: components["schemas"]["EventData"] & (unknown | unknown);
+                    data?: components["schemas"]["EventData"] & (unknown | unknown | unknown);
                 };
             };
         };
@@ -5854,6 +6528,110 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "invite_link.revoked";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDomainAdded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "domain.added";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDomainVerified: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "domain.verified";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDomainFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "domain.failed";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDomainRemoved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "domain.removed";
                     data?: components["schemas"]["EventData"];
                 };
             };

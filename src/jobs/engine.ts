@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js'
 // not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
 
 type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
+  | 'domain-verification'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
@@ -76,7 +77,7 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 }
 
 const QUEUES: readonly JobQueue[] = [
-  'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder'
+  'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification'
 ]
 
 const isQueue = (s: string): s is JobQueue => (QUEUES as readonly string[]).includes(s)

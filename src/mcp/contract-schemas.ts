@@ -96,7 +96,7 @@ export function toolSchemasFor (
     required.push(...(b.required as string[] | undefined ?? []))
   }
   if (required.length > 0) input.required = required
-  // The 200 body, or a creation's 201 (create_invite_link answers what POST /api/invite-links does).
+  // The 200 body, or a creation's 201 (create_invite_link, add_domain answer what their POST does).
   type Answer = { content?: Record<string, { schema?: Json }> } | undefined
   const ok = (op.responses?.['200'] ?? op.responses?.['201']) as Answer
   const output = ok?.content?.['application/json']?.schema

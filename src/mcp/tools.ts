@@ -4,6 +4,7 @@ import type { Services } from '../services.js'
 import type { InvitationStatus } from '../db/invitations.js'
 import type { Role } from '../db/users.js'
 import type { InviteRequestStatus } from '../db/invite-requests.js'
+import type { DomainPolicy } from '../db/domains.js'
 import { serviceError, type ServiceError } from '../errors.js'
 import { toServiceError } from '../error-response.js'
 import { createValidatorCompiler } from '../validation.js'
@@ -27,7 +28,7 @@ export interface McpTool {
   run(principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
-type ToolServices = Pick<Services, 'invitations' | 'members' | 'inviteRequests' | 'inviteLinks'>
+type ToolServices = Pick<Services, 'invitations' | 'members' | 'inviteRequests' | 'inviteLinks' | 'domains'>
 
 interface ToolDef {
   name: string
@@ -146,6 +147,32 @@ const DEFS: ToolDef[] = [
     description: 'Revoke an invite link by its id; the link and the confirmations e-mailed through it stop working.',
     rename: { linkId: 'id' },
     run: async (s, p, a) => await s.inviteLinks.revoke(p, a.id as string)
+  },
+  {
+    name: 'list_domains',
+    operationId: 'getDomains',
+    description: 'List the e-mail domains of the workspace (pending, verified or failed), each with the DNS TXT ' +
+      'record to publish and its join policy (off, suggest, auto_join).',
+    run: async (s, p) => ({ items: await s.domains.list(p) })
+  },
+  {
+    name: 'add_domain',
+    operationId: 'postDomains',
+    description: 'Add an e-mail domain for the workspace to verify; the answer has the DNS TXT record the domain\'s ' +
+      'owner must publish (verification.name, verification.value). policy (default off) says who may join once it ' +
+      'is verified: suggest (an invite request for the admins) or auto_join (a member at once). Consumer mail ' +
+      'providers are refused (DOMAIN_NOT_ALLOWED), and so is a domain another workspace verified (DOMAIN_CLAIMED).',
+    run: async (s, p, a) => await s.domains.add(p, {
+      domain: a.domain as string, policy: a.policy as DomainPolicy | undefined
+    })
+  },
+  {
+    name: 'verify_domain',
+    operationId: 'postDomainsDomainIdVerify',
+    description: 'Look for a domain\'s DNS TXT record now, by the domain\'s id: found, it is verified; ' +
+      'otherwise it stays as it was and checkError says why.',
+    rename: { domainId: 'id' },
+    run: async (s, p, a) => await s.domains.verify(p, a.id as string)
   }
 ]
 

@@ -95,7 +95,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     t.equal(await page.title(), 'Profile · Acme Robotics')
     t.same(
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(),
-      ['Profile', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Activity', 'Settings']
+      ['Profile', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings']
     )
     await axe(t, page, 'Profile (admin)')
   })

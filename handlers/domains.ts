@@ -1,0 +1,43 @@
+import type { HandlerDeps, HandlerGroup } from './types.js'
+import { principalOf } from '../src/principal.js'
+import { domainJoinPage } from '../src/domains/page.js'
+
+export function domainHandlers ({ services }: HandlerDeps): HandlerGroup<
+  'postDomains' | 'getDomains' | 'getDomainsDomainId' | 'patchDomainsDomainId' | 'deleteDomainsDomainId' |
+  'postDomainsDomainIdVerify' | 'postDomainJoinsPreview' | 'postDomainJoins' | 'getDomainJoinPage'
+> {
+  const { domains } = services
+  return {
+    async postDomains (request, reply) {
+      return await reply.code(201).send(await domains.add(principalOf(request), request.body))
+    },
+    async getDomains (request) {
+      return { items: await domains.list(principalOf(request)) }
+    },
+    async getDomainsDomainId (request) {
+      return await domains.get(principalOf(request), request.params.domainId)
+    },
+    async patchDomainsDomainId (request) {
+      return await domains.setPolicy(principalOf(request), request.params.domainId, request.body.policy)
+    },
+    async deleteDomainsDomainId (request, reply) {
+      await domains.remove(principalOf(request), request.params.domainId)
+      return await reply.code(204).send()
+    },
+    async postDomainsDomainIdVerify (request) {
+      return await domains.verify(principalOf(request), request.params.domainId)
+    },
+    async postDomainJoinsPreview (request) {
+      return await domains.previewJoin(request.body.token)
+    },
+    async postDomainJoins (request, reply) {
+      const joined = await domains.join({ token: request.body.token, name: request.body.name })
+      if (joined.kind === 'requested') return await reply.code(202).send({ message: joined.message })
+      return await reply.code(201).setSessionCookie(joined.token).send(joined.me)
+    },
+    async getDomainJoinPage (_request, reply) {
+      const page = domainJoinPage()
+      return await reply.headers(page.headers).type('text/html; charset=utf-8').code(200).send(page.html)
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import type { components } from '../generated/openapi.js'
+import type { SessionService } from '../sessions/service.js'
+import type { AuditActor } from '../db/audit-events.js'
+import type { Queryable } from '../db/client.js'
+import {
+  consumeJoinToken, findJoinToken, findJoinableDomain, insertJoinTokenWithinLimit, type JoinableDomain
+} from '../db/domains.js'
+import { findUserByEmail, insertUser } from '../db/users.js'
+import { insertInviteRequest } from '../db/invite-requests.js'
+import { isUniqueViolation } from '../db/errors.js'
+import { serviceError } from '../errors.js'
+import { escapeHtml } from '../lib/html.js'
+import { hashToken, randomToken } from '../lib/tokens.js'
+import { loadMe, type Me } from '../members/directory.js'
+import { domainOfEmail } from './name.js'
+import type { DomainDeps } from './context.js'
+
+// Joining through a verified domain. A person with no account asks for a sign-in link on /login
+// with an address at a domain a workspace verified (policy suggest or auto_join): instead of
+// nothing, that address is e-mailed a join link, which proves the person holds it. The link's
+// page (/domain-join) shows what it does and acts only when the person confirms (a POST), so a
+// mail scanner opening it changes nothing. auto_join: a member, signed in; suggest: an invite
+// request for the admins (the existing approval flow, whose approval e-mails an invitation).
+
+export type DomainJoinPreview = components['schemas']['DomainJoinPreview']
+export type DomainJoined = { kind: 'joined', me: Me, token: string } | { kind: 'requested', message: string }
+
+const JOIN_TOKEN_TTL_MS = 15 * 60_000
+/** Join links per address per window; past it nothing is sent (the login page's answer is the same). */
+const JOIN_LINKS_PER_EMAIL = 5
+const JOIN_LINK_WINDOW_MS = 15 * 60_000
+/** Invite requests lapse after a week, as members' requests do. */
+const REQUEST_TTL_MS = 7 * 86_400_000
+
+/** E-mail a join link to an address with no account, when its domain lets people join. */
+export async function offerJoin (deps: DomainDeps, email: string): Promise<void> {
+  const domain = await findJoinableDomain(deps.db, { domain: domainOfEmail(email) })
+  if (domain === null) return
+  const token = randomToken()
+  const now = deps.clock.now()
+  const inserted = await deps.db.transaction(async tx => await insertJoinTokenWithinLimit(tx, {
+    tokenHash: hashToken(token),
+    domainId: domain.id,
+    email,
+    expiresAt: new Date(now.getTime() + JOIN_TOKEN_TTL_MS),
+    now,
+    since: new Date(now.getTime() - JOIN_LINK_WINDOW_MS),
+    max: JOIN_LINKS_PER_EMAIL
+  }))
+  if (!inserted) {
+    deps.log.info({ domainId: domain.id }, 'domain join link not sent: per-address limit reached')
+    return
+  }
+  const link = `${deps.config.appUrl}/domain-join?token=${encodeURIComponent(token)}`
+  const auto = domain.policy === 'auto_join'
+  const what = auto
+    ? `you may join ${domain.workspaceName} as a member`
+    : `you may ask to join ${domain.workspaceName}; its admins decide`
+  const action = auto ? `Join ${domain.workspaceName}` : `Ask to join ${domain.workspaceName}`
+  const intro = `You asked to sign in as ${email}, which has no account yet. ${domain.domain} is a domain ` +
+    `${domain.workspaceName} verified: ${what}.`
+  await deps.mailer.send({
+    to: email,
+    subject: action,
+    text: `${intro}\n\nOpen this link to continue (valid for 15 minutes, once):\n\n${link}\n\n` +
+      'If you did not ask for it, ignore this e-mail.\n',
+    html: `<p>${escapeHtml(intro)}</p><p>Open this link to continue (valid for 15 minutes, once):</p>` +
+      `<p><a href="${escapeHtml(link)}">${escapeHtml(action)}</a></p>` +
+      '<p>If you did not ask for it, ignore this e-mail.</p>',
+    link
+  })
+}
+
+/** Why a join token cannot be used, as the login link's answers say it. */
+async function refusal (q: Queryable, tokenHash: string, now: Date): Promise<never> {
+  const t = await findJoinToken(q, tokenHash)
+  if (t === null) throw serviceError('TOKEN_INVALID')
+  if (t.usedAt !== null) throw serviceError('TOKEN_USED')
+  if (new Date(t.expiresAt) <= now) throw serviceError('TOKEN_EXPIRED')
+  throw serviceError('TOKEN_INVALID')
+}
+
+/** What a join link does, without using it (the page, and mail scanners). */
+export async function previewJoin (deps: DomainDeps, token: string): Promise<DomainJoinPreview> {
+  const now = deps.clock.now()
+  const tokenHash = hashToken(token)
+  const t = await findJoinToken(deps.db, tokenHash)
+  if (t === null || t.usedAt !== null || new Date(t.expiresAt) <= now) {
+    return await refusal(deps.db, tokenHash, now)
+  }
+  // The domain was removed, is no longer verified or lets nobody join: the link leads nowhere.
+  const domain = await findJoinableDomain(deps.db, { id: t.domainId })
+  if (domain === null) throw serviceError('TOKEN_INVALID')
+  return {
+    email: t.email,
+    workspace: { id: domain.workspaceId, name: domain.workspaceName },
+    domain: domain.domain,
+    policy: domain.policy,
+    expiresAt: new Date(t.expiresAt).toISOString()
+  }
+}
+
+/** Use a join link: the person joins (auto_join) or asks to (suggest), in one transaction. */
+export async function confirmJoin (
+  deps: DomainDeps & { sessions: SessionService }, input: { token: string, name?: string | undefined }
+): Promise<DomainJoined> {
+  const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
+  try {
+    return await deps.db.transaction(async tx => {
+      const now = deps.clock.now()
+      const tokenHash = hashToken(input.token)
+      const used = await consumeJoinToken(tx, tokenHash, now)
+      if (used === null) return await refusal(tx, tokenHash, now)
+      const domain = await findJoinableDomain(tx, { id: used.domainId })
+      if (domain === null || domainOfEmail(used.email) !== domain.domain) throw serviceError('TOKEN_INVALID')
+      if (await findUserByEmail(tx, used.email) !== null) throw serviceError('USER_EXISTS')
+      return domain.policy === 'auto_join'
+        ? await joinAsMember(deps, tx, domain, { email: used.email, name }, now)
+        : await askToJoin(deps, tx, domain, used.email, now)
+    })
+  } catch (err) {
+    // The unique e-mail index fired: another account took this address between check and insert.
+    if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
+    throw err
+  }
+}
+
+async function joinAsMember (
+  deps: DomainDeps & { sessions: SessionService },
+  tx: Queryable,
+  domain: JoinableDomain,
+  person: { email: string, name: string | null },
+  now: Date
+): Promise<DomainJoined> {
+  const user = await insertUser(tx, { workspaceId: domain.workspaceId, ...person, role: 'member', now })
+  const session = await deps.sessions.start(tx, user.id, 'signup')
+  const actor: AuditActor = { type: 'user', id: user.id, label: user.email, source: 'web', requestId: null }
+  const by = { workspaceId: domain.workspaceId, actor, now }
+  await deps.events.record(tx, {
+    ...by,
+    action: 'member.joined',
+    target: { type: 'user', id: user.id },
+    payload: { email: user.email, role: 'member', domain: domain.domain, domainId: domain.id }
+  })
+  await deps.events.record(tx, {
+    ...by, action: 'session.login', target: { type: 'session', id: session.sessionId }, payload: { method: 'signup' }
+  })
+  return { kind: 'joined', me: await loadMe(tx, domain.workspaceId, user.id), token: session.token }
+}
+
+async function askToJoin (
+  deps: DomainDeps, tx: Queryable, domain: JoinableDomain, email: string, now: Date
+): Promise<DomainJoined> {
+  const { row, created } = await insertInviteRequest(tx, {
+    workspaceId: domain.workspaceId,
+    email,
+    role: 'member',
+    requestedBy: null,
+    expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
+    now
+  })
+  if (created) {
+    // Not a member yet: the proven address is the label, the door is the browser's.
+    const actor: AuditActor = { type: 'system', id: null, label: email, source: 'web', requestId: null }
+    await deps.events.record(tx, {
+      workspaceId: domain.workspaceId,
+      action: 'invite_request.created',
+      actor,
+      target: { type: 'invite_request', id: row.id },
+      payload: { email, role: 'member', domain: domain.domain, domainId: domain.id },
+      now
+    })
+  }
+  return {
+    kind: 'requested',
+    message: `Your request to join ${domain.workspaceName} is with its admins. ` +
+      'If they approve, an invitation is e-mailed to you.'
+  }
+}
