@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { RequestDurations } from './request-durations.js'
 import type { Config } from '../config.js'
 import type { PoolStats } from '../db/client.js'
 import { noopMeter, type Meter } from '../lib/telemetry.js'
@@ -40,12 +41,7 @@ function instruments (register: Registry, poolStats: () => PoolStats) {
   gauge('database_pool_idle_connections', 'Open database connections not in use.', s => s.idle)
   gauge('database_pool_waiting_clients', 'Callers waiting for a database connection.', s => s.waiting)
   return {
-    requests: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'API requests by method, contract path template and status code.',
-      labelNames: ['method', 'route', 'status_code'] as const,
-      registers
-    }),
+    requests: new RequestDurations(register),
     invitations: new Counter({
       name: 'workspace_invitations_total',
       help: 'Invitation deliveries by path (identity_provider, email) and outcome (sent, failed).',
@@ -94,20 +90,11 @@ async function metricsPlugin (fastify: FastifyInstance, opts: MetricsOptions): P
 
   // The route label is the contract's path template (set on each route from openapi.yaml), never
   // the URL: one series per operation, whatever ids the paths carry.
-  // A callback hook: no promise per request for one observation. Each series' child is looked up
-  // once and kept: prom-client's observe(labels, v) builds a labels object and hashes it (sorted
-  // keys joined into a string) on every call. As many children as series: operations × statuses.
-  const series = new Map<string, { observe(v: number): void }>()
+  // A callback hook: no promise per request for one observation (RequestDurations says what it costs).
   fastify.addHook('onResponse', (request, reply, done) => {
     const config = request.routeOptions.config as { contractPath?: string } | undefined
     const route = config?.contractPath ?? UNMATCHED_ROUTE
-    const key = `${request.method} ${reply.statusCode} ${route}`
-    let child = series.get(key)
-    if (child === undefined) {
-      child = m.requests.labels({ method: request.method, route, status_code: String(reply.statusCode) })
-      series.set(key, child)
-    }
-    child.observe(reply.elapsedTime / 1000)
+    m.requests.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
 

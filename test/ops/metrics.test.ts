@@ -149,3 +149,23 @@ t.test('without METRICS_PORT nothing is collected or listened on', async t => {
   t.equal(h.app.db, h.db, 'statements are not wrapped')
   t.equal((await h.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
 })
+
+t.test('request durations: cumulative buckets with inclusive bounds, +Inf, sum and count per series', async t => {
+  const { Registry } = await import('prom-client')
+  const { RequestDurations } = await import('../../src/plugins/request-durations.js')
+  const register = new Registry()
+  const d = new RequestDurations(register)
+  for (const s of [0.003, 0.005, 0.2, 20]) d.observe('GET', '/api/health', 200, s)
+  d.observe('POST', '/api/users/invite', 429, 0.01)
+  const text = await register.metrics()
+  const health = { method: 'GET', route: '/api/health', status_code: '200' }
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { ...health, le: '0.005' }), 2, 'a value on a bound counts in it')
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { ...health, le: '0.1' }), 2)
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { ...health, le: '0.25' }), 3, 'cumulative')
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { ...health, le: '10' }), 3)
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { ...health, le: '+Inf' }), 4, 'above every bound: +Inf only')
+  t.equal(sample(text, 'http_request_duration_seconds_count', health), 4)
+  t.ok(Math.abs(sample(text, 'http_request_duration_seconds_sum', health) - 20.208) < 1e-9, 'the sum of the durations')
+  t.equal(sample(text, 'http_request_duration_seconds_count', { route: '/api/users/invite', status_code: '429' }), 1, 'a series of its own')
+  t.match(text, /# TYPE http_request_duration_seconds histogram/)
+})
