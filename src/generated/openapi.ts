@@ -3983,6 +3983,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
             /** @description Slack's `auth.revoke` failed or timed out (`UPSTREAM_FAILED`); the installation is kept. */
             502: {
