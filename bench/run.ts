@@ -31,6 +31,7 @@
 //   npm run bench -- --service-env METRICS_PORT=    # extra environment of the servers (repeatable; empty unsets)
 //   npm run bench -- --scale                        # how cost grows with the data, PostgreSQL (bench/scale.ts)
 //   npm run bench -- --jobs                         # commit-to-delivery across instances, PostgreSQL (bench/jobs.ts)
+//   npm run bench -- --funnel                       # the funnel over 1M invitations, PostgreSQL (bench/funnel.ts)
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -46,6 +47,7 @@ import { measureConsole } from './console.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { runJobPickup } from './jobs.js'
+import { runFunnel } from './funnel.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
   cleanUp, startBare, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
@@ -74,7 +76,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'service-env': { type: 'string', multiple: true, default: [] },
     scale: { type: 'boolean', default: false },
-    jobs: { type: 'boolean', default: false }
+    jobs: { type: 'boolean', default: false },
+    funnel: { type: 'boolean', default: false }
   },
   strict: true
 })
@@ -238,4 +241,5 @@ else if (values.scale) {
     build: !values['no-build']
   })
 } else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: 200 })
+else if (values.funnel) await runFunnel({ pgUrl: values['pg-url'], invitations: 1_000_000, runs: 20 })
 else await main()

@@ -86,11 +86,13 @@ const AGED = (young: string, old: string): string => `
 export async function seedInvitations (q: Queryable, range: SeedRange): Promise<void> {
   await seedRange(q,
     `INSERT INTO invitations (workspace_id, email, role, status, token_hash, expires_at, invited_by, delivery_status,
-                              delivery_attempts, last_sent_at, accepted_at, revoked_at, created_at, updated_at)
+                              delivery_attempts, last_sent_at, accepted_at, revoked_at, viewed_at, created_at,
+                              updated_at)
      SELECT w.workspace_id, 's' || k || '@seed.test', CASE WHEN k % 20 = 0 THEN 'admin' ELSE 'member' END,
             s.status, CASE WHEN s.status = 'revoked' THEN NULL ELSE ${TOKEN_HASH} END,
             c.at + interval '7 days', w.actor, 'sent', 1, c.at,
-            CASE WHEN s.status = 'accepted' THEN c.done END, CASE WHEN s.status = 'revoked' THEN c.done END, c.at,
+            CASE WHEN s.status = 'accepted' THEN c.done END, CASE WHEN s.status = 'revoked' THEN c.done END,
+            CASE WHEN s.status = 'accepted' OR k % 10 = 9 THEN c.at END, c.at,
             CASE WHEN s.status = 'expired' THEN c.at + interval '7 days' WHEN s.status = 'pending' THEN c.at
                  ELSE c.done END
        FROM ${ACTOR('admin')}${AGED(

@@ -6,7 +6,8 @@ import { idempotencyKeyOf } from '../src/idempotency/idempotency.js'
 // validated by the contract (1–255 characters) before it gets here; its operation is the route's.
 
 type InvitationOperation =
-  'postUsersInvite' | 'getInvitations' | 'postInvitationsInvitationIdResend' | 'deleteInvitationsInvitationId'
+  'postUsersInvite' | 'getInvitations' | 'getInvitationsFunnel' | 'postInvitationsInvitationIdResend' |
+  'deleteInvitationsInvitationId'
 
 export function invitationHandlers ({ services }: HandlerDeps): HandlerGroup<InvitationOperation> {
   const svc = services.invitations
@@ -22,6 +23,9 @@ export function invitationHandlers ({ services }: HandlerDeps): HandlerGroup<Inv
         ...(status !== undefined ? { status } : {}),
         ...(cursor !== undefined ? { cursor } : {})
       })
+    },
+    async getInvitationsFunnel (request) {
+      return await svc.funnel(principalOf(request), request.query)
     },
     async postInvitationsInvitationIdResend (request) {
       return await svc.resend(principalOf(request), request.params.invitationId)

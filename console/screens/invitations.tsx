@@ -103,7 +103,58 @@ export function AddressForm ({ id, title, roles, action, send, onDone }: {
 function deliveryText (inv: Schemas['Invitation']): string {
   if (inv.deliveryStatus === 'identity_provider') return 'sent by the identity provider'
   if (inv.deliveryStatus === 'bounced') return `bounced: ${inv.bounceReason ?? "the recipient's mail server refused it"}`
+  if (inv.deliveryStatus === 'sent') return 'delivered to the relay'
+  if (inv.deliveryStatus === 'not_sent') return 'never e-mailed'
   return inv.deliveryStatus
+}
+
+/** What happened to an invitation, in order: its delivery (when last sent), then each first: viewed, reminded, accepted… */
+function States ({ inv }: { inv: Schemas['Invitation'] }) {
+  const steps: Array<[string, string | null | undefined]> = [
+    ['viewed', inv.viewedAt], ['reminded', inv.remindedAt], ['accepted', inv.acceptedAt], ['revoked', inv.revokedAt],
+    ['expired', inv.status === 'expired' ? inv.expiresAt : null]
+  ]
+  return (
+    <ul class='states'>
+      <li>{deliveryText(inv)}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}{inv.deliveryStatus === 'failed' && inv.deliveryError != null && <span class='muted'> · {inv.deliveryError}</span>}</li>
+      {steps.filter(([, at]) => at != null).map(([label, at]) => <li key={label}>{label} <span class='muted'>{when(at)}</span></li>)}
+    </ul>
+  )
+}
+
+const PERIODS = [7, 30, 90]
+const share = (n: number, of: number) => of === 0 ? '' : ` (${Math.round(100 * n / of)} %)`
+
+/** The workspace's funnel over the last days: sent, viewed, accepted, expired unseen, bounced. */
+function Funnel ({ news }: { news: number }) {
+  const [days, setDays] = useState(30)
+  const [f, setF] = useState<Schemas['InvitationFunnel'] | null>(null)
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const load = () => {
+    const until = new Date()
+    const query = { since: new Date(until.getTime() - days * 86_400_000).toISOString(), until: until.toISOString() }
+    void call(api.GET('/api/invitations/funnel', { params: { query } })).then(r => { if (r.ok) { setF(r.data); setProblem(null) } else setProblem(r.problem) })
+  }
+  useEffect(load, [days, news])
+  return (
+    <section class='card' aria-labelledby='funnel-title'>
+      <h2 id='funnel-title'>Funnel</h2>
+      <label for='funnel-days'>Invitations sent in the last</label>
+      <select id='funnel-days' value={String(days)} onChange={e => { setDays(Number(e.currentTarget.value)) }}>
+        {PERIODS.map(d => <option key={d} value={String(d)}>{d} days</option>)}
+      </select>
+      <ProblemNote problem={problem} retry={load} />
+      {f !== null && (
+        <dl id='funnel'>
+          <dt>Sent</dt><dd>{f.sent}</dd>
+          <dt>Viewed</dt><dd>{f.viewed}{share(f.viewed, f.sent)}</dd>
+          <dt>Accepted</dt><dd>{f.accepted}{share(f.accepted, f.sent)}</dd>
+          <dt>Expired unseen</dt><dd>{f.expiredUnseen}{share(f.expiredUnseen, f.sent)}</dd>
+          <dt>Bounced</dt><dd>{f.bounced}{share(f.bounced, f.sent)}</dd>
+        </dl>
+      )}
+    </section>
+  )
 }
 
 export function Invitations ({ news }: ScreenProps) {
@@ -133,6 +184,7 @@ export function Invitations ({ news }: ScreenProps) {
   return (
     <>
       <AddressForm id='invite' title='Invite people' roles={['member', 'admin']} action={['Send invitations', 'Inviting…', 'invited']} send={invite} onDone={reload} />
+      <Funnel news={news} />
       <h2>Invitations</h2>
       <div class='tabs' role='group' aria-label='Show invitations that are'>
         {STATUSES.map(s => (
@@ -141,12 +193,12 @@ export function Invitations ({ news }: ScreenProps) {
       </div>
       <ProblemNote problem={rowProblem} />
       <ListState items={items} problem={problem} retry={reload} empty={`No ${status} invitations.`}>
-        <Table caption={`${status[0]?.toUpperCase() ?? ''}${status.slice(1)} invitations`} heads={['E-mail', 'Role', 'Delivery', status === 'accepted' ? 'Accepted' : 'Expires', 'Invited', 'Invited by', ...(status === 'pending' ? [''] : [])]} pager={pager}>
+        <Table caption={`${status[0]?.toUpperCase() ?? ''}${status.slice(1)} invitations`} heads={['E-mail', 'Role', 'What happened', status === 'accepted' ? 'Accepted' : 'Expires', 'Invited', 'Invited by', ...(status === 'pending' ? [''] : [])]} pager={pager}>
           {items?.map(inv => (
             <tr key={inv.id}>
               <td>{inv.email}</td>
               <td>{inv.role}</td>
-              <td>{deliveryText(inv)}{inv.lastSentAt != null && <span class='muted'> · last sent {when(inv.lastSentAt)}</span>}{inv.deliveryStatus === 'failed' && inv.deliveryError != null && <span class='muted'> · {inv.deliveryError}</span>}</td>
+              <td><States inv={inv} /></td>
               <td>{when(status === 'accepted' ? inv.acceptedAt : inv.expiresAt)}</td>
               <td>{when(inv.createdAt)}</td>
               <td class='inviter'>{inviterText(inv.inviter)}</td>

@@ -361,6 +361,31 @@ export async function listInvitations (
   return r.rows
 }
 
+/** The funnel's counts (GET /api/invitations/funnel; src/invitations/funnel.ts). */
+export interface FunnelCounts { sent: number, viewed: number, accepted: number, expiredUnseen: number, bounced: number }
+
+/**
+ * Of a workspace's invitations made in [since, until) and handed over (last_sent_at set): how
+ * many were viewed, accepted, expired unseen (stored, or pending past expiry at `now`), bounced.
+ * One index-only scan of invitations_funnel_idx (migration 020) over the period.
+ */
+export async function invitationFunnel (
+  q: Queryable, f: { workspaceId: string, since: Date, until: Date, now: Date }
+): Promise<FunnelCounts> {
+  const r = await q.query<FunnelCounts>(
+    `SELECT count(*)::int AS sent,
+            count(*) FILTER (WHERE viewed_at IS NOT NULL)::int AS viewed,
+            count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
+            count(*) FILTER (WHERE viewed_at IS NULL
+                               AND (status = 'expired' OR (status = 'pending' AND expires_at <= $4)))::int
+              AS "expiredUnseen",
+            count(*) FILTER (WHERE delivery_status = 'bounced')::int AS bounced
+       FROM invitations
+      WHERE workspace_id = $1 AND created_at >= $2 AND created_at < $3 AND last_sent_at IS NOT NULL`,
+    [f.workspaceId, f.since, f.until, f.now])
+  return r.rows[0] as FunnelCounts
+}
+
 /** create-admin: the pending admin invitation for this e-mail in a workspace of this name, if any. */
 export async function findPendingInvitationByWorkspaceName (
   q: Queryable, workspaceName: string, email: string, now: Date

@@ -843,6 +843,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invitations/funnel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's invitation funnel over a period
+         * @description Of the invitations sent in the period (made in `[since, until)` and handed to the mail
+         *     relay or the identity provider; never the ones nobody e-mailed, `deliveryStatus: not_sent`):
+         *     how many were viewed (the signup page opened, `viewedAt`), accepted, expired without ever
+         *     being viewed, and bounced. Counted now: an invitation sent in the period and accepted
+         *     after it counts as accepted. `until` defaults to now, `since` to 30 days before `until`.
+         *     One indexed statement, whatever the period (docs/performance.md).
+         */
+        get: operations["getInvitationsFunnel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/invitations/{invitationId}/resend": {
         parameters: {
             query?: never;
@@ -2241,6 +2266,22 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        InvitationFunnel: {
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** @description Invitations made in the period and handed to the mail relay or the identity provider. */
+            sent: number;
+            /** @description Of those, the ones whose signup page was opened (`viewedAt`). */
+            viewed: number;
+            /** @description Of those, the ones accepted. */
+            accepted: number;
+            /** @description Of those, the ones that expired without ever being viewed. */
+            expiredUnseen: number;
+            /** @description Of those, the ones whose e-mail bounced (a permanent failure reported after the relay took it). */
+            bounced: number;
         };
         InvitationList: {
             items: components["schemas"]["Invitation"][];
@@ -4814,6 +4855,50 @@ export interface operations {
                 };
             };
             /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvitationsFunnel: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The period's start (inclusive); default 30 days before `until`.
+                 * @example 2026-11-01T00:00:00.000Z
+                 */
+                since?: string;
+                /**
+                 * @description The period's end (exclusive); default now.
+                 * @example 2026-12-01T00:00:00.000Z
+                 */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationFunnel"];
+                };
+            };
+            /** @description A query parameter fails validation, or `since` is not before `until` (`VALIDATION_FAILED`). */
             400: {
                 headers: {
                     [name: string]: unknown;

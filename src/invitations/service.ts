@@ -10,6 +10,7 @@ import { inviteMember } from './invite.js'
 import { resendInvitation } from './resend.js'
 import { revokeInvitation } from './revoke.js'
 import { listInvitationPage, type InvitationListQuery, type InvitationView } from './view.js'
+import { funnelOf, type InvitationFunnel } from './funnel.js'
 
 // The invitation operations, one file each (invite.ts, resend.ts, revoke.ts, view.ts), over
 // the context they share (context.ts: identity provider, send lease, budgeted delivery).
@@ -28,6 +29,8 @@ export interface InvitationService {
   /** Fresh token and expiry for a pending invitation, and send it again. */
   resend(actor: Principal, invitationId: string): Promise<InviteResult>
   revoke(actor: Principal, invitationId: string): Promise<InvitationView>
+  /** The workspace's funnel over a period (ISO date-times as the contract admits them). */
+  funnel(actor: Principal, q: { since?: string | undefined, until?: string | undefined }): Promise<InvitationFunnel>
 }
 
 export function createInvitationService (
@@ -52,6 +55,7 @@ export function createInvitationService (
     },
     list: async (actor, q) => await listInvitationPage(ports, actor, q),
     resend: async (actor, invitationId) => await resendInvitation(ctx, actor, invitationId),
-    revoke: async (actor, invitationId) => await revokeInvitation(ctx, actor, invitationId)
+    revoke: async (actor, invitationId) => await revokeInvitation(ctx, actor, invitationId),
+    funnel: async (actor, q) => await funnelOf(ports, actor, q)
   }
 }

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Database, Queryable } from '../../src/db/client.js'
 import { listActiveApiKeys } from '../../src/db/api-keys.js'
 import { listAuditEvents, listEvents } from '../../src/db/audit-events.js'
-import { listInvitations, type InvitationStatus } from '../../src/db/invitations.js'
+import { invitationFunnel, listInvitations, type InvitationStatus } from '../../src/db/invitations.js'
 import { listInviteRequests, type InviteRequestStatus } from '../../src/db/invite-requests.js'
 import { listUsers } from '../../src/db/users.js'
 import { listDeliveries } from '../../src/db/webhook-deliveries.js'
@@ -175,6 +175,15 @@ const cases: ListCase[] = [
     table: 'users',
     indexes: ['users_workspace_idx', 'users_workspace_email_prefix_idx', 'users_workspace_name_prefix_idx'],
     run: async (q: Queryable, w: Fixture) => await listUsers(q, w.id, { limit: 51, ...filter })
+  })),
+  ...[7, 30, 365].map(days => ({
+    name: `invitation funnel, ${days} days`,
+    table: 'invitations',
+    // its own (index-only once vacuumed), or the list's on a table not vacuumed yet (as here)
+    indexes: ['invitations_funnel_idx', 'invitations_workspace_idx'],
+    run: async (q: Queryable, w: Fixture) => await invitationFunnel(q, {
+      workspaceId: w.id, since: new Date(now.getTime() - days * DAY * 1000), until: now, now
+    })
   })),
   {
     name: 'API keys',

@@ -237,3 +237,35 @@ t.test('a reminder: once across two instances and a restart, the same link, neve
   t.equal(smtp.messages.filter(m => m.to.includes('waiting@example.com')).length, 2, 'the invitation and one reminder')
   t.equal(smtp.messages.filter(m => /joins|revoked/.test(m.to.join())).length, 2, 'no reminder to the accepted or the revoked')
 })
+
+t.test('seen: the list says what happened to each invitation; the funnel counts a period in one statement', async t => {
+  const boss = await h.signIn({ role: 'admin' })
+  const started = h.clock.now()
+  const [a, b, c] = [await invite(boss, 'fa@example.com'), await invite(boss, 'fb@example.com'), await invite(boss, 'fc@example.com')]
+  const post = async (url: string, payload: Record<string, unknown>) => await h.inject({
+    method: 'POST', url, headers: { 'content-type': 'application/json' }, payload
+  })
+  await post('/api/auth/invitation', { token: a.token })
+  t.equal((await post('/api/auth/signup', { token: a.token })).statusCode, 201)
+  await post('/api/auth/invitation', { token: b.token })
+  t.match(await listed(h, boss.cookie, b.id), { deliveryStatus: 'sent', viewedAt: String, remindedAt: null, status: 'pending' })
+  t.match(await listed(h, boss.cookie, c.id), { deliveryStatus: 'sent', lastSentAt: String, viewedAt: null })
+  h.clock.advance(8 * 86_400_000) // c expires unseen (read as expired at once; the sweep writes it later)
+  const admin2 = await h.signIn({ role: 'admin', workspaceId: boss.workspaceId })
+  const since = new Date(started.getTime() - 60_000).toISOString()
+  const funnel = async (query: string, cookie = admin2.cookie) => await h.inject({
+    method: 'GET', url: `/api/invitations/funnel${query}`, headers: { cookie }
+  })
+  const period = await funnel(`?since=${encodeURIComponent(since)}`)
+  assertContract(t, 'GET', '/api/invitations/funnel', period)
+  t.match(period.json(), { since, sent: 3, viewed: 2, accepted: 1, expiredUnseen: 1, bounced: 0 })
+  const before = await funnel(`?until=${encodeURIComponent(since)}`)
+  t.match(before.json(), { sent: 0, viewed: 0, accepted: 0 }, 'a period before them counts none')
+  const recent = await funnel('')
+  t.equal(recent.statusCode, 200, 'the last 30 days by default')
+  const backwards = await funnel(`?since=${encodeURIComponent(h.clock.now().toISOString())}&until=${encodeURIComponent(since)}`)
+  t.equal(backwards.statusCode, 400)
+  assertContract(t, 'GET', '/api/invitations/funnel', backwards)
+  const member = await h.signIn({ role: 'member', workspaceId: boss.workspaceId })
+  t.equal((await funnel('', member.cookie)).statusCode, 403, 'admins only')
+})
