@@ -13,6 +13,7 @@ import { serviceError } from '../errors.js'
 export type InvitationFunnel = components['schemas']['InvitationFunnel']
 
 const DEFAULT_DAYS = 30
+const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z')
 
 export async function funnelOf (
   deps: { db: Database, clock: Clock },
@@ -21,7 +22,9 @@ export async function funnelOf (
 ): Promise<InvitationFunnel> {
   const now = deps.clock.now()
   const until = queryInstant('until', q.until) ?? now
-  const since = queryInstant('since', q.since) ?? new Date(until.getTime() - DEFAULT_DAYS * 86_400_000)
+  // The default start, never before year 1 (an `until` in January of year 1 is a valid date-time).
+  const since = queryInstant('since', q.since) ??
+    new Date(Math.max(until.getTime() - DEFAULT_DAYS * 86_400_000, EARLIEST))
   if (since.getTime() >= until.getTime()) {
     const message = 'must be before until'
     const errors = [{ in: 'query', field: 'since', message }]
