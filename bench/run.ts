@@ -32,6 +32,8 @@
 //   npm run bench -- --scale                        # how cost grows with the data, PostgreSQL (bench/scale.ts)
 //   npm run bench -- --jobs                         # commit-to-delivery across instances, PostgreSQL (bench/jobs.ts)
 //   npm run bench -- --funnel                       # the funnel over 1M invitations, PostgreSQL (bench/funnel.ts)
+//   npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
+//                                                   # 200 concurrent invites, PostgreSQL (bench/batch.ts)
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -48,6 +50,7 @@ import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { runJobPickup } from './jobs.js'
 import { runFunnel } from './funnel.js'
+import { runBatchBench } from './batch.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
   cleanUp, startBare, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
@@ -77,7 +80,9 @@ const { values } = parseArgs({
     'service-env': { type: 'string', multiple: true, default: [] },
     scale: { type: 'boolean', default: false },
     jobs: { type: 'boolean', default: false },
-    funnel: { type: 'boolean', default: false }
+    funnel: { type: 'boolean', default: false },
+    batch: { type: 'boolean', default: false },
+    'batch-rows': { type: 'string', default: '10000' }
   },
   strict: true
 })
@@ -242,4 +247,12 @@ else if (values.scale) {
   })
 } else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: 200 })
 else if (values.funnel) await runFunnel({ pgUrl: values['pg-url'], invitations: 1_000_000, runs: 20 })
-else await main()
+else if (values.batch) {
+  await runBatchBench({
+    pgUrl: values['pg-url'],
+    pin: pinCpus(!values['no-pin']),
+    rows: Number(values['batch-rows']),
+    rounds: Number(values.rounds),
+    build: !values['no-build']
+  })
+} else await main()

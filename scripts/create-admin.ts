@@ -92,6 +92,7 @@ try {
       smtpUrl: config.smtp.url,
       from: config.smtp.from,
       timeoutMs: config.smtp.timeoutMs,
+      poolConnections: config.smtp.poolConnections,
       dataDir: config.dataDir,
       log
     })

@@ -73,6 +73,7 @@ export function openAppMailer (app: FastifyInstance, config: Config, given?: Mai
     smtpUrl: config.smtp.url,
     from: config.smtp.from,
     timeoutMs: config.smtp.timeoutMs,
+    poolConnections: config.smtp.poolConnections,
     dataDir: config.dataDir,
     log: app.log
   })

@@ -52,6 +52,7 @@ export const EnvSchema = Type.Object({
   BODY_LIMIT_BYTES: Int(1024, 10 * 1024 * 1024, 64 * 1024),
   SMTP_URL: Str({ pattern: '^smtps?://' }),
   SMTP_TIMEOUT_MS: Int(100, 120000, 5000),
+  SMTP_POOL_CONNECTIONS: Int(1, 100, 5),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Workspace <no-reply@localhost>' }),
   BOUNCE_DOMAIN: Str({ pattern: `^${DNS_LABEL}(\\.${DNS_LABEL})*$` }),
   BOUNCE_SMTP_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -174,7 +175,13 @@ export interface Config {
   }
   /** Open connections at once, in all and per peer address (0: no cap); src/connection-caps.ts. */
   readonly connections: { readonly max: number, readonly perAddress: number }
-  readonly smtp: { readonly url: string | null, readonly timeoutMs: number, readonly from: string }
+  readonly smtp: {
+    readonly url: string | null,
+    readonly timeoutMs: number,
+    readonly from: string,
+    /** Connections to the relay at most, pooled (one send waits for a free one within its deadline). */
+    readonly poolConnections: number
+  }
   /** Bounces (src/bounces): the signed return path's domain, the DSN listener, the provider webhook's secret. */
   readonly bounces: {
     /** null: invitation e-mails keep MAIL_FROM as their envelope sender (no return path of ours). */
@@ -330,7 +337,12 @@ function configOf (env: Env, derived: Derived): Config {
       keepAlive: env.KEEP_ALIVE_TIMEOUT_MS
     },
     connections: { max: env.MAX_CONNECTIONS, perAddress: env.MAX_CONNECTIONS_PER_ADDRESS },
-    smtp: { url: env.SMTP_URL ?? null, timeoutMs: env.SMTP_TIMEOUT_MS, from: env.MAIL_FROM },
+    smtp: {
+      url: env.SMTP_URL ?? null,
+      timeoutMs: env.SMTP_TIMEOUT_MS,
+      from: env.MAIL_FROM,
+      poolConnections: env.SMTP_POOL_CONNECTIONS
+    },
     bounces,
     rateLimit: {
       redisUrl: env.REDIS_URL ?? null,

@@ -5,9 +5,11 @@ import type { Logger } from './logger.js'
 
 // Bounds on open connections, so that one client holding idle sockets cannot use up the process's
 // file descriptors and leave nobody else (a load balancer's health check included) a connection:
-//  - MAX_CONNECTIONS: Node's server.maxConnections; past it a new connection is closed at once;
+//  - MAX_CONNECTIONS: open connections in all;
 //  - MAX_CONNECTIONS_PER_ADDRESS: open connections from one peer address (IPv6 per
-//    /RATE_LIMIT_IPV6_PREFIX network, as the rate limits count), past it a new one is closed at once.
+//    /RATE_LIMIT_IPV6_PREFIX network, as the rate limits count).
+// A connection past a cap is answered 503 SERVICE_UNAVAILABLE with Retry-After and closed (an idle
+// one within a second, unanswered): overload is a 503 a client retries, never a reset.
 // The peer is the TCP peer: behind a reverse proxy that is the proxy, so size the per-address cap
 // above its connection pool there (or 0: off). Reaching a cap is logged, at most once a minute each.
 
@@ -21,6 +23,19 @@ export interface ConnectionCaps {
 
 const LOG_EVERY_MS = 60_000
 
+const REFUSED = Symbol('over a connection cap')
+/** How long a connection past a cap may take to send its request (then it is closed unanswered). */
+const REFUSED_GRACE_MS = 1000
+
+/**
+ * Whether this request's connection was opened past a cap: it is answered 503 with Retry-After
+ * and `Connection: close` (an onRequest hook in app.ts), never reset — a reverse proxy in front
+ * would turn a reset into a 502.
+ */
+export function overConnectionCap (socket: Socket): boolean {
+  return (socket as Socket & { [REFUSED]?: boolean })[REFUSED] === true
+}
+
 export function capConnections (server: Server, caps: ConnectionCaps, log: Logger): void {
   let lastLogged = { global: 0, address: 0 }
   const logOnce = (which: 'global' | 'address', fields: Record<string, unknown>, msg: string): void => {
@@ -29,26 +44,33 @@ export function capConnections (server: Server, caps: ConnectionCaps, log: Logge
     lastLogged = { ...lastLogged, [which]: now }
     log.warn(fields, msg)
   }
-  if (caps.max > 0) {
-    server.maxConnections = caps.max
-    server.on('drop', (data?: { remoteAddress?: string }) => {
-      logOnce('global', { max: caps.max, remoteAddress: data?.remoteAddress },
-        'connection cap reached (MAX_CONNECTIONS): new connections are closed until some end')
-    })
+  if (caps.max === 0 && caps.perAddress === 0) return
+  const refuse = (socket: Socket): void => {
+    Object.assign(socket, { [REFUSED]: true })
+    // Its one request is answered 503 and the connection closed; an idle one does not stay.
+    socket.setTimeout(REFUSED_GRACE_MS, () => { socket.destroy() })
   }
-  if (caps.perAddress === 0) return
+  let total = 0
   const open = new Map<string, number>()
   server.on('connection', (socket: Socket) => {
     const address = normalizeIP(socket.remoteAddress ?? '', caps.ipv6Prefix)
-    const count = (open.get(address) ?? 0) + 1
-    if (count > caps.perAddress) {
-      logOnce('address', { perAddress: caps.perAddress, remoteAddress: address },
-        'per-address connection cap reached (MAX_CONNECTIONS_PER_ADDRESS): the new connection is closed')
-      socket.destroy()
+    if (caps.max > 0 && total >= caps.max) {
+      logOnce('global', { max: caps.max, remoteAddress: address },
+        'connection cap reached (MAX_CONNECTIONS): new connections are answered 503 and closed until some end')
+      refuse(socket)
       return
     }
+    const count = (open.get(address) ?? 0) + 1
+    if (caps.perAddress > 0 && count > caps.perAddress) {
+      logOnce('address', { perAddress: caps.perAddress, remoteAddress: address },
+        'per-address connection cap reached (MAX_CONNECTIONS_PER_ADDRESS): the new connection is answered 503, closed')
+      refuse(socket)
+      return
+    }
+    total++
     open.set(address, count)
     socket.once('close', () => {
+      total--
       const left = (open.get(address) ?? 1) - 1
       if (left === 0) open.delete(address)
       else open.set(address, left)

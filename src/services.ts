@@ -111,6 +111,10 @@ export function createServices (given: Ports): Services {
       await ports.jobs.schedule('invitation-reminders', '* * * * *')
       await ports.jobs.work('domain-verification', async () => { await domains.recheck() })
       await ports.jobs.schedule('domain-verification', '*/10 * * * *')
+      // Two chunks of a batch at once: the SMTP pool stays busy while one chunk's last e-mails finish.
+      await ports.jobs.work(
+        'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: 2 }
+      )
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),

@@ -99,6 +99,167 @@ export function AddressForm ({ id, title, roles, action, send, onDone }: {
   )
 }
 
+type Row = Schemas['InviteBatchRequest']['rows'][number]
+type Batch = Schemas['InvitationBatch']
+type Outcome = 'invited' | 're-sent' | 'member' | 'invalid' | 'duplicate' | 'budget' | 'failed'
+interface RowResult { key: string, email: string, outcome: Outcome, text: string }
+
+const ROLE = /^(admin|member)$/i
+/** A batch request takes 1,000 rows at most; more are sent as several batches, in order. */
+const PER_REQUEST = 1000
+
+/**
+ * Rows as pasted or as a CSV file of `email,role`: a line "address,role" gives that row its role;
+ * any other line is addresses separated by commas, semicolons or spaces (in the form's role). A
+ * header line (email,role) is skipped.
+ */
+export function parseRows (text: string): Row[] {
+  const rows: Row[] = []
+  for (const line of text.split(/\r?\n/)) {
+    const cells = line.split(/[,;\t]/).map(c => c.trim().replace(/^"(.*)"$/, '$1'))
+    if (/^e-?mail$/i.test(cells[0] ?? '') && (cells.length === 1 || ROLE.test(cells[1] ?? '') || /^role$/i.test(cells[1] ?? ''))) continue
+    if (cells.length === 2 && cells[0] !== '' && ROLE.test(cells[1] ?? '')) {
+      rows.push({ email: cells[0] as string, role: (cells[1] as string).toLowerCase() as Schemas['Role'] })
+      continue
+    }
+    for (const email of line.split(/[\s,;]+/).filter(a => a !== '')) rows.push({ email })
+  }
+  return rows
+}
+
+const OUTCOME: Record<Schemas['InvitationBatchRow']['result'], Outcome> = {
+  invited: 'invited', resent: 're-sent', already_member: 'member', invalid: 'invalid', duplicate: 'duplicate', over_budget: 'budget'
+}
+
+function rowResultOf (batchId: string, r: Schemas['InvitationBatchRow']): RowResult {
+  const key = `${batchId}:${r.index}`
+  const outcome = OUTCOME[r.result]
+  const delivery = r.delivery === 'failed' ? ` (the e-mail failed: ${r.message ?? 'no reason given'})` : r.delivery === 'cancelled' ? ' (its e-mail was not needed any more)' : ''
+  switch (r.result) {
+    case 'invited': return { key, email: r.email, outcome, text: `invited as ${r.role}${delivery}` }
+    case 'resent': return { key, email: r.email, outcome, text: `a pending invitation is re-sent with a fresh link${delivery}` }
+    case 'already_member': return { key, email: r.email, outcome, text: 'already a member' }
+    case 'invalid': return { key, email: r.email, outcome, text: 'not a valid e-mail address' }
+    case 'duplicate': return { key, email: r.email, outcome, text: `listed twice: ${r.message ?? ''}` }
+    case 'over_budget': return { key, email: r.email, outcome, text: `over the workspace's e-mail budget: try again ${whenToRetry(r.retryAfter ?? 60)}` }
+  }
+}
+
+/** A large batch's progress: polled until no e-mail is left to send. */
+function Progress ({ batch }: { batch: Batch }) {
+  const owed = batch.results.invited + batch.results.resent
+  const done = batch.delivery.sent + batch.delivery.failed + batch.delivery.cancelled
+  return (
+    <p class='batch-progress'>
+      <label for={`progress-${batch.id}`}>E-mails sent: {done} of {owed}{batch.status === 'completed' ? ' — done' : ''}</label>{' '}
+      <progress id={`progress-${batch.id}`} max={Math.max(1, owed)} value={done} />
+    </p>
+  )
+}
+
+/**
+ * The admins' invite form: pasted rows or a CSV file of email,role, sent as batches
+ * (POST /api/invitations/batch, 1,000 rows each), a result per row inline, a large batch's progress.
+ */
+function InviteForm ({ onDone }: { onDone: () => void }) {
+  const [text, setText] = useState('')
+  const [role, setRole] = useState<Schemas['Role']>('member')
+  const [busy, setBusy] = useState(false)
+  const [results, setResults] = useState<RowResult[]>([])
+  const [batches, setBatches] = useState<Batch[]>([])
+  const [more, setMore] = useState<Array<{ id: string, cursor: string }>>([])
+  // Large batches (202): their progress, polled until every e-mail has left.
+  useEffect(() => {
+    if (batches.every(b => b.status === 'completed')) return
+    const timer = setTimeout(() => {
+      void Promise.all(batches.map(async b => {
+        if (b.status === 'completed') return b
+        const r = await call(api.GET('/api/invitation-batches/{batchId}', { params: { path: { batchId: b.id }, query: { limit: 1 } } }))
+        return r.ok ? r.data : b
+      })).then(next => {
+        setBatches(next)
+        if (next.every(b => b.status === 'completed')) { announce('Every invitation e-mail has been sent.'); onDone() }
+      })
+    }, 1000)
+    return () => { clearTimeout(timer) }
+  }, [batches])
+  const readFile = async (e: Event) => {
+    const file = (e.currentTarget as HTMLInputElement).files?.[0]
+    if (file === undefined) return
+    const csv = await file.text()
+    setText(text.trim() === '' ? csv : `${text.trimEnd()}\n${csv}`)
+    announce(`${parseRows(csv).length} rows read from ${file.name}.`)
+  }
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    const rows = parseRows(text)
+    if (rows.length === 0) { announce('Enter at least one e-mail address.'); return }
+    setBusy(true)
+    const done: RowResult[] = []
+    const large: Batch[] = []
+    const pages: Array<{ id: string, cursor: string }> = []
+    for (let from = 0; from < rows.length; from += PER_REQUEST) {
+      const r = await call(api.POST('/api/invitations/batch', { body: { role, rows: rows.slice(from, from + PER_REQUEST) } }))
+      if (!r.ok) {
+        done.push({ key: `failed:${from}`, email: `rows ${from + 1}–${Math.min(rows.length, from + PER_REQUEST)}`, outcome: 'failed', text: r.problem.text })
+        continue
+      }
+      done.push(...r.data.items.map(i => rowResultOf(r.data.id, i)))
+      if (r.data.status !== 'completed' && r.response.status === 202) large.push(r.data)
+      if (r.data.nextCursor !== null) pages.push({ id: r.data.id, cursor: r.data.nextCursor })
+      setResults([...done])
+    }
+    setBatches(large)
+    setMore(pages)
+    setBusy(false)
+    const ok = done.filter(r => r.outcome === 'invited' || r.outcome === 're-sent').length
+    announce(`${ok} of ${rows.length} invited. ` + done.slice(0, 25).map(r => `${r.email}: ${r.text}.`).join(' '))
+    if (done.every(r => r.outcome === 'invited' || r.outcome === 're-sent' || r.outcome === 'member')) setText('')
+    onDone()
+  }
+  const showMore = async () => {
+    const next = more[0]
+    if (next === undefined) return
+    const r = await call(api.GET('/api/invitation-batches/{batchId}', { params: { path: { batchId: next.id }, query: { limit: 100, cursor: next.cursor } } }))
+    if (!r.ok) { announce(r.problem.text); return }
+    setResults([...results, ...r.data.items.map(i => rowResultOf(next.id, i))])
+    setMore(r.data.nextCursor !== null ? [{ id: next.id, cursor: r.data.nextCursor }, ...more.slice(1)] : more.slice(1))
+  }
+  return (
+    <form class='card' onSubmit={submit} aria-labelledby='invite-title'>
+      <h2 id='invite-title'>Invite people</h2>
+      <label for='invite-emails'>E-mail addresses</label>
+      <textarea
+        id='invite-emails' rows={3} aria-describedby='invite-hint' value={text}
+        onInput={e => { setText(e.currentTarget.value) }}
+      />
+      <p id='invite-hint' class='muted'>One or many (up to thousands), separated by commas, spaces or new lines; a line <code>address,admin</code> gives that person their own role.</p>
+      <label for='invite-csv'>Or a CSV file of <code>email,role</code></label>
+      <input id='invite-csv' type='file' accept='.csv,text/csv,text/plain' onChange={e => { void readFile(e) }} />
+      <label for='invite-role'>Role (for rows that name none)</label>
+      <select id='invite-role' value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
+        <option value='member'>member</option>
+        <option value='admin'>admin</option>
+      </select>
+      <button type='submit' disabled={busy}>{busy ? 'Inviting…' : 'Send invitations'}</button>
+      {batches.map(b => <Progress key={b.id} batch={b} />)}
+      {results.length > 0 && (
+        <ul class='results' aria-label='Results'>
+          {results.map(r => <li key={r.key} class={`result ${r.outcome}`} data-outcome={r.outcome}><strong>{r.email}</strong>: {r.text}</li>)}
+        </ul>
+      )}
+      {more.length > 0 && <button type='button' onClick={() => { void showMore() }}>Show more results</button>}
+    </form>
+  )
+}
+
+/** The Delivery cell's words: how the e-mail went, and why it bounced when it did. */
+function deliveryText (inv: Schemas['Invitation']): string {
+  if (inv.deliveryStatus === 'identity_provider') return 'sent by the identity provider'
+  if (inv.deliveryStatus === 'bounced') return `bounced: ${inv.bounceReason ?? "the recipient's mail server refused it"}`
+  return inv.deliveryStatus
+}
+
 /** The Delivery cell's words: how the e-mail went, and why it bounced when it did. */
 function deliveryText (inv: Schemas['Invitation']): string {
   if (inv.deliveryStatus === 'identity_provider') return 'sent by the identity provider'
@@ -183,7 +344,7 @@ export function Invitations ({ news }: ScreenProps) {
 
   return (
     <>
-      <AddressForm id='invite' title='Invite people' roles={['member', 'admin']} action={['Send invitations', 'Inviting…', 'invited']} send={invite} onDone={reload} />
+      <InviteForm onDone={reload} />
       <Funnel news={news} />
       <h2>Invitations</h2>
       <div class='tabs' role='group' aria-label='Show invitations that are'>

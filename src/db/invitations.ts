@@ -35,7 +35,8 @@ export interface InvitationRow {
   updatedAt: Date
 }
 
-const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, status, expires_at AS "expiresAt",
+/** The invitation columns as InvitationRow names them (the batch statements return rows too). */
+export const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, role, status, expires_at AS "expiresAt",
   invited_by AS "invitedBy", invited_by_api_key AS "invitedByApiKey", delivery_status AS "deliveryStatus",
   delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
   last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",

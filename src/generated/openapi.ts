@@ -908,6 +908,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invitations/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite many people at once (up to 1,000)
+         * @description Invites up to 1,000 e-mail addresses in one request, each in the batch's `role` (default
+         *     `member`) or its own, and answers a result per row: `invited`, `resent` (a pending
+         *     invitation is sent again), `already_member`, `invalid` (not an e-mail address),
+         *     `duplicate` (the same address earlier in the batch) or `over_budget` (past the workspace's
+         *     invitation-e-mail budget, `INVITE_EMAILS_PER_HOUR`: that row is not invited at all, and
+         *     `retryAfter` says in how many seconds the budget has room again). A row is never half-sent:
+         *     it is either invited with its e-mail queued, or reported as not invited.
+         *
+         *     Every invitation is written, with its `invitation.created` or `invitation.resent` event, in
+         *     the request's transaction; the e-mails then go out through the job engine over a bounded
+         *     number of SMTP connections (`SMTP_POOL_CONNECTIONS`), with retries. Each row's `delivery`
+         *     follows its e-mail (`queued`, `sent`, `failed`, `cancelled` when the invitation was
+         *     accepted or revoked before it left). A batch of at most 25 rows is answered `201` with all
+         *     its rows; a larger one `202` with the batch's first page of rows and `Location`, where
+         *     `GET /api/invitation-batches/{batchId}` shows its progress and pages through its rows.
+         *
+         *     An optional `Idempotency-Key` replays the first answer (the whole batch is one request:
+         *     its rows are not invited twice). The MCP tool `invite_many` invites the same way.
+         */
+        post: operations["postInvitationsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitation-batches/{batchId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 9d2f6b1e-3c4a-4b5d-8e7f-0a1b2c3d4e5f */
+                batchId: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A batch of invitations, its progress and a page of its rows
+         * @description The batch made by `POST /api/invitations/batch`: how many rows had each result, how many of
+         *     its e-mails are `queued`, `sent`, `failed` or `cancelled`, whether it is `completed` (no
+         *     e-mail left to send), and one page of its rows in the order they were sent. Pass
+         *     `nextCursor` as `cursor` for the next page.
+         */
+        get: operations["getInvitationBatchesBatchId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit-events": {
         parameters: {
             query?: never;
@@ -1268,7 +1331,7 @@ export interface paths {
         put?: never;
         /**
          * Model Context Protocol endpoint (streamable HTTP, stateless)
-         * @description JSON-RPC 2.0 messages of the Model Context Protocol. Tools: `invite_user`,
+         * @description JSON-RPC 2.0 messages of the Model Context Protocol. Tools: `invite_user`, `invite_many`,
          *     `list_invitations`, `revoke_invitation`, `list_members`, `list_invite_requests`,
          *     `approve_invite_request`, `deny_invite_request`, `create_invite_link`,
          *     `list_invite_links`, `revoke_invite_link`, `list_domains`, `add_domain`,
@@ -1277,7 +1340,8 @@ export interface paths {
          *     2025-03-26) counts once per message, and a batch larger than what is left of the minute
          *     is refused whole with 429. An empty batch is a JSON-RPC Invalid Request: 400
          *     `VALIDATION_FAILED` with `details.jsonrpc.code` -32600. Each tool takes its REST
-         *     operation's body or parameters and answers its 200 body, with two differences:
+         *     operation's body or parameters and answers its success body (`invite_many`: the batch of
+         *     `POST /api/invitations/batch`), with two differences:
          *     `invite_user`'s `role` is optional (default `member`), and it never returns
          *     `invitationUrl` — the signup link is a credential that goes to the invitee by e-mail
          *     only, never into an assistant's context.
@@ -2283,6 +2347,65 @@ export interface components {
             /** @description Of those, the ones whose e-mail bounced (a permanent failure reported after the relay took it). */
             bounced: number;
         };
+        InviteBatchRequest: {
+            /** @description The role of every row that names none (default `member`). */
+            role?: components["schemas"]["Role"];
+            rows: {
+                /** @description The address, as pasted (surrounding spaces are trimmed, case is ignored). One that is not an e-mail address is reported `invalid`, not refused. */
+                email: string;
+                role?: components["schemas"]["Role"];
+            }[];
+        };
+        InvitationBatchRow: {
+            /** @description The row's position in the request (from 0). */
+            index: number;
+            /** @description The address as normalized (or as sent when invalid). */
+            email: string;
+            role: components["schemas"]["Role"];
+            /** @enum {string} */
+            result: "invited" | "resent" | "already_member" | "invalid" | "duplicate" | "over_budget";
+            /** Format: uuid */
+            invitationId: string | null;
+            /**
+             * @description The row's e-mail (invited and resent rows only).
+             * @enum {string|null}
+             */
+            delivery: "queued" | "sent" | "failed" | "cancelled" | null;
+            /** @description For `over_budget`: seconds until the budget has room again. */
+            retryAfter: number | null;
+            /** @description Why the row was not invited, or why its e-mail failed. */
+            message: string | null;
+        };
+        InvitationBatch: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `completed` once no e-mail of the batch is left to send.
+             * @enum {string}
+             */
+            status: "processing" | "completed";
+            total: number;
+            results: {
+                invited: number;
+                resent: number;
+                alreadyMember: number;
+                invalid: number;
+                duplicate: number;
+                overBudget: number;
+            };
+            delivery: {
+                queued: number;
+                sent: number;
+                failed: number;
+                cancelled: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            completedAt: string | null;
+            items: components["schemas"]["InvitationBatchRow"][];
+            nextCursor: string | null;
+        };
         InvitationList: {
             items: components["schemas"]["Invitation"][];
             nextCursor: string | null;
@@ -3106,6 +3229,8 @@ export interface components {
         Cursor: string;
         /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
         UserId: string;
+        /** @example 9d2f6b1e-3c4a-4b5d-8e7f-0a1b2c3d4e5f */
+        BatchId: string;
         /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
         InvitationId: string;
         /** @example 5b0c7a1e-2f3d-4c5b-9a8e-7d6c5b4a3f21 */
@@ -5020,6 +5145,128 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInvitationsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+                 * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description A small batch (at most 25 rows), with every row's result. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationBatch"];
+                };
+            };
+            /** @description A larger batch, accepted; its rows' results are known, their e-mails are on their way. `Location` is the batch resource to follow. */
+            202: {
+                headers: {
+                    /**
+                     * @description The batch resource (`/api/invitation-batches/{batchId}`).
+                     * @example /api/invitation-batches/9d2f6b1e-3c4a-4b5d-8e7f-0a1b2c3d4e5f
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationBatch"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`), for example more than 1,000 rows. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            /** @description A request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvitationBatchesBatchId: {
+        parameters: {
+            query?: {
+                /** @example 20 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @example 9d2f6b1e-3c4a-4b5d-8e7f-0a1b2c3d4e5f */
+                batchId: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch and a page of its rows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationBatch"];
+                };
+            };
+            /** @description The batch id or a query parameter fails validation, or the cursor was not issued by this batch (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such batch in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

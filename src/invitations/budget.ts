@@ -9,8 +9,13 @@ import { windowSpent, type WindowCounter } from '../lib/window-counter.js'
 export interface InvitationBudget {
   /** Draws one e-mail from the workspace's hourly budget; throws RATE_LIMITED (with Retry-After) when it is spent. */
   take(workspaceId: string): Promise<void>
-  /** Gives back one e-mail drawn by `take` (nothing was sent). */
-  refund(workspaceId: string): Promise<void>
+  /**
+   * Draws up to `wanted` e-mails at once (a batch): all of them, or as many as are left in the
+   * window — never a refusal. `retryAfterSeconds` says when the window that refused the rest ends.
+   */
+  takeUpTo(workspaceId: string, wanted: number): Promise<{ granted: number, retryAfterSeconds: number }>
+  /** Gives back `count` (default one) e-mails drawn by `take` or `takeUpTo` (nothing was sent). */
+  refund(workspaceId: string, count?: number): Promise<void>
 }
 
 const HOUR_MS = 3_600_000
@@ -30,8 +35,19 @@ export function createInvitationBudget (
       onRefused()
       throw windowSpent(perHour, ttl)
     },
-    async refund (workspaceId) {
-      await counter.add(workspaceId, -1, HOUR_MS)
+    async takeUpTo (workspaceId, wanted) {
+      if (wanted <= 0) return { granted: 0, retryAfterSeconds: 0 }
+      const { current, ttl } = await counter.add(workspaceId, wanted, HOUR_MS)
+      const over = Math.min(wanted, Math.max(0, current - perHour))
+      // What was drawn past the budget is given back at once: only what is granted counts.
+      if (over > 0) {
+        await counter.add(workspaceId, -over, HOUR_MS)
+        onRefused()
+      }
+      return { granted: wanted - over, retryAfterSeconds: over > 0 ? Math.max(1, Math.ceil(ttl / 1000)) : 0 }
+    },
+    async refund (workspaceId, count = 1) {
+      if (count > 0) await counter.add(workspaceId, -count, HOUR_MS)
     }
   }
 }

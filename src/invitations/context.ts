@@ -46,7 +46,8 @@ type Deliver = (inv: InvitationRow, token: string, reinvite: boolean) => Promise
 
 type Workspace = Pick<WorkspaceRow, 'id' | 'name' | 'workosOrganizationId'>
 
-function inviterOf (p: Principal): Inviter {
+/** Who the e-mail and the audit trail name as inviting: the principal. */
+export function inviterOf (p: Principal): Inviter {
   return { name: p.name ?? p.email, audit: auditActorOf(p), userId: p.kind === 'apiKey' ? null : p.userId }
 }
 

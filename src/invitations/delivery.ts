@@ -1,7 +1,7 @@
 import type { components } from '../generated/openapi.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import type { Database } from '../db/client.js'
+import type { Database, Queryable } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Mailer } from '../mail/mailer.js'
 import type { WorkspaceRow } from '../db/workspaces.js'
@@ -57,6 +57,25 @@ interface Delivery {
   reinvite: boolean
   /** Called once the invitation left us (the IdP created it, or the SMTP server accepted the e-mail). */
   handedOver?: () => void
+  /**
+   * Written in the transaction that records the delivery (a batch settles its row there, and gives
+   * the send lease back: one commit after the e-mail left, not three).
+   */
+  alsoOnSent?: (tx: Queryable) => Promise<void>
+}
+
+/** Records a delivery that left us, with what the caller writes beside it. */
+async function recordSent (
+  db: Database, d: Delivery, delivery: Parameters<typeof recordDelivery>[2]
+): Promise<void> {
+  const also = d.alsoOnSent
+  if (also === undefined) await recordDelivery(db, d.invitation.id, delivery)
+  else {
+    await db.transaction(async tx => {
+      await recordDelivery(tx, d.invitation.id, delivery)
+      await also(tx)
+    })
+  }
 }
 
 export async function deliverInvitation (deps: DeliveryDeps, d: Delivery): Promise<InviteResult> {
@@ -94,9 +113,7 @@ async function throughIdentityProvider (
   if (outcome.kind === 'sent') {
     meter.invitationDelivery('identity_provider', 'sent')
     d.handedOver?.()
-    await recordDelivery(
-      db, inv.id, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() }
-    )
+    await recordSent(db, d, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() })
     return {
       success: true,
       message: `Invitation ${again} to ${inv.email} through the identity provider`,
@@ -183,6 +200,6 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   meter.invitationDelivery('email', 'sent')
   d.handedOver?.()
   // The link it carried, sealed: the reminder sends this same link (reminders.ts).
-  await recordDelivery(db, inv.id, { status: 'sent', linkSealed: sealToken(config, inv.id, d.token), now: clock.now() })
+  await recordSent(db, d, { status: 'sent', linkSealed: sealToken(config, inv.id, d.token), now: clock.now() })
   return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }
 }

@@ -12,13 +12,16 @@ import type { Logger } from '../logger.js'
 // not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
 
 type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
-  | 'domain-verification'
+  | 'domain-verification' | 'invitation-batch'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
   send(tx: Queryable, queue: JobQueue, data: object, opts?: { delayMs?: number }): Promise<void>
-  /** Run `handler` for each job of `queue` (one at a time per worker); a throw retries the job. */
-  work(queue: JobQueue, handler: (data: unknown) => Promise<void>): Promise<void>
+  /**
+   * Run `handler` for each job of `queue` (one at a time per worker; `workers` of them in this
+   * process, default one); a throw retries the job.
+   */
+  work(queue: JobQueue, handler: (data: unknown) => Promise<void>, opts?: { workers?: number }): Promise<void>
   /** Queue a job on a cron schedule (UTC); pg-boss runs each slot once across instances. */
   schedule(queue: JobQueue, cron: string): Promise<void>
   /** Look for work now instead of at the next poll (after a commit that queued jobs). */
@@ -77,7 +80,8 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 }
 
 const QUEUES: readonly JobQueue[] = [
-  'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification'
+  'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification',
+  'invitation-batch'
 ]
 
 const isQueue = (s: string): s is JobQueue => (QUEUES as readonly string[]).includes(s)
@@ -120,10 +124,9 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
       retryBackoff: true
     })
   }
-  const workers = new Map<JobQueue, string>()
+  const workers = new Map<JobQueue, string[]>()
   const wake = (queue: JobQueue): void => {
-    const id = workers.get(queue)
-    if (id !== undefined) boss.notifyWorker(id)
+    for (const id of workers.get(queue) ?? []) boss.notifyWorker(id)
   }
   const channel = jobChannel(opts.schema)
   const listener = opts.workers && opts.db.listen !== undefined
@@ -144,12 +147,15 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
       // Delivered when the transaction commits (never on rollback), to every listening instance.
       if (delay === 0 && opts.db.kind === 'postgres') await tx.query('SELECT pg_notify($1, $2)', [channel, queue])
     },
-    async work (queue, handler) {
+    async work (queue, handler, o = {}) {
       if (!opts.workers) return
-      const id = await boss.work(queue, { pollingIntervalSeconds: opts.pollSeconds, batchSize: 1 }, async jobs => {
-        for (const job of jobs) await handler(job.data)
-      })
-      workers.set(queue, id)
+      const ids: string[] = []
+      for (let i = 0; i < (o.workers ?? 1); i++) {
+        ids.push(await boss.work(queue, { pollingIntervalSeconds: opts.pollSeconds, batchSize: 1 }, async jobs => {
+          for (const job of jobs) await handler(job.data)
+        }))
+      }
+      workers.set(queue, ids)
     },
     async schedule (queue, cron) {
       if (opts.workers) await boss.schedule(queue, cron, {}, { tz: 'UTC' })

@@ -18,7 +18,8 @@ export function encodeCursor (p: Position): string {
   return Buffer.from(`${p.createdAt.toISOString()}|${p.id}`, 'utf8').toString('base64url')
 }
 
-function invalidCursor (): ServiceError {
+/** The one 400 of a cursor this list did not issue. */
+export function invalidCursor (): ServiceError {
   return serviceError('VALIDATION_FAILED', ['query.cursor is not a cursor from a previous page of this list'],
     { errors: [{ in: 'query', field: 'cursor', message: 'is not a cursor from a previous page of this list' }] })
 }

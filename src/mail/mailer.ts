@@ -49,6 +49,8 @@ export interface MailerOptions {
   from: string
   /** The deadline of one send, connect to accepted (nodemailer's own timeouts are minutes). */
   timeoutMs: number
+  /** Connections to the relay at most (SMTP_POOL_CONNECTIONS), reused from message to message. */
+  poolConnections: number
   dataDir: string | null
   log: Logger
 }
@@ -58,21 +60,25 @@ export function createMailer (opts: MailerOptions): Mailer {
 }
 
 function smtpMailer (url: string, opts: MailerOptions): Mailer {
-  // One connection per message, never a pool: a pooled message outlives the caller's deadline
-  // in the pool's queue and leaves when the server comes back, after we answered "not sent".
-  // The send has one deadline (SMTP_TIMEOUT_MS, from connect to the server's "250 queued");
-  // when it passes the signal aborts the send and nodemailer destroys the socket
-  // (socketCloseTimeout 0: no graceful QUIT), so the message can no longer leave.
+  // A pool of at most `poolConnections` connections (nodemailer's pool: a connection carries
+  // message after message, as a relay expects of a bulk sender). Each send has one deadline
+  // (SMTP_TIMEOUT_MS, from the wait for a connection to the server's "250 queued"); when it passes
+  // the signal aborts the send: nodemailer takes the message out of its queue, or closes the
+  // connection delivering it (socketCloseTimeout 0: no graceful QUIT), so a message answered as
+  // "not sent" can no longer leave later. The semaphore below hands the pool no more messages than
+  // it has connections, so nothing waits inside it where our deadline does not see.
   const transport = nodemailer.createTransport({
     url,
-    pool: false,
+    pool: true,
+    maxConnections: opts.poolConnections,
+    maxMessages: Infinity,
     connectionTimeout: opts.timeoutMs,
     greetingTimeout: opts.timeoutMs,
     socketTimeout: opts.timeoutMs,
     dnsTimeout: opts.timeoutMs,
     socketCloseTimeout: 0
   } as TransportOptions)
-  const connections = semaphore(MAX_CONNECTIONS)
+  const connections = semaphore(opts.poolConnections)
   let state: RelayState = { status: 'unknown', since: new Date().toISOString() }
   const seen = (status: RelayState['status']): void => {
     if (state.status !== status) state = { status, since: new Date().toISOString() }
@@ -96,7 +102,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     async send (msg) {
       const signal = AbortSignal.timeout(opts.timeoutMs)
       try {
-        // At most MAX_CONNECTIONS at once (servers limit connections per client); the wait for a
+        // At most poolConnections at once (servers limit connections per client); the wait for a
         // turn counts against the same deadline.
         await connections.acquire(signal)
         try {
@@ -128,8 +134,6 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     async close () { transport.close() }
   }
 }
-
-const MAX_CONNECTIONS = 5
 
 /** A counting semaphore whose wait ends (rejects) when the signal aborts. */
 function semaphore (max: number) {

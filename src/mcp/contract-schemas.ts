@@ -96,10 +96,12 @@ export function toolSchemasFor (
     required.push(...(b.required as string[] | undefined ?? []))
   }
   if (required.length > 0) input.required = required
-  // The 200 body, or a creation's 201 (create_invite_link, add_domain answer what their POST does).
-  type Answer = { content?: Record<string, { schema?: Json }> } | undefined
-  const ok = (op.responses?.['200'] ?? op.responses?.['201']) as Answer
+  // The success body: 200, or the first 2xx the operation declares (create_invite_link, add_domain: 201; invite_many: 201 or 202, one schema).
+  const status = ['200', ...Object.keys(op.responses ?? {}).filter(s => /^2\d\d$/.test(s))]
+    .find(s => op.responses?.[s] !== undefined)
+  const ok = (status !== undefined ? op.responses?.[status] : undefined) as
+    { content?: Record<string, { schema?: Json }> } | undefined
   const output = ok?.content?.['application/json']?.schema
-  if (output === undefined) throw new Error(`openapi.yaml: ${operationId} declares no JSON 200 or 201 body`)
+  if (output === undefined) throw new Error(`openapi.yaml: ${operationId} declares no JSON 2xx body`)
   return { input, output: inlineRefs(doc, output) as Json }
 }

@@ -3,6 +3,7 @@ import type { Principal } from '../principal.js'
 import type { Services } from '../services.js'
 import type { InvitationStatus } from '../db/invitations.js'
 import type { Role } from '../db/users.js'
+import type { BatchInput } from '../invitations/batch.js'
 import type { InviteRequestStatus } from '../db/invite-requests.js'
 import type { DomainPolicy } from '../db/domains.js'
 import { serviceError, type ServiceError } from '../errors.js'
@@ -63,6 +64,15 @@ const DEFS: ToolDef[] = [
     // The signup link is a credential for the invitee: it never enters an assistant's context.
     withhold: ['invitationUrl'],
     run: async (s, p, a) => await s.invitations.invite(p, { email: a.email as string, role: a.role as Role })
+  },
+  {
+    name: 'invite_many',
+    operationId: 'postInvitationsBatch',
+    description: 'Invite up to 1,000 people at once: rows of { email, role? }, with role (default member) for ' +
+      'the rows that name none. Answers a result per row (invited, resent, already_member, invalid, duplicate, ' +
+      'over_budget with retryAfter seconds) and the e-mails\' progress; for more than 25 rows, the first 50 rows ' +
+      '(nextCursor: the rest through GET /api/invitation-batches/{batchId}). Signup links are never returned.',
+    run: async (s, p, a) => await s.invitations.inviteMany(p, a as unknown as BatchInput)
   },
   {
     name: 'list_invitations',

@@ -51,7 +51,8 @@ export function createClientErrorHandler (headers: Record<string, string>) {
 
 async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
   fastify.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const { error, internal } = toServiceError(err, fastify.initialConfig.bodyLimit ?? 1048576)
+    const bodyLimit = request.routeOptions.bodyLimit ?? fastify.initialConfig.bodyLimit ?? 1048576
+    const { error, internal } = toServiceError(err, bodyLimit)
     if (internal) {
       request.log.error({ err }, 'request failed')
     } else if (error.statusCode >= 500) {

@@ -34,12 +34,16 @@ interface ContractOperation {
   security?: Array<Record<string, string[]>>,
   requestBody?: { required?: boolean },
   'x-fastify-config'?: OperationConfig & {
-    rateLimit?: RateLimitPolicy | false
+    rateLimit?: RateLimitPolicy | false,
+    /** The operation's own body limit in bytes, above BODY_LIMIT_BYTES (the invitation batch's 1,000 rows). */
+    bodyLimit?: number
   }
 }
 
 /** What glue's operationResolver adds to a route, besides the handler. */
-type OperationRoute = Pick<RouteShorthandOptions, 'onRequest' | 'preHandler'> & { config: OperationConfig }
+type OperationRoute = Pick<RouteShorthandOptions, 'onRequest' | 'preHandler' | 'bodyLimit'> & {
+  config: OperationConfig
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -85,7 +89,7 @@ async function securityPlugin (
   fastify.decorate('operationRoute', (method: string, openapiPath: string): OperationRoute => {
     const op = paths[openapiPath]?.[method.toLowerCase()] ?? {}
     // A copy: the route's config must not be shared with the contract object.
-    const { rateLimit, ...config } = op['x-fastify-config'] ?? {}
+    const { rateLimit, bodyLimit, ...config } = op['x-fastify-config'] ?? {}
     const alternatives: Requirement[] = (op.security ?? global).map(req => Object.entries(req))
     const onRequest: Hook[] = []
     const preHandler: Hook[] = []
@@ -105,6 +109,7 @@ async function securityPlugin (
       }
     }
     const route: OperationRoute = { config }
+    if (bodyLimit !== undefined) route.bodyLimit = bodyLimit
     // A request body the contract marks optional (requestBody.required is false by default) may be
     // left out: body-parsing.ts requires a body only of the operations that do not say this.
     if (op.requestBody !== undefined && op.requestBody.required !== true) route.config.bodyOptional = true

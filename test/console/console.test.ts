@@ -144,6 +144,23 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     await page.getByRole('button', { name: 'revoked', exact: true }).click()
     await page.getByRole('row', { name: /revoke-me@example\.com/ }).waitFor()
     t.pass('the revoked invitation is listed under revoked')
+
+    // A CSV file of email,role (POST /api/invitations/batch): a result per row, inline, each in its role.
+    await page.setInputFiles('#invite-csv', {
+      name: 'people.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('email,role\ncsv-admin@example.com,admin\ncsv-member@example.com,member\nnot-an-address,member\n')
+    })
+    await page.locator('#live', { hasText: '3 rows read from people.csv' }).waitFor()
+    await page.click('button[type=submit]')
+    await page.locator('.results li', { hasText: 'not-an-address' }).waitFor()
+    t.same(
+      await results.evaluateAll(els => els.map(e => [e.querySelector('strong')?.textContent, e.getAttribute('data-outcome')])),
+      [['csv-admin@example.com', 'invited'], ['csv-member@example.com', 'invited'], ['not-an-address', 'invalid']],
+      'the CSV file\'s rows, each with its result'
+    )
+    t.match(await results.first().textContent(), /invited as admin/, 'in the role its row names')
+    await axe(t, page, 'Invitations (CSV results)')
   })
 
   await t.test('members: the invitee signs up and appears without a reload; roles; the last admin', async t => {

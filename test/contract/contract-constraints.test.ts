@@ -62,7 +62,7 @@ function sample (schema: Schema): unknown {
     case 'integer':
     case 'number': return Number(s.minimum ?? 1)
     case 'boolean': return true
-    case 'array': return []
+    case 'array': return Array.from({ length: Number(s.minItems ?? 0) }, () => sample((s.items ?? {}) as Schema))
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, Schema>
       return Object.fromEntries(((s.required ?? []) as string[]).map(k => [k, sample(props[k] ?? {})]))

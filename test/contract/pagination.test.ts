@@ -30,6 +30,18 @@ function urlOf (t: Test, path: string, values: PathValues): string {
   })
 }
 
+/** A batch of three invitations (its rows are one of the lists). */
+async function invitationBatch (t: Test, h: TestApp, cookie: string): Promise<string> {
+  const res = await h.inject({
+    method: 'POST',
+    url: '/api/invitations/batch',
+    headers: { cookie },
+    payload: { rows: [{ email: 'row-0@example.com' }, { email: 'row-1@example.com' }, { email: 'row-2@example.com' }] }
+  })
+  t.equal(res.statusCode, 201)
+  return (res.json() as { id: string }).id
+}
+
 /** An endpoint of the admin's workspace (its deliveries are one of the lists). */
 async function webhookEndpoint (t: Test, h: TestApp, cookie: string): Promise<string> {
   const res = await h.inject({
@@ -46,7 +58,9 @@ t.test('every list operation refuses a foreign or absurd cursor with one 400', a
   t.ok(lists.length >= 5, `the list operations, from the contract: ${lists.join(', ')}`)
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
-  const values: PathValues = { endpointId: await webhookEndpoint(t, h, admin.cookie) }
+  const values: PathValues = {
+    endpointId: await webhookEndpoint(t, h, admin.cookie), batchId: await invitationBatch(t, h, admin.cookie)
+  }
   const absurd = [
     b64(`-200000-01-01T00:00:00.000Z|${UUID}`),
     b64(`+275760-09-13T00:00:00.000Z|${UUID}`),
@@ -79,8 +93,11 @@ t.test('every list operation refuses a foreign or absurd cursor with one 400', a
 t.test('every list operation pages through its items with the one cursor format', async t => {
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
-  // Something in every list: an endpoint whose deliveries the invites make, three requests, three invite links.
-  const values: PathValues = { endpointId: await webhookEndpoint(t, h, admin.cookie) }
+  // Something in every list: an endpoint whose deliveries the invites make, three requests, three invite links,
+  // a batch of three rows.
+  const values: PathValues = {
+    endpointId: await webhookEndpoint(t, h, admin.cookie), batchId: await invitationBatch(t, h, admin.cookie)
+  }
   const settings = await h.inject({
     method: 'PATCH',
     url: '/api/workspace/settings',
@@ -112,8 +129,9 @@ t.test('every list operation pages through its items with the one cursor format'
       const cookie = path.endsWith('/mine') ? asker.cookie : admin.cookie
       const res = await h.inject({ method: 'GET', url, headers: { cookie } })
       t.equal(res.statusCode, 200, url)
-      const body = res.json() as { items: Array<{ id: string }>, nextCursor: string | null }
-      seen.push(...body.items.map(i => i.id))
+      const body = res.json() as { items: Array<{ id?: string, index?: number }>, nextCursor: string | null }
+      // A batch's rows have no id of their own: their index in the batch.
+      seen.push(...body.items.map(i => i.id ?? String(i.index)))
       if (body.nextCursor !== null) {
         t.match(
           Buffer.from(body.nextCursor, 'base64url').toString('utf8'),

@@ -33,6 +33,13 @@ export interface SmtpPeer {
    * moment the e-mail has left the sender, which does not know it yet.
    */
   onMessage: (() => void) | null
+  /**
+   * When set, once this many messages are recorded every further message is held: neither
+   * recorded nor answered (a server that never said 250: the message was not accepted).
+   */
+  holdFrom: number | null
+  /** Messages held now (see holdFrom). */
+  held: number
   /** Resolves with the next message received (or one already waiting beyond `seen`). */
   nextMessage(seen?: number, timeoutMs?: number): Promise<CaughtMail>
   close(): Promise<void>
@@ -58,6 +65,7 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
   const messages: CaughtMail[] = []
   const waiters: Array<() => void> = []
   let received = 0
+  let accepted = 0
   const overtaken = async (hold: { others: number, ms: number }): Promise<void> => {
     await peer.nextMessage(messages.length + hold.others - 1, hold.ms).catch(() => {})
   }
@@ -68,6 +76,8 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
     mode: 'accept',
     holdFirst: null,
     onMessage: null,
+    holdFrom: null,
+    held: 0,
     async nextMessage (seen = messages.length, timeoutMs = 5000) {
       // Woken by each arriving message (onData below); one timer bounds the whole wait.
       await new Promise<void>((resolve, reject) => {
@@ -99,6 +109,11 @@ export async function startSmtp (t: { teardown(fn: () => unknown): void }): Prom
       stream.on('data', (c: Buffer) => chunks.push(c))
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8')
+        if (peer.holdFrom !== null && accepted >= peer.holdFrom) {
+          peer.held++
+          return
+        }
+        accepted++
         peer.onMessage?.()
         const hold = received++ === 0 && peer.holdFirst !== null ? overtaken(peer.holdFirst) : Promise.resolve()
         hold.then(async () => await simpleParser(raw)).then(parsed => {

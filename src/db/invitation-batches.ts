@@ -1,0 +1,224 @@
+import type { Queryable } from './client.js'
+import type { Role } from './users.js'
+import { INVITATION_COLUMNS, type InvitationRow, type SendLease } from './invitations.js'
+
+// Batches of invitations (migration 027): the batch, its rows and their results, and the
+// statements the batch's delivery jobs use on the invitations themselves.
+
+export type BatchResult = 'invited' | 'resent' | 'already_member' | 'invalid' | 'duplicate' | 'over_budget'
+export type BatchDelivery = 'queued' | 'sent' | 'failed' | 'cancelled'
+
+/** Who made a batch: what its delivery jobs need to name the inviter (e-mail, audit trail). */
+export interface BatchActor {
+  kind: 'session' | 'apiKey' | 'chat'
+  userId: string
+  email: string
+  name: string | null
+  apiKeyId: string | null
+  requestId: string | null
+}
+
+export interface BatchRow {
+  workspaceId: string
+  id: string
+  actor: BatchActor
+  status: 'processing' | 'completed'
+  total: number
+  createdAt: Date
+  completedAt: Date | null
+}
+
+export interface BatchItem {
+  position: number
+  email: string
+  role: Role
+  result: BatchResult
+  invitationId: string | null
+  delivery: BatchDelivery | null
+  attempts: number
+  retryAfterSeconds: number | null
+  message: string | null
+}
+
+const BATCH_COLUMNS = `id, workspace_id AS "workspaceId", actor, status, total, created_at AS "createdAt",
+  completed_at AS "completedAt"`
+const ITEM_COLUMNS = `position, email, role, result, invitation_id AS "invitationId", delivery, attempts,
+  retry_after_seconds AS "retryAfterSeconds", message`
+
+export async function insertBatch (
+  q: Queryable, b: { workspaceId: string, actor: BatchActor, total: number, now: Date }
+): Promise<BatchRow> {
+  const r = await q.query<BatchRow>(
+    `INSERT INTO invitation_batches (workspace_id, actor, status, total, created_at)
+     VALUES ($1, $2, 'processing', $3, $4) RETURNING ${BATCH_COLUMNS}`,
+    [b.workspaceId, JSON.stringify(b.actor), b.total, b.now])
+  return r.rows[0] as BatchRow
+}
+
+/** All rows of a batch in one statement (arrays unnested: one round trip for 1,000 rows). */
+export async function insertBatchItems (q: Queryable, batchId: string, items: BatchItem[]): Promise<void> {
+  if (items.length === 0) return
+  await q.query(
+    `INSERT INTO invitation_batch_rows (batch_id, position, email, role, result, invitation_id, delivery,
+                                        retry_after_seconds, message)
+     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::int[],
+                              $9::text[])`,
+    [
+      batchId, items.map(i => i.position), items.map(i => i.email), items.map(i => i.role),
+      items.map(i => i.result), items.map(i => i.invitationId), items.map(i => i.delivery),
+      items.map(i => i.retryAfterSeconds), items.map(i => i.message)
+    ])
+}
+
+export async function findBatch (q: Queryable, workspaceId: string, id: string): Promise<BatchRow | null> {
+  const r = await q.query<BatchRow>(
+    `SELECT ${BATCH_COLUMNS} FROM invitation_batches WHERE id = $1 AND workspace_id = $2`, [id, workspaceId])
+  return r.rows[0] ?? null
+}
+
+/** A batch by id alone (its delivery jobs). */
+export async function findBatchById (q: Queryable, id: string): Promise<BatchRow | null> {
+  const r = await q.query<BatchRow>(`SELECT ${BATCH_COLUMNS} FROM invitation_batches WHERE id = $1`, [id])
+  return r.rows[0] ?? null
+}
+
+/** Rows of a batch in request order, from `after` (exclusive; -1: the first). */
+export async function listBatchItems (
+  q: Queryable, batchId: string, after: number, limit: number
+): Promise<BatchItem[]> {
+  const r = await q.query<BatchItem>(
+    `SELECT ${ITEM_COLUMNS} FROM invitation_batch_rows WHERE batch_id = $1 AND position > $2
+      ORDER BY position LIMIT $3`, [batchId, after, limit])
+  return r.rows
+}
+
+/** How many rows of a batch have each result and each delivery state. */
+export async function countBatchItems (
+  q: Queryable, batchId: string
+): Promise<Array<{ result: BatchResult, delivery: BatchDelivery | null, n: number }>> {
+  const r = await q.query<{ result: BatchResult, delivery: BatchDelivery | null, n: number }>(
+    `SELECT result, delivery, count(*)::int AS n FROM invitation_batch_rows WHERE batch_id = $1
+      GROUP BY result, delivery`, [batchId])
+  return r.rows
+}
+
+/** The rows of positions [from, to] whose e-mail is still to send. */
+export async function queuedBatchItems (
+  q: Queryable, batchId: string, from: number, to: number
+): Promise<BatchItem[]> {
+  const r = await q.query<BatchItem>(
+    `SELECT ${ITEM_COLUMNS} FROM invitation_batch_rows
+      WHERE batch_id = $1 AND position BETWEEN $2 AND $3 AND delivery = 'queued' ORDER BY position`,
+    [batchId, from, to])
+  return r.rows
+}
+
+/** A queued row's e-mail is settled (sent, failed for good, cancelled); false when it was not queued. */
+export async function settleBatchItem (
+  q: Queryable, batchId: string, position: number, delivery: Exclude<BatchDelivery, 'queued'>, message: string | null
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE invitation_batch_rows SET delivery = $3, message = $4, attempts = attempts + 1
+      WHERE batch_id = $1 AND position = $2 AND delivery = 'queued'`, [batchId, position, delivery, message])
+  return r.rowCount === 1
+}
+
+/** A failed attempt of a queued row; answers the attempts so far. */
+export async function countBatchAttempt (
+  q: Queryable, batchId: string, position: number, message: string
+): Promise<number> {
+  const r = await q.query<{ attempts: number }>(
+    `UPDATE invitation_batch_rows SET attempts = attempts + 1, message = $3
+      WHERE batch_id = $1 AND position = $2 AND delivery = 'queued' RETURNING attempts`, [batchId, position, message])
+  return r.rows[0]?.attempts ?? 0
+}
+
+/** Marks the batch completed once no row is queued; true when this call did. */
+export async function completeBatchIfDone (q: Queryable, batchId: string, now: Date): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE invitation_batches SET status = 'completed', completed_at = $2
+      WHERE id = $1 AND status = 'processing'
+        AND NOT EXISTS (SELECT 1 FROM invitation_batch_rows WHERE batch_id = $1 AND delivery = 'queued')`,
+    [batchId, now])
+  return r.rowCount === 1
+}
+
+/** The addresses of `emails` that are members of the workspace now. */
+export async function memberEmailsAmong (q: Queryable, workspaceId: string, emails: string[]): Promise<Set<string>> {
+  if (emails.length === 0) return new Set()
+  const r = await q.query<{ email: string }>(
+    'SELECT email FROM users WHERE workspace_id = $1 AND email = ANY($2::text[]) AND status <> \'removed\'',
+    [workspaceId, emails])
+  return new Set(r.rows.map(row => row.email))
+}
+
+/**
+ * A pending invitation for each address of a batch, in one statement: a new one (no token yet:
+ * its delivery gives it one), or the pending one refreshed for a re-send (role, inviter, expiry;
+ * its delivery state back to pending; its token, and so the link the invitee holds, unchanged
+ * until the new e-mail goes out). `created` tells which, per address.
+ */
+export async function upsertBatchInvitations (
+  q: Queryable,
+  b: {
+    workspaceId: string
+    rows: Array<{ email: string, role: Role }>
+    expiresAt: Date
+    invitedBy: string | null
+    invitedByApiKey: string | null
+    now: Date
+  }
+): Promise<Array<{ id: string, email: string, created: boolean }>> {
+  const r = await q.query<{ id: string, email: string, created: boolean }>(
+    `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key,
+                              created_at, updated_at)
+     SELECT $1, e, r, NULL, $4, $5, $6, $7, $7 FROM unnest($2::text[], $3::text[]) AS t(e, r)
+     ON CONFLICT (workspace_id, email) WHERE status = 'pending'
+     DO UPDATE SET role = EXCLUDED.role, expires_at = EXCLUDED.expires_at, invited_by = EXCLUDED.invited_by,
+                   invited_by_api_key = EXCLUDED.invited_by_api_key, delivery_status = 'pending',
+                   delivery_error = NULL, updated_at = EXCLUDED.updated_at
+     RETURNING id, email, (xmax = 0) AS created`,
+    [
+      b.workspaceId, b.rows.map(x => x.email), b.rows.map(x => x.role), b.expiresAt, b.invitedBy,
+      b.invitedByApiKey, b.now
+    ])
+  return r.rows
+}
+
+/**
+ * Gives a batch's pending invitation the token its e-mail will carry, and takes its send lease,
+ * if its e-mail is still owed (delivery pending or failed) and no other send holds the lease.
+ * Answers the row, or why not: 'busy' (another send holds the lease), 'delivered' (another
+ * request sent it since), 'gone' (accepted, revoked, expired, removed).
+ */
+export async function claimBatchInvitation (
+  q: Queryable,
+  c: { id: string, tokenHash: string, expiresAt: Date, lease: SendLease, now: Date }
+): Promise<InvitationRow | 'busy' | 'delivered' | 'gone'> {
+  const r = await q.query<InvitationRow>(
+    `UPDATE invitations SET token_hash = $2, expires_at = $3, send_owner = $4, send_until = $5, updated_at = $6
+      WHERE id = $1 AND status = 'pending' AND expires_at > $6 AND delivery_status IN ('pending', 'failed')
+        AND (send_until IS NULL OR send_until <= $6)
+      RETURNING ${INVITATION_COLUMNS}`, [c.id, c.tokenHash, c.expiresAt, c.lease.owner, c.lease.until, c.now])
+  if (r.rows[0] !== undefined) return r.rows[0]
+  const why = await q.query<{ status: string, expiresAt: Date, deliveryStatus: string, busy: boolean }>(
+    `SELECT status, expires_at AS "expiresAt", delivery_status AS "deliveryStatus",
+            (send_until IS NOT NULL AND send_until > $2) AS busy
+       FROM invitations WHERE id = $1`, [c.id, c.now])
+  const row = why.rows[0]
+  if (row === undefined || row.status !== 'pending' || new Date(row.expiresAt) <= c.now) return 'gone'
+  if (row.deliveryStatus === 'sent' || row.deliveryStatus === 'identity_provider') return 'delivered'
+  return 'busy'
+}
+
+/** Writes the lazy expiry of the pending invitations past their expiry among `emails` (before re-inviting them). */
+export async function expireStaleAmong (
+  q: Queryable, workspaceId: string, emails: string[], now: Date
+): Promise<Array<{ id: string, workspaceId: string, email: string, role: Role }>> {
+  if (emails.length === 0) return []
+  const r = await q.query<{ id: string, workspaceId: string, email: string, role: Role }>(
+    `UPDATE invitations SET status = 'expired', updated_at = $3
+      WHERE workspace_id = $1 AND email = ANY($2::text[]) AND status = 'pending' AND expires_at <= $3
+      RETURNING id, workspace_id AS "workspaceId", email, role`, [workspaceId, emails, now])
+  return r.rows
+}
