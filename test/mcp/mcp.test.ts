@@ -71,9 +71,9 @@ t.test('initialize, tools/list and a notification', async t => {
     outputSchema: Record<string, unknown>
   }>
   t.same(tools.map(x => x.name).sort(), [
-    'add_domain', 'approve_invite_request', 'create_invite_link', 'deny_invite_request', 'invite_user', 'list_domains',
-    'list_invitations', 'list_invite_links', 'list_invite_requests', 'list_members', 'revoke_invitation',
-    'revoke_invite_link', 'verify_domain'
+    'add_domain', 'approve_invite_request', 'create_invite_link', 'deny_invite_request', 'invite_many', 'invite_user',
+    'list_domains', 'list_invitations', 'list_invite_links', 'list_invite_requests', 'list_members',
+    'revoke_invitation', 'revoke_invite_link', 'verify_domain'
   ])
   const approveTool = tools.find(x => x.name === 'approve_invite_request')
   t.match(approveTool?.inputSchema, { required: ['id'], properties: { id: { format: 'uuid' }, role: {} } })
@@ -347,7 +347,7 @@ t.test('the SDK\'s own client over real HTTP', async t => {
   t.match(client.getServerVersion(), { name: 'workspace-service' })
 
   const { tools } = await client.listTools()
-  t.equal(tools.length, 13)
+  t.equal(tools.length, 14)
   // The client checks structuredContent against each tool's outputSchema (the contract's).
   const invited = await client.callTool({ name: 'invite_user', arguments: { email: 'e2e@example.com' } })
   t.match(invited, { structuredContent: { success: true } })
