@@ -148,8 +148,10 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   deferChildLoggers(app)
   capConnections(app.server, { ...config.connections, ipv6Prefix: config.rateLimit.ipv6Prefix }, app.log)
   // First of all hooks: a request on a connection past a cap is answered 503 and the connection closed.
+  // GET /api/health (reportsLoad) answers with its own body, as under load shedding.
   app.addHook('onRequest', async (request, reply) => {
     if (!overConnectionCap(request.raw.socket)) return
+    if ((request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) return
     reply.header('connection', 'close')
     const err = serviceError('SERVICE_UNAVAILABLE', ['too many connections are open; retry shortly'])
     err.headers = { 'retry-after': '1' }

@@ -30,8 +30,8 @@ async function closedByServer (port: number, from: string, ms = 3000): Promise<b
   return closed
 }
 
-async function health (port: number, from: string): Promise<number | string> {
-  const req = httpRequest({ host: '127.0.0.1', port, localAddress: from, path: '/api/health', agent: false })
+async function health (port: number, from: string, path = '/api/health'): Promise<number | string> {
+  const req = httpRequest({ host: '127.0.0.1', port, localAddress: from, path, agent: false })
   req.end()
   try {
     const [res] = await once(req, 'response') as [import('node:http').IncomingMessage]
@@ -56,6 +56,10 @@ t.test('one address holding its cap of idle sockets: its next connection is clos
   const { port, sockets, logs } = await start(t, { MAX_CONNECTIONS_PER_ADDRESS: '5', MAX_CONNECTIONS: '0' })
   for (let i = 0; i < 5; i++) sockets.push(await idleSocket(port, '127.0.0.2'))
   t.ok(await closedByServer(port, '127.0.0.2'), 'the 6th connection from 127.0.0.2 is closed at once')
+  t.equal(
+    await health(port, '127.0.0.2', '/api/users/me'), 503,
+    'a request on a connection past the cap is answered 503 (Retry-After), not reset: no 502 behind a proxy'
+  )
   t.equal(await health(port, '127.0.0.3'), 200, 'another client gets /api/health')
   t.match(logs(), /per-address connection cap reached \(MAX_CONNECTIONS_PER_ADDRESS\)/)
   t.match(logs(), /"remoteAddress":"127\.0\.0\.2"/)
