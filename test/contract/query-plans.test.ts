@@ -79,6 +79,16 @@ for (const [ids, n] of [[[big], 1], [others, 10]] as const) {
   await seedWebhooks(db, { workspaceIds: ids, perWorkspace: 5, withDeliveries: n === 1 ? 2 : 1, now })
 }
 await seedApiKeys(db, { workspaceIds: workspaces, perWorkspace: 20, now })
+// An invitation batch per workspace: the big one's of 1,000 rows, the others' of 100.
+for (const [i, id] of workspaces.entries()) {
+  const batch = (await db.query<{ id: string }>(
+    `INSERT INTO invitation_batches (workspace_id, actor, status, total, created_at)
+     VALUES ($1, '{}'::jsonb, 'completed', $2, $3) RETURNING id`, [id, i === 0 ? 1000 : 100, now])).rows[0] as { id: string }
+  await db.query(
+    `INSERT INTO invitation_batch_rows (batch_id, position, email, role, result, delivery)
+     SELECT $1, g, 'row' || g || '@example.com', 'member', 'invited', 'sent' FROM generate_series(0, $2 - 1) g`,
+    [batch.id, i === 0 ? 1000 : 100])
+}
 await db.query('ANALYZE')
 
 interface Position { createdAt: Date, id: string }
@@ -89,6 +99,7 @@ interface Fixture {
   id: string
   member: string
   endpoint: string
+  batch: string
   middle: { invitations: Position, requests: Position, users: Position, deliveries: Position, event: string }
 }
 
@@ -105,11 +116,13 @@ async function fixture (label: string, id: string): Promise<Fixture> {
   const event = await one<{ id: string }>(
     `SELECT id::text AS id FROM audit_events WHERE workspace_id = $1 ORDER BY id
       OFFSET (SELECT count(*) / 2 FROM audit_events WHERE workspace_id = $1) LIMIT 1`, [id])
+  const batch = await one<{ id: string }>('SELECT id FROM invitation_batches WHERE workspace_id = $1 LIMIT 1', [id])
   return {
     label,
     id,
     member: member.id,
     endpoint: endpoint.id,
+    batch: batch.id,
     middle: {
       invitations: await middle('invitations', 'workspace_id', id),
       requests: await middle('invite_requests', 'workspace_id', id),
@@ -290,7 +303,7 @@ const listOperations = Object.entries(contract.paths).flatMap(([path, item]) => 
 })
 
 /** Values of each path parameter in a workspace: the lists under a resource need one of its ids. */
-const PATH_VALUES: Record<string, (w: Fixture) => string> = { endpointId: w => w.endpoint }
+const PATH_VALUES: Record<string, (w: Fixture) => string> = { endpointId: w => w.endpoint, batchId: w => w.batch }
 /** The parameter a list takes its next page's position in (`nextCursor` goes there). */
 const CURSORS = ['cursor', 'after']
 
