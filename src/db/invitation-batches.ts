@@ -207,8 +207,10 @@ export async function claimBatchInvitation (
        FROM invitations WHERE id = $1`, [c.id, c.now])
   const row = why.rows[0]
   if (row === undefined || row.status !== 'pending' || new Date(row.expiresAt) <= c.now) return 'gone'
-  if (row.deliveryStatus === 'sent' || row.deliveryStatus === 'identity_provider') return 'delivered'
-  return 'busy'
+  // Still owed (pending, failed): another send holds the lease, or it was just released — try again.
+  if (row.busy || row.deliveryStatus === 'pending' || row.deliveryStatus === 'failed') return 'busy'
+  return 'delivered' // sent, by the identity provider, or since viewed or bounced: it left once
+
 }
 
 /** Writes the lazy expiry of the pending invitations past their expiry among `emails` (before re-inviting them). */
