@@ -16,7 +16,7 @@ import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
 import { readContractFile } from './contract-cache.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
-import { capConnections, overConnectionCap } from './connection-caps.js'
+import { answerOverCap, capConnections } from './connection-caps.js'
 import errors, { createClientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
 import { authTokens } from './plugins/auth.js'
 import redis from './plugins/redis.js'
@@ -148,15 +148,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   deferChildLoggers(app)
   capConnections(app.server, { ...config.connections, ipv6Prefix: config.rateLimit.ipv6Prefix }, app.log)
   // First of all hooks: a request on a connection past a cap is answered 503 and the connection closed.
-  // GET /api/health (reportsLoad) answers with its own body, as under load shedding.
-  app.addHook('onRequest', async (request, reply) => {
-    if (!overConnectionCap(request.raw.socket)) return
-    if ((request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) return
-    reply.header('connection', 'close')
-    const err = serviceError('SERVICE_UNAVAILABLE', ['too many connections are open; retry shortly'])
-    err.headers = { 'retry-after': '1' }
-    throw err
-  })
+  app.addHook('onRequest', answerOverCap)
   app.setValidatorCompiler(createValidatorCompiler())
   app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)

@@ -1,7 +1,9 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { normalizeIP } from '@fastify/rate-limit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from './logger.js'
+import { serviceError } from './errors.js'
 
 // Bounds on open connections, so that one client holding idle sockets cannot use up the process's
 // file descriptors and leave nobody else (a load balancer's health check included) a connection:
@@ -32,8 +34,22 @@ const REFUSED_GRACE_MS = 1000
  * and `Connection: close` (an onRequest hook in app.ts), never reset — a reverse proxy in front
  * would turn a reset into a 502.
  */
-export function overConnectionCap (socket: Socket): boolean {
+function overConnectionCap (socket: Socket): boolean {
   return (socket as Socket & { [REFUSED]?: boolean })[REFUSED] === true
+}
+
+/**
+ * The app's first onRequest hook: a request on a connection past a cap is 503 SERVICE_UNAVAILABLE
+ * with Retry-After and `Connection: close`. GET /api/health (reportsLoad) answers with its own
+ * body, as under load shedding.
+ */
+export async function answerOverCap (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!overConnectionCap(request.raw.socket)) return
+  if ((request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) return
+  reply.header('connection', 'close')
+  const err = serviceError('SERVICE_UNAVAILABLE', ['too many connections are open; retry shortly'])
+  err.headers = { 'retry-after': '1' }
+  throw err
 }
 
 export function capConnections (server: Server, caps: ConnectionCaps, log: Logger): void {

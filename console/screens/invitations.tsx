@@ -257,13 +257,6 @@ function InviteForm ({ onDone }: { onDone: () => void }) {
 function deliveryText (inv: Schemas['Invitation']): string {
   if (inv.deliveryStatus === 'identity_provider') return 'sent by the identity provider'
   if (inv.deliveryStatus === 'bounced') return `bounced: ${inv.bounceReason ?? "the recipient's mail server refused it"}`
-  return inv.deliveryStatus
-}
-
-/** The Delivery cell's words: how the e-mail went, and why it bounced when it did. */
-function deliveryText (inv: Schemas['Invitation']): string {
-  if (inv.deliveryStatus === 'identity_provider') return 'sent by the identity provider'
-  if (inv.deliveryStatus === 'bounced') return `bounced: ${inv.bounceReason ?? "the recipient's mail server refused it"}`
   if (inv.deliveryStatus === 'sent') return 'delivered to the relay'
   if (inv.deliveryStatus === 'not_sent') return 'never e-mailed'
   return inv.deliveryStatus

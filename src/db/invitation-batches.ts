@@ -210,7 +210,6 @@ export async function claimBatchInvitation (
   // Still owed (pending, failed): another send holds the lease, or it was just released — try again.
   if (row.busy || row.deliveryStatus === 'pending' || row.deliveryStatus === 'failed') return 'busy'
   return 'delivered' // sent, by the identity provider, or since viewed or bounced: it left once
-
 }
 
 /** Writes the lazy expiry of the pending invitations past their expiry among `emails` (before re-inviting them). */

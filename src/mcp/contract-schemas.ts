@@ -96,7 +96,8 @@ export function toolSchemasFor (
     required.push(...(b.required as string[] | undefined ?? []))
   }
   if (required.length > 0) input.required = required
-  // The success body: 200, or the first 2xx the operation declares (create_invite_link, add_domain: 201; invite_many: 201 or 202, one schema).
+  // The success body: 200, or the first 2xx the operation declares
+  // (create_invite_link, add_domain: 201; invite_many: 201 or 202, one schema).
   const status = ['200', ...Object.keys(op.responses ?? {}).filter(s => /^2\d\d$/.test(s))]
     .find(s => op.responses?.[s] !== undefined)
   const ok = (status !== undefined ? op.responses?.[status] : undefined) as
