@@ -141,7 +141,7 @@ function rowResultOf (batchId: string, r: Schemas['InvitationBatchRow']): RowRes
     case 'already_member': return { key, email: r.email, outcome, text: 'already a member' }
     case 'invalid': return { key, email: r.email, outcome, text: 'not a valid e-mail address' }
     case 'duplicate': return { key, email: r.email, outcome, text: `listed twice: ${r.message ?? ''}` }
-    case 'over_budget': return { key, email: r.email, outcome, text: `over the workspace's e-mail budget: try again ${whenToRetry(r.retryAfter ?? 60)}` }
+    case 'over_budget': return { key, email: r.email, outcome, text: `over the e-mail budget: try again ${whenToRetry(r.retryAfter ?? 60)}` }
   }
 }
 
