@@ -94,6 +94,7 @@ t.test('settings: the name renamed, the Slack and identity-provider state read',
   t.same(get.json(), {
     name: 'Acme Robotics',
     invitePolicy: 'admins',
+    invitationReminderDays: 2,
     slack: { available: false, installed: false, teamName: null, installedAt: null },
     identityProvider: { available: false, organizationLinked: false }
   }, 'no Slack or WorkOS configured on the embedded defaults')

@@ -112,7 +112,7 @@ t.test('every status of postUsersInvite conforms to the contract', async t => {
 
   const notAdmin = await invite(h, member.cookie, { email: 'a@example.com' })
   t.equal(notAdmin.statusCode, 403)
-  t.equal(notAdmin.json().code, 'FORBIDDEN')
+  t.equal(notAdmin.json().code, 'INVITE_NOT_ALLOWED', 'a member, under the default policy (admins)')
   assertContract(t, 'POST', URL_, notAdmin)
 
   const bad = await invite(h, admin.cookie, { email: 'nope' })
@@ -171,7 +171,8 @@ t.test('re-invite: same invitation, fresh token, new expiry, old link dead', asy
   })
   t.equal(fresh.statusCode, 200)
   t.equal(fresh.json().role, 'admin', 'the re-invite set the role')
-  t.same(await auditActions(h, before?.id ?? ''), ['invitation.created', 'invitation.resent'])
+  // The fresh link's preview was its first human open.
+  t.same(await auditActions(h, before?.id ?? ''), ['invitation.created', 'invitation.resent', 'invitation.viewed'])
 })
 
 t.test('20 concurrent invites of one e-mail: one pending invitation, no 5xx', async t => {
