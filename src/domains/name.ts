@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url'
+import { domainToASCII, domainToUnicode } from 'node:url'
 import consumerProviders from 'email-providers/all.json' with { type: 'json' }
 import { serviceError } from '../errors.js'
 
@@ -25,7 +25,12 @@ function refuse (why: string): never {
 export function normalizeDomain (input: string): string {
   const name = input.trim().replace(/\.$/, '')
   const ascii = name === '' ? '' : domainToASCII(name)
-  if (ascii === '') refuse('it is not a domain name (or an internationalized name that does not convert)')
+  // An A-label that does not decode (xn--zz): Node 20 answers '' for the whole name, Node 24 passes
+  // it through unchanged; decoding each xn-- label tells on both.
+  const undecodable = ascii.split('.').some(l => l.startsWith('xn--') && domainToUnicode(l) === l)
+  if (ascii === '' || undecodable) {
+    refuse('it is not a domain name (or an internationalized name that does not convert)')
+  }
   const labels = ascii.split('.')
   const tld = labels[labels.length - 1] ?? ''
   const wellFormed = labels.length >= 2 && labels.every(l => LABEL.test(l)) && !/^[0-9]+$/.test(tld)
