@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import nodemailer, { type SendMailOptions, type TransportOptions } from 'nodemailer'
+import nodemailer, { type SendMailOptions, type Transporter, type TransportOptions } from 'nodemailer'
 import type { Logger } from '../logger.js'
 import type { Tracer } from '../lib/telemetry.js'
 import { makeDataDir } from '../config/data-dir.js'
@@ -39,6 +39,9 @@ export interface Mailer {
   relayState?(): RelayState
 }
 
+/** How long the SMTP pool keeps its connections once nothing is being sent. */
+const POOL_IDLE_MS = 2000
+
 // nodemailer's codes for a relay that could not be used at all (not a refused recipient or message).
 const RELAY_DOWN = new Set([
   'ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'EAUTH', 'ETLS', 'EPROTOCOL', 'ECONNREFUSED'
@@ -67,7 +70,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
   // connection delivering it (socketCloseTimeout 0: no graceful QUIT), so a message answered as
   // "not sent" can no longer leave later. The semaphore below hands the pool no more messages than
   // it has connections, so nothing waits inside it where our deadline does not see.
-  const transport = nodemailer.createTransport({
+  const options = {
     url,
     pool: true,
     maxConnections: opts.poolConnections,
@@ -77,7 +80,28 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     socketTimeout: opts.timeoutMs,
     dnsTimeout: opts.timeoutMs,
     socketCloseTimeout: 0
-  } as TransportOptions)
+  } as TransportOptions
+  // The pool lives while mail flows: once nothing has been sent for POOL_IDLE_MS its connections
+  // are closed (a relay need not hold an idle client's connection, and a test or an operator
+  // watching the relay sees the service let go), and the next send opens a new pool.
+  let transport: Transporter | null = null
+  let inFlight = 0
+  let idleTimer: NodeJS.Timeout | null = null
+  let closed = false
+  const pool = (): Transporter => {
+    if (closed) throw new Error('the mailer is closed')
+    if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
+    transport ??= nodemailer.createTransport(options)
+    return transport
+  }
+  const settle = (): void => {
+    if (inFlight > 0 || transport === null) return
+    idleTimer = setTimeout(() => {
+      idleTimer = null
+      if (inFlight === 0 && transport !== null) { transport.close(); transport = null }
+    }, POOL_IDLE_MS)
+    idleTimer.unref()
+  }
   const connections = semaphore(opts.poolConnections)
   let state: RelayState = { status: 'unknown', since: new Date().toISOString() }
   const seen = (status: RelayState['status']): void => {
@@ -92,7 +116,8 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
     relayState: () => state,
     async verify () {
       try {
-        await transport.verify()
+        inFlight++
+        try { await pool().verify() } finally { inFlight--; settle() }
         seen('ok')
       } catch (err) {
         seen('unavailable')
@@ -105,9 +130,10 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
         // At most poolConnections at once (servers limit connections per client); the wait for a
         // turn counts against the same deadline.
         await connections.acquire(signal)
+        inFlight++
         try {
           // `signal` is nodemailer's (10.x); its type declarations do not have it yet.
-          await transport.sendMail(
+          await pool().sendMail(
             {
               from: opts.from,
               to: msg.to,
@@ -119,6 +145,8 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
             } as SendMailOptions
           )
         } finally {
+          inFlight--
+          settle()
           connections.release()
         }
         seen('ok')
@@ -131,7 +159,12 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
         throw err
       }
     },
-    async close () { transport.close() }
+    async close () {
+      closed = true
+      if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
+      transport?.close()
+      transport = null
+    }
   }
 }
 

@@ -186,6 +186,8 @@ export interface SmtpFront {
   up(): Promise<void>
   /** Connections the silent server holds now. */
   held(): number
+  /** Connections accepted since the front started, and open now. */
+  connections(): { accepted: number, open: number }
   idle(timeoutMs?: number): Promise<void>
 }
 
@@ -196,6 +198,7 @@ export async function startSmtpFront (
   let mode: 'up' | 'silent' | 'refusing' = 'up'
   const held = new Set<Socket>()
   const open = new Set<Socket>()
+  let accepted = 0
   const idleWaiters: Array<() => void> = []
   const forward = (client: Socket) => {
     const upstream = connect(peer.port, '127.0.0.1')
@@ -205,6 +208,7 @@ export async function startSmtpFront (
     client.pipe(upstream).pipe(client)
   }
   const server = createServer(client => {
+    accepted++
     open.add(client)
     client.on('error', () => {})
     client.on('close', () => {
@@ -244,6 +248,7 @@ export async function startSmtpFront (
       held.clear()
     },
     held: () => held.size,
+    connections: () => ({ accepted, open: open.size }),
     async idle (timeoutMs = 10_000) {
       if (open.size === 0) return
       await new Promise<void>((resolve, reject) => {

@@ -85,3 +85,22 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
     })
   }
 })
+
+t.test('the SMTP pool carries message after message on one connection, and lets go once idle', async t => {
+  const smtp = await startSmtp(t)
+  const front = await startSmtpFront(t, smtp)
+  const h = await build(t, { env: { SMTP_URL: front.url, SMTP_TIMEOUT_MS: '60000' } })
+  const admin = await h.signIn()
+  for (let i = 0; i < 4; i++) {
+    const res = await invite(h, admin.cookie, `pool-${i}@example.com`)
+    t.equal(res.statusCode, 200, `invitation ${i} sent`)
+  }
+  t.same(front.connections(), { accepted: 1, open: 1 }, 'four e-mails, one after another: one connection')
+  // The socket timeout is a minute; the pool closes its connections two seconds after the last send.
+  const started = performance.now()
+  await front.idle(10_000)
+  t.ok(performance.now() - started < 10_000, 'the idle pool closed its connection')
+  t.equal((await invite(h, admin.cookie, 'pool-after@example.com')).statusCode, 200, 'and the next send opens a new one')
+  t.equal(front.connections().accepted, 2)
+  t.equal(smtp.messages.length, 5, 'every e-mail arrived')
+})
