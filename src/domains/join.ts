@@ -5,13 +5,14 @@ import type { Queryable } from '../db/client.js'
 import {
   consumeJoinToken, findJoinToken, findJoinableDomain, insertJoinTokenWithinLimit, type JoinableDomain
 } from '../db/domains.js'
-import { findUserByEmail, insertUser } from '../db/users.js'
+import { findUserByEmail } from '../db/users.js'
 import { insertInviteRequest } from '../db/invite-requests.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { serviceError } from '../errors.js'
 import { escapeHtml } from '../lib/html.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
-import { loadMe, type Me } from '../members/directory.js'
+import type { Me } from '../members/directory.js'
+import { joinAsMember } from '../members/join.js'
 import { domainOfEmail } from './name.js'
 import type { DomainDeps } from './context.js'
 
@@ -115,7 +116,10 @@ export async function confirmJoin (
       if (domain === null || domainOfEmail(used.email) !== domain.domain) throw serviceError('TOKEN_INVALID')
       if (await findUserByEmail(tx, used.email) !== null) throw serviceError('USER_EXISTS')
       return domain.policy === 'auto_join'
-        ? await joinAsMember(deps, tx, domain, { email: used.email, name }, now)
+        ? await joinAsMember(
+          deps, tx, { workspaceId: domain.workspaceId, email: used.email, name, role: 'member' },
+          { domain: domain.domain, domainId: domain.id }, now
+        )
         : await askToJoin(deps, tx, domain, used.email, now)
     })
   } catch (err) {
@@ -123,29 +127,6 @@ export async function confirmJoin (
     if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
     throw err
   }
-}
-
-async function joinAsMember (
-  deps: DomainDeps & { sessions: SessionService },
-  tx: Queryable,
-  domain: JoinableDomain,
-  person: { email: string, name: string | null },
-  now: Date
-): Promise<DomainJoined> {
-  const user = await insertUser(tx, { workspaceId: domain.workspaceId, ...person, role: 'member', now })
-  const session = await deps.sessions.start(tx, user.id, 'signup')
-  const actor: AuditActor = { type: 'user', id: user.id, label: user.email, source: 'web', requestId: null }
-  const by = { workspaceId: domain.workspaceId, actor, now }
-  await deps.events.record(tx, {
-    ...by,
-    action: 'member.joined',
-    target: { type: 'user', id: user.id },
-    payload: { email: user.email, role: 'member', domain: domain.domain, domainId: domain.id }
-  })
-  await deps.events.record(tx, {
-    ...by, action: 'session.login', target: { type: 'session', id: session.sessionId }, payload: { method: 'signup' }
-  })
-  return { kind: 'joined', me: await loadMe(tx, domain.workspaceId, user.id), token: session.token }
 }
 
 async function askToJoin (

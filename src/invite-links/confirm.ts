@@ -2,13 +2,14 @@ import { serviceError } from '../errors.js'
 import { hashToken } from '../lib/tokens.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
-import { findUserByEmail, insertUser } from '../db/users.js'
+import { findUserByEmail } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { findPendingInviteRequest, insertInviteRequest } from '../db/invite-requests.js'
 import {
   consumeInviteLinkJoin, findInviteLinkByCodeHash, useInviteLink, type InviteLinkJoinRow, type InviteLinkRow
 } from '../db/invite-links.js'
-import { loadMe, type Me } from '../members/directory.js'
+import type { Me } from '../members/directory.js'
+import { joinAsMember } from '../members/join.js'
 import { refuseUnusable, requireAllowedDomain, usableLink, type InviteLinkDeps } from './context.js'
 
 // The address is proven (the e-mailed token came back): one transaction uses the confirmation,
@@ -57,26 +58,11 @@ async function joinNow (
 ): Promise<JoinOutcome> {
   if (await findUserByEmail(tx, join.email) !== null) throw serviceError('USER_EXISTS')
   await countUse(tx, link, now)
-  const user = await insertUser(
-    tx, { workspaceId: link.workspaceId, email: join.email, name: join.name, role: link.role, now }
-  )
-  const session = await deps.sessions.start(tx, user.id, 'signup')
-  const by = {
-    workspaceId: link.workspaceId,
-    actor: { type: 'user' as const, id: user.id, label: user.email, source: 'web' as const, requestId: null },
-    now
-  }
   // The door is named: the link the person came through (the event's data.inviteLinkId).
-  await deps.events.record(tx, {
-    ...by,
-    action: 'member.joined',
-    target: { type: 'user', id: user.id },
-    payload: { email: user.email, role: link.role, inviteLinkId: link.id }
-  })
-  await deps.events.record(tx, {
-    ...by, action: 'session.login', target: { type: 'session', id: session.sessionId }, payload: { method: 'signup' }
-  })
-  return { kind: 'joined', me: await loadMe(tx, link.workspaceId, user.id), token: session.token }
+  return await joinAsMember(
+    deps, tx, { workspaceId: link.workspaceId, email: join.email, name: join.name, role: link.role },
+    { inviteLinkId: link.id }, now
+  )
 }
 
 async function requestApproval (
