@@ -4,6 +4,8 @@ import { loadContract } from '../../src/app.js'
 import { build } from '../helpers/build.js'
 import { createApiKey, MCP_ACCEPT } from '../helpers/mcp.js'
 import { contractProblems, METHODS } from '../helpers/contract.js'
+import { eventTypeOf } from '../../src/events/catalogue.js'
+import type { AuditAction } from '../../src/db/audit-events.js'
 
 // Every declared constraint is enforced. Walks openapi.yaml (not a hand list): for every
 // operation, every parameter (header, path, query) and every body property, it sends one request
@@ -414,4 +416,32 @@ t.test('every free-text string in a request says what it refuses (enum, format o
     }
   }
   t.same(loose, [], 'no free-text string without a pattern')
+})
+
+t.test('a list of distinct enum values allows every value once, and no more (maxItems from the enum)', async t => {
+  // Webhook endpoints and the event feed take a list of event types (uniqueItems); its maxItems
+  // was kept by hand and fell behind when event types were added. Walked, not listed.
+  const wrong: string[] = []
+  const walk = (node: unknown, at: string): void => {
+    if (node === null || typeof node !== 'object') return
+    const s = node as Schema
+    if (s.uniqueItems === true && s.items !== undefined) {
+      const values = deref<Schema>(s.items).enum as unknown[] | undefined
+      if (values !== undefined && s.maxItems !== values.length) {
+        wrong.push(`${at}: maxItems ${String(s.maxItems)}, ${values.length} values`)
+      }
+    }
+    for (const [k, v] of Object.entries(s)) walk(v, `${at}/${k}`)
+  }
+  walk(contract, '#')
+  t.same(wrong, [], 'every such list: maxItems = the enum\'s length')
+  // And the enum of event types is the catalogue's: what audit actions map to, and webhook.test
+  // (sent by an endpoint's test operation, never recorded).
+  const eventTypes = deref<Schema>({ $ref: '#/components/schemas/EventType' }).enum as string[]
+  const auditActions = deref<Schema>({ $ref: '#/components/schemas/AuditAction' }).enum as AuditAction[] | undefined
+  t.ok(auditActions !== undefined, 'the contract lists the audit actions')
+  const mapped = new Set((auditActions ?? []).map(a => eventTypeOf(a)).filter(e => e !== null))
+  t.same(
+    [...mapped, 'webhook.test'].sort(), [...eventTypes].sort(), 'the event types are exactly those the catalogue maps to'
+  )
 })
