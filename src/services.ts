@@ -20,6 +20,7 @@ import { expireInvitations } from './invitations/expiry.js'
 import { queueDueReminders, sendReminder } from './invitations/reminders.js'
 import { deriveKey } from './lib/crypto.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
+import type { InviteRequestNotice } from './invite-requests/context.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
 import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './workspaces/summary.js'
 import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
@@ -65,20 +66,17 @@ export function createServices (given: Ports): Services {
     authenticateApiKey: async key => await apiKeys.authenticate(key),
     verifySlackSignature: request => { slack.verifySignature(request) }
   }
-  const domains = createDomainService({ ...ports, sessions })
+  // Slack is told about invite requests made through any door; it is built below, called later.
+  const notifyRequest = (notice: InviteRequestNotice): void => { slack.noticeRequest(notice) }
+  const domains = createDomainService({ ...ports, sessions, notifyRequest })
   // An address with no account that asks for a sign-in link may be offered to join by its domain.
   const auth = createAuthService({
     ...ports, sessions, unknownAddress: async email => { await domains.offerJoin(email) }
   })
   const idempotency = createIdempotency({ ...ports, retentionMs: IDEMPOTENCY_RETENTION_MS })
   const invitations = createInvitationService({ ...ports, idempotency })
-  // Slack is told about requests decided through any door; it is built below, called later.
-  const inviteRequests = createInviteRequestService({
-    ...ports,
-    invitations,
-    notify: notice => { slack.noticeRequest(notice) }
-  })
-  const inviteLinks = createInviteLinkService({ ...ports, sessions })
+  const inviteRequests = createInviteRequestService({ ...ports, invitations, notify: notifyRequest })
+  const inviteLinks = createInviteLinkService({ ...ports, sessions, notifyRequest })
   const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = ports.config.encryptionKey ?? deriveKey(ports.config.session.secret, 'webhook signing secrets')

@@ -2,6 +2,7 @@ import type { Ports } from '../ports.js'
 import type { Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { AuditActor } from '../db/audit-events.js'
+import type { NotifyRequest } from '../invite-requests/context.js'
 import { findDomain, recordDomainCheck, type DomainRow, type DomainStatus } from '../db/domains.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
@@ -15,7 +16,10 @@ import { verificationRecord } from './name.js'
 
 export type DomainView = components['schemas']['Domain']
 
-export type DomainDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events' | 'mailer' | 'resolver'>
+export type DomainDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events' | 'mailer' | 'resolver'> & {
+  /** Told of a join that became an invite request (a domain under `suggest`). */
+  notifyRequest: NotifyRequest
+}
 
 /** A domain pending this long is failed. */
 const PENDING_MS = 30 * 86_400_000

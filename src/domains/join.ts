@@ -1,18 +1,18 @@
 import type { components } from '../generated/openapi.js'
 import type { SessionService } from '../sessions/service.js'
-import type { AuditActor } from '../db/audit-events.js'
 import type { Queryable } from '../db/client.js'
 import {
-  consumeJoinToken, findJoinToken, findJoinableDomain, insertJoinTokenWithinLimit, type JoinableDomain
+  consumeJoinToken, findJoinToken, findJoinableDomain, insertJoinTokenWithinLimit
 } from '../db/domains.js'
 import { findUserByEmail } from '../db/users.js'
-import { insertInviteRequest } from '../db/invite-requests.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { serviceError } from '../errors.js'
 import { escapeHtml } from '../lib/html.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import type { Me } from '../members/directory.js'
 import { joinAsMember } from '../members/join.js'
+import { requestToJoin } from '../invite-requests/self-request.js'
+import type { InviteRequestNotice } from '../invite-requests/context.js'
 import { domainOfEmail } from './name.js'
 import type { DomainDeps } from './context.js'
 
@@ -30,8 +30,6 @@ const JOIN_TOKEN_TTL_MS = 15 * 60_000
 /** Join links per address per window; past it nothing is sent (the login page's answer is the same). */
 const JOIN_LINKS_PER_EMAIL = 5
 const JOIN_LINK_WINDOW_MS = 15 * 60_000
-/** Invite requests lapse after a week, as members' requests do. */
-const REQUEST_TTL_MS = 7 * 86_400_000
 
 /** E-mail a join link to an address with no account, when its domain lets people join. */
 export async function offerJoin (deps: DomainDeps, email: string): Promise<void> {
@@ -106,8 +104,9 @@ export async function confirmJoin (
   deps: DomainDeps & { sessions: SessionService }, input: { token: string, name?: string | undefined }
 ): Promise<DomainJoined> {
   const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
+  let notice: InviteRequestNotice | null = null
   try {
-    return await deps.db.transaction(async tx => {
+    const outcome = await deps.db.transaction(async tx => {
       const now = deps.clock.now()
       const tokenHash = hashToken(input.token)
       const used = await consumeJoinToken(tx, tokenHash, now)
@@ -115,46 +114,21 @@ export async function confirmJoin (
       const domain = await findJoinableDomain(tx, { id: used.domainId })
       if (domain === null || domainOfEmail(used.email) !== domain.domain) throw serviceError('TOKEN_INVALID')
       if (await findUserByEmail(tx, used.email) !== null) throw serviceError('USER_EXISTS')
-      return domain.policy === 'auto_join'
-        ? await joinAsMember(
-          deps, tx, { workspaceId: domain.workspaceId, email: used.email, name, role: 'member' },
-          { domain: domain.domain, domainId: domain.id }, now
-        )
-        : await askToJoin(deps, tx, domain, used.email, now)
+      const person = { workspaceId: domain.workspaceId, email: used.email, role: 'member' as const }
+      const door = { domain: domain.domain, domainId: domain.id }
+      if (domain.policy === 'auto_join') return await joinAsMember(deps, tx, { ...person, name }, door, now)
+      notice = (await requestToJoin(deps, tx, person, door, now)).notice
+      return {
+        kind: 'requested' as const,
+        message: `Your request to join ${domain.workspaceName} is with its admins. ` +
+          'If they approve, an invitation is e-mailed to you.'
+      }
     })
+    if (notice !== null) deps.notifyRequest(notice)
+    return outcome
   } catch (err) {
     // The unique e-mail index fired: another account took this address between check and insert.
     if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
     throw err
-  }
-}
-
-async function askToJoin (
-  deps: DomainDeps, tx: Queryable, domain: JoinableDomain, email: string, now: Date
-): Promise<DomainJoined> {
-  const { row, created } = await insertInviteRequest(tx, {
-    workspaceId: domain.workspaceId,
-    email,
-    role: 'member',
-    requestedBy: null,
-    expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
-    now
-  })
-  if (created) {
-    // Not a member yet: the proven address is the label, the door is the browser's.
-    const actor: AuditActor = { type: 'system', id: null, label: email, source: 'web', requestId: null }
-    await deps.events.record(tx, {
-      workspaceId: domain.workspaceId,
-      action: 'invite_request.created',
-      actor,
-      target: { type: 'invite_request', id: row.id },
-      payload: { email, role: 'member', domain: domain.domain, domainId: domain.id },
-      now
-    })
-  }
-  return {
-    kind: 'requested',
-    message: `Your request to join ${domain.workspaceName} is with its admins. ` +
-      'If they approve, an invitation is e-mailed to you.'
   }
 }

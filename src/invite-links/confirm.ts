@@ -4,7 +4,9 @@ import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
 import { findUserByEmail } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
-import { findPendingInviteRequest, insertInviteRequest } from '../db/invite-requests.js'
+import { findPendingInviteRequest } from '../db/invite-requests.js'
+import { requestToJoin } from '../invite-requests/self-request.js'
+import type { InviteRequestNotice } from '../invite-requests/context.js'
 import {
   consumeInviteLinkJoin, findInviteLinkByCodeHash, useInviteLink, type InviteLinkJoinRow, type InviteLinkRow
 } from '../db/invite-links.js'
@@ -22,12 +24,10 @@ export type JoinOutcome =
 
 const REFUSAL = { used: 'TOKEN_USED', expired: 'TOKEN_EXPIRED', unknown: 'TOKEN_INVALID' } as const
 
-/** Invite requests made through a link lapse after a week, like those members make. */
-const REQUEST_TTL_MS = 7 * 86_400_000
-
 export async function confirmJoin (deps: InviteLinkDeps, code: string, token: string): Promise<JoinOutcome> {
+  let notice: InviteRequestNotice | null = null
   try {
-    return await deps.db.transaction(async tx => {
+    const outcome = await deps.db.transaction(async tx => {
       const now = deps.clock.now()
       const link = await usableLink(tx, code, now)
       const join = await consumeInviteLinkJoin(
@@ -35,10 +35,13 @@ export async function confirmJoin (deps: InviteLinkDeps, code: string, token: st
       )
       if ('reason' in join) throw serviceError(REFUSAL[join.reason])
       requireAllowedDomain(link, join.email)
-      return link.requiresApproval
-        ? await requestApproval(deps, tx, link, join, now)
-        : await joinNow(deps, tx, link, join, now)
+      if (!link.requiresApproval) return await joinNow(deps, tx, link, join, now)
+      const asked = await requestApproval(deps, tx, link, join, now)
+      notice = asked.notice
+      return asked.outcome
     })
+    if (notice !== null) deps.notifyRequest(notice)
+    return outcome
   } catch (err) {
     // The unique e-mail index fired: the address became an account between check and insert.
     if (isUniqueViolation(err)) throw serviceError('USER_EXISTS')
@@ -67,33 +70,20 @@ async function joinNow (
 
 async function requestApproval (
   deps: InviteLinkDeps, tx: Queryable, link: InviteLinkRow, join: InviteLinkJoinRow, now: Date
-): Promise<JoinOutcome> {
+): Promise<{ outcome: JoinOutcome, notice: InviteRequestNotice | null }> {
   const workspace = await findWorkspace(tx, link.workspaceId)
-  const message = `Your address is confirmed. The admins of ${workspace?.name ?? 'the workspace'} will decide; ` +
-    'the invitation comes by e-mail.'
+  const outcome: JoinOutcome = {
+    kind: 'requested',
+    message: `Your address is confirmed. The admins of ${workspace?.name ?? 'the workspace'} will decide; ` +
+      'the invitation comes by e-mail.'
+  }
   // Asking again while a request for this address is pending is not a new request (nor a use).
   if (await findPendingInviteRequest(tx, { workspaceId: link.workspaceId, email: join.email, now }) !== null) {
-    return { kind: 'requested', message }
+    return { outcome, notice: null }
   }
   await countUse(tx, link, now)
-  const { row, created } = await insertInviteRequest(tx, {
-    workspaceId: link.workspaceId,
-    email: join.email,
-    role: link.role,
-    requestedBy: null,
-    expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
-    now
-  })
-  if (created) {
-    // Not a member yet: the actor is the proven address, through the web door.
-    await deps.events.record(tx, {
-      workspaceId: link.workspaceId,
-      action: 'invite_request.created',
-      actor: { type: 'system', id: null, label: join.email, source: 'web', requestId: null },
-      target: { type: 'invite_request', id: row.id },
-      payload: { email: join.email, role: link.role, inviteLinkId: link.id },
-      now
-    })
-  }
-  return { kind: 'requested', message }
+  const { notice } = await requestToJoin(
+    deps, tx, { workspaceId: link.workspaceId, email: join.email, role: link.role }, { inviteLinkId: link.id }, now
+  )
+  return { outcome, notice }
 }

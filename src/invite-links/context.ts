@@ -1,6 +1,7 @@
 import type { Ports } from '../ports.js'
 import type { components } from '../generated/openapi.js'
 import type { SessionService } from '../sessions/service.js'
+import type { NotifyRequest } from '../invite-requests/context.js'
 import { serviceError } from '../errors.js'
 import { hashToken } from '../lib/tokens.js'
 import {
@@ -16,6 +17,8 @@ export type InviteLinkCreated = components['schemas']['InviteLinkCreated']
 
 export type InviteLinkDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events'> & {
   sessions: SessionService
+  /** Told of a join that became an invite request (a link that needs approval). */
+  notifyRequest: NotifyRequest
 }
 
 /** Codes carry 24 random bytes (192 bits); only their SHA-256 is stored. */

@@ -16,14 +16,16 @@ export type InviteRequestView = components['schemas']['InviteRequest']
 export interface InviteRequestNotice {
   kind: 'created' | 'approved' | 'denied'
   request: InviteRequestRow
-  /** The requester (created) or the deciding admin. */
-  actor: Principal
+  /** The requester (created) or the deciding admin; null: the person asked for themselves. */
+  actor: Principal | null
 }
+
+/** Told after an invite request's change is committed; must not throw (Slack queues its own work). */
+export type NotifyRequest = (notice: InviteRequestNotice) => void
 
 export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events'> & {
   invitations: { invite(actor: Principal, input: { email: string, role: Role }): Promise<InviteResult> }
-  /** Told after each change is committed; must not throw (the Slack app queues its own work). */
-  notify(notice: InviteRequestNotice): void
+  notify: NotifyRequest
 }
 
 export function requireAdmin (actor: Principal): void {

@@ -28,10 +28,15 @@ const button = (label: string, actionId: string, value: string, style?: 'primary
 interface RequestLike { id: string, email: string, role: string }
 
 /** The message each admin gets about a new request. */
-export function requestMessage (req: RequestLike, requester: string): { text: string, blocks: Block[] } {
-  const line = `${esc(requester)} asks to invite *${esc(req.email)}* as ${req.role}.`
+/** `requester` null: the person asked to join themselves (an invite link, a verified domain). */
+export function requestMessage (req: RequestLike, requester: string | null): { text: string, blocks: Block[] } {
+  const line = requester === null
+    ? `*${esc(req.email)}* asks to join as ${req.role}.`
+    : `${esc(requester)} asks to invite *${esc(req.email)}* as ${req.role}.`
   return {
-    text: `${requester} asks to invite ${req.email} as ${req.role}`,
+    text: requester === null
+      ? `${req.email} asks to join as ${req.role}`
+      : `${requester} asks to invite ${req.email} as ${req.role}`,
     blocks: [
       mrkdwn(line),
       {

@@ -48,7 +48,11 @@ export async function handleNotice (deps: Deps, event: Json): Promise<Outcome> {
       // Asking admins about a request decided meanwhile would show buttons that no longer work.
       if (request === null || (kind === 'created' && request.status !== 'pending')) return { status: 'ignored' }
       const actorId = kind === 'created' ? request.requestedBy : request.decidedBy
-      const actor = actorId !== null ? await findUserInWorkspace(deps.db, workspaceId, actorId) : null
+      // A request nobody made for someone else: the person asked for themselves (an invite link
+      // that needs approval, a verified domain), and is named by the address they proved.
+      const actor = actorId !== null
+        ? await findUserInWorkspace(deps.db, workspaceId, actorId)
+        : kind === 'created' ? { name: null, email: request.email } : null
       if (actor === null) return { status: 'ignored', error: 'the person is gone' }
       await tellAboutRequest(deps, { kind, request, actor })
       return { status: 'processed' }
@@ -108,7 +112,7 @@ async function askAdmins (
   request: InviteRequestRow,
   requester: Person
 ): Promise<void> {
-  const message = requestMessage(request, requester.name ?? requester.email)
+  const message = requestMessage(request, request.requestedBy === null ? null : requester.name ?? requester.email)
   for (const admin of await listActiveAdmins(deps.db, request.workspaceId)) {
     const slackId = await deps.api.userIdByEmail(token, admin.email)
     if (slackId === null) continue

@@ -248,6 +248,12 @@ t.test('with approval, a proven address becomes an invite request the admins app
   const created = await h.db.query<{ payload: Record<string, unknown> }>(
     "SELECT payload FROM audit_events WHERE action = 'invite_request.created' AND target_id = $1", [request?.id])
   t.match(created.rows[0]?.payload, { inviteLinkId: id })
+  // The admins hear of it in Slack as of any request, the person named by the address they proved.
+  await h.app.services.slack.whenIdle()
+  const dm = slack.posts().find(p => p.channel === 'U0ADMIN1' && /lin@example\.org/.test(p.text ?? ''))
+  t.match(dm?.text, /^lin@example\.org asks to join as member$/, 'the admin is DMed in Slack')
+  const buttons = (dm?.blocks ?? []).find(b => b.type === 'actions') as { elements: Array<{ value: string }> } | undefined
+  t.equal(buttons?.elements[0]?.value, request?.id, 'with the buttons to decide it')
   const seen = smtp.messages.length
   const approved = await h.inject({
     method: 'POST', url: `/api/invite-requests/${request?.id ?? ''}/approve`, headers: { cookie: admin.cookie }
