@@ -11,13 +11,14 @@ import { until } from '../helpers/service-process.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { createEventOutbox, type EventOutbox } from '../../src/events/outbox.js'
 import { expireInvitations } from '../../src/invitations/expiry.js'
+import { queueDueReminders } from '../../src/invitations/reminders.js'
 import { startJobEngine } from '../../src/jobs/engine.js'
 import { revokeSession } from '../../src/db/sessions.js'
 
 // Every promise the service makes, kept with three instances on one PostgreSQL database and one
 // Redis (issue 30): three apps in this process, as three processes would be — each its own pool,
 // Redis client, job engine and memory — sharing nothing but the database, Redis, SESSION_SECRET
-// and (for tests that move time) the clock. Reminders are not built yet (issue 29).
+// and (for tests that move time) the clock.
 
 const skip = TEST_DATABASE_URL === null || TEST_REDIS_URL === null
   ? 'TEST_DATABASE_URL and TEST_REDIS_URL are not both set; the cross-instance tests need PostgreSQL and Redis'
@@ -227,6 +228,30 @@ t.test('a LISTEN connection cut by the server is remade, and jobs are again pick
   )).rows[0]?.n === 3 || undefined, 10_000)
   const took = await commitToDelivery(outbox, admin)
   t.ok(took < 3000, `commit to delivery ${Math.round(took)} ms after the reconnection, poll ${POLL_MS} ms`)
+})
+
+t.test('reminders are claimed once across instances', { skip }, async t => {
+  const admin = await a.signIn()
+  const n = 6
+  const now = a.clock.now().getTime()
+  // Sent four days ago, expiring in one: due under the workspace's default of 2 days before expiry.
+  for (let i = 0; i < n; i++) {
+    await a.db.query(
+      `INSERT INTO invitations (workspace_id, email, role, token_hash, invited_by, created_at, updated_at, expires_at,
+                                last_sent_at, delivery_status, link_sealed)
+       VALUES ($1, $2, 'member', $3, $4, $5, $5, $6, $5, 'sent', 'sealed')`,
+      [admin.workspaceId, `remind${i}@example.com`, randomBytes(16).toString('hex'), admin.userId,
+        new Date(now - 4 * 86_400_000), new Date(now + 86_400_000)]
+    )
+  }
+  const claimed = await Promise.all(trio.map(async h => await queueDueReminders(h.app.services.ports)))
+  t.equal(claimed.reduce((x, y) => x + y, 0), n, `the three sweeps claimed ${claimed.join(' + ')} = ${n}`)
+  const events = await a.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM audit_events WHERE workspace_id = $1 AND action = 'invitation.reminder_sent'",
+    [admin.workspaceId]
+  )
+  t.equal(events.rows[0]?.n, n, 'one invitation.reminder_sent event each')
+  t.same(await Promise.all(trio.map(async h => await queueDueReminders(h.app.services.ports))), [0, 0, 0], 'and none again')
 })
 
 t.test('expiry and retention run once across instances', { skip }, async t => {
