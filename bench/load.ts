@@ -31,7 +31,7 @@ function rssMb (pid: number): number {
 const TICKS_PER_SECOND = 100
 
 /** CPU time of a process (user + system, every thread) in µs (Linux /proc), or NaN elsewhere. */
-function cpuUs (pid: number): number {
+export function cpuUs (pid: number): number {
   try {
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')

@@ -34,6 +34,7 @@
 //   npm run bench -- --funnel                       # the funnel over 1M invitations, PostgreSQL (bench/funnel.ts)
 //   npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
 //                                                   # 200 concurrent invites, PostgreSQL (bench/batch.ts)
+//   npm run bench -- --batch --rounds 1 --profile   # the same, the service's round CPU-profiled
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -253,6 +254,7 @@ else if (values.batch) {
     pin: pinCpus(!values['no-pin']),
     rows: Number(values['batch-rows']),
     rounds: Number(values.rounds),
-    build: !values['no-build']
+    build: !values['no-build'],
+    profile: values.profile
   })
 } else await main()
