@@ -33,6 +33,17 @@ export async function auditPrincipalAction (
   await events.record(q, { ...event, workspaceId: principal.workspaceId, actor: auditActorOf(principal) })
 }
 
+/** `auditPrincipalAction` for many acts of one principal in one transaction, written together (a batch). */
+export async function auditPrincipalActions (
+  events: EventOutbox,
+  q: Queryable,
+  principal: Principal,
+  acts: Array<Omit<AuditEntry, 'workspaceId' | 'actor'>>
+): Promise<void> {
+  const actor = auditActorOf(principal)
+  await events.recordMany(q, acts.map(event => ({ ...event, workspaceId: principal.workspaceId, actor })))
+}
+
 /** The service acting on its own (a scheduled job, the delivery engine, a provider's answer). */
 export function systemActor (label: string): AuditActor {
   return { type: 'system', id: null, label, source: 'system', requestId: null }

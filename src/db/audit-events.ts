@@ -53,6 +53,34 @@ export async function insertAuditEvent (
     ])
 }
 
+/**
+ * Many audit events in one statement (arrays unnested), as `insertAuditEvent` writes each: a
+ * batch of 1,000 invitations records its 1,000 events in one round trip instead of 1,000.
+ */
+export async function insertAuditEvents (
+  q: Queryable, events: Array<{ id: string, entry: AuditEntry, eventType: EventType | null }>
+): Promise<void> {
+  if (events.length === 0) return
+  const col = <T>(f: (e: { id: string, entry: AuditEntry, eventType: EventType | null }) => T): T[] => events.map(f)
+  await q.query(
+    `INSERT INTO audit_events (id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
+                               payload, created_at, event_type, source, request_id, idempotency_key)
+     SELECT e.id, e.workspace_id, e.action, e.actor_type, e.actor_id, e.actor_label, e.target_type, e.target_id,
+            e.payload::jsonb, e.created_at, e.event_type, e.source, e.request_id, e.idempotency_key
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[])
+         AS e(id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, payload, created_at,
+              event_type, source, request_id, idempotency_key)`,
+    [
+      col(e => e.id), col(e => e.entry.workspaceId), col(e => e.entry.action), col(e => e.entry.actor.type),
+      col(e => e.entry.actor.id), col(e => e.entry.actor.label), col(e => e.entry.target?.type ?? null),
+      col(e => e.entry.target?.id ?? null), col(e => JSON.stringify(e.entry.payload ?? {})),
+      // ISO strings: both drivers pass a text array through; a Date inside an array is pg's alone.
+      col(e => e.entry.now.toISOString()), col(e => e.eventType), col(e => e.entry.actor.source),
+      col(e => e.entry.actor.requestId), col(e => e.entry.idempotencyKey ?? null)
+    ])
+}
+
 export interface AuditEventRow {
   id: string
   action: AuditAction

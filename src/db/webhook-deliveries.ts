@@ -35,6 +35,31 @@ export async function insertDeliveriesForEvent (
   return r.rows.map(row => row.id)
 }
 
+/**
+ * `insertDeliveriesForEvent` for many events in one statement: per event, one delivery per enabled
+ * endpoint of its workspace subscribed to its type; their ids, in the events' order.
+ */
+export async function insertDeliveriesForEvents (
+  q: Queryable, events: Array<{ workspaceId: string, eventId: string, eventType: string, now: Date }>
+): Promise<string[]> {
+  if (events.length === 0) return []
+  const r = await q.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (endpoint_id, workspace_id, event_id, event_type, next_attempt_at, created_at,
+                                     updated_at)
+     SELECT w.id, w.workspace_id, e.event_id, e.event_type, e.at, e.at, e.at
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
+              AS e(workspace_id, event_id, event_type, at, n)
+       JOIN webhook_endpoints w ON w.workspace_id = e.workspace_id
+      WHERE w.enabled AND (w.event_types IS NULL OR e.event_type = ANY(w.event_types))
+      ORDER BY e.n
+     RETURNING id`,
+    [
+      events.map(e => e.workspaceId), events.map(e => e.eventId), events.map(e => e.eventType),
+      events.map(e => e.now.toISOString())
+    ])
+  return r.rows.map(row => row.id)
+}
+
 /** One delivery of an event to one endpoint whatever it subscribes to (a test event). */
 export async function insertDelivery (
   q: Queryable, d: { endpointId: string, workspaceId: string, eventId: string, eventType: string, now: Date }

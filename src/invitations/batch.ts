@@ -8,7 +8,7 @@ import {
   type BatchActor, type BatchItem
 } from '../db/invitation-batches.js'
 import { isEmailAddress } from '../lib/email.js'
-import { auditPrincipalAction } from '../audit/actor.js'
+import { auditPrincipalActions } from '../audit/actor.js'
 import type { IdempotentAttempt } from '../idempotency/idempotency.js'
 import type { JobEngine } from '../jobs/engine.js'
 import { recordExpiry } from './expiry.js'
@@ -104,18 +104,19 @@ export async function createBatch (
         invitedByApiKey: actor.apiKeyId,
         now
       })).map(m => [m.email, m]))
-      for (const d of sending) {
+      // One audit event per invitation, as a single invite writes it, all in one statement.
+      await auditPrincipalActions(events, tx, actor, sending.map(d => {
         const m = made.get(d.email)
         if (m === undefined) throw new Error('an invitation of the batch was not written')
         Object.assign(d, { result: m.created ? 'invited' : 'resent', invitationId: m.id, delivery: 'queued' })
-        await auditPrincipalAction(events, tx, actor, {
+        return {
           action: m.created ? 'invitation.created' : 'invitation.resent',
           target: { type: 'invitation', id: m.id },
           payload: { email: d.email, role: d.role },
           idempotencyKey: keyed?.key,
           now
-        })
-      }
+        }
+      }))
       const batch = await insertBatch(tx, { workspaceId: ws.id, actor: actorOf(actor), total: drafts.length, now })
       await insertBatchItems(tx, batch.id, drafts)
       await queueDelivery(ctx.jobs, tx, batch.id, drafts)
@@ -128,18 +129,17 @@ export async function createBatch (
   }
 }
 
-/** One job per chunk of rows that has an e-mail to send; the workers are woken at commit. */
+/** One job per chunk of rows that has an e-mail to send (queued in one statement); the workers are woken at commit. */
 async function queueDelivery (
   jobs: JobEngine, tx: Parameters<JobEngine['send']>[0], batchId: string, drafts: Draft[]
 ): Promise<void> {
-  let queued = false
+  const chunks: Array<{ batchId: string, from: number, to: number }> = []
   for (let from = 0; from < drafts.length; from += BATCH_CHUNK) {
     const to = Math.min(drafts.length, from + BATCH_CHUNK) - 1
-    if (!drafts.slice(from, to + 1).some(d => d.delivery === 'queued')) continue
-    await jobs.send(tx, 'invitation-batch', { batchId, from, to })
-    queued = true
+    if (drafts.slice(from, to + 1).some(d => d.delivery === 'queued')) chunks.push({ batchId, from, to })
   }
-  if (!queued) return
+  if (chunks.length === 0) return
+  await jobs.sendMany(tx, 'invitation-batch', chunks)
   const wake = (): void => { jobs.wake('invitation-batch') }
   if (tx.afterCommit !== undefined) tx.afterCommit(wake)
   else wake()

@@ -412,6 +412,58 @@ t.test('two instances on one database deliver each event once', async t => {
   t.equal(new Set(ids).size, n, 'no webhook-id twice')
 })
 
+t.test('a batch of invitations: one event per invitation, as a single invite writes it', async t => {
+  // The batch records its events together (one statement for the audit rows, one for the
+  // deliveries, one for their jobs); each must read as the single invite's does.
+  const h = await build(t, { env: FAST })
+  const receiver = await startFakeHttp(t)
+  receiver.on('POST /hook', () => ({ status: 204 }))
+  const admin = await h.signIn()
+  const { secret } = await subscribe(h, admin, `${receiver.url}/hook`, {
+    eventTypes: ['invitation.created', 'invitation.resent']
+  })
+  const single = await h.inject({
+    method: 'POST', url: '/api/users/invite', headers: json(admin.cookie), payload: { email: 'one@example.com', role: 'member' }
+  })
+  t.equal(single.statusCode, 200, 'one invitation pending before the batch')
+  const rows = [{ email: 'one@example.com', role: 'admin' }, ...Array.from({ length: 30 }, (_, i) => ({ email: `b${i}@example.com` }))]
+  const batch = await h.inject({
+    method: 'POST',
+    url: '/api/invitations/batch',
+    headers: { ...json(admin.cookie), 'idempotency-key': 'batch-hooks' },
+    payload: { rows }
+  })
+  t.equal(batch.statusCode, 202)
+  await until('32 deliveries', () => hooks(receiver).length >= 32 || undefined)
+  await new Promise(resolve => setTimeout(resolve, 500)) // time for a duplicate to show up, if any
+  const got = hooks(receiver)
+  t.equal(got.length, 32, 'the single invite\'s event, then one per row of the batch')
+  for (const r of got) t.ok(verified(secret, r), 'signed')
+  t.equal(new Set(got.map(r => String(r.headers['webhook-id']))).size, 32, 'no webhook-id twice')
+  interface Sent {
+    type: string, source: string, actor: object, idempotencyKey: string | null, data: Record<string, unknown>
+  }
+  const events = got.map(r => r.json as Sent)
+  const ids = await h.db.query<{ id: string, email: string }>(
+    'SELECT id, email FROM invitations WHERE workspace_id = $1', [admin.workspaceId])
+  const idOf = new Map(ids.rows.map(r => [r.email, r.id]))
+  const ofBatch = events.filter(e => e.idempotencyKey === 'batch-hooks')
+  t.equal(ofBatch.length, 31, 'one event per invitation of the batch')
+  t.same(ofBatch.filter(e => e.type === 'invitation.resent').map(e => e.data),
+    [{ invitationId: idOf.get('one@example.com'), email: 'one@example.com', role: 'admin' }], 'the pending one: resent')
+  for (const e of ofBatch.filter(e => e.type === 'invitation.created')) {
+    t.match(e, {
+      source: 'web',
+      actor: { type: 'user', id: admin.userId },
+      data: { invitationId: idOf.get(String(e.data.email)), role: 'member' }
+    }, `${String(e.data.email)}: who, which door, which invitation`)
+  }
+  const audit = await h.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM audit_events
+      WHERE workspace_id = $1 AND idempotency_key = 'batch-hooks' AND event_type IS NOT NULL`, [admin.workspaceId])
+  t.equal(audit.rows[0]?.n, 31, 'one audit row per invitation')
+})
+
 t.test('SSRF: outside local, only https to public addresses, checked again at connect time', async t => {
   const production = TEST_DATABASE_URL !== null
   // Names resolve as this resolver says: metadata.test → the cloud metadata address, and
