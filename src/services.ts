@@ -109,9 +109,12 @@ export function createServices (given: Ports): Services {
       await ports.jobs.schedule('invitation-reminders', '* * * * *')
       await ports.jobs.work('domain-verification', async () => { await domains.recheck() })
       await ports.jobs.schedule('domain-verification', '*/10 * * * *')
-      // Two chunks of a batch at once: the SMTP pool stays busy while one chunk's last e-mails finish.
+      // Chunks of a batch in flight at once: enough that the SMTP pool always has e-mails waiting
+      // while other chunks are fetched, claimed and recorded (a few statements each, slow on a busy
+      // machine) — one per four SMTP connections, at least two, at most eight.
+      const chunkWorkers = Math.min(8, Math.max(2, Math.ceil(ports.config.smtp.poolConnections / 4)))
       await ports.jobs.work(
-        'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: 2 }
+        'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: chunkWorkers }
       )
     },
     inviteRequests,

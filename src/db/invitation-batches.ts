@@ -212,6 +212,69 @@ export async function claimBatchInvitation (
   return 'delivered' // sent, by the identity provider, or since viewed or bounced: it left once
 }
 
+/**
+ * `claimBatchInvitation` for a chunk's invitations in one statement, each with its own token:
+ * answers the rows claimed (their leases taken under `lease`). An invitation not answered was
+ * not claimed (busy, delivered or gone); the caller asks `claimBatchInvitation` why, one by one.
+ */
+export async function claimBatchInvitations (
+  q: Queryable,
+  c: { claims: Array<{ id: string, tokenHash: string }>, expiresAt: Date, lease: SendLease, now: Date }
+): Promise<InvitationRow[]> {
+  if (c.claims.length === 0) return []
+  const r = await q.query<InvitationRow>(
+    `UPDATE invitations
+        SET token_hash = c.claim_hash, expires_at = $3, send_owner = $4, send_until = $5, updated_at = $6
+       FROM unnest($1::uuid[], $2::text[]) AS c(claim_id, claim_hash)
+      WHERE id = c.claim_id AND status = 'pending' AND expires_at > $6 AND delivery_status IN ('pending', 'failed')
+        AND (send_until IS NULL OR send_until <= $6)
+      RETURNING ${INVITATION_COLUMNS}`,
+    [c.claims.map(x => x.id), c.claims.map(x => x.tokenHash), c.expiresAt, c.lease.owner, c.lease.until, c.now])
+  return r.rows
+}
+
+/** What one e-mail of a batch that left us records (recordDelivery's sent states). */
+export interface BatchSend {
+  invitationId: string
+  position: number
+  status: 'sent' | 'identity_provider'
+  idpInvitationId: string | null
+  linkSealed: string | null
+  now: Date
+}
+
+/**
+ * Records e-mails of a batch that left us, in one statement: each invitation's delivery (as
+ * recordDelivery writes it) with its send lease given back when `owner` holds it, and each
+ * queued row of the batch settled as sent. One statement, so both or neither.
+ */
+export async function recordBatchSends (
+  q: Queryable, batchId: string, owner: string, sends: BatchSend[]
+): Promise<void> {
+  if (sends.length === 0) return
+  await q.query(
+    `WITH sent AS (
+       SELECT * FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+         AS s(invitation_id, row_position, status, idp_id, sealed, at)
+     ), delivered AS (
+       UPDATE invitations i
+          SET delivery_status = s.status, delivery_error = NULL,
+              idp_invitation_id = COALESCE(s.idp_id, i.idp_invitation_id),
+              delivery_attempts = i.delivery_attempts + 1, last_sent_at = s.at,
+              link_sealed = COALESCE(s.sealed, i.link_sealed), updated_at = s.at,
+              send_owner = CASE WHEN i.send_owner = $2 THEN NULL ELSE i.send_owner END,
+              send_until = CASE WHEN i.send_owner = $2 THEN NULL ELSE i.send_until END
+         FROM sent s WHERE i.id = s.invitation_id
+       RETURNING i.id
+     )
+     UPDATE invitation_batch_rows r SET delivery = 'sent', message = NULL, attempts = r.attempts + 1
+       FROM sent s WHERE r.batch_id = $1 AND r.position = s.row_position AND r.delivery = 'queued'`,
+    [
+      batchId, owner, sends.map(x => x.invitationId), sends.map(x => x.position), sends.map(x => x.status),
+      sends.map(x => x.idpInvitationId), sends.map(x => x.linkSealed), sends.map(x => x.now.toISOString())
+    ])
+}
+
 /** Writes the lazy expiry of the pending invitations past their expiry among `emails` (before re-inviting them). */
 export async function expireStaleAmong (
   q: Queryable, workspaceId: string, emails: string[], now: Date

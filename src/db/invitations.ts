@@ -126,6 +126,19 @@ export async function releaseSendLease (q: Queryable, id: string, owner: string)
   )
 }
 
+/** `renewSendLease` for many invitations under one owner (a batch's chunk), in one statement. */
+export async function renewSendLeases (q: Queryable, ids: string[], owner: string, until: Date): Promise<void> {
+  await q.query(
+    'UPDATE invitations SET send_until = $3 WHERE id = ANY($1::uuid[]) AND send_owner = $2', [ids, owner, until])
+}
+
+/** `releaseSendLease` for many invitations under one owner, in one statement. */
+export async function releaseSendLeases (q: Queryable, ids: string[], owner: string): Promise<void> {
+  await q.query(
+    'UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = ANY($1::uuid[]) AND send_owner = $2',
+    [ids, owner])
+}
+
 export async function findInvitation (q: Queryable, workspaceId: string, id: string): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(
     `SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]

@@ -2,23 +2,32 @@ import { isServiceError } from '../errors.js'
 import type { Principal } from '../principal.js'
 import { findWorkspace } from '../db/workspaces.js'
 import {
-  claimBatchInvitation, completeBatchIfDone, countBatchAttempt, findBatchById, queuedBatchItems, settleBatchItem,
-  type BatchItem, type BatchRow
+  claimBatchInvitation, claimBatchInvitations, completeBatchIfDone, countBatchAttempt, findBatchById, queuedBatchItems,
+  recordBatchSends, settleBatchItem, type BatchItem, type BatchRow, type BatchSend
 } from '../db/invitation-batches.js'
-import { releaseSendLease, type InvitationRow } from '../db/invitations.js'
+import type { InvitationRow } from '../db/invitations.js'
+import { coalescing } from '../lib/coalesce.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { deliverInvitation, type Inviter } from './delivery.js'
 import { inviterOf, type InvitationContext } from './context.js'
 
 // The job that sends one chunk of a batch's e-mails (queued by batch.ts). Each queued row is sent
 // as a single invite's e-mail is: under the invitation's send lease, a fresh token written before
-// the e-mail leaves, the invitation's delivery state recorded after (deliverInvitation). Its row
-// is settled after that. A job run again — retried, or after its worker died (kill -9) — sends
-// only the rows still queued, and a row whose invitation was delivered meanwhile (its state says
-// sent) is settled without a second e-mail. Failed sends are retried by the job (pg-boss, with
-// backoff) up to MAX_ATTEMPTS per row; then the row is failed and its budget given back.
+// the e-mail leaves, the invitation's delivery state recorded after (deliverInvitation), and its
+// row settled with it. What the single invite does per e-mail, a chunk does per chunk: one
+// statement claims the leases (and writes the tokens) of all its invitations, the e-mails go out
+// together (as many at once as the mailer has connections), and those that left are recorded as
+// they leave, many to a statement (a row recorded while the last write runs goes into the next:
+// an accepted e-mail is on record within a statement's time, never held back for the chunk).
+// A row the chunk could not claim (another send holds its lease, or it was delivered or is gone)
+// goes the one-row way, which waits for the lease or settles it without an e-mail.
+// A job run again — retried, or after its worker died (kill -9) — sends only the rows still
+// queued, and a row whose invitation was delivered meanwhile (its state says sent) is settled
+// without a second e-mail. Failed sends are retried by the job (pg-boss, with backoff) up to
+// MAX_ATTEMPTS per row; then the row is failed and its budget given back.
 
 const MAX_ATTEMPTS = 5
+const GONE_BEFORE_SENT = 'The invitation was accepted, revoked or expired before its e-mail left'
 
 /** What one row's delivery came to: settled, or to be tried again by the job. */
 type Outcome = 'settled' | 'retry'
@@ -43,8 +52,7 @@ export async function deliverBatchChunk (ctx: InvitationContext, data: unknown):
   const ws = batch !== null ? await findWorkspace(db, batch.workspaceId) : null
   if (batch === null || ws === null) return // deleted with its workspace
   const items = await queuedBatchItems(db, batch.id, job.from, job.to)
-  const inviter = inviterOf(principalOfBatch(batch))
-  const outcomes = await Promise.all(items.map(async item => await deliverItem(ctx, { batch, ws, inviter }, item)))
+  const outcomes = await deliverChunk(ctx, { batch, ws, inviter: inviterOf(principalOfBatch(batch)) }, items)
   await completeBatchIfDone(db, batch.id, clock.now())
   const left = outcomes.filter(o => o === 'retry').length
   // Thrown: the job engine runs the chunk again later (with backoff); settled rows are not sent again.
@@ -53,15 +61,72 @@ export async function deliverBatchChunk (ctx: InvitationContext, data: unknown):
 
 interface ChunkOf { batch: BatchRow, ws: NonNullable<Awaited<ReturnType<typeof findWorkspace>>>, inviter: Inviter }
 
+/** The chunk's invitations claimed in one statement and sent at once; the rest one by one. */
+async function deliverChunk (ctx: InvitationContext, c: ChunkOf, items: BatchItem[]): Promise<Outcome[]> {
+  const { ports: { db }, ttlMs, underSendLeases } = ctx
+  const tokens = new Map<string, string>()
+  for (const item of items) if (item.invitationId !== null) tokens.set(item.invitationId, randomToken(32))
+  return await underSendLeases(async (lease, now) => await claimBatchInvitations(db, {
+    claims: [...tokens].map(([id, token]) => ({ id, tokenHash: hashToken(token) })),
+    expiresAt: new Date(now.getTime() + ttlMs),
+    lease,
+    now
+  }), async (rows, lease) => {
+    const claimed = new Map(rows.map(row => [row.id, row]))
+    const record = coalescing<BatchSend>(async sends => { await recordBatchSends(db, c.batch.id, lease.owner, sends) })
+    return await Promise.all(items.map(async item => {
+      const row = item.invitationId !== null ? claimed.get(item.invitationId) : undefined
+      const token = row !== undefined ? tokens.get(row.id) : undefined
+      if (row === undefined || token === undefined) return await deliverItem(ctx, c, item)
+      try {
+        await deliverInvitation({ ...ctx.ports, idp: ctx.idp }, {
+          workspace: c.ws,
+          invitation: row,
+          token,
+          inviter: c.inviter,
+          reinvite: item.result === 'resent',
+          recordSent: async sent => {
+            await record({
+              invitationId: row.id,
+              position: item.position,
+              status: sent.status,
+              idpInvitationId: sent.idpInvitationId ?? null,
+              linkSealed: sent.linkSealed ?? null,
+              now: sent.now
+            })
+          }
+        })
+        return 'settled'
+      } catch (err) {
+        return await notDelivered(ctx, c, item, err)
+      }
+    }))
+  })
+}
+
+/** Settles a queued row without an e-mail (cancelled, failed for good, or sent by someone else). */
+async function settle (
+  ctx: InvitationContext, c: ChunkOf, item: BatchItem, delivery: 'sent' | 'failed' | 'cancelled', message: string | null
+): Promise<Outcome> {
+  await settleBatchItem(ctx.ports.db, c.batch.id, item.position, delivery, message)
+  if (delivery !== 'sent') await ctx.ports.invitationBudget.refund(c.batch.workspaceId).catch(() => {})
+  return 'settled'
+}
+
+/** A delivery that threw: cancelled (the provider knows the person), failed for good, or to retry. */
+async function notDelivered (ctx: InvitationContext, c: ChunkOf, item: BatchItem, err: unknown): Promise<Outcome> {
+  if (isServiceError(err) && err.code === 'USER_EXISTS') return await settle(ctx, c, item, 'cancelled', err.message)
+  const message = (err instanceof Error ? err.message : String(err)).slice(0, 500)
+  const attempts = await countBatchAttempt(ctx.ports.db, c.batch.id, item.position, message)
+  if (attempts >= MAX_ATTEMPTS) return await settle(ctx, c, item, 'failed', message)
+  return 'retry'
+}
+
+/** One row the one-row way: its lease waited for, or the row settled without an e-mail. */
 async function deliverItem (ctx: InvitationContext, c: ChunkOf, item: BatchItem): Promise<Outcome> {
   const { ports, idp, ttlMs, underSendLease } = ctx
-  const { db, invitationBudget } = ports
-  const settle = async (delivery: 'sent' | 'failed' | 'cancelled', message: string | null): Promise<Outcome> => {
-    await settleBatchItem(db, c.batch.id, item.position, delivery, message)
-    if (delivery !== 'sent') await invitationBudget.refund(c.batch.workspaceId).catch(() => {})
-    return 'settled'
-  }
-  if (item.invitationId === null) return await settle('cancelled', 'The invitation is gone')
+  const { db } = ports
+  if (item.invitationId === null) return await settle(ctx, c, item, 'cancelled', 'The invitation is gone')
   const invitationId = item.invitationId
   const token = randomToken(32)
   type Claimed = InvitationRow | { id: string, moved: 'delivered' | 'gone' }
@@ -78,8 +143,8 @@ async function deliverItem (ctx: InvitationContext, c: ChunkOf, item: BatchItem)
       if ('moved' in row) {
         // Sent by another request since the batch was written: one e-mail, not two.
         return row.moved === 'delivered'
-          ? await settle('sent', null)
-          : await settle('cancelled', 'The invitation was accepted, revoked or expired before its e-mail left')
+          ? await settle(ctx, c, item, 'sent', null)
+          : await settle(ctx, c, item, 'cancelled', GONE_BEFORE_SENT)
       }
       await deliverInvitation({ ...ports, idp }, {
         workspace: c.ws,
@@ -87,18 +152,20 @@ async function deliverItem (ctx: InvitationContext, c: ChunkOf, item: BatchItem)
         token,
         inviter: c.inviter,
         reinvite: item.result === 'resent',
-        alsoOnSent: async tx => {
-          await settleBatchItem(tx, c.batch.id, item.position, 'sent', null)
-          await releaseSendLease(tx, row.id, owner)
+        recordSent: async sent => {
+          await recordBatchSends(db, c.batch.id, owner, [{
+            invitationId: row.id,
+            position: item.position,
+            status: sent.status,
+            idpInvitationId: sent.idpInvitationId ?? null,
+            linkSealed: sent.linkSealed ?? null,
+            now: sent.now
+          }])
         }
       })
       return 'settled'
     })
   } catch (err) {
-    if (isServiceError(err) && err.code === 'USER_EXISTS') return await settle('cancelled', err.message)
-    const message = (err instanceof Error ? err.message : String(err)).slice(0, 500)
-    const attempts = await countBatchAttempt(db, c.batch.id, item.position, message)
-    if (attempts >= MAX_ATTEMPTS) return await settle('failed', message)
-    return 'retry'
+    return await notDelivered(ctx, c, item, err)
   }
 }

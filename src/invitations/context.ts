@@ -6,7 +6,7 @@ import type { InvitationRow, SendLease } from '../db/invitations.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { auditActorOf } from '../audit/actor.js'
 import { createIdentityProviderInvitations, type IdentityProviderInvitations } from '../idp/invitations.js'
-import { createSendLease, type UnderSendLease } from './send-lease.js'
+import { createSendLeases, type UnderSendLease, type UnderSendLeases } from './send-lease.js'
 import { deliverInvitation, type InviteResult, type Inviter } from './delivery.js'
 
 // What invite, resend and revoke share: the ports, the identity provider, the invitation's
@@ -21,6 +21,8 @@ export interface InvitationContext {
   idp: IdentityProviderInvitations
   ttlMs: number
   underSendLease: UnderSendLease
+  /** A chunk of a batch: many invitations' leases claimed, renewed and given back together. */
+  underSendLeases: UnderSendLeases
 }
 
 const DAY_MS = 86_400_000
@@ -37,7 +39,7 @@ export function createInvitationContext (
     ports,
     idp: idpOverride ?? createIdentityProviderInvitations(config),
     ttlMs: config.invitationTtlDays * DAY_MS,
-    underSendLease: createSendLease({ db, clock, log, leaseMs: config.idempotencyLeaseMs, waitMs })
+    ...createSendLeases({ db, clock, log, leaseMs: config.idempotencyLeaseMs, waitMs })
   }
 }
 

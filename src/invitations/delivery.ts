@@ -1,7 +1,7 @@
 import type { components } from '../generated/openapi.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import type { Database, Queryable } from '../db/client.js'
+import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Mailer } from '../mail/mailer.js'
 import type { WorkspaceRow } from '../db/workspaces.js'
@@ -58,24 +58,25 @@ interface Delivery {
   /** Called once the invitation left us (the IdP created it, or the SMTP server accepted the e-mail). */
   handedOver?: () => void
   /**
-   * Written in the transaction that records the delivery (a batch settles its row there, and gives
-   * the send lease back: one commit after the e-mail left, not three).
+   * How a delivery that left us is written, when the caller writes it (a batch: its chunk's
+   * deliveries together, each with its row settled and its send lease given back, in one
+   * statement); otherwise recordDelivery, on its own.
    */
-  alsoOnSent?: (tx: Queryable) => Promise<void>
+  recordSent?: (delivery: SentDelivery) => Promise<void>
 }
 
-/** Records a delivery that left us, with what the caller writes beside it. */
-async function recordSent (
-  db: Database, d: Delivery, delivery: Parameters<typeof recordDelivery>[2]
-): Promise<void> {
-  const also = d.alsoOnSent
-  if (also === undefined) await recordDelivery(db, d.invitation.id, delivery)
-  else {
-    await db.transaction(async tx => {
-      await recordDelivery(tx, d.invitation.id, delivery)
-      await also(tx)
-    })
-  }
+/** What recordDelivery writes for an invitation that left us. */
+interface SentDelivery {
+  status: 'sent' | 'identity_provider'
+  idpInvitationId?: string
+  linkSealed?: string
+  now: Date
+}
+
+/** Records a delivery that left us, the caller's way if it has one. */
+async function recordSent (db: Database, d: Delivery, delivery: SentDelivery): Promise<void> {
+  if (d.recordSent !== undefined) await d.recordSent(delivery)
+  else await recordDelivery(db, d.invitation.id, delivery)
 }
 
 export async function deliverInvitation (deps: DeliveryDeps, d: Delivery): Promise<InviteResult> {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
-import { releaseSendLease, renewSendLease, type SendLease } from '../db/invitations.js'
+import {
+  releaseSendLease, releaseSendLeases, renewSendLease, renewSendLeases, type SendLease
+} from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 
 // Rotating an invitation's token and sending the e-mail that carries it are one ordered step,
@@ -39,7 +41,20 @@ export type UnderSendLease = <Row extends { id: string }, R>(
   send: (row: Row) => Promise<R>
 ) => Promise<R>
 
-export function createSendLease (deps: SendLeaseDeps): UnderSendLease {
+/**
+ * The leases of many invitations under one owner (a chunk of a batch): `claim` takes those it can
+ * in one statement and answers their rows (no waiting: a row it could not take is the caller's,
+ * through the one-row path); `send` delivers them. They are renewed together while it runs and
+ * given back together after, whatever its outcome (one statement each).
+ */
+export type UnderSendLeases = <Row extends { id: string }, R>(
+  claim: (lease: SendLease, now: Date) => Promise<Row[]>,
+  send: (rows: Row[], lease: SendLease) => Promise<R>
+) => Promise<R>
+
+export function createSendLeases (
+  deps: SendLeaseDeps
+): { underSendLease: UnderSendLease, underSendLeases: UnderSendLeases } {
   let sleepers: Array<() => void> = []
   const wakeAll = (): void => { for (const w of sleepers.splice(0)) w() }
   const nap = async (ms: number): Promise<void> => {
@@ -49,7 +64,40 @@ export function createSendLease (deps: SendLeaseDeps): UnderSendLease {
       sleepers.push(done)
     })
   }
-  return async (rotate, send) => await underSendLease(deps, rotate, send, wakeAll, nap)
+  return {
+    underSendLease: async (rotate, send) => await underSendLease(deps, rotate, send, wakeAll, nap),
+    underSendLeases: async (claim, send) => await underSendLeases(deps, claim, send, wakeAll)
+  }
+}
+
+async function underSendLeases<Row extends { id: string }, R> (
+  deps: SendLeaseDeps,
+  claim: (lease: SendLease, now: Date) => Promise<Row[]>,
+  send: (rows: Row[], lease: SendLease) => Promise<R>,
+  released: () => void
+): Promise<R> {
+  const now = deps.clock.now()
+  const lease = { owner: randomUUID(), until: new Date(now.getTime() + deps.leaseMs) }
+  const rows = await claim(lease, now)
+  if (rows.length === 0) return await send(rows, lease)
+  const ids = rows.map(r => r.id)
+  const renew = setInterval(() => {
+    const until = new Date(deps.clock.now().getTime() + deps.leaseMs)
+    renewSendLeases(deps.db, ids, lease.owner, until).catch((e: Error) => {
+      deps.log.warn({ invitations: ids.length, err: e.message }, 'could not renew the send leases')
+    })
+  }, Math.max(1, Math.floor(deps.leaseMs / 3)))
+  renew.unref()
+  try {
+    return await send(rows, lease)
+  } finally {
+    clearInterval(renew)
+    await releaseSendLeases(deps.db, ids, lease.owner).catch((e: Error) => {
+      const msg = 'could not release the send leases; they run out by themselves'
+      deps.log.warn({ invitations: ids.length, err: e.message }, msg)
+    })
+    released()
+  }
 }
 
 async function underSendLease<Row extends { id: string }, R> (
