@@ -153,7 +153,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)
 
-  await app.register(securityHeadersPlugin, { config })
+  // Every answer's fixed headers, one set: security headers, and API-Version on /api (contract-lifecycle.ts).
+  await app.register(securityHeadersPlugin, { config, apiHeaders: { 'api-version': contractVersion(contract) } })
   await app.register(errors)
   // First of the onRequest hooks: an overloaded service refuses before doing any work.
   await app.register(loadShedding, { config })
@@ -222,7 +223,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
 
   app.decorate('contract', contract)
   await app.register(security, { contract, security: services.security, publicUrl: config.publicUrl })
-  await app.register(contractLifecycle, { version: contractVersion(contract), deprecations })
+  await app.register(contractLifecycle, { deprecations })
 
   const handlers = createHandlers({ services, config, contract }) as Record<string, (...args: never[]) => unknown>
   await app.register(glue, {

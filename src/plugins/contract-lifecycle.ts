@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptio
 
 // The contract's version and deprecations, on the wire (docs/contract-versioning.md):
 // - every /api response carries `API-Version`: the contract's info.version, the same version
-//   /api/openapi.json and /api/health report;
+//   /api/openapi.json and /api/health report (written with the security headers, one precomputed
+//   set per answer: `apiHeaders` of src/plugins/helmet.ts, given by app.ts);
 // - an operation marked `deprecated: true` in openapi.yaml answers every call with `Deprecation`
 //   (RFC 9745: `@<unix seconds>` of its `x-deprecated-at`), `Sunset` (RFC 8594, an HTTP-date)
 //   when it has an `x-sunset`, and `Link: <…>; rel="deprecation"` to where the deprecation is
@@ -145,13 +146,8 @@ const seconds = (ms: number) => Math.floor(ms / 1000)
 
 async function contractLifecyclePlugin (
   fastify: FastifyInstance,
-  opts: { version: string, deprecations: ContractDeprecations }
+  opts: { deprecations: ContractDeprecations }
 ): Promise<void> {
-  const { version } = opts
-  fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.url.startsWith('/api/') || request.url === '/api') reply.raw.setHeader('api-version', version)
-    done()
-  })
   fastify.decorate('deprecationRoute', (method: string, openapiPath: string, operationId: string) => {
     const d = opts.deprecations.get(`${method.toUpperCase()} ${openapiPath}`)
     if (d === undefined) return {}

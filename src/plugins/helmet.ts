@@ -4,8 +4,8 @@ import helmet, { type HelmetOptions } from 'helmet'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 
-// Security headers on every response, JSON and errors included: set on the raw response in the
-// first onRequest hook, so whatever answers later — a handler, the error or not-found handler —
+// Security headers on every response, JSON and errors included: written by the first onRequest
+// hook onto the reply, so whatever answers later — a handler, the error or not-found handler —
 // carries them; the two answers given before any hook runs use securityHeaders() too. helmet
 // computes them once, at start (they depend on nothing in the request): @fastify/helmet would
 // build helmet's middleware again for every request (its options parsed, the CSP re-serialized),
@@ -13,12 +13,18 @@ import type { Config } from '../config.js'
 //
 // - Content-Security-Policy: `default-src 'none'; frame-ancestors 'none'` for everything; the HTML
 //   pages replace it with their own, which carries the page's nonce (src/auth/pages.ts; a header
-//   the handler sets takes precedence over the raw one, so there is one CSP, never two).
+//   the handler sets replaces the one set here, so there is one CSP, never two).
 // - X-Frame-Options DENY, Referrer-Policy no-referrer, X-Content-Type-Options nosniff, and
 //   helmet's other defaults (Cross-Origin-Opener/Resource-Policy same-origin …).
 // - Strict-Transport-Security only when the service is reached over https: PUBLIC_URL is https,
 //   or the request came through a trusted proxy saying X-Forwarded-Proto: https (TRUST_PROXY).
 //   Over plain http a browser ignores it anyway, and on http://localhost it would be a trap.
+// - `apiHeaders` (API-Version, src/plugins/contract-lifecycle.ts) on every /api answer.
+//
+// Written as one precomputed set per kind of answer (https or not, /api or not), onto Fastify's
+// reply headers rather than the raw response: one raw setHeader sends Node's writeHead down its
+// slow path (every header then validated and stored twice), and eleven were a tenth of a health
+// request (docs/performance.md).
 
 export const HSTS = 'max-age=31536000'
 const OPTIONS: HelmetOptions = {
@@ -54,14 +60,29 @@ export function securityHeaders (config: Config, https = false): Record<string, 
   return overHttps ? { ...recorded, 'strict-transport-security': HSTS } : recorded
 }
 
-async function securityHeadersPlugin (app: FastifyInstance, opts: { config: Config }): Promise<void> {
-  const plain = Object.entries(securityHeaders(opts.config))
-  const withHsts = Object.entries(securityHeaders(opts.config, true))
-  // A callback hook (not async): no promise per request for eleven setHeader calls.
+/** The URLs whose answers carry the API's own headers (API-Version). */
+const isApiUrl = (url: string): boolean => url.startsWith('/api/') || url === '/api'
+
+/** A header set as two arrays, walked by index on every request (no entries, no iterator). */
+interface HeaderSet { names: string[], values: string[] }
+const headerSet = (headers: Record<string, string>): HeaderSet =>
+  ({ names: Object.keys(headers), values: Object.values(headers) })
+
+async function securityHeadersPlugin (
+  app: FastifyInstance, opts: { config: Config, apiHeaders?: Record<string, string> }
+): Promise<void> {
+  const plain = securityHeaders(opts.config)
+  const withHsts = securityHeaders(opts.config, true)
+  // Whether the request's protocol matters: not when PUBLIC_URL is https (HSTS on every answer).
+  const hstsVaries = !('strict-transport-security' in plain)
+  // Indexed by (over https ? 2 : 0) + (an /api URL ? 1 : 0).
+  const sets = [plain, withHsts].flatMap(base => [headerSet(base), headerSet({ ...base, ...opts.apiHeaders })])
+  // A callback hook (not async): no promise per request.
   app.addHook('onRequest', (request, reply, done) => {
     // request.protocol reads X-Forwarded-Proto only from a trusted proxy (Fastify's trustProxy).
-    const headers = plain.length === withHsts.length || request.protocol !== 'https' ? plain : withHsts
-    for (const [name, value] of headers) reply.raw.setHeader(name, value)
+    const https = hstsVaries && request.protocol === 'https'
+    const { names, values } = sets[(https ? 2 : 0) + (isApiUrl(request.url) ? 1 : 0)] as HeaderSet
+    for (let i = 0; i < names.length; i++) reply.header(names[i] as string, values[i])
     done()
   })
 }
