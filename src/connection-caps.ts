@@ -41,15 +41,19 @@ function overConnectionCap (socket: Socket): boolean {
 /**
  * The app's first onRequest hook: a request on a connection past a cap is 503 SERVICE_UNAVAILABLE
  * with Retry-After and `Connection: close`. GET /api/health (reportsLoad) answers with its own
- * body, as under load shedding.
+ * body, as under load shedding. A callback hook: every request passes here, and an async one
+ * would cost each a promise and a turn of the microtask queue for one flag.
  */
-export async function answerOverCap (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (!overConnectionCap(request.raw.socket)) return
-  if ((request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) return
+export function answerOverCap (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  if (!overConnectionCap(request.raw.socket) ||
+    (request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) {
+    done()
+    return
+  }
   reply.header('connection', 'close')
   const err = serviceError('SERVICE_UNAVAILABLE', ['too many connections are open; retry shortly'])
   err.headers = { 'retry-after': '1' }
-  throw err
+  done(err)
 }
 
 export function capConnections (server: Server, caps: ConnectionCaps, log: Logger): void {

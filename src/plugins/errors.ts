@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { serviceError } from '../errors.js'
 import { errorBody, toServiceError } from '../error-response.js'
 
@@ -75,8 +75,10 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
   // exposeHeadRoutes is off), is 404: only what the contract declares is answered.
   // The router matches `/api/users/` to `/api/users/{userId}` with an empty userId; the contract
   // has no such path, so it is answered as one it does not list (not as a malformed parameter).
-  // A callback hook (every request passes here): no promise, no array of the values.
-  fastify.addHook('onRequest', (request, reply, done) => {
+  // A callback hook (no promise, no array of the values), first of the route's own onRequest
+  // hooks (before its security check) and only on the routes with path parameters: the others,
+  // /api/health among them, run no hook for it.
+  const noEmptyParams: onRequestHookHandler = (request, reply, done) => {
     const params = request.params as Record<string, unknown> | undefined
     for (const name in params) {
       if (params[name] === '') {
@@ -85,6 +87,11 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
       }
     }
     done()
+  }
+  fastify.addHook('onRoute', route => {
+    if (route.url.includes(':') || route.url.includes('*')) {
+      route.onRequest = [noEmptyParams, ...[route.onRequest ?? []].flat()]
+    }
   })
   fastify.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/'
