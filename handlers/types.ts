@@ -62,15 +62,19 @@ type OperationRequest<K extends OperationId> = FastifyRequest<OperationGeneric<K
  */
 export type OperationReply<K extends OperationId> = FastifyReply<OperationGeneric<K>>
 
+type OkBody<K extends OperationId> = ResponseOf<K, Extract<StatusOf<K>, 200>>
+
 /**
  * A handler answers either by returning its operation's 200 body (Fastify sends a returned value
  * with status 200, so an operation without a declared 200 cannot return a body) or by returning
- * the reply it sent through, typed as above.
+ * the reply it sent through, typed as above. A handler with nothing to wait for may return the
+ * body itself, without a promise (GET /api/health): Fastify sends it at once. Not the reply, nor
+ * nothing: a handler returning those synchronously would be warned about, or never answer.
  */
 export type Handler<K extends OperationId> = (
   request: OperationRequest<K>,
   reply: OperationReply<K>
-) => Promise<ResponseOf<K, Extract<StatusOf<K>, 200>> | OperationReply<K>>
+) => Promise<OkBody<K> | OperationReply<K>> | Exclude<OkBody<K>, undefined>
 
 export type HandlerMap = { [K in OperationId]: Handler<K> }
 

@@ -11,6 +11,13 @@ same<SuccessBody<'postApiKeys'>, components['schemas']['ApiKeyCreated']>(true)
 same<ResponseOf<'deleteUsersUserId', 204>, undefined>(true)
 
 export const rightShape: Handler<'getApiKeys'> = async () => ({ items: [] })
+// Without a promise: the body itself (GET /api/health), but never the reply nor nothing, which
+// Fastify would warn about (the reply sent twice) or never answer.
+export const syncBody: Handler<'getApiKeys'> = () => ({ items: [] })
+// @ts-expect-error a reply returned without a promise
+export const syncReply: Handler<'getApiKeys'> = (_request, reply) => reply
+// @ts-expect-error nothing returned without a promise: the request would hang
+export const syncNothing: Handler<'headHealth'> = () => undefined
 // @ts-expect-error a field of the wrong type
 export const wrongType: Handler<'getApiKeys'> = async () => ({ items: [{ id: 1 }] })
 // Not checked: an extra field in a returned literal (a function's inferred return type is not
