@@ -79,29 +79,37 @@ async function deliverChunk (ctx: InvitationContext, c: ChunkOf, items: BatchIte
       const token = row !== undefined ? tokens.get(row.id) : undefined
       if (row === undefined || token === undefined) return await deliverItem(ctx, c, item)
       try {
-        await deliverInvitation({ ...ctx.ports, idp: ctx.idp }, {
-          workspace: c.ws,
-          invitation: row,
-          token,
-          inviter: c.inviter,
-          reinvite: item.result === 'resent',
-          recordSent: async sent => {
-            await record({
-              invitationId: row.id,
-              position: item.position,
-              status: sent.status,
-              idpInvitationId: sent.idpInvitationId ?? null,
-              linkSealed: sent.linkSealed ?? null,
-              now: sent.now
-            })
-          }
-        })
-        return 'settled'
+        return await sendRow(ctx, c, item, row, token, record)
       } catch (err) {
         return await notDelivered(ctx, c, item, err)
       }
     }))
   })
+}
+
+/** Sends one claimed row's e-mail; `record` writes that it left (with the row settled), as it leaves. */
+async function sendRow (
+  ctx: InvitationContext, c: ChunkOf, item: BatchItem, row: InvitationRow, token: string,
+  record: (send: BatchSend) => Promise<void>
+): Promise<Outcome> {
+  await deliverInvitation({ ...ctx.ports, idp: ctx.idp }, {
+    workspace: c.ws,
+    invitation: row,
+    token,
+    inviter: c.inviter,
+    reinvite: item.result === 'resent',
+    recordSent: async sent => {
+      await record({
+        invitationId: row.id,
+        position: item.position,
+        status: sent.status,
+        idpInvitationId: sent.idpInvitationId ?? null,
+        linkSealed: sent.linkSealed ?? null,
+        now: sent.now
+      })
+    }
+  })
+  return 'settled'
 }
 
 /** Settles a queued row without an e-mail (cancelled, failed for good, or sent by someone else). */
@@ -124,8 +132,7 @@ async function notDelivered (ctx: InvitationContext, c: ChunkOf, item: BatchItem
 
 /** One row the one-row way: its lease waited for, or the row settled without an e-mail. */
 async function deliverItem (ctx: InvitationContext, c: ChunkOf, item: BatchItem): Promise<Outcome> {
-  const { ports, idp, ttlMs, underSendLease } = ctx
-  const { db } = ports
+  const { ports: { db }, ttlMs, underSendLease } = ctx
   if (item.invitationId === null) return await settle(ctx, c, item, 'cancelled', 'The invitation is gone')
   const invitationId = item.invitationId
   const token = randomToken(32)
@@ -146,24 +153,9 @@ async function deliverItem (ctx: InvitationContext, c: ChunkOf, item: BatchItem)
           ? await settle(ctx, c, item, 'sent', null)
           : await settle(ctx, c, item, 'cancelled', GONE_BEFORE_SENT)
       }
-      await deliverInvitation({ ...ports, idp }, {
-        workspace: c.ws,
-        invitation: row,
-        token,
-        inviter: c.inviter,
-        reinvite: item.result === 'resent',
-        recordSent: async sent => {
-          await recordBatchSends(db, c.batch.id, owner, [{
-            invitationId: row.id,
-            position: item.position,
-            status: sent.status,
-            idpInvitationId: sent.idpInvitationId ?? null,
-            linkSealed: sent.linkSealed ?? null,
-            now: sent.now
-          }])
-        }
+      return await sendRow(ctx, c, item, row, token, async send => {
+        await recordBatchSends(db, c.batch.id, owner, [send])
       })
-      return 'settled'
     })
   } catch (err) {
     return await notDelivered(ctx, c, item, err)
