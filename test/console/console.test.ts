@@ -1,10 +1,8 @@
 import t, { type Test } from 'tap'
-import { join } from 'node:path'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { BrowserContext, Page } from 'playwright-core'
 import { build, principalOf } from '../helpers/build.js'
 import { closedPort, startSmtp, type CaughtMail } from '../helpers/smtp.js'
-import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
 import { startFakeHttp } from '../helpers/fake-http.js'
 import { until } from '../helpers/service-process.js'
 import { Webhook } from 'standardwebhooks'
@@ -31,28 +29,20 @@ async function withCookie (context: BrowserContext, base: string, cookie: string
 const checked: string[] = []
 
 // CONSOLE_SCREENSHOTS=docs/img: each screen the test checks is also saved at 1280 and 360 px
-// (full page) into that directory, as console-<screen>-<width>.png (README's and docs' images).
-const SHOTS = process.env.CONSOLE_SCREENSHOTS
+// (full page) into that directory, as console-<screen>-<width>.png (checkPage, test/helpers/browser.ts).
 
-async function screenshots (page: Page, screen: string): Promise<void> {
-  if (SHOTS === undefined || SHOTS === '') return
-  // "API keys (admin, a key shown once)" → console-api-keys-admin-1280.png
-  const slug = screen.toLowerCase().replace(/\(([^,)]*)[^)]*\)/, '$1').trim().replace(/[^a-z0-9]+/g, '-')
-  const size = page.viewportSize() ?? { width: 1280, height: 900 }
-  for (const width of [1280, 360]) {
-    await page.setViewportSize({ width, height: size.height })
-    await page.screenshot({ path: join(SHOTS, `console-${slug}-${width}.png`), fullPage: true, animations: 'disabled' })
-  }
-  await page.setViewportSize(size)
+async function axe (t: Test, page: Page, screen: string): Promise<void> {
+  const r = await checkPage(t, page, screen)
+  checked.push(`${screen} (${r.passes} rules passed, ${r.minor} minor)`)
 }
 
-/** axe-core on the page as it is now: no serious or critical violation. */
-async function axe (t: Test, page: Page, screen: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).analyze()
-  const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-  t.same(bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [], `axe: ${screen} has no serious or critical violations`)
-  checked.push(`${screen} (${result.passes.length} rules passed, ${result.violations.length} minor)`)
-  await screenshots(page, screen)
+/**
+ * The live region's text once it says `expected`, or what it says after 5 s: announce() clears
+ * it and sets the sentence 30 ms later (so a repeated sentence is announced again).
+ */
+async function liveText (page: Page, expected: RegExp): Promise<string | null> {
+  await page.locator('#live', { hasText: expected }).waitFor({ timeout: 5000 }).catch(() => {})
+  return await page.locator('#live').textContent()
 }
 
 async function open (page: Page, name: string): Promise<void> {
@@ -115,7 +105,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
       [['newbie@example.com', 'invited'], ['not-an-address', 'invalid'], ['grace@example.com', 'member']],
       'one result per address: invited, invalid, already a member'
     )
-    t.match(await page.locator('#live').textContent(), /1 of 3 invited/, 'and the live region says so')
+    t.match(await liveText(page, /1 of 3 invited/), /1 of 3 invited/, 'and the live region says so')
     const first = linkIn(await smtp.nextMessage(seen), base, '/signup')
     await page.getByRole('row', { name: /newbie@example\.com/ }).waitFor()
     t.equal(await page.getByRole('row', { name: /newbie@example\.com/ }).locator('td.inviter').textContent(), 'ada@example.com (web)',
@@ -372,7 +362,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
       [['friend@example.com', 'asked'], ['not-an-address', 'invalid'], ['newbie@example.com', 'member']],
       'one result per address: asked for, invalid, already a member'
     )
-    t.match(await p.locator('#live').textContent(), /1 of 3 asked for/, 'and the live region says so')
+    t.match(await liveText(p, /1 of 3 asked for/), /1 of 3 asked for/, 'and the live region says so')
     const mine = p.getByRole('row', { name: /friend@example\.com/ })
     await mine.waitFor()
     t.match(await mine.locator('td.status').textContent(), /waiting for an admin/, 'My requests lists it, pending')
@@ -441,7 +431,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     )
     t.match(await results.nth(2).textContent(), /^over-1@budget\.example: over the e-mail budget: try again in (59|60) minutes \(at \d/,
       'when to retry, from Retry-After (the hour\'s window)')
-    t.match(await b.locator('#live').textContent(), /2 of 4 invited/)
+    t.match(await liveText(b, /2 of 4 invited/), /2 of 4 invited/)
     await axe(t, b, 'Invitations (admin, over the e-mail budget)')
     t.same(budgetProblems, [])
     await ctx.close()

@@ -1,10 +1,9 @@
 import t, { type Test } from 'tap'
 import dns2 from 'dns2'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
 import { build } from '../helpers/build.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
-import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
 
 // The Domains screen and the /domain-join page in headless Chromium, under their real CSP: an
 // admin adds a domain, copies its TXT record, checks it against a loopback DNS server (dns2),
@@ -27,11 +26,7 @@ const dns = dns2.createServer({
   }
 })
 
-async function axe (t: Test, page: Page, what: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).analyze()
-  const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-  t.same(bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [], `axe: ${what}`)
-}
+async function axe (t: Test, page: Page, what: string): Promise<void> { await checkPage(t, page, what) }
 
 t.test('Domains screen: add, copy the record, check, auto-join; a person joins through /domain-join', { skip, timeout: 300_000 }, async t => {
   const addresses = await dns.listen({ udp: { port: 0, address: '127.0.0.1' } })

@@ -1,19 +1,14 @@
 import t, { type Test } from 'tap'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
 import { build } from '../helpers/build.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
-import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
 
 // Invite links in headless Chromium, through the real pages under their CSP: the console's
 // Invite links screen (create, the link shown once, list, new code, revoke) and the /join page a
 // person opens (ask, the e-mailed confirmation, a click to join), each checked by axe-core.
 
-async function axe (t: Test, page: Page, what: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).analyze()
-  const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-  t.same(bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [], `axe: ${what}`)
-}
+async function axe (t: Test, page: Page, what: string): Promise<void> { await checkPage(t, page, what) }
 
 t.test('invite links in a browser: the console screen, then joining through /join', { skip, timeout: 240_000 }, async t => {
   const smtp = await startSmtp(t)

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
+import type { Test } from 'tap'
 
 // Headless Chromium for the end-to-end tests: the Debian package (scripts/setup-browser.sh), driven
 // by playwright-core. A test without it is skipped, saying how to get it.
@@ -34,4 +36,32 @@ export function pageProblems (page: Page): string[] {
     if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`)
   })
   return problems
+}
+
+/**
+ * axe-core on the page as it is now: no serious or critical violation. With CONSOLE_SCREENSHOTS=<dir>
+ * the page is also saved at 1280 and 360 px wide (full page), as console-<what>-<width>.png:
+ * "API keys (admin, a key shown once)" → console-api-keys-admin-1280.png.
+ */
+export async function checkPage (
+  t: Test, page: Page, what: string
+): Promise<{ passes: number, minor: number }> {
+  const { AxeBuilder } = await import('@axe-core/playwright')
+  const result = await new AxeBuilder({ page }).analyze()
+  const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+  t.same(
+    bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [],
+    `axe: ${what} has no serious or critical violations`
+  )
+  const dir = process.env.CONSOLE_SCREENSHOTS
+  if (dir !== undefined && dir !== '') {
+    const slug = what.toLowerCase().replace(/\(([^,)]*)[^)]*\)/, '$1').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
+    const size = page.viewportSize() ?? { width: 1280, height: 900 }
+    for (const width of [1280, 360]) {
+      await page.setViewportSize({ width, height: size.height })
+      await page.screenshot({ path: join(dir, `console-${slug}-${width}.png`), fullPage: true, animations: 'disabled' })
+    }
+    await page.setViewportSize(size)
+  }
+  return { passes: result.passes.length, minor: result.violations.length }
 }
