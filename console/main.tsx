@@ -1,5 +1,5 @@
 import { render } from 'preact'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from './api.js'
 import { ProblemNote } from './ui.js'
 import { Members } from './screens/members.js'
@@ -82,7 +82,10 @@ function App ({ identityProvider }: { identityProvider: boolean }) {
   const allowed = !screen.adminOnly || admin
   const news = useLiveFeed(admin)
 
-  useEffect(() => {
+  // In the same task as the render that shows the screen's heading (a layout effect, not an
+  // effect that waits for the next frame): the title, the heading and the focus change together,
+  // so nothing, a screen reader or a test, sees the new heading under the old title.
+  useLayoutEffect(() => {
     document.title = me === null ? 'Workspace' : `${screen.title} · ${me.workspace.name}`
     // After a navigation (not the first load) the focus goes to the new screen's heading.
     if (!firstRender.current && me !== null) heading.current?.focus()
