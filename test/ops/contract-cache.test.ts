@@ -2,9 +2,13 @@ import t from 'tap'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { execFile } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { parse } from 'yaml'
 import { readContractFile } from '../../src/contract-cache.js'
-import { contractPath } from '../../src/paths.js'
+import { contractPath, projectRoot } from '../../src/paths.js'
 
 // The parsed contract is cached as JSON named by the YAML's SHA-256 (src/contract-cache.ts):
 // what it returns is what parsing the YAML returns, an edit is never answered from the cache,
@@ -60,19 +64,47 @@ t.test('a cache directory that cannot be made: the YAML is parsed, nothing is wr
   t.notOk(existsSync(join(blocked, 'cache')))
 })
 
-t.test('the OpenAPI meta-schema is compiled once per process, and still refuses an invalid contract', async t => {
+t.test('the meta-schema check: once per contract text, also across processes; an invalid contract is refused every time', async t => {
   const { Validator } = await import('@seriousme/openapi-schema-validator')
   const memo = await import('../../src/lib/meta-schema-memo.js')
-  const before = memo.metaSchemaCompilations
-  const doc = readContractFile().doc
+  // A text no earlier run has checked: the project's contract with a description of this run's own.
+  const project = readContractFile().doc
+  const doc = { ...structuredClone(project), info: { ...(project.info as object), description: `contract-cache test ${randomUUID()}` } }
+  const checks = memo.metaSchemaChecks
+  const compilations = memo.metaSchemaCompilations
   for (let i = 0; i < 3; i++) {
     // What fastify-openapi-glue does at every bind: a new Validator, a copy of the contract.
     const result = await new Validator().validate(structuredClone(doc))
     t.equal(result.valid, true, `bind ${i + 1}: the contract is valid`)
   }
-  t.ok(memo.metaSchemaCompilations - before <= 1, 'compiled at most once for three validations')
+  t.equal(memo.metaSchemaChecks - checks, 1, 'checked once for three binds')
+  t.ok(memo.metaSchemaCompilations - compilations <= 1, 'compiled at most once')
   t.ok(memo.metaSchemaCompilations >= 1, "the memo wraps the Validator's compiler (a new version renamed it?)")
-  const broken = await new Validator().validate({ ...structuredClone(doc), paths: { '/x': { get: { responses: 'none' } } } })
-  t.equal(broken.valid, false, 'an invalid contract is refused with the memoized validator')
-  t.ok(Array.isArray(broken.errors) && broken.errors.length > 0, 'with the validator errors')
+
+  // Another process (another test file, the service started again) validates the same text: the
+  // marker left by the first check answers; it compiles nothing. An altered text it does check.
+  const file = join(dir, 'checked.json')
+  const child = async (d: unknown): Promise<{ valid: boolean, checks: number, compilations: number }> => {
+    writeFileSync(file, JSON.stringify(d))
+    const script = `
+      const { Validator } = await import('@seriousme/openapi-schema-validator')
+      const memo = await import(${JSON.stringify(pathToFileURL(join(projectRoot, 'src/lib/meta-schema-memo.ts')).href)})
+      const doc = JSON.parse((await import('node:fs')).readFileSync(${JSON.stringify(file)}, 'utf8'))
+      const r = await new Validator().validate(doc)
+      console.log(JSON.stringify({ valid: r.valid, checks: memo.metaSchemaChecks, compilations: memo.metaSchemaCompilations }))`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot })
+    return JSON.parse(stdout) as { valid: boolean, checks: number, compilations: number }
+  }
+  t.same(await child(doc), { valid: true, checks: 0, compilations: 0 }, 'another process: the same text is not checked or compiled')
+  const edited = { ...doc, info: { ...doc.info, description: `${doc.info.description}, edited` } }
+  t.same(await child(edited), { valid: true, checks: 1, compilations: 1 }, 'another process: an edited text is checked')
+
+  const broken = { ...structuredClone(doc), paths: { '/x': { get: { responses: 'none' } } } }
+  for (let i = 0; i < 2; i++) {
+    const before = memo.metaSchemaChecks
+    const result = await new Validator().validate(structuredClone(broken))
+    t.equal(result.valid, false, `an invalid contract is refused (${i + 1})`)
+    t.ok(Array.isArray(result.errors) && result.errors.length > 0, 'with the validator errors')
+    t.equal(memo.metaSchemaChecks - before, 1, 'checked each time: only a valid text is remembered')
+  }
 })
