@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { build } from '../helpers/build.js'
+import { build, seededDataDir } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { openDatabase } from '../../src/db/client.js'
@@ -55,8 +55,7 @@ t.test('bad arguments: a clear message, usage, exit 1, nothing created', async t
 })
 
 t.test('creates the workspace and an admin invitation; e-mails it; the last line is the signup link', async t => {
-  const dir = mkdtempSync(join(tmpdir(), 'create-admin-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = await seededDataDir(t, 'create-admin-')
   const smtp = await startSmtp(t)
   const env = { DATA_DIR: dir, APP_URL: 'https://app.example.test', SMTP_URL: smtp.url }
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -33,6 +33,19 @@ export function testConfig (env: Record<string, string> = {}): Config {
 
 let templatePromise: Promise<Blob> | undefined
 
+/** The template's name: the migrations' checksums and the versions of PGlite and pg-boss. */
+function templateKey (): string {
+  return createHash('sha256').update(
+    loadMigrations().map(m => m.checksum).join()
+  ).update(
+    readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))
+  ).update(
+    readFileSync(join(projectRoot, 'node_modules/pg-boss/package.json'))
+  ).update('checkpointed, with jobs, without template databases').digest('hex').slice(0, 16)
+}
+
+const templateDir = join(tmpdir(), 'workspace-service-test')
+
 /**
  * PGlite's initdb takes seconds; a migrated data directory is dumped once (cached in the OS temp
  * dir, keyed by the migrations' checksums and the versions of PGlite and pg-boss) and every test
@@ -42,15 +55,8 @@ let templatePromise: Promise<Blob> | undefined
  */
 async function pgliteTemplate (): Promise<Blob> {
   templatePromise ??= (async () => {
-    const key = createHash('sha256').update(
-      loadMigrations().map(m => m.checksum).join()
-    ).update(
-      readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'))
-    ).update(
-      readFileSync(join(projectRoot, 'node_modules/pg-boss/package.json'))
-    ).update('checkpointed, with jobs, without template databases').digest('hex').slice(0, 16)
-    const dir = join(tmpdir(), 'workspace-service-test')
-    const file = join(dir, `pglite-${key}.tar`)
+    const dir = templateDir
+    const file = join(dir, `pglite-${templateKey()}.tar`)
     if (existsSync(file)) return new Blob([readFileSync(file)])
     const db = await openDatabase({ url: null, dataDir: null })
     await migrate(db)
@@ -72,6 +78,38 @@ async function pgliteTemplate (): Promise<Blob> {
     return dump
   })()
   return await templatePromise
+}
+
+let seedPromise: Promise<string> | undefined
+
+/**
+ * A DATA_DIR for the service started as a child process, its embedded database already made and
+ * migrated: the template above, written out once as a directory (beside the dump) and copied. On
+ * an empty DATA_DIR the child ran PGlite's initdb (≈ 4 CPU-s) in tests about something else: a
+ * crash, the logs, a drain. The tests of a first start (first-run, persistence, config's new
+ * installation) keep an empty directory. Removed when the test ends.
+ */
+export async function seededDataDir (t: Teardown, prefix: string): Promise<string> {
+  seedPromise ??= (async () => {
+    const seed = join(templateDir, `pglite-${templateKey()}.dir`)
+    if (existsSync(seed)) return seed
+    const staging = `${seed}.${process.pid}.tmp`
+    rmSync(staging, { recursive: true, force: true })
+    const db = await openDatabase({ url: null, dataDir: staging, loadDataDir: await pgliteTemplate() })
+    await db.close()
+    try {
+      renameSync(join(staging, 'pglite'), seed) // atomic: parallel test files never copy half a seed
+    } catch (err) {
+      if (!existsSync(seed)) throw err // another file made it first
+    }
+    rmSync(staging, { recursive: true, force: true })
+    return seed
+  })()
+  const seed = await seedPromise
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  cpSync(seed, join(dir, 'pglite'), { recursive: true })
+  return dir
 }
 
 /** A fresh, migrated database for one test: PGlite from the template, or a new PostgreSQL schema. */

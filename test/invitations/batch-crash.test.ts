@@ -1,15 +1,12 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { projectRoot } from '../../src/paths.js'
 import { serviceProcesses, until } from '../helpers/service-process.js'
 import { startSmtp } from '../helpers/smtp.js'
-import { TEST_DATABASE_URL } from '../helpers/build.js'
+import { TEST_DATABASE_URL, seededDataDir } from '../helpers/build.js'
 
 // kill -9 in the middle of a batch of 1,000 invitations: the service (a real child process) has
 // sent 300 e-mails, and SMTP_POOL_CONNECTIONS more are on the wire, held by the relay without an
@@ -27,8 +24,7 @@ const POOL = 5
 const services = serviceProcesses(t)
 
 async function database (t: { teardown(fn: () => unknown): void }): Promise<Record<string, string>> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'batch-crash-'))
-  t.teardown(() => { rmSync(dataDir, { recursive: true, force: true }) })
+  const dataDir = await seededDataDir(t, 'batch-crash-')
   if (TEST_DATABASE_URL === null) return { DATA_DIR: dataDir }
   const name = `ws_batch_crash_${randomBytes(5).toString('hex')}`
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })

@@ -1,12 +1,10 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { freePort } from '../../scripts/lib/free-port.js'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
 import { serviceProcesses, until } from '../helpers/service-process.js'
 import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // kill -9 during a send, then a retry with the same Idempotency-Key on the restarted service:
 // the dead request's claim is a lease nobody renews, so the retry runs once it has run out
@@ -22,8 +20,7 @@ const services = serviceProcesses(t)
 const startService = services.start
 
 t.test('kill -9 during a send; the retry with the same key succeeds within the lease', async t => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'idem-crash-'))
-  t.teardown(() => { rmSync(dataDir, { recursive: true, force: true }) })
+  const dataDir = await seededDataDir(t, 'idem-crash-')
   const smtp = await startSmtp(t)
   const front = await startSmtpFront(t, smtp)
   const env: Record<string, string> = {

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { execFile, execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // `npm start` in a terminal window, and the window is closed: the service must end promptly and
 // cleanly (its database closed), not spin at full CPU deaf to SIGTERM. The service runs on a
@@ -37,8 +37,7 @@ interface Watched {
 const WATCH_SECONDS = 20
 
 t.test('the terminal closed under a running service: it closes the database and ends within seconds', { skip }, async t => {
-  const dir = mkdtempSync(join(tmpdir(), 'ws-closed-tty-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = await seededDataDir(t, 'ws-closed-tty-')
   // The service as a person starts it: without the test runner's loaders (NODE_OPTIONS), whose
   // exit hooks are not the service's.
   const { DATABASE_URL: _server, REDIS_URL: _redis, NODE_OPTIONS: _loaders, ...env } = process.env

@@ -1,11 +1,10 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { existsSync } from 'node:fs'
 import { projectRoot } from '../../src/paths.js'
 import { prettyLogs } from '../../src/logger.js'
 import { closedPort } from '../helpers/smtp.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // Logs read by a person at a terminal, and by machines everywhere else: the real server started
 // once with stdout on a pseudo-terminal (util-linux `script`) and once on a pipe. Either way the
@@ -27,8 +26,7 @@ t.test('the decision: a terminal gets pretty lines unless LOG_FORMAT says otherw
 
 /** Starts the server (through `script` when `tty`), requests a URL with a token, stops it; its output. */
 async function run (t: Test, tty: boolean): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'ws-log-format-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = await seededDataDir(t, 'ws-log-format-')
   const port = await closedPort()
   const { DATABASE_URL: _db, REDIS_URL: _redis, LOG_FORMAT: _format, ...env } = process.env
   const server = `${JSON.stringify(process.execPath)} --import tsx src/server.ts`

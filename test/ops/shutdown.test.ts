@@ -1,21 +1,18 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Agent, get as httpGet } from 'node:http'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { until } from '../helpers/service-process.js'
 import { assertContract } from '../helpers/contract.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // src/server.ts closes the app on signals and on fatal errors alike (close-with-grace): an
 // unhandled rejection is logged once, the app closes (the port stops answering) and the process
 // exits 1; SIGTERM exits 0 (config.test.ts, nginx.test.ts).
 
 t.test('an unhandled rejection closes the server gracefully, logs once and exits 1', async t => {
-  const dir = mkdtempSync(join(tmpdir(), 'ws-shutdown-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = await seededDataDir(t, 'ws-shutdown-')
   const { DATABASE_URL: _server, ...env } = process.env
   const child = spawn(process.execPath, [
     '--import', 'tsx', '--import', './test/helpers/reject-on-stdin.ts', 'src/server.ts'
@@ -51,8 +48,7 @@ t.test('an unhandled rejection closes the server gracefully, logs once and exits
 })
 
 t.test('SIGTERM with SHUTDOWN_DRAIN_MS: health 503 and every answer closes its connection, then the port closes, exit 0', async t => {
-  const dir = mkdtempSync(join(tmpdir(), 'ws-drain-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = await seededDataDir(t, 'ws-drain-')
   const port = await freePort()
   const { DATABASE_URL: _server, ...env } = process.env
   const DRAIN_MS = 3000

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // A setting that is well-formed but does not work — a database nobody answers for, a database that
 // does not exist, a port another process holds, a directory that cannot be written — stops the
@@ -19,6 +20,8 @@ t.setTimeout(6 * BOUND_MS)
 
 const dir = mkdtempSync(join(tmpdir(), 'ws-startup-'))
 t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+// The services that get as far as their database open this one, made and migrated already.
+const data = await seededDataDir(t, 'ws-startup-data-')
 
 interface Outcome { code: number | null, signal: string | null, stderr: string, stdout: string, ms: number }
 
@@ -27,7 +30,7 @@ async function start (env: Record<string, string>): Promise<Outcome> {
   const begun = Date.now()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
-    env: { ...base, PORT: '0', METRICS_PORT: '', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', DATA_DIR: join(dir, 'data'), ...env }
+    env: { ...base, PORT: '0', METRICS_PORT: '', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', DATA_DIR: data, ...env }
   })
   let stderr = ''
   let stdout = ''
@@ -118,7 +121,7 @@ t.test('a mail relay that refuses at start is a warning naming SMTP_URL, and hea
       METRICS_PORT: '',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
-      DATA_DIR: join(dir, 'data'),
+      DATA_DIR: data,
       SMTP_URL: `smtp://127.0.0.1:${relay}`
     }
   })

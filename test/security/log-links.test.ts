@@ -1,14 +1,12 @@
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import { loggerOptions } from '../../src/logger.js'
 import { projectRoot } from '../../src/paths.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
 import { until } from '../helpers/service-process.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // No live link in the logs. Outside `local` the service refuses to start without SMTP_URL (the
 // dev mailbox would log each sign-in link); a token-bearing URL in any logged field is censored;
@@ -66,8 +64,7 @@ t.test('a link-shaped value is censored in any field, nested too; other URLs sta
 
 t.test('a real run outside local leaves no usable link in its logs', async t => {
   const smtp = await startSmtp(t)
-  const dir = mkdtempSync(join(tmpdir(), 'ws-log-links-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = await seededDataDir(t, 'ws-log-links-')
   const port = await closedPort()
   const { DATABASE_URL: _server, ...env } = process.env
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {

@@ -1,12 +1,10 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
 import { serviceProcesses, until } from '../helpers/service-process.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { startFakeHttp } from '../helpers/fake-http.js'
+import { seededDataDir } from '../helpers/build.js'
 
 // kill -9 of the service while webhook deliveries are in flight (one held by a silent receiver)
 // and queued: nothing is lost. After a restart on the same database, every event arrives, each
@@ -19,8 +17,7 @@ const services = serviceProcesses(t)
 const startService = services.start
 
 t.test('kill -9 with deliveries in flight and queued; all delivered after the restart', async t => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'webhooks-crash-'))
-  t.teardown(() => { rmSync(dataDir, { recursive: true, force: true }) })
+  const dataDir = await seededDataDir(t, 'webhooks-crash-')
   const receiver = await startFakeHttp(t)
   let silent = true
   receiver.on('POST /hook', () => silent ? { hang: true } : { status: 200 })
