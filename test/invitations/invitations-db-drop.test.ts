@@ -28,12 +28,11 @@ interface Rig { app: FastifyInstance, proxy: TcpProxy, direct: Database, smtp: S
 async function rig (t: Test): Promise<Rig> {
   const smtp = await startSmtp(t)
   const direct = await testDatabase(t)
-  const target = new URL(TEST_DATABASE_URL as string)
+  const target = new URL(direct.url as string) // its own database, copied from the template
   const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) })
   const url = new URL(target.href)
   url.hostname = '127.0.0.1'
   url.port = String(proxy.port)
-  url.searchParams.set('options', `-c search_path=${direct.schema as string}`)
   const config = testConfig({
     DATABASE_URL: url.href,
     HEALTH_CACHE_MS: '0',

@@ -214,19 +214,14 @@ t.test('PostgreSQL: two concurrent migrators leave the database migrated once', 
 t.test('PostgreSQL: the service recovers by itself when the database comes back', {
   skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false
 }, async t => {
-  const target = new URL(TEST_DATABASE_URL as string)
+  // A database of its own, migrated, then an app whose pool reaches it through the proxy.
+  const direct = await testDatabase(t)
+  const target = new URL(direct.url as string)
   const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) })
   const viaProxy = new URL(target.href)
   viaProxy.hostname = '127.0.0.1'
   viaProxy.port = String(proxy.port)
-  // A schema of its own, migrated directly, then an app whose pool goes through the proxy.
-  const direct = await testDatabase(t)
-  const db = await openDatabase({
-    url: viaProxy.href,
-    dataDir: null,
-    schema: direct.schema as string,
-    onError: () => {}
-  })
+  const db = await openDatabase({ url: viaProxy.href, dataDir: null, onError: () => {} })
   t.teardown(async () => { await db.close() })
   // Every health check pings (no reuse of a successful check), so each one sees the outage.
   const h = await build(t, { db, env: { HEALTH_CACHE_MS: '0' } })
@@ -261,15 +256,15 @@ t.test('PostgreSQL: terminated backends are replaced by the pool', {
   const h = await build(t, { db, env: { HEALTH_CACHE_MS: '0' } })
   const first = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(first.statusCode, 200)
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL as string })
+  // In the test's own database, our pool's backends are every client but this one and the job
+  // engine's LISTEN connection (named apart: src/db/client.ts).
+  const admin = new pg.Client({ connectionString: db.url as string })
   await admin.connect()
   t.teardown(async () => { await admin.end() })
-  const schema = (h.db as { schema?: string }).schema as string
-  // Our pool's backends are the ones whose search_path option names our schema.
   const killed = await admin.query(
     `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
       WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'
-        AND application_name = $1`, [schema])
+        AND application_name NOT LIKE '%:listen'`)
   t.ok((killed.rowCount ?? 0) >= 1, 'at least one backend of this app was terminated')
   const count = killed.rowCount ?? 0
   await new Promise<void>(resolve => {
