@@ -1,5 +1,7 @@
 import t from 'tap'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { EnvSchema } from '../../src/config.js'
@@ -19,7 +21,9 @@ const NOT_SETTINGS: Record<string, string> = {
   CONSOLE_SCREENSHOTS: 'where test/console/console.test.ts saves its screenshots, read by that test',
   TEST_DATABASE_URL: 'the test suite\'s PostgreSQL, read by test/helpers/build.ts',
   TEST_REDIS_URL: 'the test suite\'s Redis, read by test/helpers/build.ts',
-  WEBHOOK_SECRET: 'a receiver\'s own variable in the webhook verification example'
+  WEBHOOK_SECRET: 'a receiver\'s own variable in the webhook verification example',
+  NODE_OPTIONS: 'Node\'s own, used to preload scripts/test-cpu.cjs (docs/performance.md)',
+  TEST_CPU_LOG: 'where scripts/test-cpu.cjs writes, read by that script'
 }
 
 /** README.md and every Markdown file under docs/, as paths relative to the project root. */
@@ -145,4 +149,21 @@ t.test('every repository file the docs name exists', async t => {
       }
     }
   }
+})
+
+t.test('scripts/test-cpu.cjs, which docs/performance.md measures the suite with: a line per process, then a report', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'test-cpu-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const log = join(dir, 'cpu.tsv')
+  const script = join(projectRoot, 'scripts/test-cpu.cjs')
+  // A process that starts another: both inherit the preload through NODE_OPTIONS.
+  execFileSync(process.execPath, ['-e', 'require(\'node:child_process\').execFileSync(process.execPath, [\'-e\', \'1\'])'], {
+    env: { ...process.env, TEST_CPU_LOG: log, NODE_OPTIONS: `--require ${script}` }
+  })
+  const lines = readFileSync(log, 'utf8').split('\n').filter(l => l !== '')
+  t.equal(lines.length, 2, 'one line per process')
+  for (const line of lines) t.match(line, /^\d+\t\d+\t\d+\.\d{2}\t\d+\.\d\t/, 'pid, parent, CPU-s, wall s, what')
+  const report = execFileSync(process.execPath, [script, log], { encoding: 'utf8' })
+  t.match(report, /^2 processes, \d+ CPU-s\n/)
+  t.match(report, /other \(tap, scripts, compilers\): 2 processes/)
 })
