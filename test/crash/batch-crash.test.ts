@@ -1,10 +1,8 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { freePort } from '../../scripts/lib/free-port.js'
-import { projectRoot } from '../../src/paths.js'
-import { serviceProcesses, until } from '../helpers/service-process.js'
+import { adminLink, crashEnv, serviceProcesses, signUp, stopProcess, until } from '../helpers/service-process.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { TEST_DATABASE_URL, seededDataDir } from '../helpers/build.js'
 
@@ -41,11 +39,8 @@ async function database (t: { teardown(fn: () => unknown): void }): Promise<Reco
 
 t.test('kill -9 in the middle of a batch of 1,000: it completes, one e-mail each', async t => {
   const smtp = await startSmtp(t)
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    LOG_LEVEL: 'silent',
+  const env = crashEnv({
     ...await database(t),
-    SESSION_SECRET: 's'.repeat(40),
     SMTP_URL: smtp.url,
     SMTP_POOL_CONNECTIONS: String(POOL),
     SMTP_TIMEOUT_MS: '60000', // the held sends wait for an answer until the kill
@@ -55,28 +50,15 @@ t.test('kill -9 in the middle of a batch of 1,000: it completes, one e-mail each
     WEBHOOK_TIMEOUT_MS: '1000',
     JOBS_MAINTENANCE_SECONDS: '1',
     IDEMPOTENCY_LEASE_MS: '2000'
-  }
-  const link = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, [
-      '--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', 'Batch'
-    ], { cwd: projectRoot, env: { ...env, SMTP_URL: '' }, timeout: 300_000 }, (err, stdout) => {
-      if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '')
-    })
   })
   const t0 = performance.now()
   const at = (what: string): void => { t.comment(`${what} at ${Math.round(performance.now() - t0)} ms`) }
-  at('create-admin done')
+  const link = await adminLink(env, 'Batch')
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  let child = await services.start(port, env)
-  const signup = await fetch(`${base}/api/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: new URL(link).searchParams.get('token') })
-  })
-  t.equal(signup.status, 201, 'the first admin signs up')
+  const child = await services.start(port, env)
+  const cookie = await signUp(t, base, link)
   at('started')
-  const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
   const emails = Array.from({ length: ROWS }, (_, i) => `crash${i}@example.com`)
   interface Batch { id: string, status: string, delivery: { queued: number, sent: number, failed: number } }
   const batchNow = async (id: string): Promise<Batch> =>
@@ -100,12 +82,11 @@ t.test('kill -9 in the middle of a batch of 1,000: it completes, one e-mail each
     return smtp.held >= POOL && quiet ? true : undefined
   }, 120_000).catch((err: Error) => { throw new Error(`${err.message} (${last})`) })
   at('killing')
-  child.kill('SIGKILL')
-  await new Promise(resolve => { if (child.exitCode !== null || child.signalCode !== null) resolve(null); else child.once('exit', resolve) })
+  await stopProcess(child)
   t.equal(smtp.messages.length, SENT_BEFORE_KILL, `${SENT_BEFORE_KILL} e-mails accepted before the kill, ${smtp.held} held unanswered`)
   smtp.holdFrom = null
 
-  child = await services.start(port, env)
+  const restarted = await services.start(port, env)
   at('restarted')
   const done = await until('the batch to complete after the restart', async () => {
     const b = await batchNow(id)
@@ -118,6 +99,5 @@ t.test('kill -9 in the middle of a batch of 1,000: it completes, one e-mail each
   t.equal(emails.filter(e => perAddress.get(e) === undefined).length, 0, 'nobody skipped')
   t.same(emails.filter(e => (perAddress.get(e) ?? 0) > 1), [], 'nobody e-mailed twice')
   t.equal(smtp.messages.length, ROWS, `${ROWS} e-mails in all`)
-  child.kill('SIGTERM')
-  await new Promise(resolve => child.once('exit', resolve))
+  await stopProcess(restarted, 'SIGTERM')
 })

@@ -1,8 +1,6 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { freePort } from '../../scripts/lib/free-port.js'
-import { projectRoot } from '../../src/paths.js'
-import { serviceProcesses, until } from '../helpers/service-process.js'
+import { adminLink, crashEnv, serviceProcesses, signUp, stopProcess, until } from '../helpers/service-process.js'
 import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
 import { seededDataDir } from '../helpers/build.js'
 
@@ -23,40 +21,19 @@ t.test('kill -9 during a send; the retry with the same key succeeds within the l
   const dataDir = await seededDataDir(t, 'idem-crash-')
   const smtp = await startSmtp(t)
   const front = await startSmtpFront(t, smtp)
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    LOG_LEVEL: 'silent',
+  const env = crashEnv({
     DATA_DIR: dataDir,
-    SESSION_SECRET: 's'.repeat(40),
     SMTP_URL: front.url,
     SMTP_TIMEOUT_MS: '60000', // the send is held by the silent server until the kill
     IDEMPOTENCY_LEASE_MS: String(LEASE_MS)
-  }
+  })
 
   // The first admin, through the real script and the real signup.
-  const link = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, [
-      '--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', 'Crash'
-    ],
-    {
-      cwd: projectRoot,
-      env: { ...env, SMTP_URL: '' },
-      timeout: 300_000
-    }, (err, stdout) => { if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '') })
-  })
+  const link = await adminLink(env, 'Crash')
   const port = await freePort()
-  let child = await startService(port, env)
   const base = `http://127.0.0.1:${port}`
-  const signup = await fetch(
-    `${base}/api/auth/signup`,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token: new URL(link).searchParams.get('token') })
-    }
-  )
-  t.equal(signup.status, 201, 'the first admin signs up')
-  const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const child = await startService(port, env)
+  const cookie = await signUp(t, base, link)
   const invite = async () => await fetch(`${base}/api/users/invite`, {
     method: 'POST',
     headers: {
@@ -70,13 +47,12 @@ t.test('kill -9 during a send; the retry with the same key succeeds within the l
   front.silent()
   const pending = invite().catch(() => null) // never answered: the process dies
   await until('the send to reach the SMTP server', async () => front.held() > 0 ? true : undefined)
-  child.kill('SIGKILL')
   const killedAt = performance.now()
-  await new Promise(resolve => { if (child.exitCode !== null || child.signalCode !== null) resolve(null); else child.once('exit', resolve) })
+  await stopProcess(child)
   t.equal(await pending, null, 'the first request got no answer')
   await front.up()
 
-  child = await startService(port, env)
+  const restarted = await startService(port, env)
   const statuses: number[] = []
   const retry = await until('the retry to succeed', async () => {
     const r = await invite()
@@ -94,6 +70,5 @@ t.test('kill -9 during a send; the retry with the same key succeeds within the l
   t.same(await replay.json(), await retry.json(), 'and is now the key\'s answer')
   await front.idle()
   t.equal(smtp.messages.filter(m => m.to.includes('crash@example.com')).length, 1, 'one e-mail arrived')
-  child.kill('SIGTERM')
-  await new Promise(resolve => child.once('exit', resolve))
+  await stopProcess(restarted, 'SIGTERM')
 })

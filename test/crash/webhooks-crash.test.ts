@@ -1,7 +1,5 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
-import { projectRoot } from '../../src/paths.js'
-import { serviceProcesses, until } from '../helpers/service-process.js'
+import { adminLink, crashEnv, serviceProcesses, signUp, stopProcess, until } from '../helpers/service-process.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { startFakeHttp } from '../helpers/fake-http.js'
 import { seededDataDir } from '../helpers/build.js'
@@ -21,35 +19,19 @@ t.test('kill -9 with deliveries in flight and queued; all delivered after the re
   const receiver = await startFakeHttp(t)
   let silent = true
   receiver.on('POST /hook', () => silent ? { hang: true } : { status: 200 })
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    LOG_LEVEL: 'silent',
+  const env = crashEnv({
     DATA_DIR: dataDir,
-    SESSION_SECRET: 's'.repeat(40),
     JOBS_POLL_MS: '500',
     JOBS_MAINTENANCE_SECONDS: '1',
     // A held attempt is abandoned after 2 s; a job whose worker died is retried after 9 s.
     WEBHOOK_TIMEOUT_MS: '2000',
     WEBHOOK_RETRY_DELAYS_MS: '60000'
-  }
-  const link = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, [
-      '--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', 'Crash'
-    ], { cwd: projectRoot, env, timeout: 300_000 }, (err, stdout) => {
-      if (err !== null) reject(err)
-      else resolve(stdout.trim().split('\n').pop() ?? '')
-    })
   })
+  const link = await adminLink(env, 'Crash')
   const port = await freePort()
-  let child = await startService(port, env)
   const base = `http://127.0.0.1:${port}`
-  const signup = await fetch(`${base}/api/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: new URL(link).searchParams.get('token') })
-  })
-  t.equal(signup.status, 201, 'the first admin signs up')
-  const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const child = await startService(port, env)
+  const cookie = await signUp(t, base, link)
   const post = async (path: string, body: unknown) => await fetch(`${base}${path}`, {
     method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify(body)
   })
@@ -61,11 +43,10 @@ t.test('kill -9 with deliveries in flight and queued; all delivered after the re
 
   await until('the first delivery to be held by the silent receiver', async () => receiver.requests.length > 0 || undefined)
   const heldId = String(receiver.requests[0]?.headers['webhook-id'])
-  child.kill('SIGKILL')
-  await new Promise(resolve => { if (child.exitCode !== null || child.signalCode !== null) resolve(null); else child.once('exit', resolve) })
+  await stopProcess(child)
   silent = false
 
-  child = await startService(port, env)
+  const restarted = await startService(port, env)
   const ids = await until('every event delivered after the restart', async () => {
     const got = new Set(receiver.requests.map(r => String(r.headers['webhook-id'])))
     return got.size >= n && receiver.requests.some((r, i) => i > 0 && r.headers['webhook-id'] === heldId) ? got : undefined
@@ -81,6 +62,5 @@ t.test('kill -9 with deliveries in flight and queued; all delivered after the re
     return body.items.every(d => d.status === 'succeeded') && body.items.length === n ? body.items : undefined
   })
   t.equal(deliveries.length, n, 'and recorded as succeeded')
-  child.kill('SIGTERM')
-  await new Promise(resolve => child.once('exit', resolve))
+  await stopProcess(restarted, 'SIGTERM')
 })

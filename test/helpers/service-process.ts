@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import type { Test } from 'tap'
 import { projectRoot } from '../../src/paths.js'
 
 // The service as a real child process (`node --import tsx src/server.ts`), for the tests that
@@ -35,4 +36,46 @@ export function serviceProcesses (t: { teardown(fn: () => unknown): void }): {
       return child
     }
   }
+}
+
+/**
+ * The environment every crash test's service shares: no logs, a fixed session secret (the
+ * restarted service must read the sessions the first one wrote), PATH for its child processes.
+ */
+export function crashEnv (env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', SESSION_SECRET: 's'.repeat(40), ...env }
+}
+
+/**
+ * The first admin of a new installation, as an operator makes one: the create-admin script (run
+ * before the service holds the embedded database; no e-mail sent). Returns the signup link.
+ */
+export async function adminLink (env: Record<string, string>, workspace: string): Promise<string> {
+  return await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, [
+      '--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', workspace
+    ], { cwd: projectRoot, env: { ...env, SMTP_URL: '' }, timeout: 300_000 }, (err, stdout) => {
+      if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '')
+    })
+  })
+}
+
+/** The signup `link` opens, on the service at `base`: the admin's session cookie. */
+export async function signUp (t: Test, base: string, link: string): Promise<string> {
+  const signup = await fetch(`${base}/api/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: new URL(link).searchParams.get('token') })
+  })
+  t.equal(signup.status, 201, 'the first admin signs up')
+  return (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+}
+
+/** Sends `signal` (kill -9 by default) and resolves once the process has exited. */
+export async function stopProcess (child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  const exited = new Promise(resolve => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(null); else child.once('exit', resolve)
+  })
+  child.kill(signal)
+  await exited
 }
