@@ -18,6 +18,10 @@ import { PGlite } from '@electric-sql/pglite'
  * - maintenance_work_mem: CREATE INDEX and VACUUM sort in memory up to it (default 64MB). Heap
  *   growth is for good, so an index build over a large table in a future migration would leave
  *   that much behind; with 16MB a bigger sort spills to temporary files instead.
+ * - log_startup_progress_interval: PGlite's single-user backend never leaves the startup phase
+ *   this timer belongs to, so its 10 s timer was armed again at every expiry for the life of the
+ *   process: a wake-up every 10 s for nothing, and a process that had finished everything else
+ *   (a test file holding an open database) never exited. 0 arms none.
  * Left at their defaults: work_mem (4MB, per sort or hash, taken only when a query needs it) and
  * temp_buffers (8MB, only for temporary tables, which the service does not use).
  *
@@ -28,7 +32,8 @@ import { PGlite } from '@electric-sql/pglite'
 const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
   shared_buffers: '16MB',
   max_connections: '20',
-  maintenance_work_mem: '16MB'
+  maintenance_work_mem: '16MB',
+  log_startup_progress_interval: '0'
 })
 
 const settingArgs = Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`])

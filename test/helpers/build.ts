@@ -14,6 +14,7 @@ import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser, type Role } from '../../src/db/users.js'
 import { projectRoot } from '../../src/paths.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
+import { pgliteReuse } from './pglite-reuse.js'
 import { ensureConsoleBuilt } from '../../scripts/lib/console-build.js'
 import type { Principal } from '../../src/principal.js'
 
@@ -193,10 +194,17 @@ export async function testDatabase (
     })
     return Object.assign(db, { url })
   }
-  const db = await openDatabase({ url: null, dataDir: null, loadDataDir: await pgliteTemplate() })
-  t.teardown(async () => { await db.close() })
+  drainAtEnd ??= import('tap').then(tap => { tap.default.teardown(async () => { await pglite.drain() }) })
+  await drainAtEnd
+  const db = await pglite.acquire()
+  t.teardown(async () => { await pglite.release(db) })
   return db
 }
+
+/** Embedded test databases, emptied and handed to the next test of this process (pglite-reuse.ts). */
+const pglite = pgliteReuse(async () =>
+  await openDatabase({ url: null, dataDir: null, loadDataDir: await pgliteTemplate() }))
+let drainAtEnd: Promise<void> | undefined
 
 export interface TestApp {
   app: FastifyInstance

@@ -287,3 +287,40 @@ t.test('APP_ENV=production refuses an in-memory database and a missing secret', 
     /SESSION_SECRET .* is required/
   )
 })
+
+// test/helpers/pglite-reuse.ts: an embedded test database given back is handed to the next test
+// of the process only as the template was: no rows of the last test, its session settings gone,
+// the template's own rows there; after DDL or an open transaction it is closed instead.
+t.test('a test database is handed on only as the template was', { skip: TEST_DATABASE_URL !== null && 'PGlite only (PostgreSQL copies a database per test)' }, async t => {
+  let first: Awaited<ReturnType<typeof testDatabase>> | undefined
+  let migrations = 0
+  await t.test('a test that writes rows and changes a setting', async t => {
+    const h = await build(t)
+    first = h.db
+    await h.signIn()
+    await h.db.exec("SET timezone = 'Asia/Tokyo'")
+    migrations = (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations')).rows[0]?.n ?? 0
+    t.ok(migrations > 0)
+  })
+  await t.test('the next one gets the same database, as the template was', async t => {
+    const db = await testDatabase(t)
+    t.equal(db, first, 'handed on, not opened again')
+    t.same((await db.query('SELECT count(*)::int AS n FROM users')).rows, [{ n: 0 }], 'no rows of the last test')
+    t.same((await db.query('SELECT count(*)::int AS n FROM workspaces')).rows, [{ n: 0 }])
+    t.same((await db.query('SHOW timezone')).rows, [{ TimeZone: 'UTC' }], 'its session settings reset')
+    t.same((await db.query('SELECT count(*)::int AS n FROM schema_migrations')).rows, [{ n: migrations }], 'the template\'s rows kept')
+    await db.exec('CREATE TABLE left_behind (x int)')
+  })
+  await t.test('after DDL, a new database', async t => {
+    const db = await testDatabase(t)
+    t.not(db, first, 'the changed one was closed')
+    t.same((await db.query("SELECT to_regclass('left_behind') AS r")).rows, [{ r: null }])
+    first = db
+    await db.exec('BEGIN')
+  })
+  await t.test('after a transaction left open, a new database', async t => {
+    const db = await testDatabase(t)
+    t.not(db, first)
+    t.same((await db.query('SELECT count(*)::int AS n FROM users')).rows, [{ n: 0 }])
+  })
+})
