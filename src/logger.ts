@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { createRequire } from 'node:module'
 import { writeSync } from 'node:fs'
 import { Writable } from 'node:stream'
-import pinoPretty from 'pino-pretty'
 
 export type Logger = FastifyBaseLogger
 
@@ -132,6 +132,8 @@ export function loggerOptions (level: string, opts: { pretty?: boolean, terminal
   if (opts.pretty !== true) return opts.terminal === true ? { ...options, stream: stdoutDestination() } : options
   // Formatted in this thread from the already redacted record (no transport worker to lose lines
   // at exit), written synchronously so the last lines before process.exit are written.
+  // Loaded only for LOG_FORMAT=pretty (31 modules that JSON logs never use).
+  const pinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')
   return {
     ...options,
     stream: pinoPretty({

@@ -1,5 +1,3 @@
-import { simpleParser } from 'mailparser'
-
 // Delivery status notifications (RFC 3464): a multipart/report whose message/delivery-status part
 // holds one block of fields about the message, then one block per recipient (Action, Status,
 // Diagnostic-Code). mailparser (maintained with nodemailer) takes the MIME apart and hands that
@@ -37,6 +35,9 @@ function classify (f: Map<string, string>): RecipientStatus {
 
 /** The per-recipient statuses of a DSN, or [] when the message is no delivery status notification. */
 export async function readDeliveryStatus (raw: Buffer): Promise<RecipientStatus[]> {
+  // Loaded at the first bounce, not at start: mailparser and its MIME and charset libraries are
+  // about 50 modules that a service receiving no bounce never needs.
+  const { simpleParser } = await import('mailparser')
   const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true })
   const part = parsed.attachments.find(a => DELIVERY_STATUS.has(a.contentType.toLowerCase()))
   if (part === undefined) return []

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import type { OutageLog } from '../lib/window-counter.js'
@@ -61,6 +61,8 @@ async function redisPlugin (fastify: FastifyInstance, opts: RedisPluginOptions):
     fastify.decorate('redis', opts.redis ?? null)
     return
   }
+  // Loaded only with REDIS_URL (39 modules a single instance never uses).
+  const { Redis } = await import('ioredis')
   const client = new Redis(url, {
     // No offline queue: a call fails at once while disconnected; a hung server fails the call
     // after commandTimeout.
