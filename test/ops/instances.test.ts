@@ -219,12 +219,15 @@ t.test('a LISTEN connection cut by the server is remade, and jobs are again pick
   const admin = await a.signIn()
   t.equal((await subscribe(admin, 'member.joined')).statusCode, 201)
   const listening = `LISTEN "jobs:${a.config.jobs.schema}"`
+  // This test's database only: other test files' apps on the same server listen on the same
+  // channel name (each test copies its own database; the schema keeps its default name).
   const cut = await a.db.query<{ n: number }>(
-    'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query = $1', [listening]
+    'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query = $1 AND datname = current_database()',
+    [listening]
   )
   t.equal(cut.rows[0]?.n, 3, 'the three instances\' LISTEN connections terminated')
   await until('listening again', async () => (await a.db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1', [listening]
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1 AND datname = current_database()', [listening]
   )).rows[0]?.n === 3 || undefined, 10_000)
   const took = await commitToDelivery(outbox, admin)
   t.ok(took < 3000, `commit to delivery ${Math.round(took)} ms after the reconnection, poll ${POLL_MS} ms`)
