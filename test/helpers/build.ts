@@ -7,7 +7,7 @@ import pg from 'pg'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { FakeClock } from '../../src/clock.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { openDatabase, type Database } from '../../src/db/client.js'
+import { openDatabase, type Database, type DatabaseOptions } from '../../src/db/client.js'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
 import { installJobSchema } from '../../src/jobs/engine.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
@@ -171,7 +171,7 @@ async function postgresTemplate (): Promise<string> {
  */
 export async function testDatabase (
   t: Teardown,
-  opts: { onError?: (err: Error) => void } = {}
+  opts: Pick<DatabaseOptions, 'onError' | 'queryTimeoutMs'> = {}
 ): Promise<Database & { url?: string }> {
   if (TEST_DATABASE_URL !== null) {
     const template = await postgresTemplate()
