@@ -9,6 +9,7 @@ import { startSmtp } from '../helpers/smtp.js'
 import { openDatabase } from '../../src/db/client.js'
 import { projectRoot } from '../../src/paths.js'
 import { hashToken } from '../../src/lib/tokens.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // npm run create-admin, run as the operator runs it: a child process with its own environment and
 // the embedded database in a temporary DATA_DIR.
@@ -24,7 +25,7 @@ async function createAdmin (args: string[], env: Record<string, string>): Promis
   }
   return await new Promise(resolve => {
     execFile(process.execPath, [
-      '--import', 'tsx', 'scripts/create-admin.ts', ...args
+      ...tsImport, 'scripts/create-admin.ts', ...args
     ], { cwd: projectRoot, env: { ...base, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
     })

@@ -9,6 +9,7 @@ import { projectRoot } from '../../src/paths.js'
 import { diffContracts, type Change } from '../../scripts/lib/contract-diff.js'
 import { versionProblems } from '../../scripts/lib/contract-versions.js'
 import { readContract } from '../../scripts/lib/contract-project.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // The breaking-change gate (npm run contract:check): a copy of the released 0.1.0 contract with
 // one edit of each kind the gate must catch, at the version an addition would need (0.1.1, a
@@ -144,7 +145,7 @@ t.test('npm run contract:check on a copy: fails on a breaking edit, says what to
   const run = async (command: string) => {
     try {
       const { stdout } = await promisify(execFile)(
-        process.execPath, ['--import', 'tsx', join(projectRoot, 'scripts', 'contract.ts'), command, '--root', root]
+        process.execPath, [...tsImport, join(projectRoot, 'scripts', 'contract.ts'), command, '--root', root]
       )
       return { code: 0, stdout }
     } catch (err) {

@@ -1,9 +1,18 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import type { Test } from 'tap'
 import { projectRoot } from '../../src/paths.js'
 
-// The service as a real child process (`node --import tsx src/server.ts`), for the tests that
-// kill it with -9 and start it again on the same data: the crash tests of idempotency and webhooks.
+// The service as a real child process (`node --import <the tests' loader> src/server.ts`), for the
+// tests that kill it with -9 and start it again on the same data: the crash tests of idempotency
+// and webhooks.
+
+/**
+ * Node's arguments that run a project .ts file in a child process, as tap runs the tests
+ * (test/helpers/ts-loader.mjs): `spawn(process.execPath, [...tsImport, 'src/server.ts'])`.
+ */
+export const tsImport: readonly string[] = ['--import', pathToFileURL(join(projectRoot, 'test/helpers/ts-loader.mjs')).href]
 
 /** Polls `fn` until it returns a value (a throw counts as "not yet"); fails after `ms`. */
 export async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 180_000): Promise<T> {
@@ -25,7 +34,7 @@ export function serviceProcesses (t: { teardown(fn: () => unknown): void }): {
   return {
     async start (port, env) {
       const child = spawn(
-        process.execPath, ['--import', 'tsx', 'src/server.ts'],
+        process.execPath, [...tsImport, 'src/server.ts'],
         { cwd: projectRoot, env: { ...env, PORT: String(port) }, stdio: 'ignore' }
       )
       children.push(child)
@@ -53,7 +62,7 @@ export function crashEnv (env: Record<string, string>): Record<string, string> {
 export async function adminLink (env: Record<string, string>, workspace: string): Promise<string> {
   return await new Promise<string>((resolve, reject) => {
     execFile(process.execPath, [
-      '--import', 'tsx', 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', workspace
+      ...tsImport, 'scripts/create-admin.ts', '--email', 'admin@example.com', '--workspace', workspace
     ], { cwd: projectRoot, env: { ...env, SMTP_URL: '' }, timeout: 300_000 }, (err, stdout) => {
       if (err !== null) reject(err); else resolve(stdout.trim().split('\n').pop() ?? '')
     })

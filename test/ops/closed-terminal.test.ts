@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
 import { seededDataDir } from '../helpers/build.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // `npm start` in a terminal window, and the window is closed: the service must end promptly and
 // cleanly (its database closed), not spin at full CPU deaf to SIGTERM. The service runs on a
@@ -44,7 +45,7 @@ t.test('the terminal closed under a running service: it closes the database and 
   const out = await new Promise<string>((resolve, reject) => {
     execFile(python as string, [
       join(projectRoot, 'test/helpers/closed-terminal.py'), 'workspace service ready', String(WATCH_SECONDS),
-      process.execPath, '--import', 'tsx', 'src/server.ts'
+      process.execPath, ...tsImport, 'src/server.ts'
     ], {
       cwd: projectRoot,
       env: { ...env, PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'info', LOG_FORMAT: 'auto', METRICS_PORT: '' },

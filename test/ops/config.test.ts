@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from '../../src/config.js'
 import { projectRoot } from '../../src/paths.js'
 import { build, testConfig } from '../helpers/build.js'
 import { loggerOptions } from '../../src/logger.js'
+import { tsImport } from '../helpers/service-process.js'
 
 t.test('a bad value stops start-up with one line naming the variable', async t => {
   const cases: Array<[Record<string, string>, RegExp]> = [
@@ -33,7 +34,7 @@ t.test('a bad value stops start-up with one line naming the variable', async t =
 })
 
 t.test('the server exits 1 with that one line on stderr', async t => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const r = spawnSync(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot, env: { ...process.env, PORT: 'abc' }, encoding: 'utf8', timeout: 30_000
   })
   t.equal(r.status, 1)
@@ -44,7 +45,7 @@ t.test('a new installation logs, once ready, its one-time setup link', async t =
   const dir = mkdtempSync(join(tmpdir(), 'ws-first-run-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const { DATABASE_URL: _server, ...env } = process.env // the embedded database, as on a new machine
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot, env: { ...env, PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''

@@ -9,6 +9,7 @@ import { promisify } from 'node:util'
 import { parse } from 'yaml'
 import { readContractFile } from '../../src/contract-cache.js'
 import { contractPath, projectRoot } from '../../src/paths.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // The parsed contract is cached as JSON named by the YAML's SHA-256 (src/contract-cache.ts):
 // what it returns is what parsing the YAML returns, an edit is never answered from the cache,
@@ -92,7 +93,7 @@ t.test('the meta-schema check: once per contract text, also across processes; an
       const doc = JSON.parse((await import('node:fs')).readFileSync(${JSON.stringify(file)}, 'utf8'))
       const r = await new Validator().validate(doc)
       console.log(JSON.stringify({ valid: r.valid, checks: memo.metaSchemaChecks, compilations: memo.metaSchemaCompilations }))`
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot })
+    const { stdout } = await promisify(execFile)(process.execPath, [...tsImport, '--input-type=module', '-e', script], { cwd: projectRoot })
     return JSON.parse(stdout) as { valid: boolean, checks: number, compilations: number }
   }
   t.same(await child(doc), { valid: true, checks: 0, compilations: 0 }, 'another process: the same text is not checked or compiled')

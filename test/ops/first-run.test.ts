@@ -7,6 +7,7 @@ import { projectRoot } from '../../src/paths.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
 import { closedPort } from '../helpers/smtp.js'
 import { launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // The newcomer's first run, end to end: the real server (src/server.ts, as `npm run dev` runs it)
 // on an empty DATA_DIR logs a setup link; in Chromium the /setup page creates the workspace and
@@ -20,7 +21,7 @@ t.test(TITLE, { skip, timeout: 180_000 }, async t => {
   const base = `http://127.0.0.1:${port}`
   // The embedded defaults, as on a new machine: no DATABASE_URL, no REDIS_URL, no SMTP_URL.
   const { DATABASE_URL: _db, REDIS_URL: _redis, SMTP_URL: _smtp, ...env } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot,
     env: { ...env, PORT: String(port), PUBLIC_URL: base, DATA_DIR: dir, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -5,6 +5,7 @@ import { projectRoot } from '../../src/paths.js'
 import { prettyLogs } from '../../src/logger.js'
 import { closedPort } from '../helpers/smtp.js'
 import { seededDataDir } from '../helpers/build.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // Logs read by a person at a terminal, and by machines everywhere else: the real server started
 // once with stdout on a pseudo-terminal (util-linux `script`) and once on a pipe. Either way the
@@ -29,12 +30,12 @@ async function run (t: Test, tty: boolean): Promise<string> {
   const dir = await seededDataDir(t, 'ws-log-format-')
   const port = await closedPort()
   const { DATABASE_URL: _db, REDIS_URL: _redis, LOG_FORMAT: _format, ...env } = process.env
-  const server = `${JSON.stringify(process.execPath)} --import tsx src/server.ts`
+  const server = `${JSON.stringify(process.execPath)} --import ${JSON.stringify(tsImport[1])} src/server.ts`
   // detached: its own process group, so SIGTERM reaches the server under `script` too.
   const options = { cwd: projectRoot, env: { ...env, PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'info' }, detached: true }
   const child = tty
     ? spawn('/usr/bin/script', ['-qec', server, '/dev/null'], options)
-    : spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], options)
+    : spawn(process.execPath, [...tsImport, 'src/server.ts'], options)
   const pid = child.pid ?? 0
   t.teardown(() => { if (child.exitCode === null) process.kill(-pid, 'SIGKILL') })
   const exited = new Promise<void>(resolve => { child.once('exit', () => { resolve() }) })

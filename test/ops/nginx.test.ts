@@ -14,6 +14,7 @@ import { simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { projectRoot } from '../../src/paths.js'
 import { HSTS } from '../../src/plugins/helmet.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // The service as operators run it: a real process (src/server.ts) behind a real nginx, both on
 // loopback. Checks what only a real proxy shows: the forwarded client address is the rate-limit
@@ -88,7 +89,7 @@ const started: Proc[] = []
 
 function run (args: string[], env: Record<string, string>): Proc {
   const child = spawn(
-    process.execPath, ['--import', 'tsx', ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }
+    process.execPath, [...tsImport, ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }
   )
   let out = ''
   const watchers = new Set<() => void>()

@@ -15,6 +15,7 @@ import { projectRoot } from '../../src/paths.js'
 import { build, testConfig, testDatabase, TEST_DATABASE_URL } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
+import { tsImport } from '../helpers/service-process.js'
 
 t.test('restarting on the same DATA_DIR keeps data and sessions', async t => {
   const dir = mkdtempSync(join(tmpdir(), 'ws-data-'))
@@ -100,7 +101,7 @@ t.test('a new DATA_DIR is created by initdb in a child process, with the small s
     console.log(JSON.stringify({ ...r.rows[0], hwmMb, children }))`
   const file = join(dir, 'open.mjs')
   writeFileSync(file, script)
-  const r = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: projectRoot, encoding: 'utf8', timeout: 120_000 })
+  const r = spawnSync(process.execPath, [...tsImport, file], { cwd: projectRoot, encoding: 'utf8', timeout: 120_000 })
   t.equal(r.status, 0, r.stderr)
   const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
     answer?: number, sharedBuffers?: string, hwmMb?: number, children?: number[]
@@ -109,7 +110,7 @@ t.test('a new DATA_DIR is created by initdb in a child process, with the small s
   t.same(out.children, [0], 'initdb ran to the end in one child process')
   t.equal(out.sharedBuffers, '16MB', 'the embedded settings are in effect')
   // initdb in this process peaks at ≈ 650 MB (measured on Node 20); opening the finished
-  // directory, under tsx, at ≈ 300 MB.
+  // directory, through the tests' TypeScript loader, at ≈ 300 MB.
   t.ok((out.hwmMb ?? Infinity) < 450, `initdb's memory was never this process's (peak ${out.hwmMb} MB)`)
   t.ok(existsSync(join(dir, 'pglite', 'PG_VERSION')), 'the cluster is on disk')
   t.notOk(existsSync(join(dir, 'pglite', 'base', 'half-written')), 'what an interrupted start left is gone')

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { Agent, get as httpGet } from 'node:http'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from '../../scripts/lib/free-port.js'
-import { until } from '../helpers/service-process.js'
+import { until, tsImport } from '../helpers/service-process.js'
 import { assertContract } from '../helpers/contract.js'
 import { seededDataDir } from '../helpers/build.js'
 
@@ -15,7 +15,7 @@ t.test('an unhandled rejection closes the server gracefully, logs once and exits
   const dir = await seededDataDir(t, 'ws-shutdown-')
   const { DATABASE_URL: _server, ...env } = process.env
   const child = spawn(process.execPath, [
-    '--import', 'tsx', '--import', './test/helpers/reject-on-stdin.ts', 'src/server.ts'
+    ...tsImport, '--import', './test/helpers/reject-on-stdin.ts', 'src/server.ts'
   ], {
     cwd: projectRoot, env: { ...env, PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe']
   })
@@ -52,7 +52,7 @@ t.test('SIGTERM with SHUTDOWN_DRAIN_MS: health 503 and every answer closes its c
   const port = await freePort()
   const { DATABASE_URL: _server, ...env } = process.env
   const DRAIN_MS = 3000
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot,
     env: { ...env, PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) },
     stdio: ['ignore', 'pipe', 'pipe']

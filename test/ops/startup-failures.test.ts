@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
 import { seededDataDir } from '../helpers/build.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // A setting that is well-formed but does not work — a database nobody answers for, a database that
 // does not exist, a port another process holds, a directory that cannot be written — stops the
@@ -28,7 +29,7 @@ interface Outcome { code: number | null, signal: string | null, stderr: string, 
 async function start (env: Record<string, string>): Promise<Outcome> {
   const { DATABASE_URL: _db, REDIS_URL: _redis, NODE_OPTIONS: _loaders, ...base } = process.env
   const begun = Date.now()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot,
     env: { ...base, PORT: '0', METRICS_PORT: '', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', DATA_DIR: data, ...env }
   })
@@ -113,7 +114,7 @@ t.test('a mail relay that refuses at start is a warning naming SMTP_URL, and hea
   const port = await closedPort()
   const relay = await closedPort()
   const { DATABASE_URL: _db, REDIS_URL: _redis, NODE_OPTIONS: _loaders, ...base } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot,
     env: {
       ...base,

@@ -5,7 +5,7 @@ import Fastify from 'fastify'
 import { loggerOptions } from '../../src/logger.js'
 import { projectRoot } from '../../src/paths.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
-import { until } from '../helpers/service-process.js'
+import { until, tsImport } from '../helpers/service-process.js'
 import { seededDataDir } from '../helpers/build.js'
 
 // No live link in the logs. Outside `local` the service refuses to start without SMTP_URL (the
@@ -17,7 +17,7 @@ const TOKEN_URL = /https?:\/\/[^\s"'<>\\]+[?&](?:token|code|state)=([^&\s"'<>\\]
 t.test('outside local, a start without SMTP_URL stops with one line naming it', async t => {
   const { SMTP_URL: _none, ...env } = process.env
   for (const appEnv of ['staging', 'production']) {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const r = spawnSync(process.execPath, [...tsImport, 'src/server.ts'], {
       cwd: projectRoot,
       env: {
         ...env,
@@ -67,7 +67,7 @@ t.test('a real run outside local leaves no usable link in its logs', async t => 
   const dir = await seededDataDir(t, 'ws-log-links-')
   const port = await closedPort()
   const { DATABASE_URL: _server, ...env } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...tsImport, 'src/server.ts'], {
     cwd: projectRoot,
     env: {
       ...env,
