@@ -53,9 +53,34 @@ function makeAjv (opts: Options): Ajv {
 // Compiled validators and serializers are pure functions of their schema: they are cached for
 // the process by the schema's text, so the many identical schemas of the contract (every
 // ErrorResponse, every Invitation) compile once, and a second app instance compiles nothing.
+//
+// And each is compiled when it is first used, not when Fastify asks for it: Fastify asks for a
+// validator of every part and a serializer of every status of every route as the app gets ready
+// (≈ 0.5 CPU-s of every start and of every test process's first app), and a process answers with
+// few of them. The first request of a kind pays its own schema's compilation (milliseconds). The
+// contract-wide tests (test/contract/) send every operation every kind of answer, so a schema Ajv
+// or fast-json-stringify would refuse fails there as it would have at start.
 const validators = new Map<string, ValidateFunction>()
 const serializers = new Map<string, (data: unknown) => string>()
 let ajvs: { body: Ajv, other: Ajv } | undefined
+
+/** A validator that compiles on its first call, and keeps the compiled one's `errors` as its own. */
+function validatorOnFirstUse (compile: () => ValidateFunction): ValidateFunction {
+  let validate: ValidateFunction | undefined
+  const lazy = ((data: unknown) => {
+    validate ??= compile()
+    const ok = validate(data)
+    lazy.errors = validate.errors ?? null
+    return ok
+  }) as ValidateFunction
+  return lazy
+}
+
+/** A serializer that compiles on its first call. */
+function serializerOnFirstUse (compile: () => (data: unknown) => string): (data: unknown) => string {
+  let serialize: ((data: unknown) => string) | undefined
+  return data => (serialize ??= compile())(data)
+}
 
 export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
   ajvs ??= {
@@ -72,8 +97,11 @@ export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
     const key = part + JSON.stringify(compiled)
     let fn = validators.get(key)
     if (fn === undefined) {
-      const compiledFn = (part === 'body' ? body : other).compile(compiled as object)
-      fn = part === 'body' ? compiledFn : finiteOnly(numbersAsWritten(compiled as Record<string, unknown>, compiledFn))
+      fn = validatorOnFirstUse(() => {
+        const compiledFn = (part === 'body' ? body : other).compile(compiled as object)
+        if (part === 'body') return compiledFn
+        return finiteOnly(numbersAsWritten(compiled as Record<string, unknown>, compiledFn))
+      })
       validators.set(key, fn)
     }
     return fn
@@ -155,7 +183,8 @@ export function createSerializerCompiler () {
     const key = JSON.stringify(schema)
     let fn = serializers.get(key)
     if (fn === undefined) {
-      fn = fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]) as (data: unknown) => string
+      fn = serializerOnFirstUse(() =>
+        fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]) as (data: unknown) => string)
       serializers.set(key, fn)
     }
     return fn
