@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { Errors } from '../../src/errors.js'
 import { loadContract } from '../../src/app.js'
 import { createHandlers } from '../../handlers/index.js'
+import { compileAllSchemas } from '../../src/validation.js'
 import { build } from '../helpers/build.js'
 import { operations } from '../helpers/contract.js'
 
@@ -13,6 +14,15 @@ const contract = loadContract() as {
   },
   info: { version: string }
 }
+
+t.test('every schema of every route compiles (they compile on first use; here all at once)', async t => {
+  const h = await build(t)
+  const compiled = compileAllSchemas()
+  t.ok(compiled > 50, `${compiled} distinct validators and serializers compiled`)
+  t.equal(compileAllSchemas(), 0, 'none is left to compile')
+  const res = await h.inject({ url: '/api/health' })
+  t.equal(res.statusCode, 200, 'and the app answers with them')
+})
 
 t.test('error registry and contract list the same codes, each once', async t => {
   const registry = Object.keys(Errors)
