@@ -41,6 +41,11 @@ export interface ClusterOptions {
   env: Record<string, string>
   /** Where nginx and each instance keep their files (a new temporary directory by default). */
   dir?: string
+  /**
+   * Node's arguments that run src/server.ts: tsx by default (`npm run cluster`); the tests pass
+   * their own loader (test/helpers/ts-loader.mjs), whose output coverage maps back to the sources.
+   */
+  nodeArgs?: readonly string[]
 }
 
 async function healthy (url: string, deadlineMs: number, alive: () => boolean): Promise<void> {
@@ -54,7 +59,7 @@ async function healthy (url: string, deadlineMs: number, alive: () => boolean): 
   }
 }
 
-function instance (port: number, env: Record<string, string>, dataDir: string): Instance {
+function instance (port: number, env: Record<string, string>, dataDir: string, nodeArgs: readonly string[]): Instance {
   let child: ChildProcess | null = null
   let out = ''
   return {
@@ -63,7 +68,7 @@ function instance (port: number, env: Record<string, string>, dataDir: string): 
     log: () => out,
     async start () {
       out = ''
-      const c = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      const c = spawn(process.execPath, [...nodeArgs, 'src/server.ts'], {
         cwd: projectRoot,
         env: {
           ...env,
@@ -128,7 +133,8 @@ export async function startCluster (opts: ClusterOptions): Promise<Cluster> {
   if (nginx === null) throw new Error('nginx is not installed (scripts/setup-nginx.sh installs Debian\'s)')
   const root = opts.dir ?? mkdtempSync(join(tmpdir(), 'ws-cluster-'))
   const ports = await Promise.all(Array.from({ length: opts.instances }, async () => await freePort()))
-  const instances = ports.map((p, i) => instance(p, opts.env, join(root, `instance-${i + 1}`)))
+  const nodeArgs = opts.nodeArgs ?? ['--import', 'tsx']
+  const instances = ports.map((p, i) => instance(p, opts.env, join(root, `instance-${i + 1}`), nodeArgs))
   const prefix = join(root, 'nginx')
   for (const d of ['', 'tmp', 'tmp/body', 'tmp/proxy']) mkdirSync(join(prefix, d), { recursive: true, mode: 0o777 })
   const listen = opts.port !== undefined && opts.port !== 0 ? opts.port : await freePort()

@@ -5,6 +5,7 @@ import { freePort } from '../../scripts/lib/free-port.js'
 import { startCluster } from '../../scripts/lib/cluster.js'
 import { nginxBinary } from '../../scripts/lib/nginx.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/build.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // Three instances on one PostgreSQL and Redis behind nginx (scripts/lib/cluster.ts, as `npm run
 // cluster` starts them), under steady load — reads, invitations, sign-in links, health — while
@@ -36,6 +37,7 @@ t.test('a rolling restart of three instances under load: not one request fails',
   const cluster = await startCluster({
     instances: 3,
     port,
+    nodeArgs: tsImport,
     env: {
       ...Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined)),
       DATABASE_URL: url.href,
