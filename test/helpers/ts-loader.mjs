@@ -22,7 +22,7 @@
 // Node 20 the same functions run on the loader thread through module.register.
 import * as nodeModule from 'node:module'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { isMainThread } from 'node:worker_threads'
 
@@ -66,10 +66,15 @@ function compile (url) {
     return readFileSync(cached, 'utf8')
   } catch {}
   const { code } = esbuild.transformSync(source, { ...options.transform, sourcefile: url })
-  mkdirSync(cacheDir, { recursive: true })
   const partial = new URL(`${key}.js.${process.pid}`, cacheDir)
-  writeFileSync(partial, code)
-  renameSync(partial, cached)
+  try {
+    mkdirSync(cacheDir, { recursive: true })
+    writeFileSync(partial, code)
+    renameSync(partial, cached)
+  } catch {
+    // Not kept (a read-only node_modules, a full disk): the next process compiles it again.
+    try { rmSync(partial, { force: true }) } catch {}
+  }
   return code
 }
 
