@@ -167,7 +167,8 @@ async function postgresTemplate (): Promise<string> {
 
 /**
  * A fresh, migrated database for one test: PGlite from the template, or on PostgreSQL a database
- * copied from the template (`url` is its address), dropped when the test ends.
+ * copied from the template (`url` is its address), dropped when the test ends. `queryTimeoutMs`
+ * (the service's 5 s by default) is PostgreSQL's statement limit; PGlite has none.
  */
 export async function testDatabase (
   t: Teardown,
