@@ -116,6 +116,7 @@ export function createServices (given: Ports): Services {
       await ports.jobs.work(
         'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: chunkWorkers }
       )
+      await ports.jobs.work('invitation-batch-abandoned', async data => { await invitations.abandonBatchChunk(data) })
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),

@@ -123,6 +123,20 @@ export async function settleBatchItem (
   return r.rowCount === 1
 }
 
+/**
+ * The rows of positions from–to still queued, failed for good in one statement (their last
+ * attempt's error kept, else `message`); answers how many.
+ */
+export async function failQueuedBatchItems (
+  q: Queryable, b: { batchId: string, from: number, to: number, message: string }
+): Promise<number> {
+  const r = await q.query(
+    `UPDATE invitation_batch_rows SET delivery = 'failed', message = COALESCE(message, $4)
+      WHERE batch_id = $1 AND position BETWEEN $2 AND $3 AND delivery = 'queued'`,
+    [b.batchId, b.from, b.to, b.message])
+  return r.rowCount ?? 0
+}
+
 /** A failed attempt of a queued row; answers the attempts so far. */
 export async function countBatchAttempt (
   q: Queryable, batchId: string, position: number, message: string

@@ -2,8 +2,8 @@ import { isServiceError } from '../errors.js'
 import type { Principal } from '../principal.js'
 import { findWorkspace } from '../db/workspaces.js'
 import {
-  claimBatchInvitation, claimBatchInvitations, completeBatchIfDone, countBatchAttempt, findBatchById, queuedBatchItems,
-  recordBatchSends, settleBatchItem, type BatchItem, type BatchRow, type BatchSend
+  claimBatchInvitation, claimBatchInvitations, completeBatchIfDone, countBatchAttempt, failQueuedBatchItems,
+  findBatchById, queuedBatchItems, recordBatchSends, settleBatchItem, type BatchItem, type BatchRow, type BatchSend
 } from '../db/invitation-batches.js'
 import type { InvitationRow } from '../db/invitations.js'
 import { coalescing } from '../lib/coalesce.js'
@@ -24,7 +24,10 @@ import { inviterOf, type InvitationContext } from './context.js'
 // A job run again — retried, or after its worker died (kill -9) — sends only the rows still
 // queued, and a row whose invitation was delivered meanwhile (its state says sent) is settled
 // without a second e-mail. Failed sends are retried by the job (pg-boss, with backoff) up to
-// MAX_ATTEMPTS per row; then the row is failed and its budget given back.
+// MAX_ATTEMPTS per row; then the row is failed and its budget given back. A chunk whose job spent
+// all its retries before its rows did (it crashed each time, or the database was down for the
+// hours its backoff spans) comes back as a job of the dead letter queue: abandonBatchChunk fails
+// the rows still queued, gives their budget back and completes the batch, and says so in the log.
 
 const MAX_ATTEMPTS = 5
 const GONE_BEFORE_SENT = 'The invitation was accepted, revoked or expired before its e-mail left'
@@ -57,6 +60,24 @@ export async function deliverBatchChunk (ctx: InvitationContext, data: unknown):
   const left = outcomes.filter(o => o === 'retry').length
   // Thrown: the job engine runs the chunk again later (with backoff); settled rows are not sent again.
   if (left > 0) throw new Error(`${left} e-mail(s) of invitation batch ${batch.id} to retry`)
+}
+
+const GAVE_UP = 'Not sent: the delivery job of this row gave up after its retries'
+
+/** The dead letter of a chunk whose job spent its retries: its queued rows failed, nothing sent. */
+export async function abandonBatchChunk (ctx: InvitationContext, data: unknown): Promise<void> {
+  const job = chunkOf(data)
+  const { db, clock, log, invitationBudget } = ctx.ports
+  if (job === null) { log.warn({ data }, 'abandoned invitation batch job without its chunk; dropped'); return }
+  const batch = await findBatchById(db, job.batchId)
+  if (batch === null) return // deleted with its workspace
+  const failed = await failQueuedBatchItems(db, { ...job, message: GAVE_UP })
+  if (failed > 0) await invitationBudget.refund(batch.workspaceId, failed).catch(() => {})
+  await completeBatchIfDone(db, batch.id, clock.now())
+  if (failed > 0) {
+    log.error({ batchId: batch.id, from: job.from, to: job.to, failed },
+      'invitation batch: a chunk\'s delivery job spent its retries; its queued rows are failed, no e-mail sent')
+  }
 }
 
 interface ChunkOf { batch: BatchRow, ws: NonNullable<Awaited<ReturnType<typeof findWorkspace>>>, inviter: Inviter }

@@ -14,7 +14,7 @@ import { listInvitationPage, type InvitationListQuery, type InvitationView } fro
 import { funnelOf, type InvitationFunnel } from './funnel.js'
 import { classifyRows, createBatch, type BatchInput } from './batch.js'
 import { batchView, type InvitationBatchView } from './batch-view.js'
-import { deliverBatchChunk } from './batch-delivery.js'
+import { abandonBatchChunk, deliverBatchChunk } from './batch-delivery.js'
 
 /** A batch this small is answered with all its rows (201); a larger one with its first page (202). */
 export const SMALL_BATCH = 25
@@ -50,6 +50,8 @@ export interface InvitationService {
   batch(actor: Principal, batchId: string, page: { limit: number, cursor?: string }): Promise<InvitationBatchView>
   /** The job engine's handler of a batch's delivery chunk. */
   deliverBatchChunk(data: unknown): Promise<void>
+  /** The handler of a chunk whose job spent its retries (the dead letter queue). */
+  abandonBatchChunk(data: unknown): Promise<void>
 }
 
 export function createInvitationService (
@@ -91,6 +93,7 @@ export function createInvitationService (
       })
     },
     batch: async (actor, batchId, page) => await batchView(ports.db, actor.workspaceId, batchId, page),
-    deliverBatchChunk: async data => { await deliverBatchChunk(ctx, data) }
+    deliverBatchChunk: async data => { await deliverBatchChunk(ctx, data) },
+    abandonBatchChunk: async data => { await abandonBatchChunk(ctx, data) }
   }
 }

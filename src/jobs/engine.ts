@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js'
 // not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
 
 type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
-  | 'domain-verification' | 'invitation-batch'
+  | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
@@ -81,10 +81,22 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
   }
 }
 
+// A queue's dead letter is made before it (pg-boss refers to it by a foreign key).
 const QUEUES: readonly JobQueue[] = [
   'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification',
-  'invitation-batch'
+  'invitation-batch-abandoned', 'invitation-batch'
 ]
+
+/**
+ * Where a job goes once its retries are spent: pg-boss queues a copy of it there (its data, a job
+ * of its own). A batch's chunk that failed RETRY_LIMIT + 1 times (a crash each time, a database
+ * down for the hours its backoff spans) would otherwise leave its rows queued, and its batch
+ * processing, for good: nobody told, nothing sent. The dead letter's job settles them.
+ */
+const DEAD_LETTERS: Partial<Record<JobQueue, JobQueue>> = { 'invitation-batch': 'invitation-batch-abandoned' }
+
+/** Attempts after the first, with exponential backoff from 1 s (pg-boss caps each wait at 2^16 s). */
+const RETRY_LIMIT = 20
 
 const isQueue = (s: string): s is JobQueue => (QUEUES as readonly string[]).includes(s)
 
@@ -118,13 +130,19 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
   for (const name of QUEUES) {
     // Crash recovery is pg-boss's: a job whose worker vanished is retried after expireInSeconds.
     // Failures a handler sees (a peer answering 500) are its own business (webhooks reschedule).
-    await boss.createQueue(name, {
-      name,
+    const deadLetter = DEAD_LETTERS[name]
+    const options = {
       expireInSeconds: opts.expireSeconds,
-      retryLimit: 20,
+      retryLimit: RETRY_LIMIT,
       retryDelay: 1,
-      retryBackoff: true
-    })
+      retryBackoff: true,
+      ...(deadLetter !== undefined ? { deadLetter } : {})
+    }
+    // createQueue leaves a queue that exists as it was made: updateQueue brings a database made
+    // by an earlier version, or with other settings (the expiry follows WEBHOOK_TIMEOUT_MS and
+    // SMTP_TIMEOUT_MS), to these. Jobs take them when queued.
+    await boss.createQueue(name, { name, ...options })
+    await boss.updateQueue(name, { name, ...options })
   }
   const workers = new Map<JobQueue, string[]>()
   const wake = (queue: JobQueue): void => {

@@ -1,9 +1,10 @@
 import t from 'tap'
 import { build, type SignedIn, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
-import { startSmtp } from '../helpers/smtp.js'
+import { closedPort, startSmtp } from '../helpers/smtp.js'
 import { until } from '../helpers/service-process.js'
 import { createApiKey, mcpRequest } from '../helpers/mcp.js'
+import { startJobEngine } from '../../src/jobs/engine.js'
 
 // POST /api/invitations/batch and GET /api/invitation-batches/{batchId}: a result per row of
 // each kind, the e-mails sent by the job engine (one per invited row), the budget, 201 against
@@ -14,6 +15,7 @@ const BUDGET = 30
 
 interface Row {
   index: number
+  message: string | null
   email: string
   role: string
   result: string
@@ -211,4 +213,40 @@ t.test('invitation batches', async t => {
     t.match(audit.json<{ items: Array<{ action: string, source: string }> }>().items.find(e => e.action === 'invitation.created'),
       { source: 'mcp' }, 'audited as through MCP')
   })
+})
+
+t.test('a chunk whose job spends its retries: its rows fail, the budget comes back, the batch completes', async t => {
+  // The relay refuses every connection, so each attempt of the chunk fails (the row is retried),
+  // and the chunk queue allows no retry: the first failure spends them all. Before the dead
+  // letter queue, that job ended failed in pg-boss and the rows stayed queued, the batch
+  // processing, for good, with nothing said.
+  const h = await build(t, { env: { SMTP_URL: `smtp://127.0.0.1:${await closedPort()}`, INVITE_EMAILS_PER_HOUR: '2' } })
+  await h.db.query(`UPDATE "${h.config.jobs.schema}".queue SET retry_limit = 0 WHERE name = 'invitation-batch'`)
+  const admin = await h.signIn()
+  const res = await postBatch(h, admin, { rows: [{ email: 'first@example.com' }, { email: 'second@example.com' }] })
+  t.equal(res.statusCode, 201)
+  const b = res.json<Batch>()
+  t.same(b.results, { invited: 2, resent: 0, alreadyMember: 0, invalid: 0, duplicate: 0, overBudget: 0 }, 'the budget of 2 taken')
+  const done = await completed(h, admin, b.id)
+  t.same(done.delivery, { queued: 0, sent: 0, failed: 2, cancelled: 0 }, 'both rows failed, none left queued')
+  for (const row of done.items) {
+    t.match(row, { delivery: 'failed', message: /\S/ }, `${row.email}: failed, with the last attempt's error`)
+  }
+  assertContract(t, 'GET', '/api/invitation-batches/{batchId}', await getBatch(h, admin, b.id))
+  const again = await postBatch(h, admin, { rows: [{ email: 'third@example.com' }, { email: 'fourth@example.com' }] })
+  t.equal(again.json<Batch>().results.invited, 2, 'the failed rows gave their budget back: two more are invited, not over_budget')
+})
+
+t.test('a job database made before the dead letter, or with other settings, takes the current ones at start', async t => {
+  const h = await build(t)
+  const schema = `"${h.config.jobs.schema}"`
+  await h.db.query(`UPDATE ${schema}.queue SET dead_letter = NULL, expire_seconds = 999 WHERE name = 'invitation-batch'`)
+  const { schema: js } = h.config.jobs
+  const engine = await startJobEngine({
+    db: h.db, log: h.app.log, schema: js, pollSeconds: 2, expireSeconds: 42, maintenanceSeconds: 60, workers: false
+  })
+  await engine.stop()
+  const q = await h.db.query<{ dead_letter: string | null, expire_seconds: number }>(
+    `SELECT dead_letter, expire_seconds FROM ${schema}.queue WHERE name = 'invitation-batch'`)
+  t.same(q.rows, [{ dead_letter: 'invitation-batch-abandoned', expire_seconds: 42 }], 'the dead letter and this start\'s expiry')
 })
