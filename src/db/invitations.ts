@@ -423,6 +423,15 @@ export interface InviterRow {
 /**
  * The inviters of invitations, by the invitations' ids or by the members who accepted them (the
  * invitation each accepted last): the actor's e-mail and door of the invitation.created audit row.
+ *
+ * Each invitation looks up its own audit row (LATERAL: one probe of audit_events_target_idx on
+ * workspace, target type and id), so a page reads one audit row per invitation whatever the
+ * planner's statistics say. A plain join left that choice to them, and the embedded database
+ * never refreshes them (PGlite runs no autovacuum, so no autoanalyze): with the audit table still
+ * taken for empty, the planner probed it by workspace alone for every invitation of the page and
+ * filtered on the id, reading all of the workspace's invitation rows 50 times over. A list page
+ * went from 3 ms to 70 ms after 1,000 invites, and on in proportion
+ * (test/invitations/inviters-plan.test.ts).
  */
 export async function findInviters (
   q: Queryable, workspaceId: string, by: { invitationIds: string[] } | { acceptedBy: string[] }
@@ -434,10 +443,13 @@ export async function findInviters (
     `SELECT DISTINCT ON (${key}) i.id AS "invitationId", i.accepted_user_id AS "userId", a.actor_label AS email,
             a.source
        FROM invitations i
-       JOIN audit_events a ON a.workspace_id = i.workspace_id AND a.target_type = 'invitation'
-                          AND a.target_id = i.id::text AND a.action = 'invitation.created'
+      CROSS JOIN LATERAL (
+            SELECT e.actor_label, e.source FROM audit_events e
+             WHERE e.workspace_id = i.workspace_id AND e.target_type = 'invitation' AND e.target_id = i.id::text
+               AND e.action = 'invitation.created'
+             ORDER BY e.id LIMIT 1) a
       WHERE ${key} = ANY($2::uuid[]) AND i.workspace_id = $1
-      ORDER BY ${key}, i.accepted_at DESC, a.id`,
+      ORDER BY ${key}, i.accepted_at DESC`,
     [workspaceId, ids])
   return r.rows
 }
