@@ -1,11 +1,12 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { build } from '../helpers/build.js'
+import { TEST_DATABASE_URL, build } from '../helpers/build.js'
 import { finishChatEvent, insertChatEvent } from '../../src/db/chat-events.js'
 import { claimIdempotencyKey } from '../../src/db/idempotency-keys.js'
 import { insertOAuthState } from '../../src/db/oauth-states.js'
 import { revokeSession } from '../../src/db/sessions.js'
 import { RETENTION_BATCH } from '../../src/housekeeping/retention.js'
+import { staleTables } from '../../src/housekeeping/statistics.js'
 
 // The retention sweep deletes what no longer does anything, once older than the configured ages,
 // and nothing else: live sessions, fresh tokens and states, Idempotency-Keys inside their replay
@@ -139,4 +140,34 @@ t.test('the login-link limit query has its index (user_id, created_at)', async t
     "SELECT indexdef FROM pg_indexes WHERE tablename = 'login_tokens' AND schemaname = current_schema()"
   )
   t.ok(r.rows.some(x => /\(user_id, created_at\)/.test(x.indexdef)), r.rows.map(x => x.indexdef).join('; '))
+})
+
+t.test('on the embedded database the sweep refreshes the planner statistics of the tables that grew, only those', {
+  skip: TEST_DATABASE_URL !== null && 'PGlite only: PostgreSQL analyzes by itself (autovacuum)'
+}, async t => {
+  const h = await build(t)
+  const admin = await h.signIn()
+  await h.app.retention.sweep()
+  t.same(await staleTables(h.db), [], 'after a sweep, no table has grown since its statistics')
+  // A workspace's audit trail grows: 2,000 invitation.created rows.
+  await h.db.query(
+    `INSERT INTO audit_events (id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
+                               payload, created_at, event_type, source)
+     SELECT gen_random_uuid(), $1, 'invitation.created', 'user', $2, $3, 'invitation', gen_random_uuid()::text,
+            '{}'::jsonb, now(), 'invitation.created', 'api'
+       FROM generate_series(1, 2000)`, [admin.workspaceId, admin.userId, admin.email])
+  t.same(await staleTables(h.db), ['audit_events'], 'the table that grew, alone')
+  const estimate = async (): Promise<number> => {
+    const r = await h.db.query<{ 'QUERY PLAN': unknown }>(
+      'EXPLAIN (FORMAT JSON) SELECT * FROM audit_events WHERE workspace_id = $1 AND target_type = \'invitation\'',
+      [admin.workspaceId])
+    const raw = r.rows[0]?.['QUERY PLAN']
+    return ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>)[0]?.Plan['Plan Rows'] ?? -1
+  }
+  const before = await estimate()
+  t.ok(before < 200, `before the sweep the planner expects ${before} of the workspace's 2,000 audit rows`)
+  await h.app.retention.sweep()
+  const after = await estimate()
+  t.ok(after > 1500, `after it, ${after}`)
+  t.same(await staleTables(h.db), [], 'and nothing left to analyze')
 })
