@@ -424,14 +424,15 @@ export interface InviterRow {
  * The inviters of invitations, by the invitations' ids or by the members who accepted them (the
  * invitation each accepted last): the actor's e-mail and door of the invitation.created audit row.
  *
- * Each invitation looks up its own audit row (LATERAL: one probe of audit_events_target_idx on
- * workspace, target type and id), so a page reads one audit row per invitation whatever the
- * planner's statistics say. A plain join left that choice to them, and the embedded database
- * never refreshes them (PGlite runs no autovacuum, so no autoanalyze): with the audit table still
- * taken for empty, the planner probed it by workspace alone for every invitation of the page and
- * filtered on the id, reading all of the workspace's invitation rows 50 times over. A list page
- * went from 3 ms to 70 ms after 1,000 invites, and on in proportion
- * (test/invitations/inviters-plan.test.ts).
+ * Each invitation looks up its own audit row (LATERAL … LIMIT 1): with statistics, one probe of
+ * audit_events_target_idx on workspace, target type and id. A plain join read, with the audit
+ * table taken for empty (PGlite never refreshed its statistics: no autovacuum), all of the
+ * workspace's invitation rows for each invitation of the page: a list page went from 3 ms to
+ * 70 ms after 1,000 invites, and on in proportion. With stale statistics the probe may still walk
+ * the workspace's trail newest first (audit_events_workspace_idx) until it meets the invitation's
+ * row, which for a list's newest invitations is near; the retention sweep refreshes the
+ * statistics of grown tables on PGlite (src/housekeeping/statistics.ts), after which the planner
+ * takes the target index (test/invitations/inviters-plan.test.ts).
  */
 export async function findInviters (
   q: Queryable, workspaceId: string, by: { invitationIds: string[] } | { acceptedBy: string[] }
