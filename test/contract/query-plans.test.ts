@@ -11,6 +11,7 @@ import {
   seedApiKeys, seedAuditEvents, seedInvitations, seedInviteRequests, seedMembers, seedWebhooks, seedWorkspaces
 } from '../../bench/scale-seed.js'
 import { build, testDatabase } from '../helpers/build.js'
+import { planOf, recording, type Sent } from '../helpers/plans.js'
 import { loadContract } from '../../src/app.js'
 
 // Every list the API pages through reads its rows through an index, in the index's order: the
@@ -28,38 +29,6 @@ import { loadContract } from '../../src/app.js'
 // and a later page, and every statement the app sends meanwhile must read the large tables
 // through an index. A new list operation, or new SQL behind an existing one, is checked there
 // without editing this file.
-
-interface Sent { text: string, params: readonly unknown[] }
-
-/** A Queryable over `db` that keeps every statement sent through it. */
-function recording (db: Database): { q: Queryable, sent: Sent[] } {
-  const sent: Sent[] = []
-  const q: Queryable = {
-    query: async (text, params) => {
-      sent.push({ text, params: params ?? [] })
-      return await db.query(text, params)
-    },
-    exec: async text => { await db.exec(text) }
-  }
-  return { q, sent }
-}
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  Plans?: PlanNode[]
-}
-
-const flatten = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flatten)]
-
-/** The nodes of the plan of `sent`, EXPLAINed with its own parameters. */
-async function planOf (db: Database, sent: Sent): Promise<PlanNode[]> {
-  const r = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sent.text}`, sent.params)
-  const raw = r.rows[0]?.['QUERY PLAN']
-  const doc = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: PlanNode }>
-  return flatten((doc[0] as { Plan: PlanNode }).Plan)
-}
 
 const SCANS = new Set(['Index Scan', 'Index Only Scan', 'Bitmap Index Scan'])
 

@@ -1,8 +1,8 @@
 import t from 'tap'
-import type { Queryable } from '../../src/db/client.js'
 import { findInviters } from '../../src/db/invitations.js'
 import { seedInvitations } from '../../bench/scale-seed.js'
 import { build } from '../helpers/build.js'
+import { planOf, recording } from '../helpers/plans.js'
 
 // The invitations list names each invitation's inviter from its invitation.created audit row
 // (findInviters). The embedded database runs no autovacuum, so between two retention sweeps
@@ -12,16 +12,6 @@ import { build } from '../helpers/build.js'
 // the audit table was probed by workspace alone for each invitation of the page. Here: 600
 // invitations with their audit rows and 2,000 newer sign-ins, never analyzed, and a page of 50
 // must read one audit row per invitation, not 50 × the workspace's trail.
-
-interface PlanNode {
-  'Relation Name'?: string
-  'Actual Rows'?: number
-  'Actual Loops'?: number
-  'Rows Removed by Filter'?: number
-  'Rows Removed by Join Filter'?: number
-  Plans?: PlanNode[]
-}
-const flatten = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flatten)]
 
 t.test('a page of invitations reads one audit row per invitation, the audit trail never analyzed', async t => {
   const h = await build(t)
@@ -52,23 +42,13 @@ t.test('a page of invitations reads one audit row per invitation, the audit trai
   )).rows.map(r => r.id)
 
   // The statement as the repository sends it, then EXPLAIN ANALYZE of the same text and parameters.
-  const sent: Array<{ text: string, params: readonly unknown[] }> = []
-  const q: Queryable = {
-    query: async (text, params) => {
-      sent.push({ text, params: params ?? [] })
-      return await h.db.query(text, params)
-    },
-    exec: async text => { await h.db.exec(text) }
-  }
+  const { q, sent } = recording(h.db)
   const found = await findInviters(q, ws, { invitationIds: page })
   t.equal(found.length, 50, 'every invitation of the page has its inviter')
   t.ok(found.every(f => f.email === admin.email && f.source === 'api'), 'the audit row\'s actor and door')
   const [statement] = sent
   if (statement === undefined) throw new Error('findInviters sent no statement')
-  const r = await h.db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.params)
-  const raw = r.rows[0]?.['QUERY PLAN']
-  const plan = ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode
-  const nodes = flatten(plan)
+  const nodes = await planOf(h.db, statement, { analyze: true })
   const auditRead = nodes
     .filter(n => n['Relation Name'] === 'audit_events')
     .reduce((sum, n) => sum + ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1), 0)

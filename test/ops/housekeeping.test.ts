@@ -7,6 +7,7 @@ import { insertOAuthState } from '../../src/db/oauth-states.js'
 import { revokeSession } from '../../src/db/sessions.js'
 import { RETENTION_BATCH } from '../../src/housekeeping/retention.js'
 import { staleTables } from '../../src/housekeeping/statistics.js'
+import { planOf } from '../helpers/plans.js'
 
 // The retention sweep deletes what no longer does anything, once older than the configured ages,
 // and nothing else: live sessions, fresh tokens and states, Idempotency-Keys inside their replay
@@ -157,13 +158,10 @@ t.test('on the embedded database the sweep refreshes the planner statistics of t
             '{}'::jsonb, now(), 'invitation.created', 'api'
        FROM generate_series(1, 2000)`, [admin.workspaceId, admin.userId, admin.email])
   t.same(await staleTables(h.db), ['audit_events'], 'the table that grew, alone')
-  const estimate = async (): Promise<number> => {
-    const r = await h.db.query<{ 'QUERY PLAN': unknown }>(
-      'EXPLAIN (FORMAT JSON) SELECT * FROM audit_events WHERE workspace_id = $1 AND target_type = \'invitation\'',
-      [admin.workspaceId])
-    const raw = r.rows[0]?.['QUERY PLAN']
-    return ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>)[0]?.Plan['Plan Rows'] ?? -1
-  }
+  const estimate = async (): Promise<number> => (await planOf(h.db, {
+    text: 'SELECT * FROM audit_events WHERE workspace_id = $1 AND target_type = \'invitation\'',
+    params: [admin.workspaceId]
+  }))[0]?.['Plan Rows'] ?? -1
   const before = await estimate()
   t.ok(before < 200, `before the sweep the planner expects ${before} of the workspace's 2,000 audit rows`)
   await h.app.retention.sweep()
