@@ -20,7 +20,7 @@ export async function staleTables (q: Queryable): Promise<string[]> {
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = 'public' AND c.relkind = 'r'
         AND pg_relation_size(c.oid) / current_setting('block_size')::int
-            >= GREATEST(c.relpages, 0) * 1.2 + $1
+            >= c.relpages * 1.2 + $1
       ORDER BY c.relname`, [GROWTH_PAGES])
   return r.rows.map(row => row.name)
 }
