@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname } from 'node:path'
+import { startCommand } from '../scripts/lib/start-command.js'
 import { median, type Round } from './load.js'
 import { HEALTH, INVITE, NO_DATABASE, VARIANT_BASE, type Scenario, type Server, type Variant } from './scenarios.js'
 
@@ -155,7 +156,7 @@ export function writeResults (
       memoryGb: Math.round(totalmem() / 2 ** 30),
       loadAverageAtEnd: loadavg().map(x => Number(x.toFixed(2)))
     },
-    params: { ...params, service: 'node --enable-source-maps dist/src/server.js, LOG_LEVEL=warn' },
+    params: { ...params, service: `${startCommand().line}, LOG_LEVEL=warn` },
     scenarios: rows.map(r => ({
       ...r,
       rps: Math.round(r.rps),

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import pg from 'pg'
 import { freePort } from '../scripts/lib/free-port.js'
+import { startCommand } from '../scripts/lib/start-command.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -196,8 +197,9 @@ export async function startService (
   const counts = ['--invitations', String(invitations), '--members', String(members)]
   execFileSync(process.execPath, [...seed, ...counts], { cwd: projectRoot, env })
   const profile = profilerFlags(profileDir, env)
-  const server = join(projectRoot, 'dist/src/server.js')
-  const proc = start(pin, process.execPath, [...profile, '--enable-source-maps', server], env)
+  // As `npm start` runs it: its node flags (the heap's cap among them) and its script.
+  const { nodeFlags, script } = startCommand()
+  const proc = start(pin, process.execPath, [...profile, ...nodeFlags, join(projectRoot, script)], env)
   await waitUntil(`the ${db} service`, async () => (await httpJson(port, 'GET', '/api/health')).status === 200)
   const signup = await httpJson(port, 'POST', '/api/auth/signup', { token, name: 'Bench Admin' })
   if (signup.status !== 201) throw new Error(`signup on ${db} answered ${signup.status}: ${signup.body}`)
@@ -241,8 +243,10 @@ export async function startHandWritten (
   const port = await freePort()
   const env = serviceEnv(tempDir(`bench-hand-${db}-`), port, smtpUrl, databaseUrl, extraEnv)
   const args = ['--port', String(port), '--invitations', String(invitations), ...flags]
+  // With npm start's node flags too: the same heap cap, so neither collects more often than the other.
+  const execArgv = [...startCommand().nodeFlags, ...profilerFlags(profileDir, env)]
   const { child, ready } = await forkReady<{ cookie: string, apiKey: string }>(
-    pin, 'hand-written.ts', args, env, `hand-written (${db})`, profilerFlags(profileDir, env)
+    pin, 'hand-written.ts', args, env, `hand-written (${db})`, execArgv
   )
   return { db, port, child, cookie: ready.cookie, apiKey: ready.apiKey }
 }

@@ -2,14 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { contractCacheDir } from '../src/contract-cache.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startCommand } from '../scripts/lib/start-command.js'
 import { timeToFirst200, type StartTime } from '../scripts/lib/start-time.js'
 import { median } from './load.js'
 import type { Target } from './report.js'
 
 // Before the load: how the embedded default starts (issue 20's restart and memory targets), on
 // an empty DATA_DIR and again on the one it made, from spawning to the first 200 on /api/health.
-//  - first start: `node dist/src/server.js` on an empty DATA_DIR (initdb in a child process), and
-//    the highest resident memory of its process group meanwhile (the service and that child);
+//  - first start: `node dist/src/server.js` (with npm start's node flags) on an empty DATA_DIR
+//    (initdb in a child process), and the highest resident memory of its process group
+//    meanwhile (the service and that child);
 //  - restart: `npm start` (its incremental build finds nothing to do) against
 //    `node dist/src/server.js`, alternating, `runs` of each; the median wall time of each;
 //  - restart without the contract cache: `node dist/src/server.js` with node_modules/.cache's
@@ -26,7 +28,9 @@ const seconds = (xs: StartTime[]): string => {
 export async function measureStarts (runs: number, write: (line: string) => void): Promise<Target[]> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-start-'))
   try {
-    const node = [process.execPath, ['dist/src/server.js']] as const
+    // npm start's command without npm (and its incremental build): node, its flags, the script.
+    const { nodeFlags, script } = startCommand()
+    const node = [process.execPath, [...nodeFlags, script]] as const
     const first = await timeToFirst200(node[0], [...node[1]], env(dir))
     write(`start: first start, empty DATA_DIR: first 200 after ${(first.ms / 1000).toFixed(2)} s, ` +
       `peak RSS of the service and its initdb child ${first.peakGroupRssMb.toFixed(0)} MB\n`)

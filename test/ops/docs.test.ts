@@ -6,6 +6,7 @@ import { dirname, join, relative } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { EnvSchema } from '../../src/config.js'
 import { contractPath, projectRoot } from '../../src/paths.js'
+import { startCommand } from '../../scripts/lib/start-command.js'
 
 // The README and docs/ say what the code does; this keeps them from drifting apart by the names
 // a reader copies from them: environment variables (against the config schema, both ways),
@@ -98,6 +99,24 @@ t.test('every `npm run <script>` the docs name is a script in package.json', asy
     }
   }
   t.ok(named > 10, `the docs were read (${named} npm run commands)`)
+})
+
+t.test('every command the docs give to run the service passes node npm start\'s flags', async t => {
+  // A heap cap (or any flag) added to npm start and not to the production commands would leave a
+  // deployment running another service than the one measured (scripts/lib/start-command.ts).
+  const { nodeFlags, script } = startCommand()
+  const escaped = script.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+  const run = new RegExp(`\\bnode((?:[ \\t]+--?[\\w-]+(?:=\\S+)?)*)[ \\t]+${escaped}\\b`, 'g')
+  let runs = 0
+  for (const file of docFiles()) {
+    const fences = [...read(file).matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map(m => m[1] ?? '')
+    for (const m of fences.join('\n').matchAll(run)) {
+      runs++
+      const flags = (m[1] ?? '').trim().split(/\s+/).filter(f => f !== '')
+      t.same(flags, nodeFlags, `${file}: \`${m[0].trim()}\` passes ${nodeFlags.join(' ')}`)
+    }
+  }
+  t.ok(runs >= 2, `the docs were read (${runs} commands running ${script})`)
 })
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
