@@ -61,9 +61,23 @@ export interface SeedRange {
   stepSeconds?: number
 }
 
-/** Runs a seeding statement whose parameters $1–$5 are a SeedRange's. */
+/**
+ * Rows a seeding statement writes at most. 100k in one statement took over the service's 5 s
+ * statement limit on a busy machine's PostgreSQL, and the seeds run on the service's database
+ * options (bench/seed.ts, the hand-written server).
+ */
+const STATEMENT_ROWS = 10_000
+
+/**
+ * Runs a seeding statement whose parameters $1–$5 are a SeedRange's, over [from, to) in pieces of
+ * at most STATEMENT_ROWS rows (k values × workspaces); the rows are the same as in one statement.
+ */
 async function seedRange (q: Queryable, sql: string, r: SeedRange, defaultStep: number): Promise<void> {
-  await q.query(sql, [r.workspaceIds, r.from, r.to, r.now, r.stepSeconds ?? defaultStep])
+  const perStatement = Math.max(1, Math.floor(STATEMENT_ROWS / Math.max(1, r.workspaceIds.length)))
+  for (let from = r.from; from < r.to; from += perStatement) {
+    const to = Math.min(r.to, from + perStatement)
+    await q.query(sql, [r.workspaceIds, from, to, r.now, r.stepSeconds ?? defaultStep])
+  }
 }
 
 /**

@@ -12,8 +12,6 @@ import { seedInvitations, seedMembers } from './scale-seed.js'
 //   tsx bench/seed.ts --workspace NAME --invitations 100000 [--members 10000]
 //   (env: DATA_DIR / DATABASE_URL, as the service)
 
-const SEED_CHUNK = 10_000
-
 /** `count` invitations in workspace `workspaceId`, 30 s apart, the newest now. */
 export async function seedWorkspaceInvitations (q: Queryable, workspaceId: string, count: number): Promise<void> {
   if (count <= 0) return
@@ -22,11 +20,7 @@ export async function seedWorkspaceInvitations (q: Queryable, workspaceId: strin
     'SELECT 1 FROM users WHERE workspace_id = $1 AND status = $2 LIMIT 1', [workspaceId, 'active']
   )
   if (users.rowCount === 0) await seedMembers(q, { workspaceIds: [workspaceId], count: 1, now })
-  // In statements of SEED_CHUNK rows: 100k in one took over the service's 5 s statement limit
-  // (the seed runs on the service's database options) on a busy machine's PostgreSQL.
-  for (let from = 0; from < count; from += SEED_CHUNK) {
-    await seedInvitations(q, { workspaceIds: [workspaceId], from, to: Math.min(count, from + SEED_CHUNK), now })
-  }
+  await seedInvitations(q, { workspaceIds: [workspaceId], from: 0, to: count, now })
   await q.query('ANALYZE invitations')
 }
 
