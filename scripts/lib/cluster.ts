@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from './free-port.js'
 import { nginxBinary, nginxPreamble } from './nginx.js'
+import { startCommand } from './start-command.js'
 
 // Several instances of the service on one PostgreSQL (+ Redis) behind the project's nginx, all on
 // loopback: `npm run cluster` for trying it, and the rolling-restart test and bench. The nginx
@@ -42,8 +43,10 @@ export interface ClusterOptions {
   /** Where nginx and each instance keep their files (a new temporary directory by default). */
   dir?: string
   /**
-   * Node's arguments that run src/server.ts: tsx by default (`npm run cluster`); the tests pass
-   * their own loader (test/helpers/ts-loader.mjs), whose output coverage maps back to the sources.
+   * The loader that runs src/server.ts: tsx by default (`npm run cluster`); the tests pass their
+   * own (test/helpers/ts-loader.mjs), whose output coverage maps back to the sources. Either way
+   * the instances get `npm start`'s node flags too (its heap cap among them): the same process as
+   * in production, but for the loader.
    */
   nodeArgs?: readonly string[]
 }
@@ -133,7 +136,7 @@ export async function startCluster (opts: ClusterOptions): Promise<Cluster> {
   if (nginx === null) throw new Error('nginx is not installed (scripts/setup-nginx.sh installs Debian\'s)')
   const root = opts.dir ?? mkdtempSync(join(tmpdir(), 'ws-cluster-'))
   const ports = await Promise.all(Array.from({ length: opts.instances }, async () => await freePort()))
-  const nodeArgs = opts.nodeArgs ?? ['--import', 'tsx']
+  const nodeArgs = [...startCommand().nodeFlags, ...(opts.nodeArgs ?? ['--import', 'tsx'])]
   const instances = ports.map((p, i) => instance(p, opts.env, join(root, `instance-${i + 1}`), nodeArgs))
   const prefix = join(root, 'nginx')
   for (const d of ['', 'tmp', 'tmp/body', 'tmp/proxy']) mkdirSync(join(prefix, d), { recursive: true, mode: 0o777 })

@@ -1,8 +1,10 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { startCluster } from '../../scripts/lib/cluster.js'
+import { startCommand } from '../../scripts/lib/start-command.js'
 import { nginxBinary } from '../../scripts/lib/nginx.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/build.js'
 import { tsImport } from '../helpers/service-process.js'
@@ -51,6 +53,12 @@ t.test('a rolling restart of three instances under load: not one request fails',
     }
   })
   t.teardown(async () => { await cluster.close() })
+
+  // Each instance is the process `npm start` runs, but for the loader: its node flags (the heap's cap).
+  for (const [i, instance] of cluster.instances.entries()) {
+    const args = readFileSync(`/proc/${instance.process?.pid ?? 0}/cmdline`, 'utf8').split('\0')
+    for (const flag of startCommand().nodeFlags) t.ok(args.includes(flag), `instance ${i + 1} runs with ${flag}`)
+  }
 
   // The first admin, through the proxy, with the setup link an instance logged.
   const token = cluster.instances.map(i => /\/setup\?token=([A-Za-z0-9_-]+)/.exec(i.log())?.[1]).find(x => x !== undefined)
