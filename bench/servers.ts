@@ -37,6 +37,29 @@ function tempDir (prefix: string): string {
 
 export interface Throwaway { url: string, drop: () => Promise<void> }
 let databasesMade = 0
+/** The throwaway databases made and not yet dropped, by name: what a signal still has to drop. */
+const undropped = new Map<string, () => Promise<void>>()
+/** How long an interrupted bench waits for its databases to be dropped before it exits anyway. */
+const DROP_ON_SIGNAL_MS = 10_000
+
+/**
+ * Ctrl-C or a SIGTERM in the middle of a run: the `finally` blocks that drop the databases never
+ * run, so a signal kills the children, drops what is left and exits 130 / 143 (128 + the signal).
+ */
+let signalsHeard = false
+function dropOnSignal (): void {
+  if (signalsHeard) return
+  signalsHeard = true
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => {
+      cleanUp()
+      process.stderr.write(`bench: ${signal}: dropping ${undropped.size} throwaway database(s)\n`)
+      const drops = Promise.allSettled([...undropped.values()].map(async drop => { await drop() }))
+      const late = new Promise(resolve => setTimeout(resolve, DROP_ON_SIGNAL_MS))
+      Promise.race([drops, late]).then(() => { process.exit(code) }, () => { process.exit(code) })
+    })
+  }
+}
 
 /** A throwaway PostgreSQL database `<prefix>_<time>_<pid>_<n>` on `serverUrl`; `drop` removes it. */
 export async function throwawayDatabase (serverUrl: string, prefix: string): Promise<Throwaway> {
@@ -47,9 +70,15 @@ export async function throwawayDatabase (serverUrl: string, prefix: string): Pro
     try { await c.query(sql) } finally { await c.end() }
   }
   await admin(`CREATE DATABASE ${name}`)
+  const drop = async (): Promise<void> => {
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    undropped.delete(name)
+  }
+  dropOnSignal()
+  undropped.set(name, drop)
   const u = new URL(serverUrl)
   u.pathname = `/${name}`
-  return { url: u.toString(), drop: async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) } }
+  return { url: u.toString(), drop }
 }
 
 /** Kills what is still running and removes the temporary directories. */
