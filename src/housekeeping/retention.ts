@@ -5,15 +5,16 @@ import { deleteIdempotencyKeysBefore } from '../db/idempotency-keys.js'
 import { deleteExpiredLoginTokens } from '../db/login-tokens.js'
 import { deleteExpiredOAuthStates } from '../db/oauth-states.js'
 import { deleteEndedSessions } from '../db/sessions.js'
-import { refreshStatistics } from './statistics.js'
+import { refreshStatistics, vacuumDatabase, type AnalyzedPages } from './statistics.js'
 
 // The retention sweep: rows that no longer do anything — login tokens and OAuth states (any
 // anonymous client can have them written: they go RETENTION_EXPIRED_TOKEN_MINUTES after they
 // expire), ended sessions, Idempotency-Key records past their replay window, finished chat events —
 // are deleted once they are older than the configured ages. Deletes run in small batches, each
 // its own short statement, so the sweep never holds locks for long; several instances sweeping at
-// once only share the work. On the embedded database the sweep also refreshes the planner's
-// statistics of the tables that grew (statistics.ts): PGlite has no autovacuum to do it.
+// once only share the work. On the embedded database the sweep also does what autovacuum does on
+// PostgreSQL (statistics.ts): it refreshes the planner's statistics of the tables that grew, then
+// VACUUMs, so the space of what was deleted is used again.
 
 const DAY_MS = 86_400_000
 const HOUR_MS = 3_600_000
@@ -50,6 +51,7 @@ export function createRetentionSweep (
   const q: Queryable = db
   let timer: NodeJS.Timeout | null = null
   let running: Promise<unknown> | null = null
+  const analyzedPages: AnalyzedPages = new Map()
 
   const sweep = async (): Promise<RetentionCounts> => {
     const now = clock.now().getTime()
@@ -69,8 +71,11 @@ export function createRetentionSweep (
     const removed = Object.values(counts).reduce((a, b) => a + b, 0)
     log[removed > 0 ? 'info' : 'debug']({ removed: counts }, `retention sweep removed ${removed} rows`)
     if (db.kind === 'pglite') {
-      const analyzed = await refreshStatistics(q)
+      // Statistics first: they are taken on the tables as they grew.
+      const analyzed = await refreshStatistics(q, analyzedPages)
       if (analyzed.length > 0) log.info({ analyzed }, `planner statistics refreshed for ${analyzed.length} tables`)
+      const vacuumMs = await vacuumDatabase(q)
+      log[vacuumMs >= 1000 ? 'info' : 'debug']({ vacuumMs }, `database vacuumed in ${vacuumMs} ms`)
     }
     return counts
   }
