@@ -44,6 +44,7 @@ export const EnvSchema = Type.Object({
   RETENTION_ENDED_DAYS: Int(1, 3650, 7),
   RETENTION_IDEMPOTENCY_HOURS: Int(24, 24 * 365, 24),
   RETENTION_CHAT_EVENTS_DAYS: Int(1, 3650, 7),
+  RETENTION_BATCHES_DAYS: Int(1, 3650, 30),
   SESSION_SECRET: Str(),
   SESSION_TTL_HOURS: Int(1, 24 * 90, 24 * 7),
   INVITATION_TTL_DAYS: Int(1, 30, 7),
@@ -144,7 +145,9 @@ export interface Config {
     readonly expiredTokenMinutes: number,
     readonly endedDays: number,
     readonly idempotencyHours: number,
-    readonly chatEventsDays: number
+    readonly chatEventsDays: number,
+    /** Completed invitation batches (their rows hold every address sent) go this long after completing. */
+    readonly batchesDays: number
   }
   readonly session: {
     readonly secret: string,
@@ -312,7 +315,8 @@ function configOf (env: Env, derived: Derived): Config {
       expiredTokenMinutes: env.RETENTION_EXPIRED_TOKEN_MINUTES,
       endedDays: env.RETENTION_ENDED_DAYS,
       idempotencyHours: env.RETENTION_IDEMPOTENCY_HOURS,
-      chatEventsDays: env.RETENTION_CHAT_EVENTS_DAYS
+      chatEventsDays: env.RETENTION_CHAT_EVENTS_DAYS,
+      batchesDays: env.RETENTION_BATCHES_DAYS
     },
     session: {
       secret,

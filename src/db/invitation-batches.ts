@@ -147,6 +147,17 @@ export async function countBatchAttempt (
   return r.rows[0]?.attempts ?? 0
 }
 
+/**
+ * Deletes up to `limit` batches completed before `before`, their rows with them (ON DELETE
+ * CASCADE: up to 1,000 each); answers how many batches. A batch still processing is never deleted.
+ */
+export async function deleteCompletedBatchesBefore (q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM invitation_batches WHERE id IN (
+       SELECT id FROM invitation_batches WHERE status = 'completed' AND completed_at < $1 LIMIT $2)`, [before, limit])
+  return r.rowCount
+}
+
 /** Marks the batch completed once no row is queued; true when this call did. */
 export async function completeBatchIfDone (q: Queryable, batchId: string, now: Date): Promise<boolean> {
   const r = await q.query(

@@ -960,7 +960,9 @@ export interface paths {
          * @description The batch made by `POST /api/invitations/batch`: how many rows had each result, how many of
          *     its e-mails are `queued`, `sent`, `failed` or `cancelled`, whether it is `completed` (no
          *     e-mail left to send), and one page of its rows in the order they were sent. Pass
-         *     `nextCursor` as `cursor` for the next page.
+         *     `nextCursor` as `cursor` for the next page. A completed batch is kept for
+         *     `RETENTION_BATCHES_DAYS` (default 30) after it completed, then deleted with its rows (404);
+         *     the invitations it made stay.
          */
         get: operations["getInvitationBatchesBatchId"];
         put?: never;
@@ -5258,7 +5260,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No such batch in the caller's workspace (`NOT_FOUND`). */
+            /** @description No such batch in the caller's workspace, or it completed more than `RETENTION_BATCHES_DAYS` ago (`NOT_FOUND`). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,7 @@
 import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
 import { deleteFinishedChatEvents } from '../db/chat-events.js'
+import { deleteCompletedBatchesBefore } from '../db/invitation-batches.js'
 import { deleteIdempotencyKeysBefore } from '../db/idempotency-keys.js'
 import { deleteExpiredLoginTokens } from '../db/login-tokens.js'
 import { deleteExpiredOAuthStates } from '../db/oauth-states.js'
@@ -9,7 +10,8 @@ import { refreshStatistics, vacuumDatabase, type AnalyzedPages } from './statist
 
 // The retention sweep: rows that no longer do anything — login tokens and OAuth states (any
 // anonymous client can have them written: they go RETENTION_EXPIRED_TOKEN_MINUTES after they
-// expire), ended sessions, Idempotency-Key records past their replay window, finished chat events —
+// expire), ended sessions, Idempotency-Key records past their replay window, finished chat events,
+// completed invitation batches (their rows hold every address an admin pasted, invalid ones too) —
 // are deleted once they are older than the configured ages. Deletes run in small batches, each
 // its own short statement, so the sweep never holds locks for long; several instances sweeping at
 // once only share the work. On the embedded database the sweep also does what autovacuum does on
@@ -21,8 +23,12 @@ const HOUR_MS = 3_600_000
 const MINUTE_MS = 60_000
 /** Rows per DELETE statement. */
 export const RETENTION_BATCH = 500
+/** Invitation batches per DELETE statement: each takes up to 1,000 rows with it. */
+const BATCHES_PER_DELETE = 5
 
-type RetentionCounts = Record<'loginTokens' | 'oauthStates' | 'sessions' | 'idempotencyKeys' | 'chatEvents', number>
+type RetentionCounts = Record<
+  'loginTokens' | 'oauthStates' | 'sessions' | 'idempotencyKeys' | 'chatEvents' | 'invitationBatches', number
+>
 
 export interface RetentionSweep {
   /** One pass over every table; resolves with the rows removed per table. */
@@ -33,13 +39,13 @@ export interface RetentionSweep {
   stop(): Promise<void>
 }
 
-/** Deletes in batches until a batch comes back short. */
-async function drain (del: (limit: number) => Promise<number>): Promise<number> {
+/** Deletes `limit` at a time until a statement comes back short. */
+async function drain (del: (limit: number) => Promise<number>, limit = RETENTION_BATCH): Promise<number> {
   let total = 0
   for (;;) {
-    const n = await del(RETENTION_BATCH)
+    const n = await del(limit)
     total += n
-    if (n < RETENTION_BATCH) return total
+    if (n < limit) return total
   }
 }
 
@@ -66,7 +72,10 @@ export function createRetentionSweep (
       )),
       chatEvents: await drain(async n => await deleteFinishedChatEvents(
         q, new Date(now - retention.chatEventsDays * DAY_MS), n
-      ))
+      )),
+      invitationBatches: await drain(async n => await deleteCompletedBatchesBefore(
+        q, new Date(now - retention.batchesDays * DAY_MS), n
+      ), BATCHES_PER_DELETE)
     }
     const removed = Object.values(counts).reduce((a, b) => a + b, 0)
     log[removed > 0 ? 'info' : 'debug']({ removed: counts }, `retention sweep removed ${removed} rows`)

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { TEST_DATABASE_URL, build } from '../helpers/build.js'
 import { finishChatEvent, insertChatEvent } from '../../src/db/chat-events.js'
 import { claimIdempotencyKey } from '../../src/db/idempotency-keys.js'
+import { completeBatchIfDone, insertBatch, insertBatchItems } from '../../src/db/invitation-batches.js'
 import { insertOAuthState } from '../../src/db/oauth-states.js'
 import { revokeSession } from '../../src/db/sessions.js'
 import { RETENTION_BATCH } from '../../src/housekeeping/retention.js'
@@ -95,7 +96,8 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
 
   const removed = await h.app.retention.sweep()
   t.same(
-    removed, { loginTokens: RETENTION_BATCH * 2 + 1, oauthStates: 1, sessions: 2, idempotencyKeys: 1, chatEvents: 1 },
+    removed,
+    { loginTokens: RETENTION_BATCH * 2 + 1, oauthStates: 1, sessions: 2, idempotencyKeys: 1, chatEvents: 1, invitationBatches: 0 },
     'the dead rows, every one of them'
   )
 
@@ -120,7 +122,8 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
   t.equal(me.statusCode, 200, 'and still signs its user in')
 
   t.same(
-    await h.app.retention.sweep(), { loginTokens: 0, oauthStates: 0, sessions: 0, idempotencyKeys: 0, chatEvents: 0 },
+    await h.app.retention.sweep(),
+    { loginTokens: 0, oauthStates: 0, sessions: 0, idempotencyKeys: 0, chatEvents: 0, invitationBatches: 0 },
     'a second sweep finds nothing'
   )
 })
@@ -133,6 +136,51 @@ t.test('a session that ended recently is kept until RETENTION_ENDED_DAYS have pa
   t.equal((await h.app.retention.sweep()).sessions, 0, 'revoked 1 day ago: kept')
   h.clock.advance(DAY + 1000)
   t.equal((await h.app.retention.sweep()).sessions, 1, 'revoked 2 days ago: removed')
+})
+
+t.test('a completed invitation batch and its rows go RETENTION_BATCHES_DAYS after it completed; one still sending stays', async t => {
+  // Each row holds an address as an admin pasted it (invalid and duplicate ones too): kept for ever
+  // before, a batch's rows now go with it, 30 days (the default) after its last e-mail was settled.
+  const h = await build(t)
+  const admin = await h.signIn({ role: 'admin' })
+  const actor = { kind: 'session' as const, userId: admin.userId, email: admin.email, name: null, apiKeyId: null, requestId: null }
+  const batch = async (rows: number, done: boolean): Promise<string> => {
+    const b = await insertBatch(h.db, { workspaceId: admin.workspaceId, actor, total: rows, now: h.clock.now() })
+    await insertBatchItems(h.db, b.id, Array.from({ length: rows }, (_, i) => ({
+      position: i,
+      email: `pasted-${i}@example.com`,
+      role: 'member' as const,
+      result: 'invalid' as const,
+      invitationId: null,
+      delivery: done ? null : 'queued' as const,
+      attempts: 0,
+      retryAfterSeconds: null,
+      message: null
+    })))
+    if (done) t.ok(await completeBatchIfDone(h.db, b.id, h.clock.now()), 'completed')
+    return b.id
+  }
+  // Asked by an admin of the workspace signed in now (the first one's session expired on the way).
+  const get = async (id: string): Promise<number> => {
+    const now = await h.signIn({ workspaceId: admin.workspaceId, role: 'admin' })
+    return (await h.inject({
+      method: 'GET', url: `/api/invitation-batches/${id}`, headers: { cookie: now.cookie }
+    })).statusCode
+  }
+  const old = await batch(1000, true)
+  const sending = await batch(3, false)
+  h.clock.advance(20 * DAY)
+  const recent = await batch(2, true)
+  h.clock.advance(11 * DAY) // old: 31 days since it completed; recent: 11
+  t.equal(await get(old), 200, 'the old batch is there until the sweep')
+  const removed = await h.app.retention.sweep()
+  t.equal(removed.invitationBatches, 1, 'one batch deleted')
+  t.equal(await get(old), 404, 'the old batch is 404')
+  const rows = (await h.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM invitation_batch_rows WHERE batch_id = $1', [old])).rows[0]?.n
+  t.equal(rows, 0, 'its 1,000 rows went with it')
+  t.equal(await get(recent), 200, 'a batch completed 11 days ago stays')
+  t.equal(await get(sending), 200, 'a batch still sending stays, however old')
 })
 
 t.test('the login-link limit query has its index (user_id, created_at)', async t => {
