@@ -48,7 +48,10 @@ export function summarize (results: Map<Scenario, Round[]>): Row[] {
     if (base !== undefined) ratios.push(...paired(base, rs, roundsOf(s.group, base, s.name)))
     if (s.server === 'service') {
       ratios.push(...paired('hand-written', rs, roundsOf(s.group, 'hand-written', s.name)))
-      if (s.name === HEALTH) ratios.push(...paired('bare Fastify', rs, roundsOf('baseline', 'bare')))
+      if (s.name === HEALTH) {
+        ratios.push(...paired('bare Fastify', rs, roundsOf('baseline', 'bare')))
+        ratios.push(...paired('bare Fastify, after the app', rs, roundsOf('baseline', 'bare, after the app')))
+      }
       if (s.name === INVITE) ratios.push(...paired('raw work', rs, roundsOf(s.group, 'raw')))
     }
     return {
@@ -94,8 +97,11 @@ export function targets (rows: Row[], dbs: string[]): Target[] {
 const FEATURE: Record<Variant, string> = {
   'service, no metrics': 'metrics',
   'service + traces': 'traces (every request sampled)',
-  'hand-written, no headers': 'security headers'
+  'hand-written, no headers': 'security headers',
+  'bare, after the app': 'the built app in the process'
 }
+/** The variants that add their feature to their base (the others take it away). */
+const ADDS: Variant[] = ['service + traces', 'bare, after the app']
 
 /** `--costs`: what each cross-cutting feature adds to a health request, in CPU and in req/s. */
 function costs (rows: Row[]): string[] {
@@ -103,10 +109,11 @@ function costs (rows: Row[]): string[] {
     const variant = r.server as Variant
     const base = rows.find(b => b.group === r.group && b.scenario === r.scenario && b.server === VARIANT_BASE[variant])
     if (FEATURE[variant] === undefined || base === undefined) return []
-    const [on, off] = variant === 'service + traces' ? [r, base] : [base, r]
+    const [on, off] = ADDS.includes(variant) ? [r, base] : [base, r]
     const ratio = off.rps > 0 ? on.rps / off.rps : NaN
     const cpu = (on.cpuUsPerRequest - off.cpuUsPerRequest).toFixed(0)
-    return [`cost of ${FEATURE[variant]} (${r.group}, health): ${cpu} µs CPU per request; ` +
+    const path = r.group === 'baseline' ? r.scenario : 'health'
+    return [`cost of ${FEATURE[variant]} (${r.group}, ${path}): ${cpu} µs CPU per request; ` +
       `with it ${shown(ratio)}× the req/s without`]
   })
 }

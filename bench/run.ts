@@ -22,7 +22,8 @@
 //   npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
 //   npm run bench -- --no-console                   # skip the admin console's figures (bench/console.ts)
 //   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
-//   npm run bench -- --costs                        # also what metrics, traces and headers each cost
+//   npm run bench -- --costs                        # also what metrics, traces, headers and the app's
+//                                                   # process (bare Fastify after building it) each cost
 //   npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
 //   npm run bench -- --only 'postgres service 401' --profile   # a subset (the bare baseline always runs)
 //   npm run bench -- --analyze bench/profiles/x.cpuprofile     # top frames of a profile
@@ -54,7 +55,7 @@ import { runFunnel } from './funnel.js'
 import { runBatchBench } from './batch.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
-  cleanUp, startBare, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
+  cleanUp, startBare, startBareAfterApp, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
   type HandWritten, type RawWorker, type Service
 } from './servers.js'
 
@@ -203,9 +204,18 @@ async function main (): Promise<void> {
     }
 
     const variants = values.costs ? await startVariants(pin, dbs, smtp.url, serviceEnv) : []
+    const afterApp = values.costs ? await startBareAfterApp(pin, smtp.url) : null
     const barePid = (): number => bare.proc.child.pid ?? 0
     const list = scenarioList({
-      barePort: bare.port, barePid, services, handWritten, raws, variants, connections, only: values.only
+      barePort: bare.port,
+      barePid,
+      services,
+      handWritten,
+      raws,
+      variants,
+      ...(afterApp !== null ? { bareAfterApp: { port: afterApp.port, pid: () => afterApp.proc.child.pid ?? 0 } } : {}),
+      connections,
+      only: values.only
     })
     const plan = `${list.length} scenarios × ${rounds} rounds × ${seconds} s, ${connections} connections`
     process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)
@@ -222,6 +232,7 @@ async function main (): Promise<void> {
     for (const w of raws.values()) w.child.send({ type: 'stop' })
     for (const h of handWritten) await stop(h.child)
     await stop(bare.proc.child)
+    if (afterApp !== null) await stop(afterApp.proc.child)
     for (const s of services) await stop(s.proc.child)
     if (profileDir !== null) {
       for (const f of readdirSync(profileDir).filter(f => f.endsWith('.cpuprofile'))) {

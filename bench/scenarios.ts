@@ -24,12 +24,17 @@ const INVALID_BODY = '{"email":"not-an-email","role":"owner","extra":1}'
 const MCP_BODY = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 
 export type Server = 'bare' | 'service' | 'hand-written' | 'raw' | Variant
-/** `--costs`: the same server without (or with) one cross-cutting feature, health only. */
-export type Variant = 'service, no metrics' | 'service + traces' | 'hand-written, no headers'
+/**
+ * `--costs`: the same server without (or with) one cross-cutting feature, health only; and bare
+ * Fastify in a process that built the service's app first (bench/servers.ts, BARE_AFTER_APP).
+ */
+export type Variant = 'service, no metrics' | 'service + traces' | 'hand-written, no headers' | BareAfterApp
+type BareAfterApp = 'bare, after the app'
 export const VARIANT_BASE: Record<Variant, Server> = {
   'service, no metrics': 'service',
   'service + traces': 'service',
-  'hand-written, no headers': 'hand-written'
+  'hand-written, no headers': 'hand-written',
+  'bare, after the app': 'bare'
 }
 export interface Scenario {
   name: string
@@ -79,6 +84,8 @@ export function scenarios (opts: {
   handWritten: HandWritten[]
   raws: Map<string, RawWorker>
   variants: Array<{ db: string, server: Variant, port: number, pid: () => number }>
+  /** `--costs`: bare Fastify after the app was built in its process. */
+  bareAfterApp?: { port: number, pid: () => number } | undefined
   connections: number
   only?: string | undefined
 }): Scenario[] {
@@ -89,6 +96,11 @@ export function scenarios (opts: {
   const all: Scenario[] = [
     { name: 'bare Fastify GET /', group: 'baseline', server: 'bare', pid: opts.barePid, run: bare }
   ]
+  if (opts.bareAfterApp !== undefined) {
+    const { port, pid } = opts.bareAfterApp
+    const run = cannon(port, 200, connections, { method: 'GET', path: '/' })
+    all.push({ name: 'bare Fastify GET /', group: 'baseline', server: 'bare, after the app', pid, run })
+  }
   for (const svc of opts.services) {
     const hand = opts.handWritten.find(h => h.db === svc.db)
     const raw = opts.raws.get(svc.db)

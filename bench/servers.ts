@@ -7,7 +7,7 @@ import { freePort } from '../scripts/lib/free-port.js'
 import { startCommand } from '../scripts/lib/start-command.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { projectRoot } from '../src/paths.js'
 import type { Measured, Pinning } from './load.js'
 
@@ -194,6 +194,37 @@ export async function startBare (pin: Pinning, profileDir: string | null): Promi
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: String(port) }
   const proc = start(pin, process.execPath, [...profilerFlags(profileDir, env), '--input-type=module', '-e', BARE], env)
   await waitUntil('bare Fastify', async () => (await httpJson(port, 'GET', '/')).status === 200)
+  return { port, proc }
+}
+
+// The same hello-world, served by a process that first built the service's app (compiled, on PGlite)
+// and closed it: what the process itself costs a request — the code it loaded, its heap, the
+// feedback V8 gathered while the app started — apart from anything the request does.
+const BARE_AFTER_APP = (dist: string): string => `
+import Fastify from 'fastify'
+const { loadConfig } = await import('${dist}/src/config.js')
+const { prepareDataDir } = await import('${dist}/src/db/client.js')
+const { buildApp } = await import('${dist}/src/app.js')
+const config = loadConfig(process.env, { root: process.cwd() })
+await prepareDataDir(config.dataDir)
+const built = await buildApp({ config })
+await built.ready()
+await built.close()
+const app = Fastify({ logger: false })
+app.get('/', async () => ({ hello: 'world' }))
+await app.listen({ port: Number(process.env.BARE_PORT), host: '127.0.0.1' })
+process.on('SIGTERM', () => { app.close().then(() => process.exit(0)) })
+`
+
+/** `--costs`: bare Fastify in a process that built the service's app first (BARE_AFTER_APP). */
+export async function startBareAfterApp (pin: Pinning, smtpUrl: string): Promise<{ port: number, proc: Proc }> {
+  const port = await freePort()
+  const dataDir = tempDir('bench-bare-after-app-')
+  const env = { ...serviceEnv(dataDir, await freePort(), smtpUrl, null, {}), BARE_PORT: String(port) }
+  const script = BARE_AFTER_APP(pathToFileURL(join(projectRoot, 'dist')).href)
+  // Node's flags as the bare baseline's (none): the two differ by the app built first, nothing else.
+  const proc = start(pin, process.execPath, ['--input-type=module', '-e', script], env)
+  await waitUntil('bare Fastify after the app', async () => (await httpJson(port, 'GET', '/')).status === 200)
   return { port, proc }
 }
 
