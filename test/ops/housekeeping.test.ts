@@ -97,7 +97,14 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
   const removed = await h.app.retention.sweep()
   t.same(
     removed,
-    { loginTokens: RETENTION_BATCH * 2 + 1, oauthStates: 1, sessions: 2, idempotencyKeys: 1, chatEvents: 1, invitationBatches: 0 },
+    {
+      loginTokens: RETENTION_BATCH * 2 + 1,
+      oauthStates: 1,
+      sessions: 2,
+      idempotencyKeys: 1,
+      chatEvents: 1,
+      invitationBatches: 0
+    },
     'the dead rows, every one of them'
   )
 
