@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
@@ -31,6 +31,8 @@ export interface Cluster {
   /** The proxy's address: where clients go. */
   url: string
   instances: Instance[]
+  /** Where nginx and the instances keep their files: removed by close() when startCluster made it. */
+  dir: string
   close(): Promise<void>
 }
 
@@ -152,6 +154,8 @@ export async function startCluster (opts: ClusterOptions): Promise<Cluster> {
       await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 5000))])
       if (n.exitCode === null && n.signalCode === null) n.kill('SIGKILL')
     }
+    // A directory of our own making goes with the cluster (nginx's temp files, the instances' logs).
+    if (opts.dir === undefined) rmSync(root, { recursive: true, force: true })
   }
   try {
     for (const i of instances) await i.start()
@@ -165,7 +169,7 @@ export async function startCluster (opts: ClusterOptions): Promise<Cluster> {
       if (n.exitCode !== null) throw new Error(`nginx exited: ${err}`)
       return true
     })
-    return { url, instances, close }
+    return { url, instances, dir: root, close }
   } catch (e) {
     await close()
     throw e
