@@ -28,8 +28,7 @@ export type Server = 'bare' | 'service' | 'hand-written' | 'raw' | Variant
  * `--costs`: the same server without (or with) one cross-cutting feature, health only; and bare
  * Fastify in a process that built the service's app first (bench/servers.ts, BARE_AFTER_APP).
  */
-export type Variant = 'service, no metrics' | 'service + traces' | 'hand-written, no headers' | BareAfterApp
-type BareAfterApp = 'bare, after the app'
+export type Variant = 'service, no metrics' | 'service + traces' | 'hand-written, no headers' | 'bare, after the app'
 export const VARIANT_BASE: Record<Variant, Server> = {
   'service, no metrics': 'service',
   'service + traces': 'service',

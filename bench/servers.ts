@@ -198,8 +198,10 @@ export async function startBare (pin: Pinning, profileDir: string | null): Promi
 }
 
 // The same hello-world, served by a process that first built the service's app (compiled, on PGlite)
-// and closed it: what the process itself costs a request — the code it loaded, its heap, the
-// feedback V8 gathered while the app started — apart from anything the request does.
+// and closed it: whether what the app's start leaves in a process (its code, its heap, V8's
+// feedback) costs a request apart from anything the request does. Read its ratio to bare Fastify
+// with care: two launches of the same program differ by up to a quarter in CPU per request
+// (docs/performance.md, "Health against bare Fastify"), and each server here is launched once.
 const BARE_AFTER_APP = (dist: string): string => `
 import Fastify from 'fastify'
 const { loadConfig } = await import('${dist}/src/config.js')
