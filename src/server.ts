@@ -6,6 +6,10 @@ import { StartupError } from './config/error.js'
 import { prepareDataDir } from './db/client.js'
 import { MigrationError } from './db/migrate.js'
 import { projectRoot } from './paths.js'
+import { keepTickShape } from './lib/tick-shape.js'
+
+// First of all, before the embedded database's start runs full garbage collections (src/lib/tick-shape.ts).
+keepTickShape()
 
 const warnings: string[] = []
 let config: Config

@@ -1,0 +1,36 @@
+import { createHook } from 'node:async_hooks'
+
+// Node's process.nextTick queues each callback in a "tick object" built as an object literal with
+// computed keys ({ [async_id_symbol]: …, [trigger_async_id_symbol]: …, callback, args }). V8 keeps
+// the hidden classes (maps) of that shape alive only while some object of it lives. When a full
+// garbage collection runs while no tick is queued — the embedded database's start runs several —
+// the shape is collected and made again, and from then on V8's optimized nextTick, and the stream
+// functions that inline it (every request ends its IncomingMessage through several ticks), define
+// each tick's properties through V8's runtime instead of inline: about 38k instructions more per
+// request, a tenth of a health request's CPU time on PGlite, for the life of the process
+// (`npm run bench -- --instructions`, docs/performance.md). One tick object kept for the life of
+// the process keeps the shape, and its transitions, alive.
+
+const kept: object[] = []
+
+/**
+ * Keeps a tick object of each kind Node makes (without arguments, with arguments) for the life of
+ * the process, as early as possible: before anything that runs a full garbage collection. The
+ * async hook that hands them over is enabled only for the two calls. Returns what it keeps.
+ */
+export function keepTickShape (): readonly object[] {
+  if (kept.length > 0) return kept
+  const hook = createHook({
+    init (_asyncId, type, _triggerAsyncId, resource) {
+      if (type === 'TickObject') kept.push(resource)
+    }
+  })
+  hook.enable()
+  try {
+    process.nextTick(() => {})
+    process.nextTick((_: unknown) => {}, null)
+  } finally {
+    hook.disable()
+  }
+  return kept
+}
