@@ -10,6 +10,8 @@ export interface Round extends Measured {
   peakRssMb: number
   /** CPU time (user + system, all threads) the measured process spent per answered request, µs. */
   cpuUsPerRequest: number
+  /** Which start of the servers it was measured in (`--launches`), from 1. */
+  launch?: number
 }
 
 export function percentile (sorted: number[], p: number): number {

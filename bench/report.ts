@@ -8,8 +8,11 @@ import { HEALTH, INVITE, NO_DATABASE, VARIANT_BASE, type Scenario, type Server, 
 // The summary of the rounds: a table of medians with each ratio to its baseline, the MET/MISS
 // lines of the performance targets, and bench/results.json.
 
-/** A ratio of this row's req/s to a baseline's: the median of per-round pairs, with their spread. */
-interface Ratio { to: string, median: number, min: number, max: number }
+/**
+ * A ratio of this row's req/s to a baseline's: the median of per-round pairs, with their spread;
+ * with `--launches`, also the median of each launch's pairs, in launch order.
+ */
+interface Ratio { to: string, median: number, min: number, max: number, launches?: number[] }
 interface Row {
   scenario: string
   group: string
@@ -39,8 +42,16 @@ export function summarize (results: Map<Scenario, Round[]>): Row[] {
     entries.find(([s]) => s.group === group && s.server === server && (name === undefined || s.name === name))
       ?.[1] ?? []
   const paired = (to: string, a: Round[], b: Round[]): Ratio[] => {
-    const rs = a.map((x, i) => (b[i]?.rps ?? 0) > 0 ? x.rps / (b[i] as Round).rps : NaN).filter(Number.isFinite)
-    return rs.length === 0 ? [] : [{ to, median: median(rs), min: Math.min(...rs), max: Math.max(...rs) }]
+    // Round i of one pooled list and round i of the other were measured in the same launch.
+    const ratioAt = (x: Round, i: number): number => (b[i]?.rps ?? 0) > 0 ? x.rps / (b[i] as Round).rps : NaN
+    const pairs = a.map((x, i) => ({ launch: x.launch ?? 1, r: ratioAt(x, i) })).filter(p => Number.isFinite(p.r))
+    if (pairs.length === 0) return []
+    const rs = pairs.map(p => p.r)
+    const byLaunch = new Map<number, number[]>()
+    for (const p of pairs) byLaunch.set(p.launch, [...(byLaunch.get(p.launch) ?? []), p.r])
+    const launches = byLaunch.size > 1 ? [...byLaunch.values()].map(median) : undefined
+    const spread = { min: Math.min(...rs), max: Math.max(...rs) }
+    return [{ to, median: median(rs), ...spread, ...(launches !== undefined ? { launches } : {}) }]
   }
   return entries.map(([s, rs]) => {
     const ratios: Ratio[] = []
@@ -119,7 +130,8 @@ function costs (rows: Row[]): string[] {
 }
 
 const shown = (x: number): string => Number.isFinite(x) ? x.toFixed(2) : 'n/a'
-const ratioText = (r: Ratio): string => `${r.median.toFixed(2)}× ${r.to} (${r.min.toFixed(2)}–${r.max.toFixed(2)})`
+const ratioText = (r: Ratio): string => `${r.median.toFixed(2)}× ${r.to} (${r.min.toFixed(2)}–${r.max.toFixed(2)}` +
+  (r.launches !== undefined ? `; by launch ${r.launches.map(x => x.toFixed(2)).join(', ')})` : ')')
 
 export function formatTable (rows: Row[], goals: Target[], emailsReceived: number): string {
   const cell = (r: Row): string => [
@@ -145,6 +157,7 @@ export function formatTable (rows: Row[], goals: Target[], emailsReceived: numbe
 
 interface RunParams {
   rounds: number
+  launches: number
   durationSeconds: number
   warmupSeconds: number
   connections: number
@@ -172,7 +185,11 @@ export function writeResults (
       cpuUsPerRequest: Math.round(r.cpuUsPerRequest),
       peakRssMb: Number(r.peakRssMb.toFixed(1)),
       ratios: r.ratios.map(x => ({
-        to: x.to, median: Number(x.median.toFixed(3)), min: Number(x.min.toFixed(3)), max: Number(x.max.toFixed(3))
+        to: x.to,
+        median: Number(x.median.toFixed(3)),
+        min: Number(x.min.toFixed(3)),
+        max: Number(x.max.toFixed(3)),
+        ...(x.launches !== undefined ? { launches: x.launches.map(l => Number(l.toFixed(3))) } : {})
       }))
     })),
     targets: goals.map(t => ({ ...t, value: Number(t.value.toFixed(3)) })),

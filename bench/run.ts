@@ -19,6 +19,9 @@
 //   npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
 //   npm run bench -- --rounds 7 --duration 10 --connections 20
 //   npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
+//   npm run bench -- --launches 3 --only 'GET /api/health' --invitations 100
+//                                                   # start every server 3 times, rounds pooled: a
+//                                                   # process's own luck (docs/performance.md) evens out
 //   npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
 //   npm run bench -- --no-console                   # skip the admin console's figures (bench/console.ts)
 //   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
@@ -36,7 +39,10 @@
 //   npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
 //                                                   # 200 concurrent invites, PostgreSQL (bench/batch.ts)
 //   npm run bench -- --batch --rounds 1 --profile   # the same, the service's round CPU-profiled
-import { execFileSync } from 'node:child_process'
+//   npm run bench -- --instructions --rounds 3      # instructions per request under valgrind's callgrind:
+//                                                   # bare Fastify and health (PostgreSQL; --no-postgres:
+//                                                   # PGlite), deterministic where req/s is not (bench/instructions.ts)
+import { execFileSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
@@ -53,6 +59,7 @@ import { runScale } from './scale.js'
 import { runJobPickup } from './jobs.js'
 import { runFunnel } from './funnel.js'
 import { runBatchBench } from './batch.js'
+import { runInstructions } from './instructions.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
   cleanUp, startBare, startBareAfterApp, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
@@ -63,6 +70,7 @@ const POSTGRES_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
+    launches: { type: 'string', default: '1' },
     invitations: { type: 'string', default: '100000' },
     duration: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '2' },
@@ -84,7 +92,9 @@ const { values } = parseArgs({
     jobs: { type: 'boolean', default: false },
     funnel: { type: 'boolean', default: false },
     batch: { type: 'boolean', default: false },
-    'batch-rows': { type: 'string', default: '10000' }
+    'batch-rows': { type: 'string', default: '10000' },
+    instructions: { type: 'boolean', default: false },
+    requests: { type: 'string', default: '10000' }
   },
   strict: true
 })
@@ -97,7 +107,7 @@ type DbSpec = Array<{ db: 'pglite' | 'postgres', url: string | null }>
  */
 async function startVariants (
   pin: Pinning, dbs: DbSpec, smtpUrl: string, env: Record<string, string>
-): Promise<Array<{ db: string, server: Variant, port: number, pid: () => number }>> {
+): Promise<Array<ReturnType<typeof variant>>> {
   const sink = createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200).end('{}') }) })
   await new Promise<void>(resolve => { sink.listen(0, '127.0.0.1', resolve) })
   sink.unref()
@@ -108,12 +118,16 @@ async function startVariants (
     const traced = await startService(pin, db, smtpUrl, url, null, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp })
     const noHeaders = await startHandWritten(pin, db, smtpUrl, url, env, 0, null, ['--no-security-headers'])
     out.push(
-      { db, server: 'service, no metrics' as const, port: noMetrics.port, pid: () => noMetrics.proc.child.pid ?? 0 },
-      { db, server: 'service + traces' as const, port: traced.port, pid: () => traced.proc.child.pid ?? 0 },
-      { db, server: 'hand-written, no headers' as const, port: noHeaders.port, pid: () => noHeaders.child.pid ?? 0 }
+      variant(db, 'service, no metrics', noMetrics.port, noMetrics.proc.child),
+      variant(db, 'service + traces', traced.port, traced.proc.child),
+      variant(db, 'hand-written, no headers', noHeaders.port, noHeaders.child)
     )
   }
   return out
+}
+
+function variant (db: string, server: Variant, port: number, child: ChildProcess) {
+  return { db, server, port, pid: () => child.pid ?? 0, child }
 }
 
 /** `group-server-scenario` as a file name. */
@@ -155,8 +169,60 @@ async function runRounds (
   return results
 }
 
+/**
+ * Every server of one launch (bare Fastify; per database the service, its hand-written twin and
+ * its raw work; `--costs`' variants), and the scenarios against them.
+ */
+async function startServers (opts: {
+  pin: Pinning
+  dbs: DbSpec
+  smtpUrl: string
+  serviceEnv: Record<string, string>
+  connections: number
+  profileDir: string | null
+}): Promise<{ list: Scenario[], stop: () => Promise<void> }> {
+  const { pin, dbs, smtpUrl, serviceEnv, connections, profileDir } = opts
+  const bare = await startBare(pin, profileDir)
+  const invitations = Number(values.invitations)
+  const services: Service[] = []
+  const handWritten: HandWritten[] = []
+  const raws = new Map<string, RawWorker>()
+  for (const { db, url } of dbs) {
+    process.stdout.write(`bench: starting the service, the hand-written server and the raw work on ${db}\n`)
+    services.push(await startService(pin, db, smtpUrl, url, profileDir, serviceEnv, invitations))
+    handWritten.push(await startHandWritten(pin, db, smtpUrl, url, serviceEnv, invitations, profileDir))
+    raws.set(db, await startRawWorker(pin, db, smtpUrl, url, connections))
+  }
+  const variants = values.costs ? await startVariants(pin, dbs, smtpUrl, serviceEnv) : []
+  const afterApp = values.costs ? await startBareAfterApp(pin, smtpUrl) : null
+  const list = scenarioList({
+    barePort: bare.port,
+    barePid: () => bare.proc.child.pid ?? 0,
+    services,
+    handWritten,
+    raws,
+    variants,
+    ...(afterApp !== null ? { bareAfterApp: { port: afterApp.port, pid: () => afterApp.proc.child.pid ?? 0 } } : {}),
+    connections,
+    only: values.only
+  })
+  const stopAll = async (): Promise<void> => {
+    for (const w of raws.values()) w.child.send({ type: 'stop' })
+    for (const h of handWritten) await stop(h.child)
+    await stop(bare.proc.child)
+    if (afterApp !== null) await stop(afterApp.proc.child)
+    for (const s of services) await stop(s.proc.child)
+    for (const v of variants) await stop(v.child)
+  }
+  return { list, stop: stopAll }
+}
+
 async function main (): Promise<void> {
   const rounds = Number(values.rounds)
+  const launches = Number(values.launches)
+  if (!Number.isInteger(launches) || launches < 1) {
+    throw new Error(`--launches expects a whole number ≥ 1, got "${values.launches}"`)
+  }
   const seconds = Number(values.duration)
   const warmup = Number(values.warmup)
   const connections = Number(values.connections)
@@ -187,53 +253,38 @@ async function main (): Promise<void> {
     return [kv.slice(0, at), kv.slice(at + 1)]
   }))
   try {
-    const bare = await startBare(pin, profileDir)
-    const invitations = Number(values.invitations)
     const dbs: DbSpec = [
       ...(values['no-pglite'] ? [] : [{ db: 'pglite' as const, url: null }]),
       ...(pgDb !== null ? [{ db: 'postgres' as const, url: pgDb.url }] : [])
     ]
-    const services: Service[] = []
-    const handWritten: HandWritten[] = []
-    const raws = new Map<string, RawWorker>()
-    for (const { db, url } of dbs) {
-      process.stdout.write(`bench: starting the service, the hand-written server and the raw work on ${db}\n`)
-      services.push(await startService(pin, db, smtp.url, url, profileDir, serviceEnv, invitations))
-      handWritten.push(await startHandWritten(pin, db, smtp.url, url, serviceEnv, invitations, profileDir))
-      raws.set(db, await startRawWorker(pin, db, smtp.url, url, connections))
+    // Each launch starts every server afresh and runs its rounds; the rounds of all launches are
+    // pooled per scenario (each round remembers its launch), so a ratio pairs rounds of one launch.
+    const pooled = new Map<string, { scenario: Scenario, rounds: Round[] }>()
+    for (let launch = 1; launch <= launches; launch++) {
+      if (launches > 1) process.stdout.write(`bench: launch ${launch} of ${launches}\n`)
+      const started = await startServers({ pin, dbs, smtpUrl: smtp.url, serviceEnv, connections, profileDir })
+      const plan = `${started.list.length} scenarios × ${rounds} rounds × ${seconds} s, ` +
+        `${connections} connections`
+      if (launch === 1) process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)
+      // Only the first launch is profiled: a profile is of one round.
+      const results = await runRounds(started.list, rounds, seconds, warmup, launch === 1 ? profileDir : null)
+      for (const [s, rs] of results) {
+        const key = `${s.group}\u0000${s.server}\u0000${s.name}`
+        const entry = pooled.get(key) ?? { scenario: s, rounds: [] }
+        entry.rounds.push(...rs.map(r => ({ ...r, launch })))
+        pooled.set(key, entry)
+      }
+      await started.stop()
     }
 
-    const variants = values.costs ? await startVariants(pin, dbs, smtp.url, serviceEnv) : []
-    const afterApp = values.costs ? await startBareAfterApp(pin, smtp.url) : null
-    const barePid = (): number => bare.proc.child.pid ?? 0
-    const list = scenarioList({
-      barePort: bare.port,
-      barePid,
-      services,
-      handWritten,
-      raws,
-      variants,
-      ...(afterApp !== null ? { bareAfterApp: { port: afterApp.port, pid: () => afterApp.proc.child.pid ?? 0 } } : {}),
-      connections,
-      only: values.only
-    })
-    const plan = `${list.length} scenarios × ${rounds} rounds × ${seconds} s, ${connections} connections`
-    process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)
-    const results = await runRounds(list, rounds, seconds, warmup, profileDir)
-
-    const rows = summarize(results)
-    const goals = [...targets(rows, services.map(s => s.db)), ...startGoals, ...consoleGoals]
+    const rows = summarize(new Map([...pooled.values()].map(e => [e.scenario, e.rounds])))
+    const goals = [...targets(rows, dbs.map(d => d.db)), ...startGoals, ...consoleGoals]
     process.stdout.write(formatTable(rows, goals, smtp.received()))
     const pinnedCpus = pin.on ? { servers: pin.serverCpu, loadGenerator: pin.loadCpu } : null
-    const params = { rounds, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus }
+    const params = { rounds, launches, durationSeconds: seconds, warmupSeconds: warmup, connections, pinnedCpus }
     writeResults(values.out, params, rows, goals, smtp.received())
     process.stdout.write(`bench: wrote ${relative(projectRoot, values.out)}\n`)
 
-    for (const w of raws.values()) w.child.send({ type: 'stop' })
-    for (const h of handWritten) await stop(h.child)
-    await stop(bare.proc.child)
-    if (afterApp !== null) await stop(afterApp.proc.child)
-    for (const s of services) await stop(s.proc.child)
     if (profileDir !== null) {
       for (const f of readdirSync(profileDir).filter(f => f.endsWith('.cpuprofile'))) {
         process.stdout.write('\n' + analyzeProfile(join(profileDir, f)) + '\n')
@@ -267,5 +318,12 @@ else if (values.batch) {
     rounds: Number(values.rounds),
     build: !values['no-build'],
     profile: values.profile
+  })
+} else if (values.instructions) {
+  await runInstructions({
+    pgUrl: values['no-postgres'] ? null : values['pg-url'],
+    requests: Number(values.requests),
+    warmup: 60_000,
+    rounds: Number(values.rounds)
   })
 } else await main()

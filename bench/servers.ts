@@ -117,7 +117,7 @@ async function httpJson (
  * it, a log level that writes nothing per request, no e-mail budget in the way, and an API key
  * limit of one message a minute (the 429 scenario: every request past the first is refused).
  */
-function serviceEnv (
+export function serviceEnv (
   dataDir: string, port: number, smtpUrl: string, databaseUrl: string | null, extraEnv: Record<string, string>
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -180,7 +180,8 @@ export async function stop (child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 }
 
-const BARE = `
+/** Bare Fastify's hello-world on GET / (PORT), as a script for `node --input-type=module -e`. */
+export const BARE = `
 import Fastify from 'fastify'
 const app = Fastify({ logger: false })
 app.get('/', async () => ({ hello: 'world' }))
@@ -230,6 +231,9 @@ export async function startBareAfterApp (pin: Pinning, smtpUrl: string): Promise
   return { port, proc }
 }
 
+/** Services started by this process: with --launches, a port may come round again on one database. */
+let servicesStarted = 0
+
 /** The compiled service on PGlite (a data directory of its own) or PostgreSQL, with an admin's session cookie. */
 export async function startService (
   pin: Pinning,
@@ -247,8 +251,9 @@ export async function startService (
   // The first admin as an operator makes it (compiled create-admin; before the service holds
   // the embedded database), then signed up over HTTP for a real session cookie.
   // Unique per server: on PostgreSQL the --costs variants share the database.
-  const admin = `admin-${db}-${port}@bench.test`
-  const workspace = `Bench ${db} ${port}`
+  const serial = ++servicesStarted
+  const admin = `admin-${db}-${port}-${serial}@bench.test`
+  const workspace = `Bench ${db} ${port} ${serial}`
   const createAdmin = [compiled('create-admin'), '--email', admin, '--workspace', workspace]
   const made = execFileSync(process.execPath, createAdmin, {
     cwd: projectRoot, env: { ...env, SMTP_URL: '' }, encoding: 'utf8'
