@@ -7,6 +7,7 @@ import jwt from '@fastify/jwt'
 import rateLimit from '@fastify/rate-limit'
 import { parse as parseYaml } from 'yaml'
 import { buildApp } from '../src/app.js'
+import { keepTickShape } from '../src/lib/tick-shape.js'
 import { loadConfig } from '../src/config.js'
 import { insertUser } from '../src/db/users.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
@@ -51,6 +52,9 @@ const { values } = parseArgs({
   strict: true
 })
 
+// As src/server.ts does first: without it, this baseline would pay for Node's tick objects through
+// V8's runtime on PGlite, and the service would look faster than it is (src/lib/tick-shape.ts).
+keepTickShape()
 const config = loadConfig(process.env, { root: projectRoot })
 const base = await buildApp({ config, logger: false })
 await base.ready()

@@ -180,8 +180,16 @@ export async function stop (child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 }
 
-/** Bare Fastify's hello-world on GET / (PORT), as a script for `node --input-type=module -e`. */
+/**
+ * Bare Fastify's hello-world on GET / (PORT), as a script for `node --input-type=module -e`. It
+ * keeps a tick object first, as the service does (src/lib/tick-shape.ts): a Node server idle for
+ * ~10 s after its start (this one, while the bench starts the others) has its tick objects'
+ * shape collected and pays 15 % of its CPU for it from then on, which made the baseline slower
+ * than bare Fastify is.
+ */
 export const BARE = `
+const { keepTickShape } = await import('${pathToFileURL(join(projectRoot, 'dist')).href}/src/lib/tick-shape.js')
+keepTickShape()
 import Fastify from 'fastify'
 const app = Fastify({ logger: false })
 app.get('/', async () => ({ hello: 'world' }))
@@ -198,13 +206,15 @@ export async function startBare (pin: Pinning, profileDir: string | null): Promi
   return { port, proc }
 }
 
-// The same hello-world, served by a process that first built the service's app (compiled, on PGlite)
-// and closed it: whether what the app's start leaves in a process (its code, its heap, V8's
-// feedback) costs a request apart from anything the request does. Read its ratio to bare Fastify
-// with care: two launches of the same program differ by up to a quarter in CPU per request
-// (docs/performance.md, "Health against bare Fastify"), and each server here is launched once.
+// The same hello-world, served by a process that first kept a tick object as src/server.ts does
+// (src/lib/tick-shape.ts), then built the service's app (compiled, on PGlite) and closed it: whether
+// what the app's start leaves in a process (its code, its heap, V8's feedback) costs a request apart
+// from anything the request does. Read its ratio with care: two launches of the same program differ
+// in CPU per request (docs/performance.md, "Health against bare Fastify"); `--launches` evens that out.
 const BARE_AFTER_APP = (dist: string): string => `
 import Fastify from 'fastify'
+const { keepTickShape } = await import('${dist}/src/lib/tick-shape.js')
+keepTickShape()
 const { loadConfig } = await import('${dist}/src/config.js')
 const { prepareDataDir } = await import('${dist}/src/db/client.js')
 const { buildApp } = await import('${dist}/src/app.js')
