@@ -3,8 +3,9 @@ import { createHook } from 'node:async_hooks'
 // Node's process.nextTick queues each callback in a "tick object" built as an object literal with
 // computed keys ({ [async_id_symbol]: …, [trigger_async_id_symbol]: …, callback, args }). V8 keeps
 // the hidden classes (maps) of that shape alive only while some object of it lives. When a full
-// garbage collection runs while no tick is queued — the embedded database's start runs several —
-// the shape is collected and made again, and from then on V8's optimized nextTick, and the stream
+// garbage collection runs while no tick is queued — the embedded database's start runs several,
+// and V8's memory reducer runs one in a server idle after its start — the shape is collected and
+// made again, and from then on V8's optimized nextTick, and the stream
 // functions that inline it (every request ends its IncomingMessage through several ticks), define
 // each tick's properties through V8's runtime instead of inline: about 38k instructions more per
 // request, a tenth of a health request's CPU time on PGlite, for the life of the process
