@@ -1,6 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,7 +7,7 @@ import { projectRoot } from '../src/paths.js'
 import { freePort } from '../scripts/lib/free-port.js'
 import { startCommand } from '../scripts/lib/start-command.js'
 import { median } from './load.js'
-import { BARE, serviceEnv, throwawayDatabase, type Throwaway } from './servers.js'
+import { BARE, httpJson, serviceEnv, throwawayDatabase, type Throwaway } from './servers.js'
 
 // `npm run bench -- --instructions`: how many CPU instructions one request costs, counted by
 // valgrind's callgrind in the user space of the whole process (every thread: V8's compiler and
@@ -33,10 +32,11 @@ interface Split { compiler: number, gc: number, runtime: number, tickLiteral: nu
 interface Counted { perRequest: number, split: Split }
 
 /**
- * Node's process.nextTick builds its tick object with computed keys. In some processes V8's
- * optimized code defines them through this runtime function, thousands of instructions a tick,
- * in others inline: bare Fastify measured 58k instructions a request in one launch and 95k in
- * another (docs/performance.md).
+ * Node's process.nextTick builds its tick object with computed keys. In a process whose tick
+ * objects' shape was collected, V8's optimized code defines them through this runtime function,
+ * thousands of instructions a tick (bare Fastify: 60.7k instructions a request in one launch, about
+ * 95k in another). Both servers here keep the shape (src/lib/tick-shape.ts): this path should read
+ * about 0; what it counts tells whether that still holds (docs/performance.md).
  */
 const TICK_LITERAL = 'Runtime_DefineKeyedOwnPropertyInLiteral'
 
@@ -82,17 +82,6 @@ interface Target { name: string, child: ChildProcess, port: number, path: string
 function control (t: Target, ...args: string[]): string {
   const pid = String(t.child.pid)
   return execFileSync('callgrind_control', [...args, pid], { env: t.controlEnv, encoding: 'utf8', stdio: 'pipe' })
-}
-
-async function get (port: number, path: string): Promise<number> {
-  return await new Promise(resolve => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, res => {
-      res.resume()
-      res.on('end', () => { resolve(res.statusCode ?? 0) })
-    })
-    req.on('error', () => { resolve(0) })
-    req.end()
-  })
 }
 
 async function load (t: Target, amount: number): Promise<void> {
@@ -152,7 +141,7 @@ function underCallgrind (
 async function ready (t: Target, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
-    if (await get(t.port, t.path) === 200) return
+    if ((await httpJson(t.port, 'GET', t.path).catch(() => null))?.status === 200) return
     if (t.child.exitCode !== null) throw new Error(`${t.name} exited before answering`)
     await new Promise(resolve => setTimeout(resolve, 500))
   }
@@ -178,6 +167,9 @@ const k = (x: number): string => `${(x / 1000).toFixed(1)}k`
 export async function runInstructions (opts: {
   pgUrl: string | null, requests: number, warmup: number, rounds: number
 }): Promise<void> {
+  for (const [flag, n] of [['--requests', opts.requests], ['--rounds', opts.rounds]] as const) {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} expects a whole number ≥ 1, got ${n}`)
+  }
   try {
     execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
   } catch {
@@ -219,7 +211,7 @@ export async function runInstructions (opts: {
     }
     process.stdout.write('\n')
     // The compiler's share is warm-up that outlasted the warm-up (it ends); the nextTick path is
-    // a property of the launch, not of the code (TICK_LITERAL). Both are shown apart.
+    // a property of the process's history, not of the request's code (TICK_LITERAL). Both apart.
     const summary = (t: Target): { all: number, own: number, code: number, tick: number } => {
       const cs = counted.get(t) ?? []
       const all = median(cs.map(c => c.perRequest))

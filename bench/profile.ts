@@ -10,7 +10,7 @@ interface ProfileNode {
   hitCount?: number
   children?: number[]
 }
-interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
+export interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
 
 function frameLabel (n: ProfileNode): string {
   const url = n.callFrame.url.replace(/^file:\/\//, '')
@@ -34,12 +34,21 @@ function packageOf (n: ProfileNode): string {
 
 const add = <K>(m: Map<K, number>, k: K, v: number): void => { m.set(k, (m.get(k) ?? 0) + v) }
 
-/** Top frames by self time, and inclusive time by package. */
-export function analyzeProfile (file: string, top = 20): string {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile
-  const byId = new Map(prof.nodes.map(n => [n.id, n]))
+/** A V8 CPU profile (.cpuprofile) as written by the inspector; throws on a file still being written. */
+export const readProfile = (file: string): Profile => JSON.parse(readFileSync(file, 'utf8')) as Profile
+
+/** Self time (µs) of each profile node: the time its frame was on top of the stack. */
+export function selfTimeByNode (prof: Profile): Map<number, number> {
   const self = new Map<number, number>()
   prof.samples.forEach((id, i) => { add(self, id, prof.timeDeltas[i] ?? 0) })
+  return self
+}
+
+/** Top frames by self time, and inclusive time by package. */
+export function analyzeProfile (file: string, top = 20): string {
+  const prof = readProfile(file)
+  const byId = new Map(prof.nodes.map(n => [n.id, n]))
+  const self = selfTimeByNode(prof)
   const total = [...self.values()].reduce((a, b) => a + b, 0)
   const selfBy = new Map<string, number>()
   for (const [id, us] of self) { const n = byId.get(id); if (n !== undefined) add(selfBy, frameLabel(n), us) }

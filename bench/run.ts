@@ -262,12 +262,14 @@ async function main (): Promise<void> {
     const pooled = new Map<string, { scenario: Scenario, rounds: Round[] }>()
     for (let launch = 1; launch <= launches; launch++) {
       if (launches > 1) process.stdout.write(`bench: launch ${launch} of ${launches}\n`)
-      const started = await startServers({ pin, dbs, smtpUrl: smtp.url, serviceEnv, connections, profileDir })
+      // Only the first launch is profiled (a profile is of one round): the others run without the
+      // profiler's preload, as the service runs.
+      const profiled = launch === 1 ? profileDir : null
+      const started = await startServers({ pin, dbs, smtpUrl: smtp.url, serviceEnv, connections, profileDir: profiled })
       const plan = `${started.list.length} scenarios × ${rounds} rounds × ${seconds} s, ` +
         `${connections} connections`
       if (launch === 1) process.stdout.write(`bench: ${plan} (warm-up ${warmup} s each)\n`)
-      // Only the first launch is profiled: a profile is of one round.
-      const results = await runRounds(started.list, rounds, seconds, warmup, launch === 1 ? profileDir : null)
+      const results = await runRounds(started.list, rounds, seconds, warmup, profiled)
       for (const [s, rs] of results) {
         const key = `${s.group}\u0000${s.server}\u0000${s.name}`
         const entry = pooled.get(key) ?? { scenario: s, rounds: [] }

@@ -90,7 +90,7 @@ export function cleanUp (): void {
 
 interface Answer { status: number, body: string, setCookie: string[] }
 
-async function httpJson (
+export async function httpJson (
   port: number, method: string, path: string, body?: unknown, cookie?: string
 ): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body)
@@ -182,10 +182,10 @@ export async function stop (child: ChildProcess): Promise<void> {
 
 /**
  * Bare Fastify's hello-world on GET / (PORT), as a script for `node --input-type=module -e`. It
- * keeps a tick object first, as the service does (src/lib/tick-shape.ts): a Node server idle for
- * ~10 s after its start (this one, while the bench starts the others) has its tick objects'
- * shape collected and pays 15 % of its CPU for it from then on, which made the baseline slower
- * than bare Fastify is.
+ * keeps a tick object first, as the service does (src/lib/tick-shape.ts): a Node server idle after
+ * its start (this one, while the bench starts the others; 15 s measured) has its tick objects'
+ * shape collected and pays about 15 % of its CPU for it from then on, which made the baseline
+ * slower than bare Fastify is.
  */
 export const BARE = `
 const { keepTickShape } = await import('${pathToFileURL(join(projectRoot, 'dist')).href}/src/lib/tick-shape.js')

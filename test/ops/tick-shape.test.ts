@@ -1,12 +1,13 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { keepTickShape } from '../../src/lib/tick-shape.js'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from '../../scripts/lib/free-port.js'
+import { readProfile, selfTimeByNode, type Profile } from '../../bench/profile.js'
 import { seededDataDir } from '../helpers/build.js'
 import { stopProcess, tsImport, until } from '../helpers/service-process.js'
 
@@ -49,17 +50,14 @@ t.test('keepTickShape keeps a tick object of each kind, once', async t => {
   t.equal(keepTickShape(), kept, 'a second call keeps nothing more')
 })
 
-interface ProfileNode { id: number, callFrame: { functionName: string } }
-interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
-
 /** Own time (µs) in a profile, by function name. */
 function selfTimes (profile: Profile): Map<string, number> {
   const names = new Map(profile.nodes.map(n => [n.id, n.callFrame.functionName]))
   const times = new Map<string, number>()
-  profile.samples.forEach((id, i) => {
+  for (const [id, us] of selfTimeByNode(profile)) {
     const fn = names.get(id) ?? ''
-    times.set(fn, (times.get(fn) ?? 0) + (profile.timeDeltas[i] ?? 0))
-  })
+    times.set(fn, (times.get(fn) ?? 0) + us)
+  }
   return times
 }
 
@@ -111,7 +109,7 @@ t.test('the service on the embedded database answers without defining its ticks 
   await until('the profile', async () => existsSync(file) ? true : undefined, 30_000)
   const times = await until('a complete profile', async () => {
     try {
-      return selfTimes(JSON.parse(readFileSync(file, 'utf8')) as Profile)
+      return selfTimes(readProfile(file))
     } catch {
       return undefined
     }
