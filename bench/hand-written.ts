@@ -23,6 +23,7 @@ import type { Principal } from '../src/principal.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 import { createSerializerCompiler, createValidatorCompiler } from '../src/validation.js'
 import { seedWorkspaceInvitations } from './seed.js'
+import { apiKeyScopes } from '../src/generated/api-key-scopes.js'
 
 // The baseline the service must not be slower than: the same operations written by hand as a
 // Fastify 5 route each, the way one would without a contract — no fastify-openapi-glue, no
@@ -200,7 +201,7 @@ const user = await insertUser(db, {
 const { token } = await services.sessions.start(db, user.id, 'signup')
 const principal = await services.sessions.authenticate(token)
 if (principal === null) throw new Error('hand-written: the session does not authenticate')
-const key = await services.apiKeys.create(principal, { name: 'bench' })
+const key = await services.apiKeys.create(principal, { name: 'bench', scopes: apiKeyScopes.map(s => s.scope) })
 await seedWorkspaceInvitations(db, workspace.id, Number(values.invitations))
 
 await app.listen({ port: Number(values.port), host: '127.0.0.1' })

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { projectRoot } from '../src/paths.js'
 import type { Measured, Pinning } from './load.js'
+import { apiKeyScopes } from '../src/generated/api-key-scopes.js'
 
 // The processes measured: the service as `npm start` runs it (compiled, LOG_LEVEL=warn), a bare
 // Fastify hello-world, and the raw-work worker (bench/raw-worker.ts). Every child and temporary
@@ -132,6 +133,8 @@ export function serviceEnv (
     SESSION_SECRET: newSecret(),
     INVITE_EMAILS_PER_HOUR: '100000',
     API_KEY_RATE_LIMIT_PER_MINUTE: '1',
+    // The REST budget per key raised for the run: the key-authenticated list page measures the path, not the limit.
+    API_KEY_REST_RATE_LIMIT_PER_MINUTE: '1000000',
     // Metrics collected as in production (their listener on a port of its own); `--service-env
     // METRICS_PORT=` (empty: unset) measures without.
     METRICS_PORT: '0',
@@ -281,7 +284,8 @@ export async function startService (
   const signup = await httpJson(port, 'POST', '/api/auth/signup', { token, name: 'Bench Admin' })
   if (signup.status !== 201) throw new Error(`signup on ${db} answered ${signup.status}: ${signup.body}`)
   const cookie = (signup.setCookie.find(c => c.startsWith('service_session=')) ?? '').split(';')[0] as string
-  const key = await httpJson(port, 'POST', '/api/api-keys', { name: 'bench' }, cookie)
+  const allScopes = apiKeyScopes.map(s => s.scope)
+  const key = await httpJson(port, 'POST', '/api/api-keys', { name: 'bench', scopes: allScopes }, cookie)
   if (key.status !== 201) throw new Error(`an API key on ${db} answered ${key.status}: ${key.body}`)
   return { db, port, proc, cookie, apiKey: (JSON.parse(key.body) as { secret: string }).secret }
 }

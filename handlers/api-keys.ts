@@ -6,7 +6,7 @@ export function apiKeyHandlers (
 ): HandlerGroup<'postApiKeys' | 'getApiKeys' | 'deleteApiKeysApiKeyId'> {
   return {
     async postApiKeys (request, reply) {
-      const created = await services.apiKeys.create(principalOf(request), { name: request.body.name })
+      const created = await services.apiKeys.create(principalOf(request), request.body)
       // The secret is in this one answer only; keep it out of any shared cache.
       return await reply.header('cache-control', 'no-store').code(201).send(created)
     },

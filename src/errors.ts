@@ -27,6 +27,10 @@ export const Errors = {
   INVITE_NOT_ALLOWED: define(
     'INVITE_NOT_ALLOWED', 'The invite policy of this workspace (%s) does not allow this: %s', 403
   ),
+  INSUFFICIENT_SCOPE: define('INSUFFICIENT_SCOPE', 'This API key lacks the scope this operation needs: %s', 403),
+  API_KEY_NOT_ALLOWED: define(
+    'API_KEY_NOT_ALLOWED', "API keys cannot call this operation: it takes a person's session", 403
+  ),
   CSRF_REJECTED: define(
     'CSRF_REJECTED', 'This request came from another site and was refused; send it from this service\'s own pages', 403
   ),

@@ -1,9 +1,18 @@
 import type { Role } from './db/users.js'
 import { serviceError, type ServiceError } from './errors.js'
 
+/** What an API key acting as a principal may do, and how audit rows and events name it. */
+interface KeyGrant {
+  name: string
+  /** The contract's ApiKeyScope values the key holds. */
+  scopes: readonly string[]
+  /** The door the key came through: a REST operation (`api`) or the MCP endpoint (`mcp`). */
+  door: 'api' | 'mcp'
+}
+
 /** Who is calling, as established by a security handler; read by handlers and services. */
 export interface Principal {
-  /** session: a person's cookie; apiKey: an MCP client; chat: an admin acting through the Slack bot. */
+  /** session: a person's cookie; apiKey: a script, a generated client or an MCP client; chat: the Slack bot. */
   kind: 'session' | 'apiKey' | 'chat'
   userId: string
   workspaceId: string
@@ -12,6 +21,8 @@ export interface Principal {
   role: Role
   sessionId: string | null
   apiKeyId: string | null
+  /** Set when kind is apiKey: the key's name, scopes and door. */
+  key?: KeyGrant
   /** The request (HTTP request id, or the chat event id) acting; events and audit rows name it. */
   requestId: string | null
 }
@@ -39,4 +50,37 @@ export function principalOf (request: { principal: Principal | null }): Principa
  */
 export function workspaceGone (): ServiceError {
   return serviceError('UNAUTHENTICATED')
+}
+
+/** The scopes of `required` that the principal lacks: none for people (their role decides). */
+export function missingScopes (principal: Principal, required: readonly string[]): string[] {
+  const held = principal.key?.scopes
+  if (principal.kind !== 'apiKey' || held === undefined) return []
+  return required.filter(s => !held.includes(s))
+}
+
+/** The realm of every Bearer challenge (RFC 6750 §3). */
+export const BEARER_REALM = 'workspace-service'
+
+/**
+ * 403 INSUFFICIENT_SCOPE for a key that lacks some of `required`, with the RFC 6750 §3.1
+ * challenge naming what is missing; nothing for people or a key holding them all. The one check
+ * of scopes: the security plugin runs it with each operation's declared scopes, services with
+ * `members:admin` where a request makes or unmakes an admin, MCP tools with their operation's.
+ */
+export function requireScopes (principal: Principal, required: readonly string[]): void {
+  const missing = missingScopes(principal, required)
+  if (missing.length === 0) return
+  const err = serviceError(
+    'INSUFFICIENT_SCOPE', [missing.join(' ')], { requiredScopes: [...required], missingScopes: missing }
+  )
+  err.headers = {
+    'www-authenticate': `Bearer realm="${BEARER_REALM}", error="insufficient_scope", scope="${missing.join(' ')}"`
+  }
+  throw err
+}
+
+/** `requireScopes` for `members:admin`: what anything that makes or unmakes an admin needs besides its own scope. */
+export function requireAdminScope (principal: Principal): void {
+  requireScopes(principal, ['members:admin'])
 }

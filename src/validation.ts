@@ -15,9 +15,10 @@ import fastJsonStringify from 'fast-json-stringify'
 // OpenAPI keywords that are annotations to a JSON-schema validator, allowed by name rather than
 // by turning strict mode off (which would also accept misspelled keywords); with them the
 // contract's own extensions a schema may carry: a deprecated field's dates and link
-// (src/plugins/contract-lifecycle.ts).
+// (src/plugins/contract-lifecycle.ts), and the words for each value of an enum (`ApiKeyScope`).
 const OPENAPI_KEYWORDS = [
-  'example', 'discriminator', 'xml', 'externalDocs', 'x-deprecated-at', 'x-sunset', 'x-deprecation-link'
+  'example', 'discriminator', 'xml', 'externalDocs', 'x-deprecated-at', 'x-sunset', 'x-deprecation-link',
+  'x-enumDescriptions'
 ]
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv

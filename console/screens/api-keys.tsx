@@ -3,6 +3,7 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../main.js'
 import { ConfirmButton, ListState, Table, announce, when } from '../ui.js'
 import { useEffect } from 'preact/hooks'
+import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
 
 /** A secret shown once, with a copy button; dismissed, it is gone from the page. */
 export function OnceSecret ({ label, secret, onDone, after = 'Afterwards the console shows only its prefix.' }: {
@@ -28,10 +29,67 @@ export function OnceSecret ({ label, secret, onDone, after = 'Afterwards the con
   )
 }
 
+/** The areas of the scope catalogue, in the picker's order, with their headings. */
+const AREAS: Array<{ area: string, title: string }> = [
+  { area: 'invitations', title: 'Invite people and manage invitations' },
+  { area: 'members', title: 'Members and their roles' },
+  { area: 'requests', title: 'Invite requests' },
+  { area: 'links', title: 'Invite links' },
+  { area: 'domains', title: 'Verified domains' },
+  { area: 'workspace', title: 'The workspace and its settings' },
+  { area: 'webhooks', title: 'Webhooks' },
+  { area: 'events', title: 'The event feed' },
+  { area: 'audit', title: 'The audit trail' }
+]
+type Scope = Schemas['ApiKeyScope']
+const WORDS = new Map(apiKeyScopes.map(s => [s.scope, s.description]))
+/** The scope's words, from the contract's catalogue. */
+const wordsOf = (scope: Scope): string => WORDS.get(scope) ?? scope
+const EXPIRIES: Array<{ days: number | null, label: string }> = [
+  { days: 30, label: '30 days' }, { days: 90, label: '90 days' }, { days: 365, label: 'A year' }, { days: null, label: 'Never' }
+]
+const DAY_MS = 24 * 60 * 60 * 1000
+/** Keys expiring within this many days are flagged. */
+const WARN_DAYS = 14
+
+/** "in 3 days" / "expired" / null (no expiry, or far off) for the warning column and banner. */
+function expiryWarning (k: Schemas['ApiKey'], now: number): string | null {
+  if (k.expiresAt === null) return null
+  const days = Math.ceil((Date.parse(k.expiresAt) - now) / DAY_MS)
+  if (days <= 0) return 'Expired: it no longer works'
+  if (days <= WARN_DAYS) return `Expires in ${days} day${days === 1 ? '' : 's'}`
+  return null
+}
+
+function ScopePicker ({ chosen, onChange }: { chosen: Set<Scope>, onChange: (next: Set<Scope>) => void }) {
+  const toggle = (scope: Scope, on: boolean) => {
+    const next = new Set(chosen)
+    if (on) next.add(scope); else next.delete(scope)
+    onChange(next)
+  }
+  return (
+    <div class='scopes'>
+      {AREAS.map(({ area, title }) => (
+        <fieldset key={area}>
+          <legend>{title}</legend>
+          {apiKeyScopes.filter(s => s.scope.startsWith(`${area}:`)).map(({ scope, description }) => (
+            <label key={scope} class='check'>
+              <input type='checkbox' checked={chosen.has(scope)} onChange={e => { toggle(scope, e.currentTarget.checked) }} />
+              <span>{description} <code>{scope}</code></span>
+            </label>
+          ))}
+        </fieldset>
+      ))}
+    </div>
+  )
+}
+
 export function ApiKeys (_props: ScreenProps) {
   const [items, setItems] = useState<Array<Schemas['ApiKey']> | null>(null)
   const [problem, setProblem] = useState<Problem | null>(null)
   const [name, setName] = useState('')
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set())
+  const [expiry, setExpiry] = useState<number | null>(90)
   const [created, setCreated] = useState<Schemas['ApiKeyCreated'] | null>(null)
   const load = () => {
     void call(api.GET('/api/api-keys')).then(r => { if (r.ok) { setItems(r.data.items); setProblem(null) } else setProblem(r.problem) })
@@ -39,8 +97,18 @@ export function ApiKeys (_props: ScreenProps) {
   useEffect(load, [])
   const create = async (e: Event) => {
     e.preventDefault()
-    const r = await call(api.POST('/api/api-keys', { body: { name: name.trim() } }))
-    if (r.ok) { setCreated(r.data); setName(''); announce(`API key ${r.data.name} created: copy it now, it is shown once.`) } else { setProblem(r.problem); announce(r.problem.text) }
+    if (scopes.size === 0) { announce('Choose at least one thing the key may do.'); return }
+    const body: Schemas['CreateApiKeyRequest'] = {
+      name: name.trim(),
+      // In the catalogue's order, whatever the order of the clicks.
+      scopes: apiKeyScopes.map(s => s.scope).filter(s => scopes.has(s)),
+      ...(expiry !== null ? { expiresAt: new Date(Date.now() + expiry * DAY_MS).toISOString() } : {})
+    }
+    const r = await call(api.POST('/api/api-keys', { body }))
+    if (r.ok) {
+      setCreated(r.data); setName(''); setScopes(new Set())
+      announce(`API key ${r.data.name} created: copy it now, it is shown once.`)
+    } else { setProblem(r.problem); announce(r.problem.text) }
     load()
   }
   const revoke = async (k: Schemas['ApiKey']) => {
@@ -49,23 +117,53 @@ export function ApiKeys (_props: ScreenProps) {
     else { setProblem(r.problem); announce(r.problem.text) }
     load()
   }
+  const now = Date.now()
+  const expiring = (items ?? []).filter(k => expiryWarning(k, now) !== null)
   return (
     <>
+      <p>
+        A key lets a script, a client generated from the contract (<a href='/api/docs'>API reference</a>) or an AI
+        assistant (the MCP endpoint, <code>/api/mcp</code>) act in this workspace, sent as{' '}
+        <code>Authorization: Bearer &lt;key&gt;</code>. It may do only what you choose below, and works only while
+        the admin who made it is an admin here. Keys never make or revoke keys and never sign anyone in.
+      </p>
+      {expiring.length > 0 && (
+        <p class='warning' role='status'>
+          {expiring.length === 1 ? 'A key expires soon: ' : `${expiring.length} keys expire soon: `}
+          {expiring.map(k => `${k.name} (${expiryWarning(k, now) ?? ''})`).join('; ')}. Make a new key before then.
+        </p>
+      )}
       <form class='card' onSubmit={create} aria-labelledby='key-title'>
         <h2 id='key-title'>Create an API key</h2>
         <label for='key-name'>Name</label>
         <input id='key-name' required maxLength={100} value={name} onInput={e => { setName(e.currentTarget.value) }} />
+        <p id='scopes-hint'>What may the key do? Choose only what the script needs.</p>
+        <ScopePicker chosen={scopes} onChange={setScopes} />
+        <label for='key-expiry'>Expires</label>
+        <select
+          id='key-expiry' value={String(expiry)}
+          onChange={e => { const v = e.currentTarget.value; setExpiry(v === 'null' ? null : Number(v)) }}
+        >
+          {EXPIRIES.map(x => <option key={x.label} value={String(x.days)}>{x.label}</option>)}
+        </select>
         <button type='submit'>Create the key</button>
       </form>
       {created !== null && <OnceSecret label={`The key ${created.name}`} secret={created.secret} onDone={() => { setCreated(null) }} />}
       <ListState items={items} problem={problem} retry={load} empty='No API keys.'>
-        <Table caption='API keys' heads={['Name', 'Prefix', 'Created', 'Last used', '']}>
-          {items?.map(k => (
-            <tr key={k.id}>
-              <td>{k.name}</td><td><code>{k.prefix}…</code></td><td>{when(k.createdAt)}</td><td>{when(k.lastUsedAt)}</td>
-              <td><ConfirmButton label={`Revoke ${k.name}`} confirm={`Yes, revoke ${k.name}`} onConfirm={async () => { await revoke(k) }} /></td>
-            </tr>
-          ))}
+        <Table caption='API keys' heads={['Name', 'May', 'Expires', 'Made by', 'Last used', '']}>
+          {items?.map(k => {
+            const warning = expiryWarning(k, now)
+            return (
+              <tr key={k.id}>
+                <td>{k.name} <code>{k.prefix}…</code></td>
+                <td><ul class='plain'>{k.scopes.map(s => <li key={s}>{wordsOf(s)}</li>)}</ul></td>
+                <td>{k.expiresAt === null ? 'Never' : when(k.expiresAt)}{warning !== null && <strong class='warn'> {warning}</strong>}</td>
+                <td>{k.createdByEmail ?? 'a removed admin'}</td>
+                <td>{when(k.lastUsedAt)}</td>
+                <td><ConfirmButton label={`Revoke ${k.name}`} confirm={`Yes, revoke ${k.name}`} onConfirm={async () => { await revoke(k) }} /></td>
+              </tr>
+            )
+          })}
         </Table>
       </ListState>
     </>

@@ -14,24 +14,31 @@ import type { Principal } from '../principal.js'
 
 // API keys: `wsk_<12 lower-case alphanumerics>_<43 base64url chars = 32 random bytes>`. The first
 // 16 characters (`wsk_` + id part) are the stored, listed and looked-up prefix; the database keeps
-// only the SHA-256 of the whole key. A key acts as the admin who created it, while that person is
-// still an active admin of the key's workspace.
+// only the SHA-256 of the whole key. A key acts in its workspace with the scopes it was given, while
+// the admin who created it is still an active admin there and until it expires; audit rows and
+// events name the key itself as the actor.
 
 const KEY_PATTERN = /^(wsk_[0-9a-z]{12})_[A-Za-z0-9_-]{43}$/
 const PREFIX_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 /** last_used_at is written at most this often per key (it is shown to admins, not used for limits). */
 const LAST_USED_RESOLUTION_MS = 60_000
+/** The furthest ahead a key's expiry may be set: a little over a year. */
+const MAX_EXPIRY_MS = 366 * 24 * 60 * 60 * 1000
 
 /** A key as the contract's ApiKey schema shows it (never the secret or its hash). */
 type ApiKeyView = components['schemas']['ApiKey']
+type CreateApiKeyInput = components['schemas']['CreateApiKeyRequest']
 
 export interface ApiKeyService {
   /** Creates a key for the actor's workspace; `secret` is the whole key, returned only here. */
-  create(actor: Principal, input: { name: string }): Promise<components['schemas']['ApiKeyCreated']>
+  create(actor: Principal, input: CreateApiKeyInput): Promise<components['schemas']['ApiKeyCreated']>
   list(actor: Principal): Promise<ApiKeyView[]>
   /** Revokes a live key of the actor's workspace (NOT_FOUND otherwise); effective at once. */
   revoke(actor: Principal, apiKeyId: string): Promise<void>
-  /** The principal a presented key acts as, or null when it is not a live key of an active admin. */
+  /**
+   * The principal a presented key acts as (its door `api`; the MCP endpoint says `mcp`), or null
+   * when it is not a live, unexpired key whose creator is an active admin of its workspace.
+   */
   authenticate(key: string): Promise<Principal | null>
 }
 
@@ -41,9 +48,24 @@ function apiKeyView (k: ApiKeyRow): ApiKeyView {
     name: k.name,
     prefix: k.prefix,
     createdBy: k.createdBy,
+    createdByEmail: k.createdByEmail,
     createdAt: k.createdAt.toISOString(),
-    lastUsedAt: k.lastUsedAt?.toISOString() ?? null
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    scopes: k.scopes as ApiKeyView['scopes'],
+    expiresAt: k.expiresAt?.toISOString() ?? null
   }
+}
+
+/** A key's expiry: after now and at most MAX_EXPIRY_MS ahead (the contract checks the format). */
+function expiryOf (expiresAt: string | undefined, now: Date): Date | null {
+  if (expiresAt === undefined) return null
+  const at = new Date(expiresAt)
+  const ms = at.getTime() - now.getTime()
+  if (ms > 0 && ms <= MAX_EXPIRY_MS) return at
+  const message = ms <= 0 ? 'must be in the future' : 'must be at most 366 days ahead'
+  throw serviceError(
+    'VALIDATION_FAILED', [`body.expiresAt ${message}`], { errors: [{ in: 'body', field: 'expiresAt', message }] }
+  )
 }
 
 /** The prefix is shown in every key list; the secret and its hash never leave the row. */
@@ -69,6 +91,8 @@ export function createApiKeyService (
   const maxPerWorkspace = deps.config.apiKeysPerWorkspace
   return {
     async create (actor, input) {
+      const expiresAt = expiryOf(input.expiresAt, clock.now())
+      const scopes = [...new Set(input.scopes)]
       const prefix = newPrefix()
       const secret = `${prefix}_${randomToken(32)}`
       return await db.transaction(async tx => {
@@ -84,7 +108,9 @@ export function createApiKeyService (
             name: input.name,
             prefix,
             secretHash: hashToken(secret),
-            now
+            now,
+            scopes,
+            expiresAt
           }
         )
         await auditApiKey(deps.events, tx, actor, 'api_key.created', row, now)
@@ -112,10 +138,11 @@ export function createApiKeyService (
       const found = await findLiveApiKeyByPrefix(db, m[1] as string)
       // The prefix is not secret; the hash comparison is the check, and it is constant-time.
       if (found === null || !safeEqual(found.secretHash, hashToken(key))) return null
+      const now = clock.now()
+      if (found.expiresAt !== null && found.expiresAt.getTime() <= now.getTime()) return null
       const u = found.creator
       // Read on every request, so demoting, disabling or removing the creator stops the key at once.
       if (u === null || u.status !== 'active' || u.role !== 'admin' || u.workspaceId !== found.workspaceId) return null
-      const now = clock.now()
       if (found.lastUsedAt === null || now.getTime() - found.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
         await touchApiKey(db, found.id, now, LAST_USED_RESOLUTION_MS)
       }
@@ -128,6 +155,7 @@ export function createApiKeyService (
         role: u.role,
         sessionId: null,
         apiKeyId: found.id,
+        key: { name: found.name, scopes: found.scopes, door: 'api' },
         requestId: null
       }
     }

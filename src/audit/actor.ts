@@ -5,15 +5,20 @@ import type { Principal } from '../principal.js'
 
 /**
  * Who an audit event names as actor. The type and id say which door was used (the person's
- * session, an API key, the chat bot acting for a person); the label is always the person's
- * e-mail, so one person reads the same in the trail whichever door they used (a display name is
- * neither unique nor stable). API keys authenticate only the MCP endpoint, so their door is `mcp`;
- * the session cookie is the browser's (the console, the service's pages), so its door is `web`.
+ * session, an API key, the chat bot acting for a person). A person's label is their e-mail, so one
+ * person reads the same in the trail whichever door they used (a display name is neither unique
+ * nor stable); a key is its own actor, named by its id and name, through the REST API (`api`) or
+ * the MCP endpoint (`mcp`). The session cookie is the browser's (the console, the service's
+ * pages), so its door is `web`.
  */
 export function auditActorOf (principal: Principal): AuditActor {
   const by = { label: principal.email, requestId: principal.requestId }
   switch (principal.kind) {
-    case 'apiKey': return { ...by, type: 'api_key', id: principal.apiKeyId, source: 'mcp' }
+    case 'apiKey': {
+      const key = principal.key
+      const label = key?.name ?? by.label
+      return { ...by, label, type: 'api_key', id: principal.apiKeyId, source: key?.door ?? 'api' }
+    }
     case 'chat': return { ...by, type: 'chat_platform', id: principal.userId, source: 'chat' }
     case 'session': return { ...by, type: 'user', id: principal.userId, source: 'web' }
   }

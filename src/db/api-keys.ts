@@ -5,6 +5,8 @@ export interface ApiKeyRow {
   id: string
   workspaceId: string
   createdBy: string | null
+  /** The creator's e-mail, while they are a user. */
+  createdByEmail: string | null
   name: string
   /** The key's first characters (`wsk_` + 12), unique: keys are looked up by it. */
   prefix: string
@@ -12,19 +14,34 @@ export interface ApiKeyRow {
   createdAt: Date
   lastUsedAt: Date | null
   revokedAt: Date | null
+  /** The contract's ApiKeyScope values the key holds. */
+  scopes: string[]
+  expiresAt: Date | null
 }
 
 const COLUMNS = `id, workspace_id AS "workspaceId", created_by AS "createdBy", name, prefix,
-  secret_hash AS "secretHash", created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`
+  secret_hash AS "secretHash", created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt",
+  scopes, expires_at AS "expiresAt",
+  (SELECT u.email FROM users u WHERE u.id = api_keys.created_by) AS "createdByEmail"`
 
 export async function insertApiKey (
   q: Queryable,
-  newKey: { workspaceId: string, createdBy: string, name: string, prefix: string, secretHash: string, now: Date }
+  newKey: {
+    workspaceId: string,
+    createdBy: string,
+    name: string,
+    prefix: string,
+    secretHash: string,
+    now: Date,
+    scopes: readonly string[],
+    expiresAt: Date | null
+  }
 ): Promise<ApiKeyRow> {
   const r = await q.query<ApiKeyRow>(
-    `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-    [newKey.workspaceId, newKey.createdBy, newKey.name, newKey.prefix, newKey.secretHash, newKey.now])
+    `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at, scopes, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+    [newKey.workspaceId, newKey.createdBy, newKey.name, newKey.prefix, newKey.secretHash, newKey.now,
+      newKey.scopes, newKey.expiresAt])
   return r.rows[0] as ApiKeyRow
 }
 
@@ -63,8 +80,11 @@ export async function revokeApiKey (
 export interface ApiKeyCredential {
   id: string
   workspaceId: string
+  name: string
   secretHash: string
   lastUsedAt: Date | null
+  scopes: string[]
+  expiresAt: Date | null
   creator: null | {
     id: string,
     workspaceId: string,
@@ -78,8 +98,11 @@ export interface ApiKeyCredential {
 interface CredentialRow {
   id: string
   workspaceId: string
+  keyName: string
   secretHash: string
   lastUsedAt: Date | null
+  scopes: string[]
+  expiresAt: Date | null
   userId: string | null
   userWorkspaceId: string
   email: string
@@ -90,7 +113,8 @@ interface CredentialRow {
 
 export async function findLiveApiKeyByPrefix (q: Queryable, prefix: string): Promise<ApiKeyCredential | null> {
   const r = await q.query<CredentialRow>(
-    `SELECT k.id, k.workspace_id AS "workspaceId", k.secret_hash AS "secretHash", k.last_used_at AS "lastUsedAt",
+    `SELECT k.id, k.workspace_id AS "workspaceId", k.name AS "keyName", k.secret_hash AS "secretHash",
+            k.last_used_at AS "lastUsedAt", k.scopes, k.expires_at AS "expiresAt",
             u.id AS "userId", u.workspace_id AS "userWorkspaceId", u.email, u.name, u.role, u.status
        FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
       WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
@@ -100,8 +124,11 @@ export async function findLiveApiKeyByPrefix (q: Queryable, prefix: string): Pro
   return {
     id: row.id,
     workspaceId: row.workspaceId,
+    name: row.keyName,
     secretHash: row.secretHash,
     lastUsedAt: row.lastUsedAt,
+    scopes: row.scopes,
+    expiresAt: row.expiresAt,
     creator: row.userId === null
       ? null
       : {

@@ -90,6 +90,7 @@ export interface paths {
          * Accept an invitation (fallback path) and sign in
          * @description Creates the user with the invited role in the inviting workspace, consumes the token
          *     (single use) and sets the `service_session` cookie. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): a sign-up sets a person's session.
          */
         post: operations["postAuthSignup"];
         delete?: never;
@@ -117,6 +118,7 @@ export interface paths {
          *     works until one is set up (by this operation or `npm run create-admin`); from then on the
          *     answer is 410 `SETUP_COMPLETE`, whatever the token. Limited per client IP
          *     (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30, shared with `/api/auth/*`).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): setting up the service makes its first admin and signs them in.
          */
         post: operations["postSetup"];
         delete?: never;
@@ -141,6 +143,7 @@ export interface paths {
          *     first preview of a pending invitation records that it was viewed (`viewedAt`, event
          *     `invitation.viewed`); later previews record nothing. Limited per client IP
          *     (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it belongs to the sign-up flow of the person holding the link.
          */
         post: operations["postAuthInvitation"];
         delete?: never;
@@ -163,6 +166,7 @@ export interface paths {
          * @description Always answers 202 with the same body, whether or not the address belongs to a user
          *     (no account enumeration). The link is valid for 15 minutes and works once.
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it starts a person's sign-in.
          */
         post: operations["postAuthLoginLink"];
         delete?: never;
@@ -188,6 +192,7 @@ export interface paths {
          *     not used: the landing page `/login?token=…` shows this and signs in only when the person
          *     confirms ("Sign in as …"), with a warning when the link was requested from another browser.
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it belongs to a person's sign-in.
          */
         post: operations["postAuthLoginLinkPreview"];
         delete?: never;
@@ -208,6 +213,7 @@ export interface paths {
         /**
          * Exchange a login-link token for a session
          * @description Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it signs a person in.
          */
         post: operations["postAuthVerify"];
         delete?: never;
@@ -228,6 +234,7 @@ export interface paths {
         /**
          * Revoke the current session and clear the cookie
          * @description Idempotent; answers 204 with or without a valid session. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it ends a person's session.
          */
         post: operations["postAuthLogout"];
         delete?: never;
@@ -246,6 +253,7 @@ export interface paths {
         /**
          * Start identity-provider login (WorkOS AuthKit)
          * @description Stores a single-use `state` (10 minutes) bound to this browser, then redirects. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it starts a person's sign-in at the identity provider.
          */
         get: operations["getOauthLogin"];
         put?: never;
@@ -266,6 +274,7 @@ export interface paths {
         /**
          * Identity-provider login callback
          * @description Checks the `state`, exchanges the code at the identity provider and signs in. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it is the identity provider's sign-in callback.
          */
         get: operations["getOauthCallback"];
         put?: never;
@@ -286,6 +295,7 @@ export interface paths {
         /**
          * Start the Slack app install (OAuth v2)
          * @description Admin session required. A caller without a valid session is redirected (302) to `/login` instead of being answered 401, because this link is opened by a person in a browser.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): installing Slack is an OAuth flow in an admin's browser.
          */
         get: operations["getOauthSlackInstall"];
         put?: never;
@@ -306,6 +316,7 @@ export interface paths {
         /**
          * Slack OAuth v2 callback; stores the installation
          * @description Checks the `state` of the admin's install, exchanges the code at Slack and stores the installation. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it is Slack's OAuth callback.
          */
         get: operations["getOauthSlackCallback"];
         put?: never;
@@ -331,6 +342,7 @@ export interface paths {
          *     over the raw body. Events are recorded durably, deduplicated by `event_id`, and processed
          *     after the acknowledgement. The request is validated (400, 413, 415) before the signature
          *     is checked (401), since the signature covers the raw body.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): Slack calls it, authenticated by its signature.
          */
         post: operations["postSlackEvents"];
         delete?: never;
@@ -357,6 +369,7 @@ export interface paths {
          *     acknowledgement, its outcome posted to the command's `response_url`. The request is
          *     validated (400, 413, 415) before the signature is checked (401), since the signature
          *     covers the raw body.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): Slack calls it, authenticated by its signature.
          */
         post: operations["postSlackCommands"];
         delete?: never;
@@ -383,6 +396,7 @@ export interface paths {
          *     service's own users (an admin of the installing workspace), never Slack's admin status.
          *     The request is validated (400, 413, 415) before the signature is checked (401), since
          *     the signature covers the raw body.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): Slack calls it, authenticated by its signature.
          */
         post: operations["postSlackInteractions"];
         delete?: never;
@@ -416,6 +430,7 @@ export interface paths {
          *     e-mail's `invitation_id` tag, or else the pending invitations e-mailed to the bounced
          *     address before the event. Other event types are acknowledged and ignored.
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): the e-mail provider calls it, authenticated by its signature.
          */
         post: operations["postEmailEventsResend"];
         delete?: never;
@@ -492,6 +507,7 @@ export interface paths {
          *     may have `INVITE_REQUESTS_PER_MEMBER` pending requests (default 10), the cap of Slack's
          *     requests too. Under the `admins` and `members` policies, and for admins (who invite
          *     themselves), 403 `INVITE_NOT_ALLOWED` says what to do instead.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): an invite request is a person asking the admins; a key invites directly (`POST /api/users/invite`).
          */
         post: operations["postInviteRequests"];
         delete?: never;
@@ -511,6 +527,7 @@ export interface paths {
          * The caller's own invite requests, newest first
          * @description The requests the signed-in member (or admin) made, in the console, REST or Slack, with
          *     what became of each (`status`; `reason` when denied). Any member; nobody else's requests.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it lists a person's own requests.
          */
         get: operations["getInviteRequestsMine"];
         put?: never;
@@ -538,6 +555,7 @@ export interface paths {
          * @description Of concurrent decisions on one request exactly one succeeds; the others get 409
          *     `INVITE_REQUEST_NOT_PENDING`. When the invitation cannot be made (the person has
          *     joined, the e-mail budget is spent, the e-mail fails) the request stays pending.
+         *     An API key also needs `members:admin` for approving as admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
          */
         post: operations["postInviteRequestsRequestIdApprove"];
         delete?: never;
@@ -663,6 +681,7 @@ export interface paths {
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other
          *     public operations, default 30; 429 beyond) and per link (`INVITE_LINK_JOINS_PER_HOUR`
          *     requests an hour, default 60; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it belongs to a person's join flow.
          */
         post: operations["postJoinCode"];
         delete?: never;
@@ -696,6 +715,7 @@ export interface paths {
          *     since the e-mail was sent refuses it (404).
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other
          *     public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it signs a person in.
          */
         post: operations["postJoinCodeConfirm"];
         delete?: never;
@@ -733,7 +753,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user and their workspace */
+        /**
+         * The signed-in user and their workspace
+         * @description Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it answers who the signed-in person is; a key reads its workspace with `GET /api/workspace`.
+         */
         get: operations["getUsersMe"];
         put?: never;
         post?: never;
@@ -794,6 +817,7 @@ export interface paths {
          *     invite members (never admins); under `request` a member files an invite request instead
          *     (`POST /api/invite-requests`); under `admins` a member is refused. A refusal is 403
          *     `INVITE_NOT_ALLOWED`, its message saying why and what to do, `details.invitePolicy` the policy.
+         *     An API key also needs `members:admin` for inviting an admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
          */
         post: operations["postUsersInvite"];
         delete?: never;
@@ -818,11 +842,15 @@ export interface paths {
         /**
          * Remove a member from the workspace
          * @description Their sessions and the API keys they created stop working at once; the e-mail can be invited again.
+         *     An API key also needs `members:admin` for removing an admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
          */
         delete: operations["deleteUsersUserId"];
         options?: never;
         head?: never;
-        /** Change a member's role */
+        /**
+         * Change a member's role
+         * @description An API key needs `members:admin` besides `members:write`: every role change makes or unmakes an admin.
+         */
         patch: operations["patchUsersUserId"];
         trace?: never;
     };
@@ -880,7 +908,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send a pending invitation with a fresh link and expiry */
+        /**
+         * Re-send a pending invitation with a fresh link and expiry
+         * @description An API key also needs `members:admin` for re-sending an admin's invitation (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         */
         post: operations["postInvitationsInvitationIdResend"];
         delete?: never;
         options?: never;
@@ -937,6 +968,7 @@ export interface paths {
          *
          *     An optional `Idempotency-Key` replays the first answer (the whole batch is one request:
          *     its rows are not invited twice). The MCP tool `invite_many` invites the same way.
+         *     An API key also needs `members:admin` for a batch with an admin row (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
          */
         post: operations["postInvitationsBatch"];
         delete?: never;
@@ -997,10 +1029,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** API keys of the workspace (never the secret) */
+        /**
+         * API keys of the workspace (never the secret)
+         * @description Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): a key can never read other keys.
+         */
         get: operations["getApiKeys"];
         put?: never;
-        /** Create an API key (the secret is shown once) */
+        /**
+         * Create an API key (the secret is shown once)
+         * @description Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): a key can never make or widen a key.
+         */
         post: operations["postApiKeys"];
         delete?: never;
         options?: never;
@@ -1021,7 +1059,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key (effective at once) */
+        /**
+         * Revoke an API key (effective at once)
+         * @description Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): keys are revoked by an admin in a session.
+         */
         delete: operations["deleteApiKeysApiKeyId"];
         options?: never;
         head?: never;
@@ -1281,6 +1322,7 @@ export interface paths {
          *     says what the link does (the address, the workspace's name, `policy`) without using it;
          *     the page joins only when the person confirms (`POST /api/domain-joins`).
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it belongs to a person's join flow.
          */
         post: operations["postDomainJoinsPreview"];
         delete?: never;
@@ -1307,6 +1349,7 @@ export interface paths {
          *     policy is now `off` makes the link invalid (400 `TOKEN_INVALID`); an address that has an
          *     account meanwhile is 409 `USER_EXISTS`.
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it signs a person in.
          */
         post: operations["postDomainJoins"];
         delete?: never;
@@ -2113,7 +2156,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2451,7 +2494,19 @@ export interface components {
         };
         CreateApiKeyRequest: {
             name: string;
+            /** @description What the key may do (the catalogue is `ApiKeyScope`); at least one, each once. */
+            scopes: components["schemas"]["ApiKeyScope"][];
+            /**
+             * Format: date-time
+             * @description When the key stops working (after now, at most 366 days ahead); without it the key works until it is revoked.
+             */
+            expiresAt?: string;
         };
+        /**
+         * @description The scope catalogue: what an API key may do. Each operation open to keys names the scopes it needs on its `apiKey` security requirement; `members:admin` is needed besides an operation's own scope for anything that makes or unmakes an admin (`x-api-key-admin-scope`).
+         * @enum {string}
+         */
+        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "events:read" | "audit:read";
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -2464,6 +2519,14 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             lastUsedAt: string | null;
+            /** @description The creator's e-mail (null once they are removed). */
+            createdByEmail: string | null;
+            scopes: components["schemas"]["ApiKeyScope"][];
+            /**
+             * Format: date-time
+             * @description When the key stops working; null for never.
+             */
+            expiresAt: string | null;
         };
         ApiKeyCreated: {
             /** Format: uuid */
@@ -2476,6 +2539,14 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             lastUsedAt: string | null;
+            /** @description The creator's e-mail (null once they are removed). */
+            createdByEmail: string | null;
+            scopes: components["schemas"]["ApiKeyScope"][];
+            /**
+             * Format: date-time
+             * @description When the key stops working; null for never.
+             */
+            expiresAt: string | null;
             /** @description The whole key. Shown once. */
             secret: string;
         };
@@ -3026,9 +3097,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description No valid session or API key (`UNAUTHENTICATED`). */
+        /** @description No valid session or API key (`UNAUTHENTICATED`). An operation that takes API keys says how in `WWW-Authenticate` (RFC 6750): `Bearer realm="workspace-service"`, with `error="invalid_token"` when a key was presented and is not valid (unknown, revoked, expired, or its creator is no longer an active admin). */
         Unauthorized: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -3080,8 +3152,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The address is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), or the browser says the request came from a page on another origin (`CSRF_REJECTED`). */
-        EmailDomainNotAllowedOrCrossOrigin: {
+        /** @description The address is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        EmailDomainCrossOriginOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3089,8 +3161,38 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The caller lacks the required role (`FORBIDDEN`). */
-        Forbidden: {
+        /** @description The caller's session lacks the required role (`FORBIDDEN`), or the caller's API key lacks a scope this operation needs (`INSUFFICIENT_SCOPE`: `details.missingScopes` and the `WWW-Authenticate` challenge name them). */
+        ForbiddenRoleOrScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The caller's session lacks the required role (`FORBIDDEN`), the caller's API key lacks a scope this operation needs (`INSUFFICIENT_SCOPE`: `details.missingScopes` and the `WWW-Authenticate` challenge name them), or the browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`). */
+        ForbiddenRoleScopeOrCrossOrigin: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The workspace's invite policy does not let the caller do this (`INVITE_NOT_ALLOWED`: the message says why and what to do instead, `details.invitePolicy` names the policy), the caller's API key lacks a scope this request needs (`INSUFFICIENT_SCOPE`), or the browser says the request came from a page on another origin (`CSRF_REJECTED`). */
+        InviteNotAllowedScopeOrCrossOrigin: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The caller lacks the required role (`FORBIDDEN`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        ForbiddenRoleOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3098,8 +3200,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The caller lacks the required role (`FORBIDDEN`), or the browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`). */
-        ForbiddenOrCrossOrigin: {
+        /** @description The caller lacks the required role (`FORBIDDEN`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        ForbiddenRoleCrossOriginOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3107,8 +3209,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The workspace's invite policy does not let the caller do this (`INVITE_NOT_ALLOWED`: the message says why and what to do instead, `details.invitePolicy` names the policy), or the browser says the request came from a page on another origin (`CSRF_REJECTED`). */
-        InviteNotAllowedOrCrossOrigin: {
+        /** @description The workspace's invite policy does not let the caller do this (`INVITE_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        InviteNotAllowedCrossOriginOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3116,8 +3218,27 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`). */
-        CrossOriginRejected: {
+        /** @description The browser says the request came from a page on another origin (`Sec-Fetch-Site` other than `same-origin` or `none`, or without it an `Origin` other than the service's; `CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        CrossOriginOrKeyRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The caller's API key lacks a scope this operation needs (`INSUFFICIENT_SCOPE`: `details.missingScopes` and the `WWW-Authenticate` challenge name them). */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        ApiKeyNotAllowed: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3258,6 +3379,16 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description On operations that take API keys: the Bearer challenge (RFC 6750 §3), with `error="invalid_token"` when the key presented is not valid.
+         * @example Bearer realm="workspace-service", error="invalid_token"
+         */
+        WwwAuthenticate: string;
+        /**
+         * @description With `INSUFFICIENT_SCOPE`: the Bearer challenge naming what the key lacks (RFC 6750 §3.1).
+         * @example Bearer realm="workspace-service", error="insufficient_scope", scope="invitations:write"
+         */
+        WwwAuthenticateInsufficientScope: string;
         /**
          * @description The contract's `info.version`, on every response under `/api` (errors included): the version `/api/openapi.json` and `/api/health` report.
          * @example 0.2.0
@@ -3466,7 +3597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             /** @description An account with the invited e-mail exists already (`USER_EXISTS`). */
             409: {
                 headers: {
@@ -3516,7 +3647,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             /** @description A workspace exists already (`SETUP_COMPLETE`); sign in at `/login` instead. */
             410: {
                 headers: {
@@ -3564,7 +3695,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3609,7 +3740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3648,7 +3779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3689,7 +3820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3714,7 +3845,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3742,6 +3873,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            403: components["responses"]["ApiKeyNotAllowed"];
             404: components["responses"]["IdentityProviderNotConfigured"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3784,7 +3916,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The identity is not allowed to sign in here: e-mail not verified, account disabled, linked to another identity, or no workspace for its organization (`FORBIDDEN`, with `details.reason`). */
+            /** @description The identity is not allowed to sign in here: e-mail not verified, account disabled, linked to another identity, or no workspace for its organization (`FORBIDDEN`, with `details.reason`); or the request carries an API key (`API_KEY_NOT_ALLOWED`). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3826,7 +3958,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrKeyRefused"];
             404: components["responses"]["ChatPlatformNotConfigured"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3869,6 +4001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            403: components["responses"]["ApiKeyNotAllowed"];
             404: components["responses"]["ChatPlatformNotConfigured"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3921,6 +4054,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["SlackSignatureInvalid"];
+            403: components["responses"]["ApiKeyNotAllowed"];
             404: components["responses"]["ChatPlatformNotConfigured"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3960,6 +4094,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["SlackSignatureInvalid"];
+            403: components["responses"]["ApiKeyNotAllowed"];
             404: components["responses"]["ChatPlatformNotConfigured"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3999,6 +4134,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["SlackSignatureInvalid"];
+            403: components["responses"]["ApiKeyNotAllowed"];
             404: components["responses"]["ChatPlatformNotConfigured"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4053,7 +4189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4080,7 +4216,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4117,9 +4254,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4141,7 +4279,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description The service is not set up for Slack (`CHAT_PLATFORM_NOT_CONFIGURED`), or the app is not installed in this workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -4152,6 +4290,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /** @description Slack's `auth.revoke` failed or timed out (`UPSTREAM_FAILED`); the installation is kept. */
             502: {
@@ -4203,7 +4342,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4249,7 +4389,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InviteNotAllowedOrCrossOrigin"];
+            403: components["responses"]["InviteNotAllowedCrossOriginOrKeyRefused"];
             /** @description The address is a member's already (`USER_EXISTS`), or the caller has as many pending requests as one member may (`INVITE_REQUEST_LIMIT_REACHED`). */
             409: {
                 headers: {
@@ -4303,6 +4443,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ApiKeyNotAllowed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4342,7 +4483,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["InviteRequestNotFound"];
             /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`). */
             409: {
@@ -4395,7 +4536,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["InviteRequestNotFound"];
             /** @description The request was already decided or has expired (`INVITE_REQUEST_NOT_PENDING`). */
             409: {
@@ -4408,6 +4549,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4448,7 +4590,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4485,9 +4628,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4523,9 +4667,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["InviteLinkNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4561,9 +4706,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["InviteLinkNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4605,7 +4751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["EmailDomainNotAllowedOrCrossOrigin"];
+            403: components["responses"]["EmailDomainCrossOriginOrKeyRefused"];
             404: components["responses"]["JoinLinkNotFound"];
             410: components["responses"]["JoinLinkGone"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4662,7 +4808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["EmailDomainNotAllowedOrCrossOrigin"];
+            403: components["responses"]["EmailDomainCrossOriginOrKeyRefused"];
             404: components["responses"]["JoinLinkNotFound"];
             /** @description The address already belongs to an account (`USER_EXISTS`). */
             409: {
@@ -4700,6 +4846,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4724,6 +4871,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ApiKeyNotAllowed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4771,7 +4919,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4814,7 +4963,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InviteNotAllowedOrCrossOrigin"];
+            403: components["responses"]["InviteNotAllowedScopeOrCrossOrigin"];
             /** @description A user with this e-mail exists (`USER_EXISTS`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
             409: {
                 headers: {
@@ -4869,7 +5018,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description No such user in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -4889,6 +5038,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4928,7 +5078,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description No such user in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -4949,6 +5099,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4991,7 +5142,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5035,7 +5187,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5071,7 +5224,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description No such invitation in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -5127,7 +5280,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description No such invitation in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -5147,6 +5300,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5203,7 +5357,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description A request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
             409: {
                 headers: {
@@ -5216,6 +5370,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5259,7 +5414,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
             /** @description No such batch in the caller's workspace, or it completed more than `RETENTION_BATCHES_DAYS` ago (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -5269,6 +5424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5335,7 +5491,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5359,7 +5516,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrKeyRefused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5396,7 +5553,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleCrossOriginOrKeyRefused"];
             /**
              * @description The workspace already holds `API_KEYS_PER_WORKSPACE` live keys (default 10;
              *     `API_KEY_LIMIT_REACHED`). Each key has its own MCP rate limit, so the cap bounds a
@@ -5445,7 +5602,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleCrossOriginOrKeyRefused"];
             /** @description No such key in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -5504,7 +5661,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5528,7 +5686,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5565,9 +5724,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5593,9 +5753,10 @@ export interface operations {
             };
             400: components["responses"]["EndpointIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5635,10 +5796,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5666,9 +5828,10 @@ export interface operations {
             };
             400: components["responses"]["EndpointIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5696,7 +5859,7 @@ export interface operations {
             };
             400: components["responses"]["EndpointIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["EndpointNotFound"];
             /** @description The endpoint is disabled; enable it first (`WEBHOOK_ENDPOINT_DISABLED`). */
             409: {
@@ -5708,6 +5871,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5753,8 +5917,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
             404: components["responses"]["EndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5790,7 +5955,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description No such delivery in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -5810,6 +5975,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5833,7 +5999,8 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5870,7 +6037,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             /** @description The workspace has the domain already (`DOMAIN_EXISTS`), another workspace verified it (`DOMAIN_CLAIMED`), or the workspace has 50 domains (`DOMAIN_LIMIT_REACHED`). */
             409: {
                 headers: {
@@ -5882,6 +6049,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5909,8 +6077,9 @@ export interface operations {
             };
             400: components["responses"]["DomainIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
             404: components["responses"]["DomainNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5936,9 +6105,10 @@ export interface operations {
             };
             400: components["responses"]["DomainIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["DomainNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5978,10 +6148,11 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["DomainNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6009,7 +6180,7 @@ export interface operations {
             };
             400: components["responses"]["DomainIdInvalid"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenOrCrossOrigin"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
             404: components["responses"]["DomainNotFound"];
             /** @description Another workspace verified the domain (`DOMAIN_CLAIMED`). */
             409: {
@@ -6021,6 +6192,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6056,7 +6228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6106,7 +6278,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginRejected"];
+            403: components["responses"]["CrossOriginOrKeyRefused"];
             /** @description The address has an account already (`USER_EXISTS`). */
             409: {
                 headers: {

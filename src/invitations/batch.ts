@@ -1,5 +1,5 @@
 import type { Principal } from '../principal.js'
-import { workspaceGone } from '../principal.js'
+import { requireAdminScope, workspaceGone } from '../principal.js'
 import { serviceError } from '../errors.js'
 import type { Role } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
@@ -31,9 +31,14 @@ export interface BatchInput { role?: Role, rows: Array<{ email: string, role?: R
 /** A row as classified before anything is written; `result` unset: to invite. */
 interface Draft extends BatchItem { key: string }
 
-/** Only admins grant the admin role; a row asking for more than its caller may grant refuses the batch. */
+/**
+ * Only admins grant the admin role (an API key, only with `members:admin`); a row asking for more
+ * than its caller may grant refuses the batch.
+ */
 function checkGrantable (actor: Principal, drafts: Draft[]): void {
-  if (actor.role !== 'admin' && drafts.some(d => d.role === 'admin')) throw serviceError('FORBIDDEN', ['admin'])
+  if (!drafts.some(d => d.role === 'admin')) return
+  if (actor.role !== 'admin') throw serviceError('FORBIDDEN', ['admin'])
+  requireAdminScope(actor)
 }
 
 /** Normalized rows, with the invalid and duplicate ones already decided. */

@@ -1,4 +1,4 @@
-import type { Principal } from '../principal.js'
+import { requireAdminScope, type Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
 import { isMemberEmail } from '../db/users.js'
 import { effectiveStatus, findInvitation, refreshInvitationToken, takeSendLease } from '../db/invitations.js'
@@ -13,6 +13,8 @@ export async function resendInvitation (
   return await rotateAndSend(ctx, actor, async (tx, { ws, tokenHash, expiresAt, sendLease, now }) => {
     const current = await findInvitation(tx, ws.id, invitationId)
     if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+    // A fresh link for an admin's invitation makes an admin: a key needs members:admin.
+    if (current.role === 'admin') requireAdminScope(actor)
     const status = effectiveStatus(current, now)
     if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
     if (await isMemberEmail(tx, ws.id, current.email)) throw serviceError('USER_EXISTS')

@@ -6,6 +6,7 @@ type Json = Record<string, unknown>
 
 interface ContractOperation {
   operationId?: string
+  security?: Array<Record<string, string[]>>
   parameters?: Json[]
   requestBody?: { content?: Record<string, { schema?: Json }> }
   responses?: Record<string, Json>
@@ -105,4 +106,12 @@ export function toolSchemasFor (
   const output = ok?.content?.['application/json']?.schema
   if (output === undefined) throw new Error(`openapi.yaml: ${operationId} declares no JSON 2xx body`)
   return { input, output: inlineRefs(doc, output) as Json }
+}
+
+/** The scopes an API key needs for an operation: those its `apiKey` security requirement names. */
+export function keyScopesOf (doc: ContractDoc, operationId: string): string[] {
+  const { op } = findOperation(doc, operationId)
+  const requirement = (op.security ?? []).find(r => 'apiKey' in r)
+  if (requirement === undefined) throw new Error(`openapi.yaml: ${operationId} is not open to API keys`)
+  return requirement.apiKey ?? []
 }

@@ -48,7 +48,9 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
   function serverFor (mcp: Sdk, principal: Principal, log: Logger): Server {
     const { Server, CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } = mcp
     const server = new Server({ name: 'workspace-service', version }, { capabilities: { tools: {} } })
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing as never }))
+    // A key sees the tools its scopes allow; calling another one answers INSUFFICIENT_SCOPE.
+    const allowed = listing.filter((_, i) => tools[i]?.allows(principal) === true)
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: allowed as never }))
     server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
       const tool = byName.get(req.params.name)
       // An unknown tool is a protocol error (JSON-RPC -32602), as the specification asks.
@@ -78,7 +80,10 @@ export function createMcpEndpoint (deps: { tools: McpTool[], version: string }):
         }
         return new Response(JSON.stringify(error), { status: 400, headers: { 'content-type': 'application/json' } })
       }
-      const server = serverFor(mcp, principal, log)
+      // The key acts through this door: audit rows and events say `mcp`.
+      const key = principal.key
+      const viaMcp = key === undefined ? principal : { ...principal, key: { ...key, door: 'mcp' as const } }
+      const server = serverFor(mcp, viaMcp, log)
       // No sessionIdGenerator: stateless mode (no Mcp-Session-Id; any instance can answer).
       const transport = new mcp.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
       transport.onerror = err => { log.debug({ err: err.message }, 'MCP transport rejected a request') }

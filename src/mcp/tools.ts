@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv'
-import type { Principal } from '../principal.js'
+import { missingScopes, requireScopes, type Principal } from '../principal.js'
 import type { Services } from '../services.js'
 import type { InvitationStatus } from '../db/invitations.js'
 import type { Role } from '../db/users.js'
@@ -9,15 +9,20 @@ import type { DomainPolicy } from '../db/domains.js'
 import { serviceError, type ServiceError } from '../errors.js'
 import { toServiceError } from '../error-response.js'
 import { createValidatorCompiler } from '../validation.js'
-import { toolSchemasFor, withoutExtensions } from './contract-schemas.js'
+import { keyScopesOf, toolSchemasFor, withoutExtensions } from './contract-schemas.js'
 
 // The MCP tools: each mirrors one REST operation, takes its schemas from openapi.yaml, is
-// validated by the same Ajv set-up as the REST bodies, and calls the same service function.
+// validated by the same Ajv set-up as the REST bodies, needs the API-key scopes the operation's
+// security requirement names, and calls the same service function.
 
 export interface McpTool {
   name: string
   /** The REST operation this tool mirrors. */
   operationId: string
+  /** The scopes a key needs for it: its operation's. */
+  scopes: readonly string[]
+  /** Whether the principal holds the tool's scopes (tools/list shows only those). */
+  allows(principal: Principal): boolean
   description: string
   /** As advertised in tools/list (x- extensions removed). */
   inputSchema: Record<string, unknown>
@@ -214,6 +219,7 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
   const compile = createValidatorCompiler()
   return DEFS.map(def => {
     const schemas = toolSchemasFor(contract, def.operationId, def.rename)
+    const scopes = keyScopesOf(contract as never, def.operationId)
     if (def.optional !== undefined) {
       const required = (schemas.input.required as string[] | undefined ?? []).filter(n => !def.optional?.includes(n))
       schemas.input = { ...schemas.input, required }
@@ -232,12 +238,15 @@ export function createMcpTools (contract: Record<string, unknown>, services: Too
     return {
       name: def.name,
       operationId: def.operationId,
+      scopes,
+      allows: principal => missingScopes(principal, scopes).length === 0,
       description: def.description,
       inputSchema: withoutExtensions(schemas.input) as Record<string, unknown>,
       outputSchema: withoutExtensions(schemas.output) as Record<string, unknown>,
       validate,
       withDefaults: args => ({ ...Object.fromEntries(defaults), ...args }),
       run: async (principal, args) => {
+        requireScopes(principal, scopes)
         const result = await def.run(services, principal, args) as Record<string, unknown>
         return withheld.reduce((r, w) => withoutField(r, w), result)
       }

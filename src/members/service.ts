@@ -6,7 +6,7 @@ import {
   type Role, type UserRow
 } from '../db/users.js'
 import { serviceError } from '../errors.js'
-import type { Principal } from '../principal.js'
+import { requireAdminScope, type Principal } from '../principal.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import { listMembers, type MemberFilter, type UserList } from './directory.js'
 
@@ -43,6 +43,7 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
       return await db.transaction(async tx => {
         const { target, lastAdmin } = await lockForChange(tx, actor, userId)
         if (target.role === role) return target // nothing changes, nothing to audit
+        requireAdminScope(actor) // every change of role makes or unmakes an admin
         if (role !== 'admin' && lastAdmin) throw serviceError('LAST_ADMIN', [], { userId })
         const now = clock.now()
         const updated = await updateUserRole(tx, target.id, role, now)
@@ -61,6 +62,7 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
       await db.transaction(async tx => {
         const { target, lastAdmin } = await lockForChange(tx, actor, userId)
         if (lastAdmin) throw serviceError('LAST_ADMIN', [], { userId })
+        if (target.role === 'admin') requireAdminScope(actor) // removing an admin unmakes one
         const now = clock.now()
         await setUserStatus(tx, target.id, 'removed', now)
         // Sessions are checked against the row on every request; revoking them also ends them

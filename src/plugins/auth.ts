@@ -10,6 +10,7 @@ import type { SecurityServices } from '../auth/security.js'
 import { OAUTH_STATE_TTL_MS } from '../auth/oauth-state.js'
 import type { BearerFailures } from './rate-limit.js'
 import { randomToken } from '../lib/tokens.js'
+import { requireScopes } from '../principal.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
 // exp, iss and aud required on verify. Only the service_session cookie is ever read. A numeric
@@ -143,7 +144,7 @@ export function createSecurityHandlers (svc: SecurityServices, bearerFailures: B
         if (principal.role !== role) throw serviceError('FORBIDDEN', [role])
       }
     },
-    async apiKey (request: FastifyRequest) {
+    async apiKey (request: FastifyRequest, _reply: FastifyReply, scopes: string[]) {
       const header = request.headers.authorization
       const m = header !== undefined ? /^Bearer ([\x21-\x7e]{1,200})$/i.exec(header) : null
       if (m === null) throw serviceError('UNAUTHENTICATED')
@@ -155,6 +156,8 @@ export function createSecurityHandlers (svc: SecurityServices, bearerFailures: B
         throw serviceError('UNAUTHENTICATED')
       }
       request.principal = { ...principal, requestId: request.id }
+      // The scopes the operation's apiKey requirement names (403 INSUFFICIENT_SCOPE otherwise).
+      requireScopes(request.principal, scopes)
     },
     async slackSignature (request: FastifyRequest) {
       svc.verifySlackSignature(request)

@@ -16,11 +16,12 @@ import {
 //    /RATE_LIMIT_IPV6_PREFIX network (default /64: one subscriber's addresses), IPv4-mapped IPv6
 //    as IPv4. request.ip honours TRUST_PROXY, so a spoofed X-Forwarded-For from an untrusted
 //    peer is ignored.
-//  - api-key: per key (API_KEY_RATE_LIMIT_PER_MINUTE). Authentication ran first (onRequest), so
-//    the key is known; a request without one got 401. `countBodyItems: true` counts a JSON array
-//    body (a JSON-RPC batch) once per item, after the body is read.
-//  - api-key-only: the same per-key budget, for an operation open to the cookie and to keys: API-key
-//    callers count, cookie callers of the same operation are not limited (allowList).
+//  - api-key: per key (API_KEY_RATE_LIMIT_PER_MINUTE), the MCP endpoint's. Authentication ran first
+//    (onRequest), so the key is known; a request without one got 401. `countBodyItems: true` counts
+//    a JSON array body (a JSON-RPC batch) once per item, after the body is read.
+//  - api-key-only: per key, one budget shared by every REST operation open to keys
+//    (API_KEY_REST_RATE_LIMIT_PER_MINUTE, high enough for a directory's first import): API-key
+//    callers count, cookie callers of the same operations are not limited (allowList).
 //  - failed bearer attempts: per client address (API_KEY_FAILURES_PER_MINUTE), see BearerFailures.
 //
 // Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
@@ -121,10 +122,11 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
       key: r => `ip:${normalizeIP(r.ip, config.rateLimit.ipv6Prefix)}`
     },
     'api-key': { max: config.rateLimit.apiKeyPerMinute, key: r => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}` },
-    // The same per-key budget, for operations open to both doors: only API-key callers count.
+    // The REST operations open to keys: a budget per key of its own, beside the MCP endpoint's;
+    // only API-key callers count.
     'api-key-only': {
-      max: config.rateLimit.apiKeyPerMinute,
-      key: r => `key:${r.principal?.apiKeyId ?? 'none:' + r.ip}`,
+      max: config.rateLimit.apiKeyRestPerMinute,
+      key: r => `rest:${r.principal?.apiKeyId ?? 'none:' + r.ip}`,
       skip: r => r.principal?.kind !== 'apiKey'
     }
   }

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
-import { isServiceError } from '../errors.js'
+import { isServiceError, serviceError } from '../errors.js'
+import { BEARER_REALM } from '../principal.js'
 import type { SecurityServices } from '../auth/security.js'
 import { createSecurityHandlers, createSessionPrecheck } from './auth.js'
 import { createCrossOriginCheck, isUnsafeMethod } from './cross-origin.js'
@@ -13,8 +14,13 @@ import type { RateLimitPolicy } from './rate-limit.js'
 //    expired) in onRequest, before the body is read, so a caller without a session gets 401 (not
 //    400/413/415) and costs no parsing; the session row and the role (401 revoked, 403 not
 //    admin) in preHandler, after validation, so a malformed request costs no database round trip.
-//  - other secured operations (API keys) authenticate fully in onRequest, before the rate-limit
-//    hook, so every request with a key counts against that key's limit, valid or not.
+//  - a request that presents an API key (`Authorization: Bearer …`) to an operation open to keys is
+//    authenticated by the key alone (a cookie beside it is not read), fully in onRequest, before
+//    the rate-limit hook, so every request with a key counts against that key's limit, valid or
+//    not; the key must hold the scopes the operation's `apiKey` requirement names (403
+//    INSUFFICIENT_SCOPE). An operation marked `x-api-key: never` refuses any request presenting a
+//    key (403 API_KEY_NOT_ALLOWED) before anything else. A 401 of an operation open to keys
+//    carries the Bearer challenge (RFC 6750 §3).
 //  - operations whose security needs the raw body (Slack's signature) say `authAfterBody: true`
 //    in x-fastify-config and check in preHandler.
 // Before all of these, an unsafe method (POST, PUT, PATCH, DELETE) that the session cookie can
@@ -32,6 +38,8 @@ type Requirement = Array<[scheme: string, scopes: string[]]>
 interface OperationConfig { authAfterBody?: boolean, bodyOptional?: boolean, [key: string]: unknown }
 interface ContractOperation {
   security?: Array<Record<string, string[]>>,
+  /** `never`: the operation refuses API keys (sign-in flows, key management, callbacks). */
+  'x-api-key'?: 'never',
   requestBody?: { required?: boolean },
   'x-fastify-config'?: OperationConfig & {
     rateLimit?: RateLimitPolicy | false,
@@ -56,6 +64,35 @@ declare module 'fastify' {
 function mostSpecific (errors: unknown[]): unknown {
   const status = (e: unknown) => isServiceError(e) ? e.statusCode : 500
   return errors.find(e => status(e) >= 500) ?? errors.find(e => status(e) === 403) ?? errors[0]
+}
+
+/** Whether the request presents an API key: an Authorization header of the Bearer scheme. */
+function presentsKey (request: FastifyRequest): boolean {
+  const header = request.headers.authorization
+  return header !== undefined && /^bearer(?:\s|$)/i.test(header)
+}
+
+async function refuseKey (request: FastifyRequest): Promise<void> {
+  if (presentsKey(request)) throw serviceError('API_KEY_NOT_ALLOWED')
+}
+
+/** A 401 of an operation open to keys says how to authenticate (RFC 6750 §3): the Bearer challenge. */
+function withBearerChallenge (hook: Hook): Hook {
+  return async function challenge (request, reply) {
+    try {
+      await hook(request, reply)
+    } catch (err) {
+      if (isServiceError(err) && err.statusCode === 401) {
+        err.headers = {
+          ...err.headers,
+          'www-authenticate': presentsKey(request)
+            ? `Bearer realm="${BEARER_REALM}", error="invalid_token"`
+            : `Bearer realm="${BEARER_REALM}"`
+        }
+      }
+      throw err
+    }
+  }
 }
 
 function requirementHook (alternatives: Requirement[], handlers: Record<string, SchemeHandler>): Hook {
@@ -95,17 +132,30 @@ async function securityPlugin (
     const preHandler: Hook[] = []
     const browserCanSend = alternatives.length === 0 ||
       alternatives.some(r => r.length === 0 || r.some(([scheme]) => scheme === 'sessionCookie'))
+    if (op['x-api-key'] === 'never') onRequest.push(refuseKey)
     if (isUnsafeMethod(method.toUpperCase()) && browserCanSend) onRequest.push(crossOriginCheck)
     if (alternatives.length > 0 && alternatives.every(r => r.length > 0)) {
-      const authenticate = requirementHook(alternatives, handlers)
-      const sessionOnly = alternatives.every(r => r.length === 1 && r[0]?.[0] === 'sessionCookie')
+      const byKey = alternatives.filter(r => r.some(([scheme]) => scheme === 'apiKey'))
+      const others = alternatives.filter(r => !r.some(([scheme]) => scheme === 'apiKey'))
+      const authenticate = others.length > 0 ? requirementHook(others, handlers) : null
+      const sessionOnly = others.length > 0 && others.every(r => r.length === 1 && r[0]?.[0] === 'sessionCookie')
       if (config.authAfterBody === true) {
-        preHandler.push(authenticate)
-      } else if (sessionOnly) {
-        onRequest.push(sessionPrecheck)
-        preHandler.push(authenticate)
+        if (authenticate !== null) preHandler.push(authenticate)
+      } else if (byKey.length === 0) {
+        if (sessionOnly) onRequest.push(sessionPrecheck)
+        if (authenticate !== null) (sessionOnly ? preHandler : onRequest).push(authenticate)
       } else {
-        onRequest.push(authenticate)
+        // Open to keys: a request presenting one is the key's alone; without one, the other doors.
+        const keyHook = requirementHook(byKey, handlers)
+        onRequest.push(withBearerChallenge(async (request, reply) => {
+          if (authenticate === null || presentsKey(request)) return await keyHook(request, reply)
+          return sessionOnly ? await sessionPrecheck(request) : await authenticate(request, reply)
+        }))
+        if (sessionOnly && authenticate !== null) {
+          preHandler.push(withBearerChallenge(async (request, reply) => {
+            if (request.principal === null) await authenticate(request, reply)
+          }))
+        }
       }
     }
     const route: OperationRoute = { config }

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/client.js'
 import type { Role } from '../db/users.js'
 import { findInvitePolicy, type InvitePolicy } from '../db/workspaces.js'
 import { serviceError } from '../errors.js'
-import { workspaceGone, type Principal } from '../principal.js'
+import { requireAdminScope, workspaceGone, type Principal } from '../principal.js'
 
 // The invite policy, one rule for every door (REST, the console, Slack): what a member may do
 // when they want someone in. Admins always invite, whatever the policy.
@@ -37,8 +37,12 @@ function notAllowed (policy: InvitePolicy, actor: Principal, want: 'invite' | 'r
   return serviceError('INVITE_NOT_ALLOWED', [policy, why], { invitePolicy: policy })
 }
 
-/** A member's direct invitation, checked against the policy (admins pass without a read). */
+/**
+ * A member's direct invitation, checked against the policy (admins pass without a read). An API
+ * key inviting an admin needs `members:admin` besides its invitation scope.
+ */
 export async function requireMayInvite (db: Queryable, actor: Principal, role: Role): Promise<void> {
+  if (role === 'admin') requireAdminScope(actor)
   if (actor.role === 'admin') return
   const policy = await invitePolicyOf(db, actor.workspaceId)
   if (memberInviteDoor(policy, role) !== 'invite') throw notAllowed(policy, actor, 'invite', role)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { build, type SignedIn, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // Admin operations on members: PATCH /api/users/{userId} (role) and DELETE /api/users/{userId}
 // (remove), through the real app. Effects are checked on the affected person's next request.
@@ -151,7 +152,7 @@ t.test('API keys created by a removed admin stop working at once (REST round tri
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: leaving.cookie },
-    payload: { name: 'assistant' }
+    payload: { name: 'assistant', scopes: ALL_SCOPES }
   })
   t.equal(created.statusCode, 201, 'key created')
   assertContract(t, 'POST', '/api/api-keys', created)

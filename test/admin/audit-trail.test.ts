@@ -5,6 +5,7 @@ import { assertContract } from '../helpers/contract.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { hashToken } from '../../src/lib/tokens.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // The whole audit trail, driven through the REST API (and MCP for an API-key actor): each action
 // records exactly the events listed for it, in order, with actor and target, and no token,
@@ -192,7 +193,7 @@ t.test('every admin-relevant action records its events, in order, without secret
       method: 'POST',
       url: '/api/api-keys',
       headers: { cookie: `${SESSION_COOKIE}=${aliceCookie}` },
-      payload: { name: 'assistant' }
+      payload: { name: 'assistant', scopes: ALL_SCOPES }
     })
     t.equal(res.statusCode, 201)
     keyId = res.json().id

@@ -3,6 +3,7 @@ import { openDatabase } from '../../src/db/client.js'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
 import { build, type SignedIn, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // Tenant side channel: audit and event ids were one bigserial across every workspace, so the gap
 // between two of a workspace's own ids counted the other workspaces' actions. They are UUIDv7s:
@@ -21,7 +22,7 @@ async function apiKeyCreated (h: TestApp, admin: SignedIn, name: string): Promis
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: admin.cookie, 'content-type': 'application/json' },
-    payload: { name }
+    payload: { name, scopes: ALL_SCOPES }
   })
   if (res.statusCode !== 201) throw new Error(`POST /api/api-keys: ${res.statusCode} ${res.body}`)
   const gone = await h.inject({ method: 'DELETE', url: `/api/api-keys/${res.json().id}`, headers: { cookie: admin.cookie } })

@@ -49,7 +49,7 @@ t.test('any member, by cookie or API key, sees its own workspace; nobody else do
 })
 
 t.test('API keys are limited per key; cookie callers are not counted', async t => {
-  const h = await build(t, { env: { API_KEY_RATE_LIMIT_PER_MINUTE: '3' } })
+  const h = await build(t, { env: { API_KEY_REST_RATE_LIMIT_PER_MINUTE: '3' } })
   const admin = await h.signIn({ role: 'admin' })
   const key = (await createApiKey(h, admin)).secret
   for (let i = 0; i < 3; i++) {

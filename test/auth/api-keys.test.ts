@@ -3,6 +3,7 @@ import type tap from 'tap'
 import { createHash } from 'node:crypto'
 import { build, type SignedIn } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // API keys: created by admins (secret shown once, stored as a hash), listed without secrets,
 // revoked at once; a key acts as its creator while the creator is an active admin.
@@ -20,7 +21,7 @@ async function createKey (
     method: 'POST',
     url: KEYS,
     headers: { cookie: admin.cookie, 'content-type': 'application/json' },
-    payload: { name }
+    payload: { name, scopes: ALL_SCOPES }
   })
   t.equal(res.statusCode, 201, 'key created')
   assertContract(t, 'POST', KEYS, res)
@@ -114,7 +115,7 @@ t.test('only admins manage keys; other workspaces see nothing', async t => {
       method,
       url,
       headers: { cookie: member.cookie, 'content-type': 'application/json' },
-      ...(method === 'POST' ? { payload: { name: 'x' } } : {})
+      ...(method === 'POST' ? { payload: { name: 'x', scopes: ['audit:read'] } } : {})
     })
     t.equal(asMember.statusCode, 403, `${method} ${url} as member`)
     assertContract(t, method, url, asMember)

@@ -48,7 +48,7 @@ t.test('the package: setup, an API key, invite and list against the running serv
   t.equal(role, 'admin')
   t.equal(me.data?.user.email, 'owner@example.com')
 
-  const key = await api.POST('/api/api-keys', { body: { name: 'client package test' } })
+  const key = await api.POST('/api/api-keys', { body: { name: 'client package test', scopes: ['invitations:read', 'invitations:write', 'members:read'] } })
   t.equal(key.response.status, 201)
   const secret: string = key.data?.secret ?? ''
   t.match(secret, /^wsk_/, 'the secret, typed ApiKeyCreated')

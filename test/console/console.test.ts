@@ -202,10 +202,22 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     await axe(t, page, 'Members (admin)')
   })
 
-  await t.test('API keys: the key shown once with a warning, afterwards only its prefix', async t => {
+  await t.test('API keys: scopes in words, the key shown once with a warning, afterwards only its prefix', async t => {
+    // A key made by a script's admin earlier, five days from its end: the screen warns of it.
+    await h.app.services.apiKeys.create(principalOf(admin, 'admin'), {
+      name: 'CI audit export', scopes: ['audit:read'], expiresAt: new Date(Date.now() + 5 * 86_400_000).toISOString()
+    })
     const title = await open(page, 'API keys')
     t.equal(title, 'API keys · Acme Robotics', 'the title changes with the heading')
+    t.match(await page.getByRole('status').filter({ hasText: 'expire' }).textContent(), /CI audit export \(Expires in 5 days\)/,
+      'a key about to expire is announced')
     await page.fill('#key-name', 'assistant')
+    await page.getByRole('button', { name: 'Create the key' }).click()
+    t.match(await liveText(page, /at least one/), /Choose at least one thing the key may do/, 'no scope: asked for one')
+    const invitations = page.getByRole('group', { name: 'Invite people and manage invitations' })
+    await invitations.getByRole('checkbox', { name: /Invite people; re-send and revoke invitations/ }).check()
+    await invitations.getByRole('checkbox', { name: /See invitations/ }).check()
+    await page.selectOption('#key-expiry', { label: '30 days' })
     await page.getByRole('button', { name: 'Create the key' }).click()
     const secret = await page.locator('#secret-value').inputValue()
     t.ok(secret.length >= 20, 'the key, in full, once')
@@ -217,6 +229,19 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     const prefix = (await row.locator('code').textContent() ?? '').replace('…', '')
     t.ok(prefix.length > 0 && secret.startsWith(prefix), `listed by its prefix (${prefix}…)`)
     t.notOk((await page.content()).includes(secret), 'the page no longer holds the key')
+    t.same(
+      await row.locator('li').allTextContents(),
+      ['See invitations, batches and the funnel.', 'Invite people; re-send and revoke invitations.'],
+      'what the key may do, in the contract\'s words'
+    )
+    t.match(await row.textContent(), /ada@example\.com/, 'and who made it')
+    const listed = (await h.inject({ url: '/api/api-keys', headers: { cookie: admin.cookie } })).json().items as
+      Array<{ name: string, scopes: string[], expiresAt: string | null }>
+    const made = listed.find(k => k.name === 'assistant')
+    t.same(made?.scopes, ['invitations:read', 'invitations:write'], 'the key holds the two scopes chosen')
+    const days = (Date.parse(made?.expiresAt ?? '') - Date.now()) / 86_400_000
+    t.ok(days > 29 && days <= 30, `and expires in 30 days (${days.toFixed(2)})`)
+    await axe(t, page, 'API keys (admin, scopes listed)')
   })
 
   await t.test('webhooks: a test event reaches a loopback receiver and shows in the deliveries', async t => {

@@ -5,6 +5,7 @@ import type { InjectOptions } from 'fastify'
 import { loadContract } from '../../src/app.js'
 import { build } from '../helpers/build.js'
 import { contractProblems, METHODS } from '../helpers/contract.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // Contract fuzzing: requests generated from openapi.yaml (valid and broken bodies, wrong types,
 // missing and extra fields, wrong content types, forged and garbage session cookies, odd path
@@ -466,7 +467,7 @@ t.test(`contract fuzzing of every operation (FUZZ_SEED=${SEED})`, async t => {
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: admin.cookie },
-    payload: { name: 'fuzz' }
+    payload: { name: 'fuzz', scopes: ALL_SCOPES }
   })
   t.equal(key.statusCode, 201, 'fixture API key (for MCP)')
   // A second key whose id the fuzzer may revoke; the MCP key above must keep working.
@@ -474,7 +475,7 @@ t.test(`contract fuzzing of every operation (FUZZ_SEED=${SEED})`, async t => {
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: admin.cookie },
-    payload: { name: 'fuzz-spare' }
+    payload: { name: 'fuzz-spare', scopes: ALL_SCOPES }
   })
   const f: Fixtures = {
     secret: h.config.session.secret,

@@ -72,6 +72,10 @@ export interface Operation {
   operationId: string
   parameters: Parameter[]
   security: Array<Record<string, string[]>>
+  /** `x-api-key: never`: the operation refuses API keys. */
+  apiKey?: 'never'
+  /** `x-api-key-admin-scope`: what a key also needs when the request makes or unmakes an admin. */
+  apiKeyAdminScope?: string
   requestBody?: { required?: boolean, content: Record<string, MediaType> }
   responses: Record<string, Response>
 }
@@ -92,6 +96,8 @@ export function operations (): Operation[] {
         operationId: op.operationId as string,
         parameters: [...shared, ...own].map(p => resolve(p) as unknown as Parameter),
         security: (op.security ?? contract.security ?? []) as Array<Record<string, string[]>>,
+        ...(op['x-api-key'] === 'never' ? { apiKey: 'never' as const } : {}),
+        ...(typeof op['x-api-key-admin-scope'] === 'string' ? { apiKeyAdminScope: op['x-api-key-admin-scope'] } : {}),
         ...(body !== undefined
           ? {
               requestBody: resolve(body) as unknown as NonNullable<Operation['requestBody']>

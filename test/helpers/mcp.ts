@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify'
 import type { SignedIn, TestApp } from './build.js'
+import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
 
 // API keys and MCP requests, as the suites that exercise the key-authenticated endpoint need them.
 
@@ -7,17 +8,24 @@ export const MCP = '/api/mcp'
 /** Streamable HTTP: clients accept both JSON and an event stream. */
 export const MCP_ACCEPT = 'application/json, text/event-stream'
 
-/** A new API key made by `admin` through POST /api/api-keys: its id and the secret (shown once). */
+/** Every scope of the contract's catalogue (`ApiKeyScope`). */
+export const ALL_SCOPES: string[] = apiKeyScopes.map(s => s.scope)
+
+/**
+ * A new API key made by `admin` through POST /api/api-keys: its id and the secret (shown once).
+ * It holds every scope unless `scopes` says otherwise.
+ */
 export async function createApiKey (
   h: TestApp,
   admin: SignedIn,
-  name = 'test key'
+  name = 'test key',
+  scopes: readonly string[] = ALL_SCOPES
 ): Promise<{ id: string, secret: string }> {
   const res = await h.inject({
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: admin.cookie, 'content-type': 'application/json' },
-    payload: { name }
+    payload: { name, scopes }
   })
   if (res.statusCode !== 201 && res.statusCode !== 200) {
     throw new Error(

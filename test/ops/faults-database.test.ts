@@ -9,6 +9,7 @@ import { assertContract } from '../helpers/contract.js'
 import { createApiKey, MCP, mcpRequest } from '../helpers/mcp.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 import type { Database } from '../../src/db/client.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // Database faults, seen from outside: the production buildApp with its own pg pool reaches
 // PostgreSQL through a TCP proxy that refuses, freezes and cuts. A valid cookie or API key is
@@ -140,7 +141,7 @@ t.test('database refused, then back: 503 + Retry-After, never 401; the same cred
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: r.cookie },
-    payload: { name: 'during outage' }
+    payload: { name: 'during outage', scopes: ALL_SCOPES }
   })
   t.equal(write.statusCode, 503, 'a write is 503')
   r.proxy.up()
@@ -161,7 +162,7 @@ t.test('database frozen, then thawed: 503 within the deadlines; the pool recover
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: r.cookie },
-    payload: { name: 'during freeze' }
+    payload: { name: 'during freeze', scopes: ALL_SCOPES }
   }))
   t.equal(write.res.statusCode, 503, `a write is 503 (${write.ms} ms)`)
   t.ok(write.ms < BOUND_MS, 'within the deadlines')

@@ -12,6 +12,7 @@ import { build, testConfig, testDatabase } from '../helpers/build.js'
 import { createApiKey, MCP, MCP_ACCEPT } from '../helpers/mcp.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser } from '../../src/db/users.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // Failed API-key attempts cost a database lookup each: past API_KEY_FAILURES_PER_MINUTE failures
 // from one address in a minute, that address's bearer attempts are refused with 429 before any
@@ -100,7 +101,7 @@ t.test('api-key-only: API-key callers of a mixed operation are limited, its cook
   const user = await insertUser(db, { workspaceId: ws.id, email: 'a@example.com', name: null, role: 'admin', now })
   const { token } = await app.services.sessions.start(db, user.id, 'signup')
   const cookie = `${SESSION_COOKIE}=${token}`
-  const keyRes = await app.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie }, payload: { name: 'k' } })
+  const keyRes = await app.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie }, payload: { name: 'k', scopes: ALL_SCOPES } })
   const key = (keyRes.json() as { secret: string }).secret
 
   const byKey: number[] = []

@@ -4,6 +4,7 @@ import { build, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { assertLimited } from '../helpers/rate-limit.js'
 import { createApiKey, MCP, MCP_ACCEPT, mcpRequest as mcpCall } from '../helpers/mcp.js'
+import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // What each rate limit counts: a JSON-RPC batch once per message, IPv6 clients per /64, one budget
 // for all public auth operations, and at most API_KEYS_PER_WORKSPACE keys (each with its limit).
@@ -114,7 +115,7 @@ t.test('a workspace holds at most API_KEYS_PER_WORKSPACE live keys (its MCP budg
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: admin.cookie, 'content-type': 'application/json' },
-    payload: { name: 'k' }
+    payload: { name: 'k', scopes: ALL_SCOPES }
   })
   // Concurrent creations cannot overshoot the cap.
   const first = await Promise.all(Array.from({ length: 5 }, create))
@@ -142,7 +143,7 @@ t.test('a workspace holds at most API_KEYS_PER_WORKSPACE live keys (its MCP budg
     method: 'POST',
     url: '/api/api-keys',
     headers: { cookie: other.cookie, 'content-type': 'application/json' },
-    payload: { name: 'k' }
+    payload: { name: 'k', scopes: ALL_SCOPES }
   })
   t.equal(elsewhere.statusCode, 201, 'another workspace has its own cap')
 })

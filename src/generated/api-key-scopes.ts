@@ -1,0 +1,76 @@
+// This file is generated from openapi.yaml by `npm run generate` (the ApiKeyScope schema).
+// Do not edit it by hand: change the contract and regenerate. CI fails when it is stale.
+/* eslint-disable */
+import type { components } from './openapi.js'
+
+/** The contract's scope catalogue, in its order, with what each scope allows. */
+export const apiKeyScopes: ReadonlyArray<{ scope: components['schemas']['ApiKeyScope'], description: string }> = [
+  {
+    "scope": "workspace:read",
+    "description": "See the workspace and its settings."
+  },
+  {
+    "scope": "workspace:write",
+    "description": "Change the workspace's settings; disconnect Slack."
+  },
+  {
+    "scope": "members:read",
+    "description": "See the members and their roles."
+  },
+  {
+    "scope": "members:write",
+    "description": "Change members' roles and remove members."
+  },
+  {
+    "scope": "members:admin",
+    "description": "Make or unmake admins (with the scope of the operation that does it)."
+  },
+  {
+    "scope": "invitations:read",
+    "description": "See invitations, batches and the funnel."
+  },
+  {
+    "scope": "invitations:write",
+    "description": "Invite people; re-send and revoke invitations."
+  },
+  {
+    "scope": "requests:read",
+    "description": "See invite requests."
+  },
+  {
+    "scope": "requests:write",
+    "description": "Approve and deny invite requests."
+  },
+  {
+    "scope": "links:read",
+    "description": "See invite links (their addresses admit people)."
+  },
+  {
+    "scope": "links:write",
+    "description": "Create, revoke and regenerate invite links."
+  },
+  {
+    "scope": "domains:read",
+    "description": "See verified domains."
+  },
+  {
+    "scope": "domains:write",
+    "description": "Add, verify, change and remove domains."
+  },
+  {
+    "scope": "webhooks:read",
+    "description": "See webhook endpoints and their deliveries (never a signing secret)."
+  },
+  {
+    "scope": "webhooks:write",
+    "description": "Add, change, test and remove webhook endpoints; rotate their secrets; retry deliveries."
+  },
+  {
+    "scope": "events:read",
+    "description": "Read the event feed."
+  },
+  {
+    "scope": "audit:read",
+    "description": "Read the audit trail."
+  }
+]
