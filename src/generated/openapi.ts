@@ -446,7 +446,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's workspace settings (who may invite) */
+        /**
+         * The caller's workspace settings (who may invite)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getWorkspaceSettings"];
         put?: never;
         post?: never;
@@ -459,6 +462,7 @@ export interface paths {
          *     them). `invitePolicy`: `admins` (only admins invite), `request` (members ask in Slack, admins
          *     approve or deny), `members` (members may invite members; only admins invite admins).
          *     `invitationReminderDays`: 1 to 7 days before expiry, or `null` for no reminders.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         patch: operations["patchWorkspaceSettings"];
         trace?: never;
@@ -480,6 +484,7 @@ export interface paths {
          *     bot stops answering in that Slack team at once; installing again
          *     (`GET /api/oauth/slack/install`) starts afresh. When Slack does not answer, nothing is
          *     deleted (502): try again. Nothing installed (any more) is 404 `NOT_FOUND`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         delete: operations["deleteWorkspaceSlack"];
         options?: never;
@@ -494,7 +499,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Invite requests of the caller's workspace, newest first */
+        /**
+         * Invite requests of the caller's workspace, newest first
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getInviteRequests"];
         put?: never;
         /**
@@ -556,6 +564,7 @@ export interface paths {
          *     `INVITE_REQUEST_NOT_PENDING`. When the invitation cannot be made (the person has
          *     joined, the e-mail budget is spent, the e-mail fails) the request stays pending.
          *     An API key also needs `members:admin` for approving as admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postInviteRequestsRequestIdApprove"];
         delete?: never;
@@ -576,7 +585,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deny a pending invite request, with an optional reason the requester is told */
+        /**
+         * Deny a pending invite request, with an optional reason the requester is told
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         post: operations["postInviteRequestsRequestIdDeny"];
         delete?: never;
         options?: never;
@@ -591,7 +603,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Invite links of the caller's workspace, newest first (never their URL) */
+        /**
+         * Invite links of the caller's workspace, newest first (never their URL)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getInviteLinks"];
         put?: never;
         /**
@@ -604,6 +619,7 @@ export interface paths {
          *     use; `maxUses` null is unlimited. The code carries 192 random bits and only its SHA-256 is
          *     kept: `url` is in this answer (and in `POST /api/invite-links/{linkId}/regenerate`'s) and
          *     never again.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postInviteLinks"];
         delete?: never;
@@ -625,7 +641,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an invite link (its code and pending confirmations stop working at once) */
+        /**
+         * Revoke an invite link (its code and pending confirmations stop working at once)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         delete: operations["deleteInviteLinksLinkId"];
         options?: never;
         head?: never;
@@ -648,6 +667,7 @@ export interface paths {
          * A new code for an invite link (the old one stops working at once; the URL is shown once)
          * @description The link keeps its settings and its count of uses; its old code, and every confirmation
          *     e-mailed through it and not yet used, stop working in the same transaction.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postInviteLinksLinkIdRegenerate"];
         delete?: never;
@@ -734,8 +754,8 @@ export interface paths {
         /**
          * The caller's workspace (name, age, members, who may invite)
          * @description For any member (the session cookie) or an API key of the workspace. Cookie callers are
-         *     not limited; an API key draws on its per-key budget (`API_KEY_RATE_LIMIT_PER_MINUTE`, the
-         *     one `POST /api/mcp` counts on), Limited per API key with 429 beyond.
+         *     not limited; an API key draws on its per-key REST budget (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`,
+         *     shared by every REST operation open to keys). Limited per API key with 429 beyond.
          */
         get: operations["getWorkspace"];
         put?: never;
@@ -778,6 +798,7 @@ export interface paths {
          * @description Oldest first, paged on the server. `q` keeps the members whose e-mail address or name begins
          *     with it (case-insensitive), `role` those of one role; both together keep those matching
          *     both. Pass the same filters with `cursor` for the next page.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         get: operations["getUsers"];
         put?: never;
@@ -818,6 +839,7 @@ export interface paths {
          *     (`POST /api/invite-requests`); under `admins` a member is refused. A refusal is 403
          *     `INVITE_NOT_ALLOWED`, its message saying why and what to do, `details.invitePolicy` the policy.
          *     An API key also needs `members:admin` for inviting an admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postUsersInvite"];
         delete?: never;
@@ -843,6 +865,7 @@ export interface paths {
          * Remove a member from the workspace
          * @description Their sessions and the API keys they created stop working at once; the e-mail can be invited again.
          *     An API key also needs `members:admin` for removing an admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         delete: operations["deleteUsersUserId"];
         options?: never;
@@ -850,6 +873,7 @@ export interface paths {
         /**
          * Change a member's role
          * @description An API key needs `members:admin` besides `members:write`: every role change makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         patch: operations["patchUsersUserId"];
         trace?: never;
@@ -861,7 +885,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Invitations of the caller's workspace, newest first */
+        /**
+         * Invitations of the caller's workspace, newest first
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getInvitations"];
         put?: never;
         post?: never;
@@ -886,6 +913,7 @@ export interface paths {
          *     being viewed, and bounced. Counted now: an invitation sent in the period and accepted
          *     after it counts as accepted. `until` defaults to now, `since` to 30 days before `until`.
          *     One indexed statement, whatever the period (docs/performance.md).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         get: operations["getInvitationsFunnel"];
         put?: never;
@@ -911,6 +939,7 @@ export interface paths {
         /**
          * Re-send a pending invitation with a fresh link and expiry
          * @description An API key also needs `members:admin` for re-sending an admin's invitation (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postInvitationsInvitationIdResend"];
         delete?: never;
@@ -932,7 +961,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a pending invitation */
+        /**
+         * Revoke a pending invitation
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         delete: operations["deleteInvitationsInvitationId"];
         options?: never;
         head?: never;
@@ -969,6 +1001,7 @@ export interface paths {
          *     An optional `Idempotency-Key` replays the first answer (the whole batch is one request:
          *     its rows are not invited twice). The MCP tool `invite_many` invites the same way.
          *     An API key also needs `members:admin` for a batch with an admin row (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postInvitationsBatch"];
         delete?: never;
@@ -995,6 +1028,7 @@ export interface paths {
          *     `nextCursor` as `cursor` for the next page. A completed batch is kept for
          *     `RETENTION_BATCHES_DAYS` (default 30) after it completed, then deleted with its rows (404);
          *     the invitations it made stay.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         get: operations["getInvitationBatchesBatchId"];
         put?: never;
@@ -1012,7 +1046,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's audit trail, newest first */
+        /**
+         * The workspace's audit trail, newest first
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getAuditEvents"];
         put?: never;
         post?: never;
@@ -1081,6 +1118,7 @@ export interface paths {
          * @description The same events the webhooks deliver, oldest first. Start without `after` (the oldest
          *     event of the last 30 days), then pass the previous page's `nextCursor` as `after`; an
          *     empty page with a `nextCursor` means "nothing new yet, ask again with this cursor".
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         get: operations["getEvents"];
         put?: never;
@@ -1098,7 +1136,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's webhook endpoints (never the secret) */
+        /**
+         * The workspace's webhook endpoints (never the secret)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getWebhookEndpoints"];
         put?: never;
         /**
@@ -1106,6 +1147,7 @@ export interface paths {
          * @description In staging and production the URL must be `https` and must not resolve to a loopback,
          *     private, link-local, CGNAT or metadata address (checked here and again on every
          *     connection); `APP_ENV=local` also allows `http` and loopback.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postWebhookEndpoints"];
         delete?: never;
@@ -1127,11 +1169,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an endpoint (its pending deliveries are dropped) */
+        /**
+         * Delete an endpoint (its pending deliveries are dropped)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         delete: operations["deleteWebhookEndpointsEndpointId"];
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, event types, or enable / disable it */
+        /**
+         * Change an endpoint's URL, event types, or enable / disable it
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         patch: operations["patchWebhookEndpointsEndpointId"];
         trace?: never;
     };
@@ -1147,7 +1195,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new signing secret (shown once); the old one keeps signing alongside for 24 h */
+        /**
+         * A new signing secret (shown once); the old one keeps signing alongside for 24 h
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         post: operations["postWebhookEndpointsEndpointIdRotateSecret"];
         delete?: never;
         options?: never;
@@ -1173,6 +1224,7 @@ export interface paths {
          *     through the normal delivery path: signed with its secret, retried on failure, listed in
          *     its deliveries. The event is not in the events feed (`GET /api/events`); the audit trail
          *     records `webhook_endpoint.tested`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postWebhookEndpointsEndpointIdTest"];
         delete?: never;
@@ -1191,7 +1243,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Deliveries to an endpoint, newest first (attempts, last status code, next attempt) */
+        /**
+         * Deliveries to an endpoint, newest first (attempts, last status code, next attempt)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getWebhookEndpointsEndpointIdDeliveries"];
         put?: never;
         post?: never;
@@ -1213,7 +1268,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery again now (same webhook-id) */
+        /**
+         * Send a delivery again now (same webhook-id)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         post: operations["postWebhookDeliveriesDeliveryIdRetry"];
         delete?: never;
         options?: never;
@@ -1228,7 +1286,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's domains, in the order they were added (at most 50) */
+        /**
+         * The workspace's domains, in the order they were added (at most 50)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getDomains"];
         put?: never;
         /**
@@ -1243,6 +1304,7 @@ export interface paths {
          *     (400 `DOMAIN_NOT_ALLOWED`); a domain the workspace has already (409 `DOMAIN_EXISTS`), one
          *     another workspace verified (409 `DOMAIN_CLAIMED`), more than 50 per workspace
          *     (409 `DOMAIN_LIMIT_REACHED`). The policy (default `off`) applies once the domain is verified.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postDomains"];
         delete?: never;
@@ -1261,11 +1323,17 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One domain, its state and the TXT record to publish */
+        /**
+         * One domain, its state and the TXT record to publish
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         get: operations["getDomainsDomainId"];
         put?: never;
         post?: never;
-        /** Remove a domain (nobody joins through it any more; members stay) */
+        /**
+         * Remove a domain (nobody joins through it any more; members stay)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
         delete: operations["deleteDomainsDomainId"];
         options?: never;
         head?: never;
@@ -1275,6 +1343,7 @@ export interface paths {
          *     to it, asked for on `/login`) is offered to join, which makes an invite request the
          *     admins approve (`/api/invite-requests`). `auto_join`: that person joins as a member at
          *     once. It applies only while the domain is verified.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         patch: operations["patchDomainsDomainId"];
         trace?: never;
@@ -1297,6 +1366,7 @@ export interface paths {
          *     (a failed domain too). Not found, or DNS did not answer: it stays as it was, and
          *     `checkError` says why. A domain another workspace verified meanwhile is 409
          *     `DOMAIN_CLAIMED`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postDomainsDomainIdVerify"];
         delete?: never;

@@ -11,8 +11,9 @@ import type * as Client from '../../clients/typescript/src/index.js'
 // The typed client package (clients/typescript/) as a consumer uses it: its built dist/ (the
 // types are those of its source) against the service listening on loopback, built on the
 // embedded defaults. First run: setup signs the first admin in (the client keeps the session
-// cookie), an API key is made, people are invited and listed; the key works where the contract
-// takes it (MCP) and is refused where it does not (the REST operations take the session). And
+// cookie), an API key is made with scopes, people are invited and listed with the key on REST
+// and on MCP; the key is refused, typed, where its scopes stop (INSUFFICIENT_SCOPE) and where keys
+// never go (API_KEY_NOT_ALLOWED). And
 // on a copy of the contract with an operation deprecated, the client reports what the service said.
 
 const contractVersion = String((readContract(join(projectRoot, 'openapi.yaml')).info as { version: string }).version)
@@ -48,7 +49,9 @@ t.test('the package: setup, an API key, invite and list against the running serv
   t.equal(role, 'admin')
   t.equal(me.data?.user.email, 'owner@example.com')
 
-  const key = await api.POST('/api/api-keys', { body: { name: 'client package test', scopes: ['invitations:read', 'invitations:write', 'members:read'] } })
+  const key = await api.POST('/api/api-keys', {
+    body: { name: 'client package test', scopes: ['invitations:read', 'invitations:write', 'members:read'] }
+  })
   t.equal(key.response.status, 201)
   const secret: string = key.data?.secret ?? ''
   t.match(secret, /^wsk_/, 'the secret, typed ApiKeyCreated')
@@ -64,8 +67,20 @@ t.test('the package: setup, an API key, invite and list against the running serv
   const code: Client.Schemas['ErrorResponse']['code'] | undefined = refused.error?.code
   t.equal(code, 'VALIDATION_FAILED', 'errors arrive typed as ErrorResponse')
 
-  // The API key: the MCP endpoint takes it; the REST operations answer 401 (they take the session).
+  // The API key, on REST and on MCP, within its scopes.
   const bot = pkg.createWorkspaceClient({ baseUrl, apiKey: secret })
+  const byKey = await bot.POST('/api/users/invite', { body: { email: 'linus@example.com', role: 'member' } })
+  t.equal(byKey.response.status, 200, byKey.error?.message ?? 'invited over REST with the key')
+  const members = await bot.GET('/api/users')
+  t.equal(members.response.status, 200, 'members:read lists the members')
+  t.same(members.data?.items.map(u => u.email), ['owner@example.com'])
+  const audit = await bot.GET('/api/audit-events')
+  t.equal(audit.response.status, 403, 'without audit:read the trail is refused')
+  const scopeCode: Client.Schemas['ErrorResponse']['code'] | undefined = audit.error?.code
+  t.equal(scopeCode, 'INSUFFICIENT_SCOPE')
+  t.match(audit.response.headers.get('www-authenticate'), /error="insufficient_scope", scope="audit:read"/)
+  const keyForKey = await bot.POST('/api/api-keys', { body: { name: 'child', scopes: ['audit:read'] } })
+  t.equal(keyForKey.error?.code, 'API_KEY_NOT_ALLOWED', 'a key cannot make a key')
   const viaMcp = await bot.POST('/api/mcp', {
     headers: { accept: 'application/json, text/event-stream' },
     body: {
@@ -74,14 +89,17 @@ t.test('the package: setup, an API key, invite and list against the running serv
   })
   t.equal(viaMcp.response.status, 200)
   t.match(viaMcp.data, { id: 1, result: { structuredContent: { success: true } } }, 'invited with the key')
-  const keyOnRest = await bot.GET('/api/invitations')
-  t.equal(keyOnRest.response.status, 401)
-  t.equal(keyOnRest.error?.code, 'UNAUTHENTICATED')
+  const wrongKey = await pkg.createWorkspaceClient({ baseUrl, apiKey: `${secret.slice(0, -1)}x` }).GET('/api/invitations')
+  t.equal(wrongKey.response.status, 401)
+  t.equal(wrongKey.error?.code, 'UNAUTHENTICATED')
 
-  const listed = await api.GET('/api/invitations', { params: { query: { status: 'pending', limit: 10 } } })
-  t.equal(listed.response.status, 200)
+  const listed = await bot.GET('/api/invitations', { params: { query: { status: 'pending', limit: 10 } } })
+  t.equal(listed.response.status, 200, 'invitations:read lists them with the key')
   const items: Array<Client.Schemas['Invitation']> = listed.data?.items ?? []
-  t.same(items.map(i => i.email).sort(), ['ada@example.com', 'grace@example.com'], 'both invitations, typed Invitation')
+  t.same(
+    items.map(i => i.email).sort(), ['ada@example.com', 'grace@example.com', 'linus@example.com'],
+    'every invitation, typed Invitation'
+  )
   t.ok(items.every(i => i.status === 'pending' && i.role === 'member'))
 
   const out = await api.POST('/api/auth/logout')

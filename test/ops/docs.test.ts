@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml'
 import { EnvSchema } from '../../src/config.js'
 import { contractPath, projectRoot } from '../../src/paths.js'
 import { startCommand } from '../../scripts/lib/start-command.js'
+import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
 
 // The README and docs/ say what the code does; this keeps them from drifting apart by the names
 // a reader copies from them: environment variables (against the config schema, both ways),
@@ -172,6 +173,13 @@ t.test('every repository file the docs name exists', async t => {
       }
     }
   }
+})
+
+t.test('docs/clients.md shows the contract\'s scope catalogue as its table, in its words and order', async t => {
+  const text = read('docs/clients.md')
+  const table = text.split('<!-- scopes:begin')[1]?.split('<!-- scopes:end')[0] ?? ''
+  const rows = [...table.matchAll(/^\| `([a-z:]+)` \| (.+) \|$/gm)].map(m => ({ scope: m[1], description: m[2] }))
+  t.same(rows, apiKeyScopes.map(s => ({ scope: s.scope, description: s.description })), 'the table is the ApiKeyScope catalogue')
 })
 
 t.test('scripts/test-cpu.cjs, which docs/performance.md measures the suite with: a line per process, then a report', async t => {

@@ -78,7 +78,7 @@ t.test('failed API-key attempts from one address are bounded, logged, and cost n
 
 t.test('api-key-only: API-key callers of a mixed operation are limited, its cookie callers are not', async t => {
   const db = await testDatabase(t)
-  const config = testConfig({ API_KEY_RATE_LIMIT_PER_MINUTE: '3' })
+  const config = testConfig({ API_KEY_REST_RATE_LIMIT_PER_MINUTE: '3' })
   const app = await buildApp({ config, db, clock: new FakeClock(), logger: false })
   t.teardown(async () => { await app.close() })
   // An operation open to the cookie and to API keys, authenticated by the real services, limited
