@@ -10,7 +10,9 @@ const UNAUTHENTICATED = '401 invite, no cookie'
 const INVALID = '400 invite, invalid body'
 const NOT_FOUND = '404 unknown path'
 const RATE_LIMITED = '429 API key over its limit'
-const LIST = 'list page (limit=50)'
+export const LIST = 'list page (limit=50)'
+/** The same page read with an API key (the service only): key authentication against the cookie's. */
+export const LIST_BY_KEY = 'list page (limit=50), API key'
 export const INVITE = 'invite (fallback, SMTP)'
 const RAW = 'raw work of an invite'
 
@@ -117,6 +119,15 @@ export function scenarios (opts: {
           run: (theirs[i] as typeof ours[0])[1]
         }
       )
+    })
+    all.push({
+      name: LIST_BY_KEY,
+      group: svc.db,
+      server: 'service',
+      pid: () => svc.proc.child.pid ?? 0,
+      run: cannon(svc.port, 200, connections, {
+        method: 'GET', path: '/api/invitations?limit=50', headers: { authorization: `Bearer ${svc.apiKey}` }
+      })
     })
     all.push({ name: RAW, group: svc.db, server: 'raw', pid: () => raw.child.pid ?? 0, run: raw.run })
     for (const v of opts.variants.filter(v => v.db === svc.db)) {
