@@ -538,6 +538,8 @@ export interface paths {
          * @description Of concurrent decisions on one request exactly one succeeds; the others get 409
          *     `INVITE_REQUEST_NOT_PENDING`. When the invitation cannot be made (the person has
          *     joined, the e-mail budget is spent, the e-mail fails) the request stays pending.
+         *     The invitation is for a `member` unless the body names the role: the role the
+         *     requester asked for is never granted by an approval that does not name it.
          */
         post: operations["postInviteRequestsRequestIdApprove"];
         delete?: never;
@@ -2617,6 +2619,7 @@ export interface components {
             items: components["schemas"]["InviteRequest"][];
             nextCursor: string | null;
         };
+        /** @description The role the approving admin grants. Without `role` the invitation is for a `member`, whatever the requester asked for: only an admin who names `admin` invites an admin. */
         ApproveInviteRequest: {
             role?: components["schemas"]["Role"];
         };
