@@ -3254,7 +3254,7 @@ export interface components {
         /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
         DomainId: string;
         /**
-         * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+         * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
          * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
          */
         IdempotencyKey: string;
@@ -4784,7 +4784,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+                 * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
                  * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5159,7 +5159,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+                 * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
                  * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
