@@ -1200,8 +1200,9 @@ export interface paths {
          *     `ws-verify=<token>`); the service looks for it every hour, and at once on
          *     `POST /api/domains/{domainId}/verify`. A domain still pending 30 days after it was added
          *     is `failed`. Refused: not a domain name, a consumer mail provider (gmail.com, outlook.com
-         *     and the like: a maintained list), a reserved name (`localhost`, `.local`, `.test`, …)
-         *     (400 `DOMAIN_NOT_ALLOWED`); a domain the workspace has already (409 `DOMAIN_EXISTS`), one
+         *     and the like: a maintained list), a reserved name (`localhost`, `.local`, `.test`, …),
+         *     a public suffix (`co.uk`, `github.io`: the Public Suffix List, its private section
+         *     included) (400 `DOMAIN_NOT_ALLOWED`); a domain the workspace has already (409 `DOMAIN_EXISTS`), one
          *     another workspace verified (409 `DOMAIN_CLAIMED`), more than 50 per workspace
          *     (409 `DOMAIN_LIMIT_REACHED`). The policy (default `off`) applies once the domain is verified.
          */
