@@ -414,7 +414,10 @@ export interface paths {
          *     `invitation.bounced`); any other bounce, and `email.delivery_delayed`, is recorded as the
          *     invitation's last delivery error and nothing else. The invitation is the one named by the
          *     e-mail's `invitation_id` tag, or else the pending invitations e-mailed to the bounced
-         *     address before the event. Other event types are acknowledged and ignored.
+         *     address. Other event types are acknowledged and ignored. A delivery is applied once: the
+         *     same `svix-id` again (a replay within the signature window) answers `ignored`. A report
+         *     about an e-mail made (`data.created_at`) before the invitation's last send is recorded in
+         *     the audit trail (`invitation.bounce_superseded`) and not applied (`recorded`, 0 invitations).
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          */
         post: operations["postEmailEventsResend"];
@@ -2416,7 +2419,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed";
         AuditEvent: {
             /**
              * Format: uuid
@@ -2497,7 +2500,7 @@ export interface components {
         };
         EmailEventAck: {
             /**
-             * @description `bounced`: marked bounced; `recorded`: a temporary failure kept as the last delivery error; `ignored`: not about an invitation e-mail of ours.
+             * @description `bounced`: marked bounced; `recorded`: a temporary failure kept as the last delivery error, or a report about an e-mail older than the last send kept in the audit trail only; `ignored`: not about an invitation e-mail of ours, or a delivery applied already.
              * @enum {string}
              */
             outcome: "bounced" | "recorded" | "ignored";
