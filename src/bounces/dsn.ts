@@ -7,7 +7,7 @@
 // about is the returned message's Date (the original's headers, which relays attach), else the
 // report's Arrival-Date: an invitation re-sent since is not bounced by it (record.ts).
 
-export interface RecipientStatus {
+interface RecipientStatus {
   /** `permanent`: a 5.x.x failure; `temporary`: 4.x.x or delayed (the relay retries); `none`: delivered, relayed. */
   kind: 'permanent' | 'temporary' | 'none'
   /** The status and the remote server's diagnostic, as the report gives them. */
