@@ -60,6 +60,8 @@ export const EnvSchema = Type.Object({
   BOUNCE_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   BOUNCE_SMTP_MAX_BYTES: Int(1024, 10 * 1024 * 1024, 256 * 1024),
   BOUNCE_SMTP_MAX_CONNECTIONS: Int(1, 10000, 20),
+  BOUNCE_SMTP_MESSAGES_PER_PEER: Int(1, 1000000, 120),
+  BOUNCE_SMTP_REPORTS_PER_RETURN_PATH: Int(1, 1000, 5),
   RESEND_WEBHOOK_SECRET: Str({ pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$' }),
   REDIS_URL: Str({ pattern: '^rediss?://' }),
   RATE_LIMIT_FAIL_OPEN: Type.Boolean({ default: true }),
@@ -195,7 +197,10 @@ export interface Config {
       readonly port: number,
       readonly host: string,
       readonly maxBytes: number,
-      readonly maxConnections: number
+      readonly maxConnections: number,
+      /** Messages a peer address may send a minute; reports a return path may receive an hour. */
+      readonly messagesPerPeer: number,
+      readonly reportsPerReturnPath: number
     },
     /** Resend's webhook signing secret (`whsec_…`); null: its intake answers 401 to everything. */
     readonly resendSecret: string | null

@@ -12,7 +12,7 @@ const ACTIONS = [
   'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
   'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',
   'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked',
-  'invitation.bounced', 'invitation.delivery_delayed',
+  'invitation.bounced', 'invitation.delivery_delayed', 'invitation.bounce_superseded',
   'domain.added', 'domain.verified', 'domain.failed', 'domain.removed', 'domain.policy_changed'
 ] as const satisfies readonly Action[]
 const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true

@@ -4,7 +4,8 @@ import type { ScreenProps } from '../main.js'
 import { announce, ListState, ProblemNote, usePaged, when } from '../ui.js'
 
 function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: Problem | null) => void }) {
-  const [role, setRole] = useState<Schemas['Role']>(req.role)
+  // member until the admin picks admin: what the requester asked for is not granted by a click
+  const [role, setRole] = useState<Schemas['Role']>('member')
   const [reason, setReason] = useState('')
   const approve = async () => {
     const r = await call(api.POST('/api/invite-requests/{requestId}/approve', { params: { path: { requestId: req.id } }, body: { role } }))

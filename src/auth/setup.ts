@@ -2,7 +2,7 @@ import type { Ports } from '../ports.js'
 import { systemActor } from '../audit/actor.js'
 import { anyWorkspaceExists } from '../db/workspaces.js'
 import { insertSetupToken, takeSetupTokens } from '../db/setup-tokens.js'
-import { normalizeEmail } from '../db/users.js'
+import { emailAddress } from '../lib/email.js'
 import { serviceError } from '../errors.js'
 import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
 import { insertFirstAdminInvitation } from '../invitations/first-admin.js'
@@ -61,7 +61,7 @@ export function createSetupService (
         const details = { errors: [{ in: 'body', field, message }] }
         throw serviceError('VALIDATION_FAILED', [`body.${field} ${message}`], details)
       }
-      const email = normalizeEmail(input.email)
+      const email = emailAddress(input.email)
       const workspaceName = input.workspaceName.trim()
       return await db.transaction(async tx => {
         // Taking every token first serializes concurrent setups: the second waits for the first

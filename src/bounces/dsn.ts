@@ -3,9 +3,11 @@
 // Diagnostic-Code). mailparser (maintained with nodemailer) takes the MIME apart and hands that
 // part over as an attachment (keepDeliveryStatus); its fields are read here. What the report
 // says about the recipient is all that is taken from its content: WHICH invitation it is about is
-// the signed address it was sent to, never anything inside it.
+// the signed address it was sent to, never anything inside it. Which SEND of it the report is
+// about is the returned message's Date (the original's headers, which relays attach), else the
+// report's Arrival-Date: an invitation re-sent since is not bounced by it (record.ts).
 
-export interface RecipientStatus {
+interface RecipientStatus {
   /** `permanent`: a 5.x.x failure; `temporary`: 4.x.x or delayed (the relay retries); `none`: delivered, relayed. */
   kind: 'permanent' | 'temporary' | 'none'
   /** The status and the remote server's diagnostic, as the report gives them. */
@@ -13,6 +15,14 @@ export interface RecipientStatus {
 }
 
 const DELIVERY_STATUS = new Set(['message/delivery-status', 'message/global-delivery-status'])
+/** Parts that carry the returned message's header (RFC 6522 text/rfc822-headers, or the whole message). */
+const RETURNED = new Set(['text/rfc822-headers', 'message/rfc822', 'message/global', 'message/global-headers'])
+
+/** What a report says: the recipients' statuses and when the reported message was made, if it says. */
+interface DeliveryStatusReport {
+  statuses: RecipientStatus[]
+  sentAt: Date | undefined
+}
 
 /** Unfolded header fields of one block, names in lower case. */
 function fields (block: string): Map<string, string> {
@@ -33,15 +43,25 @@ function classify (f: Map<string, string>): RecipientStatus {
   return { kind: 'none', reason }
 }
 
-/** The per-recipient statuses of a DSN, or [] when the message is no delivery status notification. */
-export async function readDeliveryStatus (raw: Buffer): Promise<RecipientStatus[]> {
+function dateOf (v: string | undefined): Date | undefined {
+  const at = v === undefined ? NaN : Date.parse(v)
+  return Number.isNaN(at) ? undefined : new Date(at)
+}
+
+/** The per-recipient statuses of a DSN ([] when the message is no delivery status notification), and its send time. */
+export async function readDeliveryStatus (raw: Buffer): Promise<DeliveryStatusReport> {
   // Loaded at the first bounce, not at start: mailparser and its MIME and charset libraries are
   // about 50 modules that a service receiving no bounce never needs.
   const { simpleParser } = await import('mailparser')
   const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true })
   const part = parsed.attachments.find(a => DELIVERY_STATUS.has(a.contentType.toLowerCase()))
-  if (part === undefined) return []
+  if (part === undefined) return { statuses: [], sentAt: undefined }
   const blocks = part.content.toString('utf8').split(/\r?\n\s*\r?\n/).filter(b => b.trim() !== '')
+  const returned = parsed.attachments.find(a => RETURNED.has(a.contentType.toLowerCase()))
+  const header = returned?.content.toString('utf8').split(/\r?\n\r?\n/)[0]
+  const sentAt = dateOf(header !== undefined ? fields(header).get('date') : undefined) ??
+    dateOf(fields(blocks[0] ?? '').get('arrival-date'))
   // The first block is about the message (Reporting-MTA, Arrival-Date); the rest, each recipient.
-  return blocks.slice(1).map(b => classify(fields(b))).filter(s => s.reason !== '' || s.kind !== 'none')
+  const statuses = blocks.slice(1).map(b => classify(fields(b))).filter(s => s.reason !== '' || s.kind !== 'none')
+  return { statuses, sentAt }
 }

@@ -61,6 +61,8 @@ export function bounceConfig (env: {
   BOUNCE_SMTP_HOST: string,
   BOUNCE_SMTP_MAX_BYTES: number,
   BOUNCE_SMTP_MAX_CONNECTIONS: number,
+  BOUNCE_SMTP_MESSAGES_PER_PEER: number,
+  BOUNCE_SMTP_REPORTS_PER_RETURN_PATH: number,
   RESEND_WEBHOOK_SECRET?: string | undefined
 }) {
   const domain = env.BOUNCE_DOMAIN?.toLowerCase() ?? null
@@ -75,7 +77,9 @@ export function bounceConfig (env: {
           port: env.BOUNCE_SMTP_PORT,
           host: env.BOUNCE_SMTP_HOST,
           maxBytes: env.BOUNCE_SMTP_MAX_BYTES,
-          maxConnections: env.BOUNCE_SMTP_MAX_CONNECTIONS
+          maxConnections: env.BOUNCE_SMTP_MAX_CONNECTIONS,
+          messagesPerPeer: env.BOUNCE_SMTP_MESSAGES_PER_PEER,
+          reportsPerReturnPath: env.BOUNCE_SMTP_REPORTS_PER_RETURN_PATH
         },
     resendSecret: env.RESEND_WEBHOOK_SECRET ?? null
   }

@@ -170,3 +170,21 @@ export async function findJoinableDomain (
       WHERE ${where} AND d.status = 'verified' AND d.policy <> 'off'`, [value])
   return r.rows[0] ?? null
 }
+
+/**
+ * Migration 036's step: every domain not failed already whose name `isSuffix` says is a public
+ * suffix is failed, the reason as its check error. Returns how many.
+ */
+export async function failPublicSuffixDomains (
+  q: Queryable, isSuffix: (domain: string) => boolean, reason: (domain: string) => string
+): Promise<number> {
+  const all = await q.query<{ id: string, domain: string }>(
+    "SELECT id, domain FROM workspace_domains WHERE status <> 'failed'")
+  const hit = all.rows.filter(r => isSuffix(r.domain))
+  if (hit.length === 0) return 0
+  await q.query(
+    `UPDATE workspace_domains d SET status = 'failed', check_error = s.reason, failed_at = now(), updated_at = now()
+       FROM unnest($1::uuid[], $2::text[]) AS s(id, reason) WHERE d.id = s.id`,
+    [hit.map(r => r.id), hit.map(r => reason(r.domain))])
+  return hit.length
+}

@@ -1,13 +1,20 @@
 import type { Queryable } from './client.js'
 
-// Idempotency-Key records: one row per (workspace, operation, key). A row without status_code is
+// Idempotency-Key records: one row per (workspace, principal, operation, key): a key is the
+// sender's own (a person or an API key), another principal's same key is another row. A row without status_code is
 // a claim — a lease held by `owner` until `locked_until`, renewed while its request works; with
 // one, the stored (encrypted) answer to replay. Failed (5xx) runs delete their row, so a retry
 // with the same key runs again — unless the run recorded a checkpoint (sealed, see
 // src/idempotency) before an irreversible step: then the row stays, its lease ended, and the
 // retry that claims it is handed the checkpoint.
 
-export interface IdempotencyKeyId { workspaceId: string, operation: string, key: string }
+export interface IdempotencyKeyId {
+  workspaceId: string
+  /** Who sent the key: `user:<id>` or `key:<id>` (src/idempotency). */
+  principal: string
+  operation: string
+  key: string
+}
 
 export interface IdempotencyRow {
   requestHash: string
@@ -17,6 +24,10 @@ export interface IdempotencyRow {
   lockedUntil: Date | null
   createdAt: Date
 }
+
+/** One key's row: its primary key, parameters $1–$4 (keyParams). */
+const THIS_KEY = 'workspace_id = $1 AND operation = $2 AND key = $3 AND principal = $4'
+const keyParams = (id: IdempotencyKeyId): string[] => [id.workspaceId, id.operation, id.key, id.principal]
 
 const COLUMNS = 'request_hash AS "requestHash", status_code AS "statusCode", response, ' +
   'locked_until AS "lockedUntil", created_at AS "createdAt"'
@@ -34,22 +45,24 @@ export async function claimIdempotencyKey (
   q: Queryable, claim: IdempotencyKeyId & { requestHash: string, owner: string, lockedUntil: Date, now: Date }
 ): Promise<IdempotencyRow | IdempotencyClaim> {
   const ins = await q.query(
-    `INSERT INTO idempotency_keys (workspace_id, operation, key, request_hash, owner, locked_until, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (workspace_id, operation, key) DO NOTHING`,
-    [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
+    `INSERT INTO idempotency_keys
+       (workspace_id, operation, key, request_hash, owner, locked_until, created_at, principal)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (workspace_id, principal, operation, key) DO NOTHING`,
+    [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now,
+      claim.principal])
   if (ins.rowCount === 1) return { claimed: true, checkpoint: null }
   const took = await q.query<{ checkpoint: string | null }>(
     `UPDATE idempotency_keys SET owner = $5, locked_until = $6
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND request_hash = $4
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND principal = $8 AND request_hash = $4
         -- <=: a lease that ends now (a run released after its checkpoint) is over at once.
         AND status_code IS NULL AND locked_until <= $7
       RETURNING checkpoint`,
-    [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now])
+    [claim.workspaceId, claim.operation, claim.key, claim.requestHash, claim.owner, claim.lockedUntil, claim.now,
+      claim.principal])
   const taken = took.rows[0]
   if (taken !== undefined) return { claimed: true, checkpoint: taken.checkpoint }
   const r = await q.query<IdempotencyRow>(
-    `SELECT ${COLUMNS} FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3`,
-    [claim.workspaceId, claim.operation, claim.key])
+    `SELECT ${COLUMNS} FROM idempotency_keys WHERE ${THIS_KEY}`, keyParams(claim))
   // Deleted between the statements (the holder failed): claim it again.
   return r.rows[0] ?? await claimIdempotencyKey(q, claim)
 }
@@ -59,9 +72,9 @@ async function updateOwnClaim (
   q: Queryable, id: IdempotencyKeyId, owner: string, column: 'locked_until' | 'checkpoint', value: Date | string
 ): Promise<boolean> {
   const r = await q.query(
-    `UPDATE idempotency_keys SET ${column} = $5
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
-    [id.workspaceId, id.operation, id.key, owner, value])
+    `UPDATE idempotency_keys SET ${column} = $6
+      WHERE ${THIS_KEY} AND owner = $5 AND status_code IS NULL`,
+    [...keyParams(id), owner, value])
   return r.rowCount === 1
 }
 
@@ -84,9 +97,9 @@ export async function completeIdempotencyKey (
   q: Queryable, id: IdempotencyKeyId, owner: string, statusCode: number, sealed: string
 ): Promise<void> {
   await q.query(
-    `UPDATE idempotency_keys SET status_code = $5, response = $6, locked_until = NULL, checkpoint = NULL
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
-    [id.workspaceId, id.operation, id.key, owner, statusCode, sealed])
+    `UPDATE idempotency_keys SET status_code = $6, response = $7, locked_until = NULL, checkpoint = NULL
+      WHERE ${THIS_KEY} AND owner = $5 AND status_code IS NULL`,
+    [...keyParams(id), owner, statusCode, sealed])
 }
 
 /**
@@ -99,27 +112,25 @@ export async function releaseIdempotencyKey (
 ): Promise<void> {
   const r = await q.query(
     `DELETE FROM idempotency_keys
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL
-        AND checkpoint IS NULL`,
-    [id.workspaceId, id.operation, id.key, owner])
+      WHERE ${THIS_KEY} AND owner = $5 AND status_code IS NULL AND checkpoint IS NULL`,
+    [...keyParams(id), owner])
   if (r.rowCount === 1) return
   await q.query(
-    `UPDATE idempotency_keys SET locked_until = $5
-      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND owner = $4 AND status_code IS NULL`,
-    [id.workspaceId, id.operation, id.key, owner, now])
+    `UPDATE idempotency_keys SET locked_until = $6
+      WHERE ${THIS_KEY} AND owner = $5 AND status_code IS NULL`,
+    [...keyParams(id), owner, now])
 }
 
 /** Forget this key if it was first used before `before` (past the retention period). */
 export async function forgetExpiredIdempotencyKey (q: Queryable, id: IdempotencyKeyId, before: Date): Promise<void> {
-  await q.query(
-    'DELETE FROM idempotency_keys WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND created_at < $4',
-    [id.workspaceId, id.operation, id.key, before])
+  await q.query(`DELETE FROM idempotency_keys WHERE ${THIS_KEY} AND created_at < $5`, [...keyParams(id), before])
 }
 
 /** Housekeeping: up to `limit` records created before `before` (past the replay window). */
 export async function deleteIdempotencyKeysBefore (q: Queryable, before: Date, limit: number): Promise<number> {
   const r = await q.query(
-    `DELETE FROM idempotency_keys WHERE (workspace_id, operation, key) IN (
-       SELECT workspace_id, operation, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)`, [before, limit])
+    `DELETE FROM idempotency_keys WHERE (workspace_id, principal, operation, key) IN (
+       SELECT workspace_id, principal, operation, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)`,
+    [before, limit])
   return r.rowCount
 }

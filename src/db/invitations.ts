@@ -320,15 +320,19 @@ export async function recordDeliveryDelay (
   return r.rows[0] ?? null
 }
 
-/** Pending invitations e-mailed to this address before `sentBefore` (a provider's bounce names only the address). */
-export async function findEmailedPendingInvitations (
-  q: Queryable, email: string, sentBefore: Date
-): Promise<Array<{ id: string }>> {
+/** Pending invitations e-mailed to this address (a provider's bounce may name only the address). */
+export async function findEmailedPendingInvitations (q: Queryable, email: string): Promise<Array<{ id: string }>> {
   const r = await q.query<{ id: string }>(
     `SELECT id FROM invitations
-      WHERE email = $1 AND status = 'pending' AND delivery_status IN ('sent', 'pending') AND last_sent_at <= $2
-      ORDER BY last_sent_at DESC LIMIT 20`, [email, sentBefore])
+      WHERE email = $1 AND status = 'pending' AND delivery_status IN ('sent', 'pending')
+      ORDER BY last_sent_at DESC LIMIT 20`, [email])
   return r.rows
+}
+
+/** The invitation a delivery report names, locked until the report is applied (its last send read once). */
+export async function lockInvitation (q: Queryable, id: string): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = $1 FOR UPDATE`, [id])
+  return r.rows[0] ?? null
 }
 
 /**

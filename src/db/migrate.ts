@@ -1,10 +1,25 @@
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Database } from './client.js'
+import type { Database, Queryable } from './client.js'
 import { migrationsDir } from '../paths.js'
+import { isPublicSuffix, publicSuffixReason } from '../lib/public-suffix.js'
+import { failPublicSuffixDomains } from './domains.js'
 
-export interface Migration { version: number, name: string, sql: string, checksum: string }
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+  checksum: string
+  /** What the migration does in code, after its SQL and in its transaction (STEPS). */
+  step?: (tx: Queryable) => Promise<void>
+}
+
+// The few migrations whose data change needs what SQL does not have: by version.
+const STEPS: Readonly<Record<number, (tx: Queryable) => Promise<void>>> = {
+  // Public suffixes from the maintained list (tldts), not a copy of it frozen in SQL.
+  36: async tx => { await failPublicSuffixDomains(tx, isPublicSuffix, publicSuffixReason) }
+}
 
 // Any constant works; it only has to be the same for every instance of this service.
 const MIGRATION_LOCK_ID = 72_001_417
@@ -15,11 +30,14 @@ export function loadMigrations (dir = migrationsDir): Migration[] {
     .sort()
     .map(f => {
       const sql = readFileSync(join(dir, f), 'utf8')
+      const version = Number(f.slice(0, f.indexOf('_')))
+      const step = STEPS[version]
       return {
-        version: Number(f.slice(0, f.indexOf('_'))),
+        version,
         name: f,
         sql,
-        checksum: createHash('sha256').update(sql).digest('hex')
+        checksum: createHash('sha256').update(sql).digest('hex'),
+        ...(step !== undefined ? { step } : {})
       }
     })
 }
@@ -68,6 +86,7 @@ export async function migrate (
       }
       try {
         await tx.exec(m.sql)
+        await m.step?.(tx)
       } catch (err) {
         throw new MigrationError(`Migration ${m.name} failed and was rolled back: ${(err as Error).message}`)
       }

@@ -1,5 +1,8 @@
 import type { Queryable } from './client.js'
 
+// E-mail addresses arrive here as stored (src/lib/email.ts: every door applies the one rule first;
+// the columns' CHECK holds them to lower case).
+
 export type Role = 'admin' | 'member'
 export type UserStatus = 'active' | 'disabled' | 'removed'
 
@@ -18,11 +21,6 @@ export interface UserRow {
 const COLUMNS = `id, workspace_id AS "workspaceId", email, name, role, status, workos_user_id AS "workosUserId",
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
-/** E-mail addresses are stored and compared lower-cased (the column has a CHECK for it). */
-export function normalizeEmail (email: string): string {
-  return email.trim().toLowerCase()
-}
-
 export async function insertUser (
   q: Queryable,
   user: { workspaceId: string, email: string, name: string | null, role: Role, workosUserId?: string | null, now: Date }
@@ -30,14 +28,14 @@ export async function insertUser (
   const r = await q.query<UserRow>(
     `INSERT INTO users (workspace_id, email, name, role, workos_user_id, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${COLUMNS}`,
-    [user.workspaceId, normalizeEmail(user.email), user.name, user.role, user.workosUserId ?? null, user.now])
+    [user.workspaceId, user.email, user.name, user.role, user.workosUserId ?? null, user.now])
   return r.rows[0] as UserRow
 }
 
 /** The user (active or disabled, not removed) holding this e-mail anywhere in the service. */
 export async function findUserByEmail (q: Queryable, email: string): Promise<UserRow | null> {
   const r = await q.query<UserRow>(
-    `SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed'`, [normalizeEmail(email)]
+    `SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed'`, [email]
   )
   return r.rows[0] ?? null
 }
@@ -51,7 +49,7 @@ export async function findUserByEmail (q: Queryable, email: string): Promise<Use
 export async function isMemberEmail (q: Queryable, workspaceId: string, email: string): Promise<boolean> {
   const r = await q.query(
     'SELECT 1 FROM users WHERE email = $1 AND workspace_id = $2 AND status <> \'removed\'',
-    [normalizeEmail(email), workspaceId]
+    [email, workspaceId]
   )
   return r.rows.length > 0
 }

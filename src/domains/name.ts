@@ -1,10 +1,12 @@
 import { domainToASCII, domainToUnicode } from 'node:url'
 import consumerProviders from 'email-providers/all.json' with { type: 'json' }
 import { serviceError } from '../errors.js'
+import { isPublicSuffix, publicSuffixReason } from '../lib/public-suffix.js'
 
 // What a domain is, as an admin adds it: lower case, no trailing dot, an internationalized name
 // in its ASCII form (UTS #46, as the WHATWG URL parser converts hosts), at least two labels of
-// letters, digits and inner hyphens, not a reserved name and not a consumer mail provider.
+// letters, digits and inner hyphens, not a reserved name, not a consumer mail provider, and not a
+// public suffix (`co.uk`, `github.io`: src/lib/public-suffix.ts).
 
 // The consumer mail providers (gmail.com, outlook.com, gmx.de, …): the email-providers package's
 // full list, updated with its releases.
@@ -39,6 +41,7 @@ export function normalizeDomain (input: string): string {
   }
   if (RESERVED_TLDS.has(tld) || RESERVED.has(ascii)) refuse(`${ascii} is a reserved name`)
   if (CONSUMER.has(ascii)) refuse(`${ascii} is a consumer mail provider`)
+  if (isPublicSuffix(ascii)) refuse(publicSuffixReason(ascii))
   return ascii
 }
 

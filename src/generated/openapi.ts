@@ -428,7 +428,10 @@ export interface paths {
          *     `invitation.bounced`); any other bounce, and `email.delivery_delayed`, is recorded as the
          *     invitation's last delivery error and nothing else. The invitation is the one named by the
          *     e-mail's `invitation_id` tag, or else the pending invitations e-mailed to the bounced
-         *     address before the event. Other event types are acknowledged and ignored.
+         *     address. Other event types are acknowledged and ignored. A delivery is applied once: the
+         *     same `svix-id` again (a replay within the signature window) answers `ignored`. A report
+         *     about an e-mail made (`data.created_at`) before the invitation's last send is recorded in
+         *     the audit trail (`invitation.bounce_superseded`) and not applied (`recorded`, 0 invitations).
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): the e-mail provider calls it, authenticated by its signature.
          */
@@ -563,6 +566,8 @@ export interface paths {
          * @description Of concurrent decisions on one request exactly one succeeds; the others get 409
          *     `INVITE_REQUEST_NOT_PENDING`. When the invitation cannot be made (the person has
          *     joined, the e-mail budget is spent, the e-mail fails) the request stays pending.
+         *     The invitation is for a `member` unless the body names the role: the role the
+         *     requester asked for is never granted by an approval that does not name it.
          *     An API key also needs `members:admin` for approving as admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
          *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
@@ -1300,8 +1305,9 @@ export interface paths {
          *     `ws-verify=<token>`); the service looks for it every hour, and at once on
          *     `POST /api/domains/{domainId}/verify`. A domain still pending 30 days after it was added
          *     is `failed`. Refused: not a domain name, a consumer mail provider (gmail.com, outlook.com
-         *     and the like: a maintained list), a reserved name (`localhost`, `.local`, `.test`, …)
-         *     (400 `DOMAIN_NOT_ALLOWED`); a domain the workspace has already (409 `DOMAIN_EXISTS`), one
+         *     and the like: a maintained list), a reserved name (`localhost`, `.local`, `.test`, …),
+         *     a public suffix (`co.uk`, `github.io`: the Public Suffix List, its private section
+         *     included) (400 `DOMAIN_NOT_ALLOWED`); a domain the workspace has already (409 `DOMAIN_EXISTS`), one
          *     another workspace verified (409 `DOMAIN_CLAIMED`), more than 50 per workspace
          *     (409 `DOMAIN_LIMIT_REACHED`). The policy (default `off`) applies once the domain is verified.
          *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
@@ -2526,7 +2532,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed";
         AuditEvent: {
             /**
              * Format: uuid
@@ -2635,7 +2641,7 @@ export interface components {
         };
         EmailEventAck: {
             /**
-             * @description `bounced`: marked bounced; `recorded`: a temporary failure kept as the last delivery error; `ignored`: not about an invitation e-mail of ours.
+             * @description `bounced`: marked bounced; `recorded`: a temporary failure kept as the last delivery error, or a report about an e-mail older than the last send kept in the audit trail only; `ignored`: not about an invitation e-mail of ours, or a delivery applied already.
              * @enum {string}
              */
             outcome: "bounced" | "recorded" | "ignored";
@@ -2758,6 +2764,7 @@ export interface components {
             items: components["schemas"]["InviteRequest"][];
             nextCursor: string | null;
         };
+        /** @description The role the approving admin grants. Without `role` the invitation is for a `member`, whatever the requester asked for: only an admin who names `admin` invites an admin. */
         ApproveInviteRequest: {
             role?: components["schemas"]["Role"];
         };
@@ -3442,7 +3449,7 @@ export interface components {
         /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
         DomainId: string;
         /**
-         * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+         * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
          * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
          */
         IdempotencyKey: string;
@@ -5000,7 +5007,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+                 * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
                  * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5380,7 +5387,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Same key and same body replay the first answer; same key with another body is refused with 422.
+                 * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
                  * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

@@ -7,6 +7,7 @@ import {
   releaseIdempotencyKey, renewIdempotencyKey, type IdempotencyKeyId
 } from '../db/idempotency-keys.js'
 import type { Queryable } from '../db/client.js'
+import type { Principal } from '../principal.js'
 import { decryptSecret, deriveKey, encryptSecret } from '../lib/crypto.js'
 import { safeEqual } from '../lib/tokens.js'
 
@@ -20,8 +21,11 @@ import { safeEqual } from '../lib/tokens.js'
 //  - before a step it cannot undo (an e-mail leaves), the work may record a checkpoint in its own
 //    transaction: what a retry needs to finish that same work instead of redoing it. A run that
 //    fails after its checkpoint hands it to the retry (`IdempotentAttempt.uncertain`).
-// Stored answers are sealed (AES-256-GCM, key derived from SESSION_SECRET, bound to the key's
-// identity): they can hold live secrets, such as the signup link of an invitation.
+// A key is its sender's own: the principal (the person, or the API key — never the person who made
+// the key) is part of its identity, so another principal sending the same key runs its own request
+// and never receives the first one's answer. Stored answers are sealed (AES-256-GCM, key derived
+// from SESSION_SECRET, bound to the key's identity, principal included): they can hold live
+// secrets, such as the signup link of an invitation.
 
 /**
  * The answers' key is derived from SESSION_SECRET; a claim holds IDEMPOTENCY_LEASE_MS without
@@ -51,7 +55,8 @@ export function idempotencyKeyOf (request: FastifyRequest): IdempotencyKeyOf | u
 }
 
 interface IdempotentRequest {
-  workspaceId: string
+  /** Who sends the key: its workspace, and the person or API key it belongs to. */
+  principal: Pick<Principal, 'kind' | 'workspaceId' | 'userId' | 'apiKeyId'>
   /** The contract's operationId. */
   operation: string
   key: string
@@ -81,6 +86,11 @@ export interface Idempotency {
 
 interface Answer { status: number, body: unknown }
 
+/** Whose keys: an API key's own (`key:<id>`), or the person's (`user:<id>`) for every other door. */
+function keyOwner (p: IdempotentRequest['principal']): string {
+  return p.kind === 'apiKey' && p.apiKeyId !== null ? `key:${p.apiKeyId}` : `user:${p.userId}`
+}
+
 /** A stored error answer, thrown again as the registry error it was. */
 function replayedError ({ status, body }: Answer): Error {
   const b = (body ?? {}) as { message?: unknown, code?: unknown, details?: unknown }
@@ -105,7 +115,7 @@ export function createIdempotency (deps: IdempotencyDeps): Idempotency {
   const { db, clock, log } = deps
   const leaseMs = deps.config.idempotencyLeaseMs
   const answerKey = deriveKey(deps.config.session.secret, 'idempotency-key answers')
-  const context = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key])
+  const context = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key, id.principal])
   const seal = (id: IdempotencyKeyId, a: Answer) => encryptSecret(answerKey, JSON.stringify(a), context(id))
   const open = (
     id: IdempotencyKeyId,
@@ -135,7 +145,12 @@ export function createIdempotency (deps: IdempotencyDeps): Idempotency {
 
   return {
     async run<T>(req: IdempotentRequest, work: (attempt: IdempotentAttempt) => Promise<T>): Promise<T> {
-      const id: IdempotencyKeyId = { workspaceId: req.workspaceId, operation: req.operation, key: req.key }
+      const id: IdempotencyKeyId = {
+        workspaceId: req.principal.workspaceId,
+        principal: keyOwner(req.principal),
+        operation: req.operation,
+        key: req.key
+      }
       const requestHash = createHash('sha256').update(JSON.stringify(req.request) ?? 'null').digest('hex')
       const owner = randomUUID()
       const now = clock.now()

@@ -2,6 +2,7 @@ import { OauthException, type WorkOS } from '@workos-inc/node'
 import type { Ports } from '../ports.js'
 import type { Queryable } from '../db/client.js'
 import { findUserByEmail, insertUser, setUserWorkosId, type UserRow } from '../db/users.js'
+import { storedAddress } from '../lib/email.js'
 import { findWorkspaceByOrganization } from '../db/workspaces.js'
 import { serviceError } from '../errors.js'
 import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
@@ -42,7 +43,9 @@ async function upsertUser (
   const forbidden = (reason: string) => serviceError('FORBIDDEN', ['workspace member'], { reason })
   // Accounts are matched by e-mail, so only an address the provider has verified may match.
   if (!idp.emailVerified) throw forbidden('the identity provider has not verified this e-mail address')
-  const existing = await findUserByEmail(tx, idp.email)
+  const email = storedAddress(idp.email)
+  if (email === null) throw forbidden('the identity provider\'s e-mail address is not one this service accepts')
+  const existing = await findUserByEmail(tx, email)
   if (existing !== null) {
     if (existing.status !== 'active') throw forbidden('this account is disabled')
     if (existing.workosUserId !== null && existing.workosUserId !== idp.id) {
@@ -64,7 +67,7 @@ async function upsertUser (
     tx,
     {
       workspaceId: workspace.id,
-      email: idp.email,
+      email,
       name: name === '' ? null : name,
       role: 'member',
       workosUserId: idp.id,

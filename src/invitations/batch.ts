@@ -7,7 +7,7 @@ import {
   expireStaleAmong, insertBatch, insertBatchItems, memberEmailsAmong, upsertBatchInvitations,
   type BatchActor, type BatchItem
 } from '../db/invitation-batches.js'
-import { isEmailAddress } from '../lib/email.js'
+import { storedAddress } from '../lib/email.js'
 import { auditPrincipalActions } from '../audit/actor.js'
 import type { IdempotentAttempt } from '../idempotency/idempotency.js'
 import type { JobEngine } from '../jobs/engine.js'
@@ -48,11 +48,11 @@ export function classifyRows (input: BatchInput): Draft[] {
     const given = row.email.trim()
     const role = row.role ?? input.role ?? 'member'
     const base = { position, role, invitationId: null, delivery: null, attempts: 0, retryAfterSeconds: null }
-    if (!isEmailAddress(given)) {
-      const email = given.slice(0, 320)
-      return { ...base, key: '', email, result: 'invalid' as const, message: 'Not an e-mail address' }
+    const email = storedAddress(given)
+    if (email === null) {
+      const shown = given.slice(0, 320)
+      return { ...base, key: '', email: shown, result: 'invalid' as const, message: 'Not an e-mail address' }
     }
-    const email = given.toLowerCase()
     const first = seen.get(email)
     if (first !== undefined) {
       const message = `The same address is row ${first} of this batch`

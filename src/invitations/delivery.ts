@@ -157,6 +157,9 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   const meter = deps.meter ?? noopMeter
   const inv = d.invitation
   const link = signupLink(config.appUrl, d.token)
+  // When this send began: its Date header and the invitation's last_sent_at, so a bounce report
+  // about an earlier e-mail (an older Date) is told from one about this one (src/bounces/record.ts).
+  const startedAt = clock.now()
   try {
     await mailer.send({
       ...invitationEmail({
@@ -168,7 +171,8 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
         expiresAt: inv.expiresAt
       }),
       // Bounces come back to the invitation's own signed address (BOUNCE_DOMAIN; src/bounces).
-      returnPath: invitationReturnPath(config, inv.id)
+      returnPath: invitationReturnPath(config, inv.id),
+      date: startedAt
     })
   } catch (err) {
     meter.invitationDelivery('email', 'failed')
@@ -201,6 +205,6 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   meter.invitationDelivery('email', 'sent')
   d.handedOver?.()
   // The link it carried, sealed: the reminder sends this same link (reminders.ts).
-  await recordSent(db, d, { status: 'sent', linkSealed: sealToken(config, inv.id, d.token), now: clock.now() })
+  await recordSent(db, d, { status: 'sent', linkSealed: sealToken(config, inv.id, d.token), now: startedAt })
   return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }
 }

@@ -7,7 +7,8 @@ import type { AuditAction, AuditActor } from '../db/audit-events.js'
 import type { EventOutbox } from '../events/outbox.js'
 import { systemActor } from '../audit/actor.js'
 import type { Queryable } from '../db/client.js'
-import { findUserByEmail, normalizeEmail } from '../db/users.js'
+import { findUserByEmail } from '../db/users.js'
+import { emailAddress } from '../lib/email.js'
 import { findWorkspace, insertWorkspace, type WorkspaceRow } from '../db/workspaces.js'
 import {
   findPendingInvitationByWorkspaceName, markInvitationNotSent, refreshInvitationToken, upsertPendingInvitation,
@@ -102,7 +103,7 @@ export async function createFirstAdmin (
   const { db, clock, config } = deps
   const problem = validateFirstAdminInput(input)
   if (problem !== null) throw serviceError('VALIDATION_FAILED', [problem])
-  const email = normalizeEmail(input.email)
+  const email = emailAddress(input.email)
   const workspaceName = input.workspaceName.trim()
   const token = randomToken(32)
   const now = clock.now()

@@ -72,7 +72,7 @@ export function createInvitationService (
       if (keyed === undefined) return await inviteMember(ctx, actor, email, role)
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.
       return await idempotency.run(
-        { workspaceId: actor.workspaceId, ...keyed, request: [email, role] },
+        { principal: actor, ...keyed, request: [email, role] },
         async attempt => await inviteMember(ctx, actor, email, role, { key: keyed.key, attempt })
       )
     },
@@ -85,7 +85,7 @@ export function createInvitationService (
       const keyed = opts.idempotency
       if (keyed === undefined) return await firstPage(actor, await createBatch({ ...ctx, jobs }, actor, drafts))
       const request = drafts.map(d => [d.email, d.role])
-      return await idempotency.run({ workspaceId: actor.workspaceId, ...keyed, request }, async attempt => {
+      return await idempotency.run({ principal: actor, ...keyed, request }, async attempt => {
         // The earlier run committed its batch and died before answering: that batch is the answer.
         const earlier = (attempt.uncertain as { batchId?: unknown } | null)?.batchId
         if (typeof earlier === 'string') return await firstPage(actor, earlier)

@@ -8,7 +8,12 @@ import {
   inviteRequestView, notPending, requireAdmin, type InviteRequestDeps, type InviteRequestView
 } from './context.js'
 
-/** An admin approves: the invitation is sent in the admin's name, or the request is pending again. */
+/**
+ * An admin approves: the invitation is sent in the admin's name, or the request is pending again.
+ * It grants the role the approving admin names, and `member` when they name none: what the
+ * requester asked for is a wish, never a grant (an empty approval of "invite X as admin" would
+ * otherwise make an admin nobody chose).
+ */
 export async function approveInviteRequest (
   deps: InviteRequestDeps,
   actor: Principal,
@@ -24,7 +29,7 @@ export async function approveInviteRequest (
     workspaceId: actor.workspaceId,
     id: requestId,
     status: 'approved',
-    role: input.role ?? null,
+    role: input.role ?? 'member',
     decidedBy: actor.userId,
     reason: null,
     now: clock.now()

@@ -2,7 +2,9 @@ import { fullFormats } from 'ajv-formats/dist/formats.js'
 import { serviceError } from '../errors.js'
 
 // The one e-mail address rule, for every entry point (REST via the contract's `format: email`,
-// MCP, the chat bot, create-admin) and as the last gate before the mailer: the very function
+// MCP, the chat bot, create-admin, the sign-in and verified-domain doors, and the addresses peers
+// hand us: the identity provider, Slack, an e-mail provider's webhook), applied before anything
+// is stored or compared, and as the last gate before the mailer: the very function
 // ajv-formats uses for `format: email` (so what a standard validator of openapi.yaml accepts is
 // exactly what is accepted: ASCII only, no commas, no surrounding spaces), at most 254
 // characters (`maxLength`), compared and stored in lower case.
@@ -14,6 +16,11 @@ const format = fullFormats.email as RegExp
 /** Whether `s` is an e-mail address as the contract's `format: email, maxLength: 254` says. */
 export function isEmailAddress (s: string): boolean {
   return s.length <= EMAIL_MAX_LENGTH && format.test(s)
+}
+
+/** The address as stored and compared (lower case), or null when `s` is not one: for what a peer says. */
+export function storedAddress (s: string): string | null {
+  return isEmailAddress(s) ? s.toLowerCase() : null
 }
 
 /** The address as stored and compared (lower case); throws VALIDATION_FAILED when it is not one. */

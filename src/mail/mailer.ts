@@ -18,6 +18,8 @@ export interface MailMessage {
    * signed return path (src/bounces/return-path.ts). Absent: MAIL_FROM's address, as always.
    */
   returnPath?: string | undefined
+  /** The Date header (default: when the message is built): a bounce report names its send by it. */
+  date?: Date | undefined
 }
 
 /** The mail relay as last seen: at start (verify), then by every send. */
@@ -141,6 +143,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
               text: msg.text,
               html: msg.html,
               ...(msg.returnPath !== undefined ? { envelope: { from: msg.returnPath, to: msg.to } } : {}),
+              ...(msg.date !== undefined ? { date: msg.date } : {}),
               signal
             } as SendMailOptions
           )

@@ -116,8 +116,9 @@ const DEFS: ToolDef[] = [
   {
     name: 'approve_invite_request',
     operationId: 'postInviteRequestsRequestIdApprove',
-    description: 'Approve a pending invite request by its id: the invitation is sent, in the role asked for ' +
-      'unless role says otherwise. If another admin decided first, the answer is INVITE_REQUEST_NOT_PENDING.',
+    description: 'Approve a pending invite request by its id: the invitation is sent as a member, or in the ' +
+      'role given (admin only when you name it; what the requester asked for is not granted by itself). ' +
+      'If another admin decided first, the answer is INVITE_REQUEST_NOT_PENDING.',
     rename: { requestId: 'id' },
     withhold: ['invitation.invitationUrl'],
     run: async (s, p, a) => await s.inviteRequests.approve(

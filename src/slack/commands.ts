@@ -1,4 +1,4 @@
-import { isEmailAddress } from '../lib/email.js'
+import { storedAddress } from '../lib/email.js'
 
 // The bot's one command, parsed from a message's text as Slack delivers it: mentions arrive as
 // `<@U123>`, e-mail addresses as `<mailto:a@b.c|a@b.c>`, and &, <, > are HTML-escaped.
@@ -17,8 +17,8 @@ export function parseCommand (text: string): BotCommand {
   if (m === null) return { kind: 'help' }
   // The one e-mail rule of every entry point (the contract's format email); `a,b@x.example`
   // would otherwise reach the mailer, which reads it as two addresses.
-  if (!isEmailAddress(m[1] as string)) return { kind: 'help' }
-  const email = (m[1] as string).toLowerCase()
+  const email = storedAddress(m[1] as string)
+  if (email === null) return { kind: 'help' }
   const role = (m[2]?.toLowerCase() ?? 'member') as 'admin' | 'member'
   return { kind: 'invite', email, role }
 }

@@ -1,7 +1,7 @@
 import type { Principal } from '../principal.js'
 import type { Role } from '../db/users.js'
 import { isServiceError } from '../errors.js'
-import { isEmailAddress } from '../lib/email.js'
+import { storedAddress } from '../lib/email.js'
 import { escapeSlackText, parseCommand } from './commands.js'
 import { str, type Outcome } from './event-queue.js'
 import type { SlackBotDeps } from './deps.js'
@@ -32,8 +32,8 @@ export function parseInviteText (text: string): { email: string, role: Role } | 
 /** The addresses typed into the Invite people modal, and those that are not addresses. */
 export function parseEmailList (text: string): { emails: string[], invalid: string[] } {
   const parts = text.split(/[\s,;]+/).filter(p => p !== '')
-  const invalid = parts.filter(p => !isEmailAddress(p))
-  return { emails: [...new Set(parts.filter(p => isEmailAddress(p)).map(p => p.toLowerCase()))], invalid }
+  const invalid = parts.filter(p => storedAddress(p) === null)
+  return { emails: [...new Set(parts.map(storedAddress).filter(e => e !== null))], invalid }
 }
 
 /**

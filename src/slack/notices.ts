@@ -122,6 +122,14 @@ async function askAdmins (
   }
 }
 
+/**
+ * Another sender's words (a bounce's reason) as plain text in a Slack message: a code span, which
+ * Slack shows as it is (no links, mentions or formatting), its own delimiter taken out.
+ */
+function verbatim (s: string): string {
+  return '`' + escapeSlackText(s.replaceAll('`', "'")) + '`'
+}
+
 /** A DM to whoever sent an invitation: it was accepted, its e-mail could not be delivered, or it bounced. */
 async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<void> {
   if (notice.inviterId === null) return
@@ -135,7 +143,7 @@ async function tellInviterInSlack (deps: Deps, notice: InviterNotice): Promise<v
   const text = notice.kind === 'accepted'
     ? `${who} accepted your invitation and has joined the workspace.`
     : notice.kind === 'bounced'
-      ? `Your invitation to ${who} bounced: ${escapeSlackText(notice.reason ?? 'the mail server refused it')}. ` +
+      ? `Your invitation to ${who} bounced: ${verbatim(notice.reason ?? 'the mail server refused it')}. ` +
         'Check the address, then invite the right one.'
       : `Your invitation to ${who} could not be delivered. Resend it from the App Home or with \`/invite ${who}\`.`
   await deps.api.postMessage(team.token, { channel: slackId, text })

@@ -2,6 +2,7 @@ import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Principal } from '../principal.js'
 import { findUserByEmail } from '../db/users.js'
+import { storedAddress } from '../lib/email.js'
 import type { ChatInstallationRow } from '../db/chat-installations.js'
 import { SlackApiError, type SlackWebApi } from './web-api.js'
 
@@ -33,7 +34,8 @@ export async function personBehind (
   /** What asked (a chat message's timestamp), named by the audit row and the event. */
   requestId: string | null = null
 ): Promise<Principal | null> {
-  const email = await slackUserEmail(deps, token, slackUser)
+  const given = await slackUserEmail(deps, token, slackUser)
+  const email = given === null ? null : storedAddress(given)
   if (email === null) return null
   const user = await findUserByEmail(deps.db, email)
   if (user === null || user.status !== 'active' || user.workspaceId !== inst.workspaceId) return null

@@ -294,3 +294,29 @@ t.test('MCP: list_domains, add_domain, verify_domain', async t => {
   t.match((await tool('list_domains', {})).structuredContent, { items: [{ domain: 'tools-corp.com', status: 'verified' }] })
   t.match(await audit(admin, 'domain.added'), [{ payload: { domain: 'tools-corp.com' } }])
 })
+
+t.test('capital letters: the one e-mail rule at the verified-domain door', async t => {
+  const admin = await h.signIn({ workspaceName: 'Capital Case' })
+  const d = await add(admin, { domain: 'Capital-Case.COM', policy: 'auto_join' })
+  t.equal(d.domain, 'capital-case.com', 'the domain is stored in lower case')
+  publish(d)
+  t.equal((await call(admin, 'POST', `/api/domains/${d.id}/verify`)).json().status, 'verified')
+
+  for (const [given, stored] of [
+    ['Ada.Lovelace@capital-case.com', 'ada.lovelace@capital-case.com'], // a capital in the local part
+    ['grace@CAPITAL-CASE.COM', 'grace@capital-case.com'] // an upper-case domain
+  ] as const) {
+    const seen = smtp.messages.length
+    t.equal((await call(null, 'POST', '/api/auth/login-link', { email: given })).statusCode, 202)
+    const { mail, token } = await mailTo(stored, seen)
+    t.equal(mail.subject, 'Join Capital Case', `${given}: a join link, to the address in lower case`)
+    t.equal((await call(null, 'POST', '/api/domain-joins/preview', { token })).json().email, stored)
+    const joined = await call(null, 'POST', '/api/domain-joins', { token })
+    t.equal(joined.statusCode, 201, joined.body)
+    t.equal(joined.json().user.email, stored)
+    // Now a member: the same address in any case is that member (no second account, a sign-in link).
+    const again = smtp.messages.length
+    await call(null, 'POST', '/api/auth/login-link', { email: given.toUpperCase() })
+    t.equal((await mailTo(stored, again)).mail.subject, 'Your sign-in link', `${given}: one account, whatever the case`)
+  }
+})

@@ -68,7 +68,7 @@ async function startRelay (t: { teardown(fn: () => unknown): void }, mxPort: num
   const state = {
     bounceUrl: '',
     /** Every message the service handed over: envelope sender and recipients. */
-    received: [] as Array<{ from: string, to: string[] }>,
+    received: [] as Array<{ from: string, to: string[], raw: Buffer }>,
     /** Every DSN the relay mailed, with the bounce listener's answer. */
     dsns: [] as Array<Dsn & { answer: string }>,
     /** DSNs the bounce listener did not take (none expected). */
@@ -98,7 +98,7 @@ async function startRelay (t: { teardown(fn: () => unknown): void }, mxPort: num
       stream.on('end', () => {
         const from = session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address
         const to = session.envelope.rcptTo.map(r => r.address)
-        state.received.push({ from, to })
+        state.received.push({ from, to, raw: Buffer.concat(chunks) })
         cb() // queued: delivery happens after the answer, as a relay does it
         for (const rcpt of to) {
           forward(from, rcpt, Buffer.concat(chunks)).catch((err: Error) => { state.errors.push(err.message) })
@@ -177,11 +177,12 @@ async function invite (h: TestApp, admin: SignedIn, email: string): Promise<stri
 
 /** POST a Resend event; signed with `secret` (the endpoint's by default) unless `unsigned`. */
 async function resendEvent (
-  h: TestApp, body: unknown, o: { secret?: string, unsigned?: boolean, skewSeconds?: number } = {}
+  h: TestApp, body: unknown,
+  o: { secret?: string, unsigned?: boolean, skewSeconds?: number, id?: string, at?: Date } = {}
 ) {
   const payload = JSON.stringify(body)
-  const id = `msg_${randomBytes(8).toString('hex')}`
-  const at = new Date(h.clock.now().getTime() + (o.skewSeconds ?? 0) * 1000)
+  const id = o.id ?? `msg_${randomBytes(8).toString('hex')}`
+  const at = o.at ?? new Date(h.clock.now().getTime() + (o.skewSeconds ?? 0) * 1000)
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (o.unsigned !== true) {
     headers['svix-id'] = id
@@ -216,6 +217,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
       SMTP_URL: relay.url,
       BOUNCE_DOMAIN,
       BOUNCE_SMTP_PORT: '0',
+      BOUNCE_SMTP_MESSAGES_PER_PEER: '60',
       RESEND_WEBHOOK_SECRET: RESEND_SECRET
     }
   })
@@ -279,7 +281,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
 
     const dm = await until('the inviter\'s Slack DM', () =>
       slack.posts().find(p => p.channel === 'U0BOSS' && p.text.includes('alan@example.com')))
-    t.match(dm.text, /bounced: 5\.1\.1 .*User unknown/, 'the inviter hears it in Slack, with the reason')
+    t.match(dm.text, /bounced: `5\.1\.1 [^`]*User unknown[^`]*`\. /, 'the inviter hears it in Slack, the reason as plain text (a code span)')
 
     // The same report again (a relay retrying) changes nothing more.
     const again = nodemailer.createTransport({ url: bounceUrl ?? '', ignoreTLS: true })
@@ -358,5 +360,107 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
     t.same(other.json(), { outcome: 'ignored', invitations: 0 }, 'other event types are acknowledged and ignored')
     await until('both provider bounces delivered by webhooks', () =>
       [bob, carol].every(id => hooks(receiver).some(r => hookAbout(r) === id)) || undefined)
+  })
+  const auditOf = async (id: string, action: string): Promise<number> => (await h.db.query(
+    'SELECT 1 FROM audit_events WHERE action = $1 AND target_id = $2', [action, id])).rows.length
+  const resendInvitation = async (id: string): Promise<void> => {
+    const res = await h.inject({ method: 'POST', url: `/api/invitations/${id}/resend`, headers: { cookie: admin.cookie } })
+    if (res.statusCode !== 200) throw new Error(`resend ${id}: ${res.statusCode} ${res.body}`)
+  }
+  const lastSentAt = async (id: string): Promise<Date> => (await h.db.query<{ last_sent_at: Date }>(
+    'SELECT last_sent_at FROM invitations WHERE id = $1', [id])).rows[0]?.last_sent_at ?? new Date(0)
+  const listener = () => nodemailer.createTransport({ url: bounceUrl ?? '', ignoreTLS: true })
+
+  await t.test('replay: a signed delivery sent again within its signature window is applied once', async t => {
+    const dave = await invite(h, admin, 'dave@example.com')
+    const delayed = { type: 'email.delivery_delayed', created_at: h.clock.now().toISOString(), data: { to: ['dave@example.com'], tags: { invitation_id: dave } } }
+    const signed = { id: `msg_${randomBytes(8).toString('hex')}`, at: h.clock.now() }
+    const first = await resendEvent(h, delayed, signed)
+    t.same(first.json(), { outcome: 'recorded', invitations: 1 })
+    for (const later of [0, 60, 180]) { // 0, 60 and 240 s after it was signed
+      h.clock.advance(later * 1000)
+      const again = await resendEvent(h, delayed, signed) // the very same id, timestamp, signature and body
+      t.equal(again.statusCode, 200, `replayed ${later} s later: still signed within its window`)
+      assertContract(t, 'POST', '/api/email-events/resend', again)
+      t.same(again.json(), { outcome: 'ignored', invitations: 0 }, 'and applied no more')
+    }
+    t.equal(await auditOf(dave, 'invitation.delivery_delayed'), 1, 'one audit row for one delivery')
+    h.clock.advance(120_000)
+    const late = await resendEvent(h, delayed, signed)
+    t.equal(late.statusCode, 401, 'past its window its signature is refused anyway')
+
+    // A bounce replayed after the invitation was re-sent does not bounce the new send.
+    const bounce = bounced('dave@example.com', { invitation_id: dave })
+    const b = { id: `msg_${randomBytes(8).toString('hex')}`, at: h.clock.now() }
+    t.same((await resendEvent(h, bounce, b)).json(), { outcome: 'bounced', invitations: 1 })
+    await resendInvitation(dave)
+    t.equal((await invitationRow(h, dave)).delivery_status, 'sent', 're-sent: a new e-mail')
+    t.same((await resendEvent(h, bounce, b)).json(), { outcome: 'ignored', invitations: 0 }, 'the replayed bounce is ignored')
+    t.equal((await invitationRow(h, dave)).delivery_status, 'sent', 'and the new send is not bounced')
+    t.equal(await auditOf(dave, 'invitation.bounced'), 1)
+  })
+
+  await t.test('order: a bounce of an e-mail older than the last send is recorded, not applied', async t => {
+    // Resend: the report names the e-mail it is about by its creation time.
+    const erin = await invite(h, admin, 'erin@example.com')
+    const firstSend = await lastSentAt(erin)
+    h.clock.advance(10 * 60_000)
+    await resendInvitation(erin)
+    const secondSend = await lastSentAt(erin)
+    t.ok(secondSend > firstSend, 'the re-send is the last send')
+    const about = (at: Date) => ({ ...bounced('erin@example.com', { invitation_id: erin }), created_at: h.clock.now().toISOString(), data: { ...bounced('erin@example.com', { invitation_id: erin }).data, created_at: at.toISOString() } })
+    const old = await resendEvent(h, about(firstSend))
+    t.same(old.json(), { outcome: 'recorded', invitations: 0 }, 'a report about the first e-mail: recorded')
+    t.equal((await invitationRow(h, erin)).delivery_status, 'sent', 'the new send is not marked bounced')
+    t.equal(await auditOf(erin, 'invitation.bounce_superseded'), 1, 'the report is in the audit trail')
+    t.equal(await auditOf(erin, 'invitation.bounced'), 0, 'and is no bounce event')
+    const current = await resendEvent(h, about(secondSend))
+    t.same(current.json(), { outcome: 'bounced', invitations: 1 }, 'a report about the last e-mail applies')
+
+    // A DSN: the returned message's Date header names the send (the relay attaches its headers).
+    const frank = await invite(h, admin, 'frank@example.com')
+    const raw1 = await until('the first e-mail', () => relay.state.received.find(m => m.to.includes('frank@example.com'))?.raw)
+    h.clock.advance(10 * 60_000)
+    await resendInvitation(frank)
+    const raw2 = await until('the second e-mail', () => relay.state.received.filter(m => m.to.includes('frank@example.com'))[1]?.raw)
+    const returnPath = relay.state.received.find(m => m.to.includes('frank@example.com'))?.from ?? ''
+    const dsnAbout = (raw: Buffer) => dsnMessage({ returnPath, action: 'failed', reply: '550 5.1.1 gone' }, 'frank@example.com', raw)
+    const stale = await listener().sendMail({ envelope: { from: '', to: returnPath }, raw: dsnAbout(raw1) })
+    t.match(stale.response, /^250/, 'taken')
+    t.equal((await invitationRow(h, frank)).delivery_status, 'sent', 'a DSN about the first e-mail does not bounce the second')
+    t.equal(await auditOf(frank, 'invitation.bounce_superseded'), 1, 'recorded')
+    await listener().sendMail({ envelope: { from: '', to: returnPath }, raw: dsnAbout(raw2) })
+    t.equal((await invitationRow(h, frank)).delivery_status, 'bounced', 'a DSN about the second one applies')
+  })
+
+  await t.test('flood: reports per return path and messages per peer are limited; the reason is bounded plain text', async t => {
+    const gina = await invite(h, admin, 'gina@example.com')
+    const sent = await until('the e-mail', () => relay.state.received.find(m => m.to.includes('gina@example.com')))
+    const raw = (reply: string) => dsnMessage({ returnPath: sent.from, action: 'delayed', reply }, 'gina@example.com', sent.raw)
+    const words = '452 4.2.2 ' + '\u202Eevil\u200B<b>*bold*</b>\x07\x1b[31m '.repeat(200)
+    const answers: Array<string | number> = []
+    for (let i = 0; i < 8; i++) {
+      answers.push(await listener().sendMail({ envelope: { from: '', to: sent.from }, raw: raw(words) })
+        .then(r => r.response.slice(0, 3), (err: { responseCode?: number }) => err.responseCode ?? -1))
+    }
+    t.same(answers, ['250', '250', '250', '250', '250', 450, 450, 450], 'five reports an hour for one return path, then 450 before any data')
+    t.equal(await auditOf(gina, 'invitation.delivery_delayed'), 5, 'five audit rows, not eight')
+    const reason = (await invitationRow(h, gina)).delivery_error ?? ''
+    t.ok(reason.length <= 200, `the reason is bounded (${reason.length} characters)`)
+    t.match(reason, /^[\x20-\x7E]+$/, 'and is plain printable text: no control, bidi or zero-width characters')
+
+    // Per peer: MAIL FROM counted whatever the recipient; past BOUNCE_SMTP_MESSAGES_PER_PEER (60 here) a minute, 450.
+    let refusedAt = 0
+    for (let n = 1; n <= 70 && refusedAt === 0; n++) {
+      const err = await listener().sendMail({ envelope: { from: '', to: `nobody-${n}@${BOUNCE_DOMAIN}` }, raw: raw('550 5.1.1 x') })
+        .then(() => null, (e: { responseCode?: number, command?: string }) => e)
+      if (err?.responseCode === 450) refusedAt = n
+      else t.equal(err?.responseCode, 550, 'an unknown return path is refused at RCPT TO')
+    }
+    t.ok(refusedAt > 0 && refusedAt <= 61, `the peer is refused once over its minute (at message ${refusedAt})`)
+    h.clock.advance(61_000)
+    const after = await listener().sendMail({ envelope: { from: '', to: `nobody@${BOUNCE_DOMAIN}` }, raw: raw('x') })
+      .then(() => null, (e: { responseCode?: number }) => e.responseCode)
+    t.equal(after, 550, 'a minute later the peer is heard again')
   })
 })

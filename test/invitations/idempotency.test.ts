@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, type TestApp } from '../helpers/build.js'
+import { build, principalOf, type TestApp } from '../helpers/build.js'
 import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
 
 // Idempotency-Key as a module (src/idempotency): the stored answer is sealed (a replay is the
@@ -107,4 +107,38 @@ t.test('two live requests with one key: one sends, the other gets 409, even past
   t.ok(codes[0] === 200 && (codes[1] === 200 || codes[1] === 409), `answers ${codes.join(', ')}`)
   await front.idle()
   t.equal(smtp.messages.filter(m => m.to.includes('pair@example.com')).length, 1, 'one e-mail for the pair')
+})
+
+t.test('a key is the principal\'s own: another admin, or an API key, runs its own request', async t => {
+  const smtp = await startSmtp(t)
+  const h = await build(t, { env: { SMTP_URL: smtp.url } })
+  const first = await h.signIn({ role: 'admin', email: 'first@example.com' })
+  const second = await h.signIn({ role: 'admin', workspaceId: first.workspaceId, email: 'second@example.com' })
+  const email = 'shared@example.com'
+
+  const a = await invite(h, first.cookie, email, 'k-shared')
+  t.equal(a.statusCode, 200)
+  const b = await invite(h, second.cookie, email, 'k-shared')
+  t.equal(b.statusCode, 200, 'the other admin\'s request ran')
+  t.not(b.json().invitationUrl, a.json().invitationUrl, 'and never received the first admin\'s stored answer (its link)')
+  t.equal(smtp.messages.filter(m => m.to.includes(email)).length, 2, 'its own request: the invitation was sent again')
+  t.equal((await invite(h, first.cookie, 'mine@example.com', 'k-mine')).statusCode, 200)
+  const other = await invite(h, second.cookie, 'else@example.com', 'k-mine')
+  t.equal(other.statusCode, 200, 'another body under the first admin\'s key is no reuse: the key is not the other admin\'s')
+  t.same((await invite(h, first.cookie, email, 'k-shared')).json(), a.json(), 'the first admin still replays their own')
+  t.same((await invite(h, second.cookie, email, 'k-shared')).json(), b.json(), 'and the second theirs')
+
+  // An API key is a principal of its own, apart from the admin who made it.
+  const services = h.app.services.invitations
+  const keyed = { key: 'k-shared', operation: 'postUsersInvite' }
+  const admin = principalOf(first, 'admin')
+  const viaKey = { ...principalOf(first, 'admin', 'apiKey'), apiKeyId: '11111111-1111-4111-8111-111111111111' }
+  const otherKey = { ...viaKey, apiKeyId: '22222222-2222-4222-8222-222222222222' }
+  const k1 = await services.invite(viaKey, { email, role: 'member' }, { idempotency: keyed })
+  t.not(k1.invitationUrl, a.json().invitationUrl, 'the key runs its own request, not the admin\'s answer')
+  const k2 = await services.invite(otherKey, { email, role: 'member' }, { idempotency: keyed })
+  t.not(k2.invitationUrl, k1.invitationUrl, 'and another key its own')
+  t.same(await services.invite(viaKey, { email, role: 'member' }, { idempotency: keyed }), k1, 'each key replays its own')
+  t.same(await services.invite(admin, { email, role: 'member' }, { idempotency: keyed }), a.json(),
+    'and the admin\'s session still gets theirs')
 })

@@ -48,6 +48,7 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
     h.db,
     {
       workspaceId: old.workspaceId,
+      principal: `user:${old.userId}`,
       operation: 'postUsersInvite',
       key: 'old-key',
       requestHash: 'x',
@@ -83,6 +84,7 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
     h.db,
     {
       workspaceId: live.workspaceId,
+      principal: `user:${live.userId}`,
       operation: 'postUsersInvite',
       key: 'fresh-key',
       requestHash: 'x',
