@@ -138,10 +138,12 @@ export async function seedApiKeys (
   q: Queryable, opts: { workspaceIds: readonly string[], perWorkspace: number, now: Date }
 ): Promise<void> {
   await q.query(
-    `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at, last_used_at, revoked_at)
+    `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at, last_used_at, revoked_at,
+                           scopes)
      SELECT w.workspace_id, w.actor, 'Key ' || k, 'wsk_' || substr(md5(w.workspace_id::text || k), 1, 12),
             ${TOKEN_HASH}, $3::timestamptz - k * interval '1 day', NULL,
-            CASE WHEN k >= 3 THEN $3::timestamptz - (k - 1) * interval '1 day' END
+            CASE WHEN k >= 3 THEN $3::timestamptz - (k - 1) * interval '1 day' END,
+            ARRAY['invitations:read', 'invitations:write']
        FROM ${ACTOR('admin')}
       CROSS JOIN generate_series(0, $2::int - 1) AS k`,
     [opts.workspaceIds, opts.perWorkspace, opts.now])

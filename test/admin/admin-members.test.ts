@@ -129,7 +129,8 @@ t.test('removing an admin revokes the API keys they created, in the same transac
   // Rows as the API-key feature writes them; the REST round trip is tested below.
   const insertKey = async (createdBy: string, prefix: string) => {
     const r = await h.db.query<{ id: string }>(
-      'INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+      `INSERT INTO api_keys (workspace_id, created_by, name, prefix, secret_hash, created_at, scopes)
+       VALUES ($1, $2, $3, $4, $5, $6, ARRAY['invitations:read']) RETURNING id`,
       [admin.workspaceId, createdBy, 'k', prefix, 'x'.repeat(64), h.clock.now()])
     return (r.rows[0] as { id: string }).id
   }
