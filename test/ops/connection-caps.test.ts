@@ -131,12 +131,13 @@ t.test('one address churning 1,500 idle connections at a service limited to 1,02
   for (let i = 0; i < 20; i++) {
     statuses.push(await Promise.race([
       health(port, '127.0.0.3'),
-      new Promise<string>(resolve => setTimeout(() => { resolve('no answer in 5 s') }, 5000))
+      // Generous on a loaded machine: what failed here was a reset (EMFILE at accept), not a slow answer.
+      new Promise<string>(resolve => setTimeout(() => { resolve('no answer in 15 s') }, 15_000))
     ]))
     await new Promise(resolve => setTimeout(resolve, 100))
   }
   t.comment(`${opened} connections opened from 127.0.0.2 meanwhile`)
-  t.ok(opened > 3000, 'the churn went on (connections over the cap were closed and opened again)')
+  t.ok(opened > 3000, `the churn went on (${opened} opened: connections over the cap were closed and opened again)`)
   t.same(statuses.filter(s => s !== 200), [], 'every health check from another address answered 200')
   const fds = readdirSync(`/proc/${child.pid ?? 0}/fd`).length
   t.ok(fds < 600, `the service holds ${fds} descriptors, not its limit`)

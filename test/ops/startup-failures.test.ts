@@ -164,7 +164,7 @@ const PG_FAULTS = [
 t.test(`DATABASE_URL: ${PG_FAULTS[0].what} (the service started)`, async t => {
   const fault = PG_FAULTS[0]
   const port = await fakePostgres(t, fault.answer)
-  const o = await start({ DATABASE_URL: fault.url(port), SESSION_SECRET: 'x'.repeat(32) })
+  const o = await start({ DATABASE_URL: fault.url(port), SESSION_SECRET: 'x'.repeat(32), DATABASE_CONNECT_TIMEOUT_MS: '30000' })
   assertOneLine(t, o, 'DATABASE_URL', fault.says)
   t.notMatch(o.stderr, /start PostgreSQL there/, 'no advice to start a server that answered')
   t.notMatch(o.stderr + o.stdout, /wrong-pw-123/, 'the password is not printed')
@@ -174,8 +174,13 @@ t.test(`DATABASE_URL: ${PG_FAULTS[0].what} (the service started)`, async t => {
 for (const fault of PG_FAULTS) {
   t.test(`DATABASE_URL: ${fault.what}`, async t => {
     const port = await fakePostgres(t, fault.answer)
+    // The fake answers at once: only the silent one waits out the deadline, short there and
+    // long elsewhere, so that a slow machine never turns an answer into "no answer".
     const config = loadConfig({
-      DATABASE_URL: fault.url(port), SESSION_SECRET: 'x'.repeat(32), DATABASE_CONNECT_TIMEOUT_MS: '500', LOG_LEVEL: 'silent'
+      DATABASE_URL: fault.url(port),
+      SESSION_SECRET: 'x'.repeat(32),
+      DATABASE_CONNECT_TIMEOUT_MS: fault.answer === 'silent' ? '500' : '30000',
+      LOG_LEVEL: 'silent'
     }, { root: projectRoot, ephemeral: true })
     const err = await buildApp({ config, logger: false })
       .then(async app => { await app.close(); return null }, (e: unknown) => e)
