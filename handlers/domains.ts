@@ -1,12 +1,16 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { domainJoinPage } from '../src/domains/page.js'
+import { loginLinkBrowserCookie } from '../src/plugins/auth.js'
+import { LOGIN_TOKEN_TTL_MS } from '../src/auth/login-link.js'
 
-export function domainHandlers ({ services }: HandlerDeps): HandlerGroup<
+export function domainHandlers ({ services, config }: HandlerDeps): HandlerGroup<
   'postDomains' | 'getDomains' | 'getDomainsDomainId' | 'patchDomainsDomainId' | 'deleteDomainsDomainId' |
   'postDomainsDomainIdVerify' | 'postDomainJoinsPreview' | 'postDomainJoins' | 'getDomainJoinPage'
 > {
   const { domains } = services
+  // The browser that asked for the join link (POST /api/auth/login-link set it).
+  const browserCookie = loginLinkBrowserCookie(config, LOGIN_TOKEN_TTL_MS / 1000)
   return {
     async postDomains (request, reply) {
       return await reply.code(201).send(await domains.add(principalOf(request), request.body))
@@ -28,7 +32,7 @@ export function domainHandlers ({ services }: HandlerDeps): HandlerGroup<
       return await domains.verify(principalOf(request), request.params.domainId)
     },
     async postDomainJoinsPreview (request) {
-      return await domains.previewJoin(request.body.token)
+      return await domains.previewJoin(request.body.token, browserCookie.read(request))
     },
     async postDomainJoins (request, reply) {
       const joined = await domains.join({ token: request.body.token, name: request.body.name })

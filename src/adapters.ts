@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { StartupError } from './config/error.js'
-import {
-  DatabaseLockedError, DatabaseUnavailableError, isDatabaseUnavailable, openDatabase, type Database
-} from './db/client.js'
+import { userInfo } from 'node:os'
+import { DatabaseLockedError, openDatabase, type Database } from './db/client.js'
+import { databaseStartupCause } from './db/startup-cause.js'
 import { migrate } from './db/migrate.js'
 import { createMailer, type Mailer } from './mail/mailer.js'
 
@@ -29,16 +29,10 @@ export async function openAppDatabase (app: FastifyInstance, config: Config, giv
   }
 }
 
-// SQLSTATEs a person fixes in DATABASE_URL: no such database, wrong password or user.
-const URL_PROBLEMS: Record<string, string> = {
-  '3D000': 'does not exist on that server',
-  '28P01': 'refused the password',
-  28000: 'refused the user'
-}
-
 /**
  * A database that cannot be opened, as the setting to change: DATABASE_URL (shown without its
- * password) or DATA_DIR. Anything else (a failed migration, a fault of ours) goes on unchanged.
+ * password) with what the server or the network said (src/db/startup-cause.ts), or DATA_DIR.
+ * Anything else (a failed migration, a fault of ours) goes on unchanged.
  */
 function explained (err: unknown, config: Config): unknown {
   if (err instanceof DatabaseLockedError) {
@@ -47,23 +41,17 @@ function explained (err: unknown, config: Config): unknown {
   }
   if (config.databaseUrl === null) return err
   const url = new URL(config.databaseUrl)
-  url.password = ''
-  const where = `${url.hostname}:${url.port !== '' ? url.port : '5432'}`
-  const fix = 'start PostgreSQL there or correct DATABASE_URL (postgres://user:password@host:port/database)'
-  const code = (err as { code?: string }).code ?? ''
-  const problem = URL_PROBLEMS[code]
-  if (problem !== undefined) {
-    const db = url.pathname.slice(1)
-    return new StartupError('DATABASE_URL', `the database ${db} at ${where} ${problem}`, fix, { cause: err })
-  }
-  if (!isDatabaseUnavailable(err)) return err
-  const cause = (err instanceof DatabaseUnavailableError ? err.cause : err) as { code?: string, message?: string }
-  const reason = cause.code === 'ECONNREFUSED'
-    ? 'connection refused'
-    : cause.code === 'ENOTFOUND' || cause.code === 'EAI_AGAIN'
-      ? 'no such host'
-      : (cause.code ?? cause.message ?? 'no answer')
-  return new StartupError('DATABASE_URL', `cannot reach PostgreSQL at ${where} (${reason})`, fix, { cause: err })
+  // pg's defaults when the URL leaves them out: the user from PGUSER or the login, the database named as the user.
+  const user = decodeURIComponent(url.username !== '' ? url.username : (process.env.PGUSER ?? userInfo().username))
+  const cause = databaseStartupCause(err, {
+    where: `${url.hostname}:${url.port !== '' ? url.port : '5432'}`,
+    host: url.hostname,
+    user,
+    hasPassword: url.password !== '',
+    database: url.pathname.length > 1 ? decodeURIComponent(url.pathname.slice(1)) : user,
+    connectTimeoutMs: config.databaseTimeouts.connectTimeoutMs
+  })
+  return cause === null ? err : new StartupError('DATABASE_URL', cause.problem, cause.fix, { cause: err })
 }
 
 /** The configured mailer (SMTP, or the dev mailbox); or the one given. */

@@ -10,8 +10,13 @@ import { serviceError } from './errors.js'
 //  - MAX_CONNECTIONS: open connections in all;
 //  - MAX_CONNECTIONS_PER_ADDRESS: open connections from one peer address (IPv6 per
 //    /RATE_LIMIT_IPV6_PREFIX network, as the rate limits count).
-// A connection past a cap is answered 503 SERVICE_UNAVAILABLE with Retry-After and closed (an idle
-// one within a second, unanswered): overload is a 503 a client retries, never a reset.
+// A connection past a cap gives its descriptor back at once: it is closed where it is accepted.
+// Only a few at a time (REFUSING_AT_ONCE, in all) are kept to answer their request 503
+// SERVICE_UNAVAILABLE with Retry-After (an idle one closed within a second, unanswered), so that
+// an occasional client over a cap reads a 503 it retries rather than a closed connection (which a
+// proxy in front turns into a 502). Kept for a second each, every connection past a cap held a
+// descriptor: one address opening and re-opening idle connections then spent the process's
+// descriptors, and everyone else's connections failed at accept (EMFILE).
 // The peer is the TCP peer: behind a reverse proxy that is the proxy, so size the per-address cap
 // above its connection pool there (or 0: off). Reaching a cap is logged, at most once a minute each.
 
@@ -28,6 +33,8 @@ const LOG_EVERY_MS = 60_000
 const REFUSED = Symbol('over a connection cap')
 /** How long a connection past a cap may take to send its request (then it is closed unanswered). */
 const REFUSED_GRACE_MS = 1000
+/** Connections past a cap kept to be answered 503 at once; any more are closed at accept. */
+const REFUSING_AT_ONCE = 16
 
 /**
  * Whether this request's connection was opened past a cap: it is answered 503 with Retry-After
@@ -65,7 +72,14 @@ export function capConnections (server: Server, caps: ConnectionCaps, log: Logge
     log.warn(fields, msg)
   }
   if (caps.max === 0 && caps.perAddress === 0) return
+  let refusing = 0
   const refuse = (socket: Socket): void => {
+    if (refusing >= REFUSING_AT_ONCE) {
+      socket.destroy()
+      return
+    }
+    refusing++
+    socket.once('close', () => { refusing-- })
     Object.assign(socket, { [REFUSED]: true })
     // Its one request is answered 503 and the connection closed; an idle one does not stay.
     socket.setTimeout(REFUSED_GRACE_MS, () => { socket.destroy() })
@@ -76,14 +90,14 @@ export function capConnections (server: Server, caps: ConnectionCaps, log: Logge
     const address = normalizeIP(socket.remoteAddress ?? '', caps.ipv6Prefix)
     if (caps.max > 0 && total >= caps.max) {
       logOnce('global', { max: caps.max, remoteAddress: address },
-        'connection cap reached (MAX_CONNECTIONS): new connections are answered 503 and closed until some end')
+        'connection cap reached (MAX_CONNECTIONS): new connections are refused (503 or closed) until some end')
       refuse(socket)
       return
     }
     const count = (open.get(address) ?? 0) + 1
     if (caps.perAddress > 0 && count > caps.perAddress) {
       logOnce('address', { perAddress: caps.perAddress, remoteAddress: address },
-        'per-address connection cap reached (MAX_CONNECTIONS_PER_ADDRESS): the new connection is answered 503, closed')
+        'per-address connection cap reached (MAX_CONNECTIONS_PER_ADDRESS): its new connections are refused')
       refuse(socket)
       return
     }

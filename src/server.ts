@@ -82,12 +82,43 @@ function listenError (
   return err
 }
 
+let closing = false
+let stopping: { signal: NodeJS.Signals, at: number } | null = null
+/** The same signal again within this long is the same delivery, not a second request to stop. */
+const SAME_DELIVERY_MS = 1000
+
+/**
+ * SIGTERM and SIGINT close the app once, with the drain. Under `npm start` one stop can arrive
+ * twice: npm forwards the signal it gets to the service, and a signal sent to the whole process
+ * group (Ctrl-C at a terminal, systemd's KillMode=control-group) reaches the service directly as
+ * well. That repeat is ignored; another signal later (an impatient second Ctrl-C), or any signal
+ * while a fatal error is closing the app, exits 1 at once, as close-with-grace does.
+ */
+function stopSignals (): void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    const now = performance.now()
+    if (stopping === null && !closing) {
+      stopping = { signal, at: now }
+      grace.close()
+      return
+    }
+    if (stopping?.signal === signal && now - stopping.at < SAME_DELIVERY_MS) return
+    app.log.error(`second ${signal}, exiting`)
+    process.exit(1)
+  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, onSignal)
+}
+
+// SIGTERM and SIGINT are handled below (stopSignals), not by close-with-grace: one delivery can
+// arrive twice.
 const grace = closeWithGrace({
-  skip: ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGABRT', 'SIGHUP'],
+  skip: ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGABRT', 'SIGHUP', 'SIGTERM', 'SIGINT'],
   delay: config.shutdownTimeoutMs,
   logger: app.log,
   onTimeout: ms => { app.log.error(`shutdown took longer than ${ms} ms; exiting`) }
-}, async ({ signal, err }) => {
+}, async ({ err }) => {
+  closing = true
+  const signal = stopping?.signal
   if (err !== undefined) {
     app.log.fatal({ err }, 'fatal error: shutting down')
   } else if (config.shutdownDrainMs > 0) {
@@ -104,6 +135,7 @@ const grace = closeWithGrace({
     app.log.warn({ err: e.message }, 'traces: the last spans were not exported')
   })
 })
+stopSignals()
 process.once('SIGHUP', () => {
   app.log.info({ signal: 'SIGHUP' }, 'the terminal hung up')
   // However the process then exits (closed, timed out, a fatal error on the way), it ends by

@@ -71,7 +71,7 @@ export function createServices (given: Ports): Services {
   const domains = createDomainService({ ...ports, sessions, notifyRequest })
   // An address with no account that asks for a sign-in link may be offered to join by its domain.
   const auth = createAuthService({
-    ...ports, sessions, unknownAddress: async email => { await domains.offerJoin(email) }
+    ...ports, sessions, unknownAddress: async (email, browser) => { await domains.offerJoin(email, browser) }
   })
   const idempotency = createIdempotency({ ...ports, retentionMs: IDEMPOTENCY_RETENTION_MS })
   const invitations = createInvitationService({ ...ports, idempotency })

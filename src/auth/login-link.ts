@@ -3,7 +3,7 @@ import { findUserByEmail } from '../db/users.js'
 import { emailAddress } from '../lib/email.js'
 import { consumeLoginToken, findLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'
 import { serviceError } from '../errors.js'
-import { hashToken, randomToken, safeEqual } from '../lib/tokens.js'
+import { hashToken, randomToken, sameBrowser } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import { loadMe, type Me } from '../members/directory.js'
 import { escapeHtml } from '../lib/html.js'
@@ -41,7 +41,7 @@ export function createLoginLinks (
   deps: Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events'> & {
     sessions: SessionService,
     /** Told of an address that is nobody's (after the limit transaction): a verified domain may let it join. */
-    unknownAddress?: ((email: string) => Promise<void>) | undefined
+    unknownAddress?: ((email: string, browser: string | null) => Promise<void>) | undefined
   }
 ): LoginLinks {
   const { db, clock, config, mailer, log, events, sessions } = deps
@@ -66,7 +66,7 @@ export function createLoginLinks (
       max: active ? LOGIN_LINKS_PER_EMAIL : 0
     }))
     if (!active) {
-      if (user === null) await deps.unknownAddress?.(email)
+      if (user === null) await deps.unknownAddress?.(email, browser)
       return
     }
     if (!inserted) {
@@ -107,7 +107,7 @@ export function createLoginLinks (
         email: found.email,
         workspace: found.workspace,
         expiresAt: found.expiresAt.toISOString(),
-        sameBrowser: browser !== null && found.browserHash !== null && safeEqual(hashToken(browser), found.browserHash)
+        sameBrowser: sameBrowser(browser, found.browserHash)
       }
     },
 

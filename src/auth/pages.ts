@@ -84,6 +84,7 @@ export function signupPage (): Page {
   </dl>
   <label for="name">Your name (optional)</label>
   <input id="name" name="name" maxlength="200" autocomplete="name">
+  <p id="current-session" class="error" hidden></p>
   <button id="accept-button" type="submit">Accept invitation</button>
 </form>`, 'signup.js')
 }
@@ -100,6 +101,7 @@ export function loginPage (opts: { identityProvider: boolean }): Page {
   <p>This link signs in to <strong id="link-email"></strong> in the workspace <strong id="link-workspace"></strong>.</p>
   <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Sign in only if
   you asked for it yourself: a link someone sent you signs you in to their account.</p>
+  <p id="current-session" class="error" hidden></p>
   <button id="signin-button" type="submit"></button>
 </form>
 <form id="request-link">
@@ -124,7 +126,8 @@ export function setupPage (opts: { pending: boolean }): Page {
   <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
   <label for="name">Your name (optional)</label>
   <input id="name" name="name" maxlength="200" autocomplete="name">
-  <button id="setup-button" type="submit">Create the workspace</button>
+  <p id="current-session" class="error" hidden></p>
+  <button id="setup-button" type="submit">Create the workspace and sign in</button>
 </form>`, 'setup.js')
 }
 
@@ -163,8 +166,12 @@ export function joinPage (view: JoinPageView): Page {
   <button id="join-button" type="submit">E-mail me a link to join</button>
 </form>
 <form id="confirm" hidden>
-  <p>Confirm your address to join <strong>${name}</strong>.</p>
-  <button id="confirm-button" type="submit">Confirm and join ${name}</button>
+  <p>This link confirms <strong id="confirm-email"></strong> <span id="confirm-outcome"></span>
+  <strong>${name}</strong>.</p>
+  <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Confirm only if
+  you asked for it yourself: a link someone sent you signs you in to their new account.</p>
+  <p id="current-session" class="error" hidden></p>
+  <button id="confirm-button" type="submit"></button>
 </form>
 </main>`, 'join.js')
 }

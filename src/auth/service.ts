@@ -27,7 +27,7 @@ export interface AuthService {
 
 /** Everything the sign-in paths use: login links, sign-up, the identity provider. */
 export type AuthDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events' | 'inviterNotices'>
-  & { sessions: SessionService, unknownAddress?: (email: string) => Promise<void> }
+  & { sessions: SessionService, unknownAddress?: (email: string, browser: string | null) => Promise<void> }
 
 export function createAuthService (deps: AuthDeps): AuthService {
   const { db, clock, events, sessions } = deps

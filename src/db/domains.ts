@@ -120,22 +120,31 @@ export interface JoinTokenUse { domainId: string, email: string }
  * advisory lock on the address serialises concurrent requests); returns whether it was inserted.
  */
 export async function insertJoinTokenWithinLimit (q: Queryable, t: {
-  tokenHash: string, domainId: string, email: string, expiresAt: Date, now: Date, since: Date, max: number
+  tokenHash: string,
+  domainId: string,
+  email: string,
+  /** The hash of the asking browser's secret (migration 038), or null. */
+  browserHash: string | null,
+  expiresAt: Date,
+  now: Date,
+  since: Date,
+  max: number
 }): Promise<boolean> {
   await q.query("SELECT pg_advisory_xact_lock(hashtextextended('domain_join_tokens:' || $1, 0))", [t.email])
   const r = await q.query(
-    `INSERT INTO domain_join_tokens (token_hash, domain_id, email, expires_at, created_at)
-     SELECT $1, $2, $3, $4, $5
+    `INSERT INTO domain_join_tokens (token_hash, domain_id, email, expires_at, created_at, browser_hash)
+     SELECT $1, $2, $3, $4, $5, $8
       WHERE (SELECT count(*) FROM domain_join_tokens WHERE email = $3 AND created_at > $6) < $7`,
-    [t.tokenHash, t.domainId, t.email, t.expiresAt, t.now, t.since, t.max])
+    [t.tokenHash, t.domainId, t.email, t.expiresAt, t.now, t.since, t.max, t.browserHash])
   return r.rowCount === 1
 }
 
-export interface JoinTokenRow extends JoinTokenUse { expiresAt: Date, usedAt: Date | null }
+export interface JoinTokenRow extends JoinTokenUse { expiresAt: Date, usedAt: Date | null, browserHash: string | null }
 
 export async function findJoinToken (q: Queryable, tokenHash: string): Promise<JoinTokenRow | null> {
   const r = await q.query<JoinTokenRow>(
-    `SELECT domain_id AS "domainId", email, expires_at AS "expiresAt", used_at AS "usedAt"
+    `SELECT domain_id AS "domainId", email, expires_at AS "expiresAt", used_at AS "usedAt",
+            browser_hash AS "browserHash"
        FROM domain_join_tokens WHERE token_hash = $1`, [tokenHash])
   return r.rows[0] ?? null
 }

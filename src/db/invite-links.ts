@@ -119,7 +119,12 @@ export interface InviteLinkJoinRow {
   name: string | null
   expiresAt: Date
   usedAt: Date | null
+  /** The hash of the asking browser's secret (migration 038), or null. */
+  browserHash: string | null
 }
+
+const JOIN_COLUMNS = `id, link_id AS "linkId", code_hash AS "codeHash", email, name, expires_at AS "expiresAt",
+  used_at AS "usedAt", browser_hash AS "browserHash"`
 
 /**
  * Record a confirmation unless the link has had `max` since `since`; returns whether it was
@@ -133,6 +138,7 @@ export async function insertInviteLinkJoinWithinBudget (
     email: string,
     name: string | null,
     tokenHash: string,
+    browserHash: string | null,
     expiresAt: Date,
     now: Date,
     since: Date,
@@ -141,10 +147,13 @@ export async function insertInviteLinkJoinWithinBudget (
 ): Promise<boolean> {
   await q.query("SELECT pg_advisory_xact_lock(hashtextextended('invite_link_joins:' || $1, 0))", [join.linkId])
   const r = await q.query(
-    `INSERT INTO invite_link_joins (link_id, code_hash, email, name, token_hash, expires_at, created_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7
+    `INSERT INTO invite_link_joins (link_id, code_hash, email, name, token_hash, expires_at, created_at, browser_hash)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $10
       WHERE (SELECT count(*) FROM invite_link_joins WHERE link_id = $1 AND created_at > $8) < $9`,
-    [join.linkId, join.codeHash, join.email, join.name, join.tokenHash, join.expiresAt, join.now, join.since, join.max])
+    [
+      join.linkId, join.codeHash, join.email, join.name, join.tokenHash, join.expiresAt, join.now, join.since, join.max,
+      join.browserHash
+    ])
   return r.rowCount === 1
 }
 
@@ -162,18 +171,23 @@ export async function oldestInviteLinkJoinSince (q: Queryable, linkId: string, s
 export async function consumeInviteLinkJoin (
   q: Queryable, input: { linkId: string, codeHash: string, tokenHash: string, now: Date }
 ): Promise<InviteLinkJoinRow | { reason: 'unknown' | 'used' | 'expired' }> {
-  const cols = `id, link_id AS "linkId", code_hash AS "codeHash", email, name, expires_at AS "expiresAt",
-    used_at AS "usedAt"`
   const r = await q.query<InviteLinkJoinRow>(
     `UPDATE invite_link_joins SET used_at = $3
       WHERE token_hash = $1 AND link_id = $2 AND code_hash = $4 AND used_at IS NULL AND expires_at > $3
-      RETURNING ${cols}`,
+      RETURNING ${JOIN_COLUMNS}`,
     [input.tokenHash, input.linkId, input.now, input.codeHash])
   if (r.rows[0] !== undefined) return r.rows[0]
-  const seen = await q.query<InviteLinkJoinRow>(
-    `SELECT ${cols} FROM invite_link_joins WHERE token_hash = $1 AND link_id = $2 AND code_hash = $3`,
-    [input.tokenHash, input.linkId, input.codeHash])
-  const row = seen.rows[0]
-  if (row === undefined) return { reason: 'unknown' }
+  const row = await findInviteLinkJoin(q, input)
+  if (row === null) return { reason: 'unknown' }
   return { reason: row.usedAt !== null ? 'used' : 'expired' }
+}
+
+/** A confirmation made through this link's current code, used or not (one through a replaced code: null). */
+export async function findInviteLinkJoin (
+  q: Queryable, input: { linkId: string, codeHash: string, tokenHash: string }
+): Promise<InviteLinkJoinRow | null> {
+  const r = await q.query<InviteLinkJoinRow>(
+    `SELECT ${JOIN_COLUMNS} FROM invite_link_joins WHERE token_hash = $1 AND link_id = $2 AND code_hash = $3`,
+    [input.tokenHash, input.linkId, input.codeHash])
+  return r.rows[0] ?? null
 }

@@ -8,7 +8,7 @@ import { findUserByEmail } from '../db/users.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { serviceError } from '../errors.js'
 import { escapeHtml } from '../lib/html.js'
-import { hashToken, randomToken } from '../lib/tokens.js'
+import { hashToken, randomToken, sameBrowser } from '../lib/tokens.js'
 import type { Me } from '../members/directory.js'
 import { joinAsMember } from '../members/join.js'
 import { requestToJoin } from '../invite-requests/self-request.js'
@@ -31,8 +31,11 @@ const JOIN_TOKEN_TTL_MS = 15 * 60_000
 const JOIN_LINKS_PER_EMAIL = 5
 const JOIN_LINK_WINDOW_MS = 15 * 60_000
 
-/** E-mail a join link to an address with no account, when its domain lets people join. */
-export async function offerJoin (deps: DomainDeps, email: string): Promise<void> {
+/**
+ * E-mail a join link to an address with no account, when its domain lets people join; bound to
+ * the browser that asked (`browser`: its login_link_browser secret), as a login link is.
+ */
+export async function offerJoin (deps: DomainDeps, email: string, browser: string | null): Promise<void> {
   const domain = await findJoinableDomain(deps.db, { domain: domainOfEmail(email) })
   if (domain === null) return
   const token = randomToken()
@@ -41,6 +44,7 @@ export async function offerJoin (deps: DomainDeps, email: string): Promise<void>
     tokenHash: hashToken(token),
     domainId: domain.id,
     email,
+    browserHash: browser === null ? null : hashToken(browser),
     expiresAt: new Date(now.getTime() + JOIN_TOKEN_TTL_MS),
     now,
     since: new Date(now.getTime() - JOIN_LINK_WINDOW_MS),
@@ -79,8 +83,13 @@ async function refusal (q: Queryable, tokenHash: string, now: Date): Promise<nev
   throw serviceError('TOKEN_INVALID')
 }
 
-/** What a join link does, without using it (the page, and mail scanners). */
-export async function previewJoin (deps: DomainDeps, token: string): Promise<DomainJoinPreview> {
+/**
+ * What a join link does, without using it (the page, and mail scanners), and whether `browser`
+ * (the opening browser's secret) is the one that asked for it.
+ */
+export async function previewJoin (
+  deps: DomainDeps, token: string, browser: string | null
+): Promise<DomainJoinPreview> {
   const now = deps.clock.now()
   const tokenHash = hashToken(token)
   const t = await findJoinToken(deps.db, tokenHash)
@@ -95,7 +104,8 @@ export async function previewJoin (deps: DomainDeps, token: string): Promise<Dom
     workspace: { id: domain.workspaceId, name: domain.workspaceName },
     domain: domain.domain,
     policy: domain.policy,
-    expiresAt: new Date(t.expiresAt).toISOString()
+    expiresAt: new Date(t.expiresAt).toISOString(),
+    sameBrowser: sameBrowser(browser, t.browserHash)
   }
 }
 

@@ -14,8 +14,11 @@ export function domainJoinPage (): Page {
     <dt>Domain</dt><dd id="join-domain"></dd>
   </dl>
   <p id="join-outcome"></p>
+  <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Continue only if
+  you asked for it yourself: a link someone sent you signs you in to their account.</p>
   <label for="name">Your name (optional)</label>
   <input id="name" name="name" maxlength="200" autocomplete="name">
+  <p id="current-session" class="error" hidden></p>
   <button id="join-button" type="submit"></button>
 </form>`, 'domain-join.js')
 }

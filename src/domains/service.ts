@@ -22,8 +22,8 @@ export interface DomainService {
   /** The periodic look at pending domains (the domain-verification job). */
   recheck(): Promise<RecheckOutcome>
   /** An address with no account asked for a sign-in link: a join link, if its domain lets people join. */
-  offerJoin(email: string): Promise<void>
-  previewJoin(token: string): Promise<DomainJoinPreview>
+  offerJoin(email: string, browser: string | null): Promise<void>
+  previewJoin(token: string, browser: string | null): Promise<DomainJoinPreview>
   join(input: { token: string, name?: string | undefined }): Promise<DomainJoined>
 }
 
@@ -36,8 +36,8 @@ export function createDomainService (deps: DomainDeps & { sessions: SessionServi
     remove: async (actor, id) => { await removeDomain(deps, actor, id) },
     verify: async (actor, id) => await verifyDomainNow(deps, actor, id),
     recheck: async () => await recheckDomains(deps),
-    offerJoin: async email => { await offerJoin(deps, email) },
-    previewJoin: async token => await previewJoin(deps, token),
+    offerJoin: async (email, browser) => { await offerJoin(deps, email, browser) },
+    previewJoin: async (token, browser) => await previewJoin(deps, token, browser),
     join: async input => await confirmJoin(deps, input)
   }
 }

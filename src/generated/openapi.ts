@@ -749,6 +749,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/join/{code}/confirm/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview an invite link's e-mailed confirmation without using it
+         * @description What `POST /api/join/{code}/confirm` would do with this token, without using it: the
+         *     address it proves (without approval, the account it signs this browser in to), the
+         *     workspace, whether the admins are asked instead (`requiresApproval`), and whether this
+         *     browser is the one that asked to join (`sameBrowser`: the `login_link_browser` cookie that
+         *     `POST /api/join/{code}` set matches the one stored with the confirmation). The page
+         *     `/join/{code}?confirm=…` shows this and confirms only when the person clicks, with a
+         *     warning when the confirmation was requested from another browser.
+         *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other
+         *     public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it belongs to a person's join flow.
+         */
+        post: operations["postJoinCodeConfirmPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace": {
         parameters: {
             query?: never;
@@ -1395,8 +1430,10 @@ export interface paths {
          * @description A person with no account who asks for a sign-in link (`POST /api/auth/login-link`) with
          *     an address at a domain a workspace verified, with the policy `suggest` or `auto_join`, is
          *     e-mailed a join link instead (`/domain-join?token=…`, valid for 15 minutes, once). This
-         *     says what the link does (the address, the workspace's name, `policy`) without using it;
-         *     the page joins only when the person confirms (`POST /api/domain-joins`).
+         *     says what the link does (the address, the workspace's name, `policy`) without using it,
+         *     and whether this browser is the one that asked for the link (`sameBrowser`, as for login
+         *     links); the page joins only when the person confirms (`POST /api/domain-joins`), with a
+         *     warning when the link was requested from another browser.
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it belongs to a person's join flow.
          */
@@ -2361,6 +2398,17 @@ export interface components {
         Accepted: {
             message: string;
         };
+        JoinConfirmationPreview: {
+            /** @description The address the confirmation proves: without approval, the account a confirmation signs in to. */
+            email: string;
+            workspace: components["schemas"]["Workspace"];
+            /** @description True: confirming asks the admins instead of joining (nobody is signed in). */
+            requiresApproval: boolean;
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description True when this browser asked to join (its `login_link_browser` cookie matches the one `POST /api/join/{code}` set). False for a confirmation opened in another browser, or one someone else sent: the page then says so before offering to confirm. */
+            sameBrowser: boolean;
+        };
         LoginLinkPreview: {
             /** @description The account the link signs in to. */
             email: string;
@@ -3034,6 +3082,8 @@ export interface components {
             policy: "suggest" | "auto_join";
             /** Format: date-time */
             expiresAt: string;
+            /** @description True when this browser asked for the link (its `login_link_browser` cookie matches the one `POST /api/auth/login-link` set). False when it is opened elsewhere, or someone sent it. */
+            sameBrowser: boolean;
         };
         EventList: {
             items: components["schemas"]["Event"][];
@@ -4896,6 +4946,53 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            410: components["responses"]["JoinLinkGone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postJoinCodeConfirmPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The code of an invite link (`{PUBLIC_URL}/join/{code}`).
+                 * @example h3Vd9QpZ2mK7xR1tY5nB8sLw4eJcA6gU
+                 */
+                code: components["parameters"]["JoinCode"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description What confirming does. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinConfirmationPreview"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the token is unknown (`TOKEN_INVALID`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["CrossOriginOrKeyRefused"];
+            404: components["responses"]["JoinLinkNotFound"];
             410: components["responses"]["JoinLinkGone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

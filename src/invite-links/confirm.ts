@@ -1,5 +1,6 @@
 import { serviceError } from '../errors.js'
-import { hashToken } from '../lib/tokens.js'
+import type { components } from '../generated/openapi.js'
+import { hashToken, sameBrowser } from '../lib/tokens.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
 import { findUserByEmail } from '../db/users.js'
@@ -8,7 +9,8 @@ import { findPendingInviteRequest } from '../db/invite-requests.js'
 import { requestToJoin } from '../invite-requests/self-request.js'
 import type { InviteRequestNotice } from '../invite-requests/context.js'
 import {
-  consumeInviteLinkJoin, findInviteLinkByCodeHash, useInviteLink, type InviteLinkJoinRow, type InviteLinkRow
+  consumeInviteLinkJoin, findInviteLinkByCodeHash, findInviteLinkJoin, useInviteLink,
+  type InviteLinkJoinRow, type InviteLinkRow
 } from '../db/invite-links.js'
 import type { Me } from '../members/directory.js'
 import { joinAsMember } from '../members/join.js'
@@ -86,4 +88,34 @@ async function requestApproval (
     deps, tx, { workspaceId: link.workspaceId, email: join.email, role: link.role }, { inviteLinkId: link.id }, now
   )
   return { outcome, notice }
+}
+
+export type JoinConfirmationPreview = components['schemas']['JoinConfirmationPreview']
+
+/**
+ * What confirming would do, without using the confirmation (the page shows it before the click,
+ * and mail scanners open links): the address it proves — the account a join signs this browser
+ * in to — the workspace, whether the admins are asked instead, and whether `browser` (the
+ * opening browser's secret) is the one that asked for it.
+ */
+export async function previewConfirmation (
+  deps: InviteLinkDeps, code: string, token: string, browser: string | null
+): Promise<JoinConfirmationPreview> {
+  const now = deps.clock.now()
+  const link = await usableLink(deps.db, code, now)
+  const join = await findInviteLinkJoin(
+    deps.db, { linkId: link.id, codeHash: link.codeHash, tokenHash: hashToken(token) }
+  )
+  if (join === null) throw serviceError('TOKEN_INVALID')
+  if (join.usedAt !== null) throw serviceError('TOKEN_USED')
+  if (join.expiresAt.getTime() <= now.getTime()) throw serviceError('TOKEN_EXPIRED')
+  const workspace = await findWorkspace(deps.db, link.workspaceId)
+  if (workspace === null) throw serviceError('NOT_FOUND', ['Invite link'])
+  return {
+    email: join.email,
+    workspace: { id: workspace.id, name: workspace.name },
+    requiresApproval: link.requiresApproval,
+    expiresAt: join.expiresAt.toISOString(),
+    sameBrowser: sameBrowser(browser, join.browserHash)
+  }
 }

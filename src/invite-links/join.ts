@@ -36,7 +36,7 @@ export async function joinPageState (deps: InviteLinkDeps, code: string): Promis
  * and e-mailed to the address. The address's domain is checked here and again once it is proven.
  */
 export async function requestJoin (
-  deps: InviteLinkDeps, code: string, input: { email: string, name?: string | undefined }
+  deps: InviteLinkDeps, code: string, input: { email: string, name?: string | undefined, browser: string | null }
 ): Promise<void> {
   const { db, clock, config } = deps
   const now = clock.now()
@@ -53,6 +53,8 @@ export async function requestJoin (
     email,
     name,
     tokenHash: hashToken(token),
+    // The asking browser (its login_link_browser secret): the confirmation page says if another opens it.
+    browserHash: input.browser === null ? null : hashToken(input.browser),
     expiresAt: new Date(now.getTime() + JOIN_CONFIRMATION_TTL_MS),
     now,
     since,

@@ -4,7 +4,7 @@ import {
   createInviteLink, listInviteLinkPage, regenerateLink, revokeLink, type CreateInviteLinkInput
 } from './manage.js'
 import { joinPageState, requestJoin, type JoinPageState } from './join.js'
-import { confirmJoin, type JoinOutcome } from './confirm.js'
+import { confirmJoin, previewConfirmation, type JoinConfirmationPreview, type JoinOutcome } from './confirm.js'
 
 // Invite links: an admin makes a link anyone who has it may use to join as a member, after
 // proving their address by e-mail. Every door (REST, MCP, Slack's `/invite link`) comes through
@@ -19,8 +19,13 @@ export interface InviteLinkService {
   regenerate(actor: Principal, linkId: string): Promise<InviteLinkCreated>
   /** What the link's page shows (a read: opening the link changes nothing). */
   pageState(code: string): Promise<JoinPageState>
-  /** E-mails a confirmation link to the address (within the link's hourly budget). */
-  requestJoin(code: string, input: { email: string, name?: string | undefined }): Promise<void>
+  /**
+   * E-mails a confirmation link to the address (within the link's hourly budget), bound to the
+   * asking browser's secret (`browser`).
+   */
+  requestJoin(code: string, input: { email: string, name?: string | undefined, browser: string | null }): Promise<void>
+  /** What confirming would do, and whether `browser` asked for it; uses nothing. */
+  previewConfirmation(code: string, token: string, browser: string | null): Promise<JoinConfirmationPreview>
   /** The proven address joins (session token returned) or becomes an invite request. */
   confirm(code: string, token: string): Promise<JoinOutcome>
 }
@@ -33,6 +38,7 @@ export function createInviteLinkService (deps: InviteLinkDeps): InviteLinkServic
     regenerate: async (actor, linkId) => await regenerateLink(deps, actor, linkId),
     pageState: async code => await joinPageState(deps, code),
     requestJoin: async (code, input) => { await requestJoin(deps, code, input) },
+    previewConfirmation: async (code, token, browser) => await previewConfirmation(deps, code, token, browser),
     confirm: async (code, token) => await confirmJoin(deps, code, token)
   }
 }

@@ -22,3 +22,11 @@ export function safeEqual (a: string, b: string): boolean {
   }
   return timingSafeEqual(ba, bb)
 }
+
+/**
+ * Whether the browser whose secret is `browser` (its login_link_browser cookie) is the one that
+ * asked for an e-mailed link, whose row kept `storedHash`: false when either is missing.
+ */
+export function sameBrowser (browser: string | null, storedHash: string | null): boolean {
+  return browser !== null && storedHash !== null && safeEqual(hashToken(browser), storedHash)
+}

@@ -96,13 +96,15 @@ export function oauthStateCookie (config: Config, cookie: { name: string, path: 
 }
 
 /**
- * The secret that binds a login link to the browser that asked for it: set (or kept, so two
- * requests in a row both bind) by POST /api/auth/login-link, read by the preview. SameSite=Strict
- * and HttpOnly: only this service's own pages ever send it; its path is /api/auth.
+ * The secret that binds an e-mailed sign-in link to the browser that asked for it — a login link,
+ * a domain's join link (both asked for by POST /api/auth/login-link), an invite link's
+ * confirmation (POST /api/join/{code}): set (or kept, so two requests in a row both bind) when the
+ * link is asked for, read by the previews. SameSite=Strict and HttpOnly: only this service's own
+ * pages ever send it; its path is /api, where those operations are.
  */
 export function loginLinkBrowserCookie (config: Config, ttlSeconds: number) {
   const name = 'login_link_browser'
-  const options = (reply: FastifyReply) => browserCookie(config, reply, '/api/auth', 'strict')
+  const options = (reply: FastifyReply) => browserCookie(config, reply, '/api', 'strict')
   const read = (request: FastifyRequest): string | null => {
     const value = request.cookies[name]
     return value !== undefined && /^[\w-]{43}$/.test(value) ? value : null

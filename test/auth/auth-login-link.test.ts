@@ -144,7 +144,7 @@ t.test('login links through a real SMTP peer', async t => {
     const bound = asked.cookies.find(c => c.name === 'login_link_browser')
     t.equal(bound?.httpOnly, true, 'the link is bound to this browser by an HttpOnly cookie')
     t.equal(bound?.sameSite, 'Strict')
-    t.equal(bound?.path, '/api/auth')
+    t.equal(bound?.path, '/api', 'sent to the previews of every e-mailed sign-in link (/api)')
     const token = linkIn(await smtp.nextMessage(seen), 'http://app.example.test')
     const preview = async (cookie?: string) => await h.inject({
       method: 'POST',

@@ -83,7 +83,7 @@ t.test('invite links in a browser: the console screen, then joining through /joi
     t.ok(confirmUrl.startsWith(url), 'the confirmation is a link to the same page')
 
     await p.goto(confirmUrl)
-    const button = p.getByRole('button', { name: 'Confirm and join Acme Robotics' })
+    const button = p.getByRole('button', { name: 'Join as grace@example.org' })
     await button.waitFor()
     t.equal((await h.db.query("SELECT 1 FROM users WHERE email = 'grace@example.org'")).rows.length, 0, 'opened: nothing yet')
     await axe(t, p, '/join (the confirm step)')

@@ -165,10 +165,35 @@ t.test('joining: the page and the e-mailed link change nothing until the person 
   // A scanner opens the e-mailed link: nothing happens.
   const opened = await h.inject({ url: `/join/${code}?confirm=${token}` })
   t.equal(opened.statusCode, 200)
-  t.match(opened.body, /Confirm and join Acme Robotics/)
+  t.match(opened.body, /<form id="confirm" hidden>/)
   const unused = await h.db.query('SELECT uses FROM invite_links WHERE id = $1', [id])
   t.equal((unused.rows[0] as { uses: number }).uses, 0, 'opening pages used nothing')
   t.equal((await h.db.query("SELECT 1 FROM users WHERE email = 'grace@example.org'")).rows.length, 0)
+
+  // The page's preview: the address the confirmation proves, and whether this browser asked.
+  const preview = async (tok: string, cookie?: string) => await h.inject({
+    method: 'POST',
+    url: `/api/join/${code}/confirm/preview`,
+    remoteAddress: nextIp(),
+    headers: { ...json, ...(cookie !== undefined ? { cookie } : {}) },
+    payload: { token: tok }
+  })
+  const bound = asked.cookies.find(c => c.name === 'login_link_browser')
+  t.match(bound, { httpOnly: true, sameSite: 'Strict', path: '/api' }, 'the asking browser is bound by an HttpOnly cookie')
+  const here = await preview(token, `login_link_browser=${bound?.value ?? ''}`)
+  t.equal(here.statusCode, 200)
+  assertContract(t, 'POST', `/api/join/${code}/confirm/preview`, here)
+  t.match(here.json(), {
+    email: 'grace@example.org', workspace: { name: 'Acme Robotics' }, requiresApproval: false, sameBrowser: true
+  })
+  t.match((await preview(token)).json(), { sameBrowser: false }, 'another browser (no cookie): false')
+  t.match((await preview(token, `login_link_browser=${'A'.repeat(43)}`)).json(), { sameBrowser: false }, 'another secret: false')
+  const unknownToken = await preview('not-the-token')
+  t.equal(unknownToken.statusCode, 400)
+  t.equal(unknownToken.json().code, 'TOKEN_INVALID')
+  assertContract(t, 'POST', `/api/join/${code}/confirm/preview`, unknownToken)
+  const previewed = await h.db.query('SELECT uses FROM invite_links WHERE id = $1', [id])
+  t.equal((previewed.rows[0] as { uses: number }).uses, 0, 'previews used nothing')
 
   const bad = await confirm(code, 'not-the-token')
   t.equal(bad.statusCode, 400)
@@ -195,6 +220,10 @@ t.test('joining: the page and the e-mailed link change nothing until the person 
   const twice = await confirm(code, token)
   t.equal(twice.statusCode, 410)
   t.equal(twice.json().code, 'TOKEN_USED')
+  const usedPreview = await preview(token)
+  t.equal(usedPreview.statusCode, 410, 'a used confirmation previews as used')
+  t.equal(usedPreview.json().code, 'TOKEN_USED')
+  assertContract(t, 'POST', `/api/join/${code}/confirm/preview`, usedPreview)
 
   // An address that is already someone's: the same 202, refused once proven.
   t.equal((await ask(code, member.email)).statusCode, 202, 'no enumeration when asking')

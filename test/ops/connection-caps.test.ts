@@ -3,8 +3,13 @@ import { connect, type AddressInfo, type Socket } from 'node:net'
 import { once } from 'node:events'
 import { request as httpRequest } from 'node:http'
 import { Writable } from 'node:stream'
-import { build } from '../helpers/build.js'
+import { spawn } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { build, seededDataDir } from '../helpers/build.js'
+import { tsImport, until } from '../helpers/service-process.js'
 import { loggerOptions } from '../../src/logger.js'
+import { projectRoot } from '../../src/paths.js'
+import { freePort } from '../../scripts/lib/free-port.js'
 
 // One client holding idle sockets must not leave others without a connection: open connections
 // are capped per peer address (MAX_CONNECTIONS_PER_ADDRESS) and in all (MAX_CONNECTIONS), a new
@@ -85,4 +90,58 @@ t.test('the global cap: past MAX_CONNECTIONS a new connection is closed, logged;
     if (status !== 200) await new Promise(resolve => setTimeout(resolve, 100))
   }
   t.equal(status, 200, 'below the cap again, /api/health answers')
+})
+
+t.test('one address churning 1,500 idle connections at a service limited to 1,024 descriptors: others are served', async t => {
+  // The service as it runs (a child process, the embedded database) under `ulimit -n 1024`, the
+  // caps at their defaults (100 per address, 800 in all). A connection over a cap must give its
+  // descriptor back at once: held for a second each, the churn below kept over a thousand spent,
+  // and the accepts of everyone else failed (EMFILE).
+  const dir = await seededDataDir(t, 'ws-caps-fd-')
+  const port = await freePort()
+  const { DATABASE_URL: _db, REDIS_URL: _redis, NODE_OPTIONS: _loaders, ...env } = process.env
+  const child = spawn('sh', ['-c', 'ulimit -n 1024 && exec "$@"', 'sh', process.execPath, ...tsImport, 'src/server.ts'], {
+    cwd: projectRoot,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, LOG_LEVEL: 'warn', METRICS_PORT: '' },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  await until('the service', async () => (await health(port, '127.0.0.3')) === 200 ? true : undefined)
+  const limit = readFileSync(`/proc/${child.pid ?? 0}/limits`, 'utf8').match(/Max open files\s+(\d+)/)?.[1]
+  t.equal(limit, '1024', 'the service may open 1,024 descriptors')
+
+  // 1,500 idle connections from 127.0.0.2, each opened again as soon as it is closed.
+  let stopped = false
+  let opened = 0
+  const churners = new Set<Socket>()
+  const open = (): void => {
+    if (stopped) return
+    const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' })
+    opened++
+    churners.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => { churners.delete(socket); setTimeout(open, 50) })
+  }
+  for (let i = 0; i < 1500; i++) open()
+  t.teardown(() => { stopped = true; for (const s of churners) s.destroy() })
+  await new Promise(resolve => setTimeout(resolve, 2000))
+
+  // Health checks from another address while it lasts, as a load balancer's.
+  const statuses: Array<number | string> = []
+  for (let i = 0; i < 20; i++) {
+    statuses.push(await Promise.race([
+      health(port, '127.0.0.3'),
+      // Generous on a loaded machine: what failed here was a reset (EMFILE at accept), not a slow answer.
+      new Promise<string>(resolve => setTimeout(() => { resolve('no answer in 15 s') }, 15_000))
+    ]))
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  t.comment(`${opened} connections opened from 127.0.0.2 meanwhile`)
+  t.ok(opened > 3000, `the churn went on (${opened} opened: connections over the cap were closed and opened again)`)
+  t.same(statuses.filter(s => s !== 200), [], 'every health check from another address answered 200')
+  const fds = readdirSync(`/proc/${child.pid ?? 0}/fd`).length
+  t.ok(fds < 600, `the service holds ${fds} descriptors, not its limit`)
+  stopped = true
+  for (const s of churners) s.destroy()
+  t.equal(child.exitCode, null, 'and it is still running')
 })

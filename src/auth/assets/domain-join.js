@@ -1,6 +1,6 @@
 // @ts-check
 // The domain join page: preview the join link named by ?token=…, then join (or ask to) on confirm.
-/* global byId, inputById, postJson, show, errorText, onSubmit */
+/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
@@ -27,6 +27,9 @@
     byId('join-button').textContent = auto
       ? 'Join ' + r.body.workspace.name + ' as ' + r.body.email
       : 'Ask to join ' + r.body.workspace.name
+    byId('other-browser').hidden = r.body.sameBrowser
+    // Only a join signs in: asking the admins leaves this browser as it is.
+    if (auto) await showCurrentSession(r.body.email)
     form.hidden = false
   })()
 

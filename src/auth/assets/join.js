@@ -1,6 +1,6 @@
 // @ts-check
 // An invite link's page (/join/{code}): ask for a confirmation link, or (?confirm=…) confirm it.
-/* global byId, inputById, postJson, show, errorText, onSubmit */
+/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
@@ -9,12 +9,30 @@
   const form = byId('join')
   const confirm = byId('confirm')
 
-  // The e-mailed link never joins by being opened (mail scanners open links): the page asks for
-  // the person's click, which posts the token.
-  if (token !== '') {
+  // The e-mailed link never joins by being opened (mail scanners open links, and a page on any
+  // site can open /join/{code}?confirm=<its own confirmation> in this browser): the page names the
+  // address it confirms, says when it was asked for in another browser and whose session joining
+  // would end, and confirms only on the person's click.
+  ;(async () => {
+    if (token === '') return
     form.hidden = true
+    show('status', 'Checking your link…')
+    const r = await postJson(`/api/join/${code}/confirm/preview`, { token })
+    byId('status').hidden = true
+    if (!r.ok) { show('error', errorText(r)); return }
+    const approval = r.body.requiresApproval
+    byId('confirm-email').textContent = r.body.email
+    byId('confirm-outcome').textContent = approval
+      ? 'and asks the admins to let it join'
+      : 'and signs in to it, joining'
+    byId('confirm-button').textContent = approval
+      ? 'Confirm ' + r.body.email + ' and ask to join'
+      : 'Join as ' + r.body.email
+    byId('other-browser').hidden = r.body.sameBrowser
+    // Asking the admins signs nobody in.
+    if (!approval) await showCurrentSession(r.body.email)
     confirm.hidden = false
-  }
+  })()
 
   onSubmit(confirm, 'confirm-button', async () => {
     const r = await postJson(`/api/join/${code}/confirm`, { token })

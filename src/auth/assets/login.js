@@ -1,6 +1,6 @@
 // @ts-check
 // The login page: ask for a sign-in link, or complete one (?token=…).
-/* global byId, inputById, postJson, show, errorText, onSubmit */
+/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
@@ -22,6 +22,7 @@
     byId('link-workspace').textContent = r.body.workspace.name
     byId('signin-button').textContent = 'Sign in as ' + r.body.email
     byId('other-browser').hidden = r.body.sameBrowser
+    await showCurrentSession(r.body.email)
     confirm.hidden = false
   })()
 

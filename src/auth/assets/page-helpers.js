@@ -1,6 +1,6 @@
 // @ts-check
 // Shared by the page scripts (a classic script, loaded first: its functions are globals).
-/* exported postJson, show, errorText, byId, inputById, onSubmit */
+/* exported postJson, show, errorText, byId, inputById, onSubmit, showCurrentSession */
 'use strict'
 
 /**
@@ -78,4 +78,23 @@ function onSubmit (form, buttonId, send) {
     byId('error').hidden = true
     try { await send() } finally { button.disabled = false }
   })
+}
+
+/**
+ * A page that signs this browser in never replaces a session silently: when the browser is signed
+ * in already (to another account than `next`, the one the page would sign in as; any account when
+ * `next` is null), #current-session says whose session continuing ends.
+ * @param {string | null} next
+ */
+async function showCurrentSession (next) {
+  const el = byId('current-session')
+  let me = null
+  try {
+    const res = await fetch('/api/users/me', { credentials: 'same-origin' })
+    if (res.ok) me = await res.json()
+  } catch {}
+  if (me === null || (next !== null && me.user.email === next)) { el.hidden = true; return }
+  el.textContent = 'This browser is signed in as ' + me.user.email + ' (' + me.workspace.name + '). ' +
+    'Continuing signs it out of that account' + (next === null ? '.' : ' and in as ' + next + '.')
+  el.hidden = false
 }

@@ -1,7 +1,7 @@
 // @ts-check
 // The first-run page: the token comes from the link the service logged (?token=…); the form
 // creates the workspace and its first admin, who lands on / signed in.
-/* global byId, inputById, postJson, show, errorText, onSubmit */
+/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
@@ -14,6 +14,8 @@
     return
   }
   form.hidden = false
+  // No workspace yet means no account to be signed in to; a browser still signed in elsewhere is told.
+  showCurrentSession(null).catch(() => {})
 
   onSubmit(form, 'setup-button', async () => {
     const name = inputById('name').value.trim()

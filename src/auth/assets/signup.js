@@ -1,6 +1,6 @@
 // @ts-check
 // The signup page: preview the invitation named by ?token=…, then accept it.
-/* global byId, inputById, postJson, show, errorText, onSubmit */
+/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
@@ -24,6 +24,7 @@
     byId('inv-expires').textContent = new Date(r.body.expiresAt).toLocaleString()
     // The button names the account: accepting signs this browser in as that person.
     byId('accept-button').textContent = 'Accept and sign in as ' + r.body.email
+    await showCurrentSession(r.body.email)
     form.hidden = false
   })()
 
