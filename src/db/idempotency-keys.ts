@@ -123,3 +123,33 @@ export async function deleteIdempotencyKeysBefore (q: Queryable, before: Date, l
        SELECT workspace_id, operation, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)`, [before, limit])
   return r.rowCount
 }
+
+/** A row's sealed values, for re-encryption (src/lib/reseal.ts). */
+export interface SealedIdempotencyKey {
+  id: IdempotencyKeyId
+  values: { response: string | null, checkpoint: string | null }
+}
+
+/** Rows holding a sealed answer or checkpoint, in key order after `after` (a page of `limit`). */
+export async function listSealedIdempotencyKeys (
+  q: Queryable, after: IdempotencyKeyId | null, limit: number
+): Promise<SealedIdempotencyKey[]> {
+  const a = after ?? { workspaceId: '00000000-0000-0000-0000-000000000000', operation: '', key: '' }
+  const r = await q.query<IdempotencyKeyId & SealedIdempotencyKey['values']>(
+    `SELECT workspace_id AS "workspaceId", operation, key, response, checkpoint FROM idempotency_keys
+      WHERE (response IS NOT NULL OR checkpoint IS NOT NULL) AND (workspace_id, operation, key) > ($1, $2, $3)
+      ORDER BY workspace_id, operation, key LIMIT $4`,
+    [a.workspaceId, a.operation, a.key, limit])
+  return r.rows.map(({ response, checkpoint, ...id }) => ({ id, values: { response, checkpoint } }))
+}
+
+/** Replaces one sealed value if the row still holds `from`; false otherwise. */
+export async function resealIdempotencyKey (
+  q: Queryable, id: IdempotencyKeyId, column: 'response' | 'checkpoint', from: string, to: string
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE idempotency_keys SET ${column} = $5
+      WHERE workspace_id = $1 AND operation = $2 AND key = $3 AND ${column} = $4`,
+    [id.workspaceId, id.operation, id.key, from, to])
+  return r.rowCount === 1
+}
