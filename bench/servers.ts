@@ -17,7 +17,15 @@ import type { Measured, Pinning } from './load.js'
 
 type DbKind = 'pglite' | 'postgres'
 interface Proc { child: ChildProcess, output: () => string }
-export interface Service { db: DbKind, port: number, proc: Proc, cookie: string, apiKey: string }
+export interface Service {
+  db: DbKind
+  port: number
+  proc: Proc
+  cookie: string
+  apiKey: string
+  /** The bench admin startService made (its address has the port and a serial: unique per server). */
+  adminEmail: string
+}
 /** The hand-written Fastify baseline (bench/hand-written.ts) on the same database kind. */
 export interface HandWritten { db: DbKind, port: number, child: ChildProcess, cookie: string, apiKey: string }
 export interface RawWorker { child: ChildProcess, run: (seconds: number) => Promise<Measured> }
@@ -283,7 +291,7 @@ export async function startService (
   const cookie = (signup.setCookie.find(c => c.startsWith('service_session=')) ?? '').split(';')[0] as string
   const key = await httpJson(port, 'POST', '/api/api-keys', { name: 'bench' }, cookie)
   if (key.status !== 201) throw new Error(`an API key on ${db} answered ${key.status}: ${key.body}`)
-  return { db, port, proc, cookie, apiKey: (JSON.parse(key.body) as { secret: string }).secret }
+  return { db, port, proc, cookie, adminEmail: admin, apiKey: (JSON.parse(key.body) as { secret: string }).secret }
 }
 
 const TSX = ['--import', 'tsx']
