@@ -16,38 +16,13 @@
 // bench/scenarios.ts, bench/report.ts (table, targets, results.json), bench/profile.ts,
 // bench/seed.ts (the list page's invitations), bench/cpu-profile-on-signal.mjs (--profile).
 //
-//   npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
-//   npm run bench -- --rounds 7 --duration 10 --connections 20
-//   npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
-//   npm run bench -- --launches 3 --only 'GET /api/health' --invitations 100
-//                                                   # start every server 3 times, rounds pooled: a
-//                                                   # process's own luck (docs/performance.md) evens out
-//   npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
-//   npm run bench -- --no-console                   # skip the admin console's figures (bench/console.ts)
-//   npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
-//   npm run bench -- --costs                        # also what metrics, traces, headers and the app's
-//                                                   # process (bare Fastify after building it) each cost
-//   npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
-//   npm run bench -- --only 'postgres service 401' --profile   # a subset (the bare baseline always runs)
-//   npm run bench -- --analyze bench/profiles/x.cpuprofile     # top frames of a profile
-//   npm run bench -- --invitations 1000             # a smaller workspace for the list page (default 100k)
-//   npm run bench -- --out /tmp/results.json        # write the results elsewhere
-//   npm run bench -- --service-env METRICS_PORT=    # extra environment of the servers (repeatable; empty unsets)
-//   npm run bench -- --scale                        # how cost grows with the data, PostgreSQL (bench/scale.ts)
-//   npm run bench -- --jobs                         # commit-to-delivery across instances, PostgreSQL (bench/jobs.ts)
-//   npm run bench -- --funnel                       # the funnel over 1M invitations, PostgreSQL (bench/funnel.ts)
-//   npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
-//                                                   # 200 concurrent invites, PostgreSQL (bench/batch.ts)
-//   npm run bench -- --batch --rounds 1 --profile   # the same, the service's round CPU-profiled
-//   npm run bench -- --instructions --rounds 3      # instructions per request under valgrind's callgrind:
-//                                                   # bare Fastify and health (PostgreSQL; --no-postgres:
-//                                                   # PGlite), deterministic where req/s is not (bench/instructions.ts)
+// Usage: USAGE below (`npm run bench -- --help` prints it).
 import { execFileSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { projectRoot } from '../src/paths.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { measure, pinCpus, type Pinning, type Round } from './load.js'
@@ -67,37 +42,103 @@ import {
 } from './servers.js'
 
 const POSTGRES_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '5' },
-    launches: { type: 'string', default: '1' },
-    invitations: { type: 'string', default: '100000' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '50' },
-    'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? POSTGRES_SERVER },
-    'no-postgres': { type: 'boolean', default: false },
-    'no-pglite': { type: 'boolean', default: false },
-    'no-start': { type: 'boolean', default: false },
-    'no-console': { type: 'boolean', default: false },
-    'no-build': { type: 'boolean', default: false },
-    'no-pin': { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-    costs: { type: 'boolean', default: false },
-    out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
-    analyze: { type: 'string' },
-    only: { type: 'string' },
-    'service-env': { type: 'string', multiple: true, default: [] },
-    scale: { type: 'boolean', default: false },
-    jobs: { type: 'boolean', default: false },
-    funnel: { type: 'boolean', default: false },
-    batch: { type: 'boolean', default: false },
-    'batch-rows': { type: 'string', default: '10000' },
-    instructions: { type: 'boolean', default: false },
-    requests: { type: 'string', default: '10000' }
-  },
-  strict: true
-})
+// What `npm run bench -- --help` prints.
+const USAGE = `Where each figure comes from and what it measured last: docs/performance.md.
+
+npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
+npm run bench -- --rounds 7 --duration 10 --connections 20
+npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
+npm run bench -- --launches 3 --only 'GET /api/health' --invitations 100
+                                                # start every server 3 times, rounds pooled: a
+                                                # process's own luck (docs/performance.md) evens out
+npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
+npm run bench -- --no-console                   # skip the admin console's figures (bench/console.ts)
+npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
+npm run bench -- --costs                        # also what metrics, traces, headers and the app's
+                                                # process (bare Fastify after building it) each cost
+npm run bench -- --profile                      # CPU profile of round 1 of each scenario (bench/profiles/)
+npm run bench -- --only 'postgres service 401' --profile   # a subset (the bare baseline always runs)
+npm run bench -- --analyze bench/profiles/x.cpuprofile     # top frames of a profile
+npm run bench -- --invitations 1000             # a smaller workspace for the list page (default 100k)
+npm run bench -- --out /tmp/results.json        # write the results elsewhere
+npm run bench -- --service-env METRICS_PORT=    # extra environment of the servers (repeatable; empty unsets)
+npm run bench -- --scale                        # how cost grows with the data, PostgreSQL (bench/scale.ts)
+npm run bench -- --scale --sizes 100,10000 --pools 10,20 --concurrent 50
+                                                # other sizes, pool sizes, concurrent invites (health: 5×)
+npm run bench -- --jobs                         # commit-to-delivery across instances, PostgreSQL (bench/jobs.ts)
+npm run bench -- --jobs --events 50             # fewer events (default 200)
+npm run bench -- --funnel                       # the funnel over 1M invitations, PostgreSQL (bench/funnel.ts)
+npm run bench -- --funnel --invitations 100000 --runs 5
+npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
+                                                # 200 concurrent invites, PostgreSQL (bench/batch.ts);
+                                                # --batch-rows 10000 e-mails a measure, --concurrent 200
+npm run bench -- --batch --rounds 1 --profile   # the same, the service's round CPU-profiled
+npm run bench -- --instructions --rounds 3      # instructions per request under valgrind's callgrind:
+                                                # bare Fastify and health (PostgreSQL; --no-postgres:
+                                                # PGlite), deterministic where req/s is not (bench/instructions.ts);
+                                                # --requests 10000 a round, --warmup-requests 60000
+npm run bench -- --help                         # this
+`
+
+const options = {
+  help: { type: 'boolean', short: 'h', default: false },
+  rounds: { type: 'string', default: '5' },
+  launches: { type: 'string', default: '1' },
+  // 100,000 for the list page's workspace; --funnel: 1,000,000.
+  invitations: { type: 'string' },
+  duration: { type: 'string', default: '5' },
+  warmup: { type: 'string', default: '2' },
+  connections: { type: 'string', default: '50' },
+  'pg-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? POSTGRES_SERVER },
+  'no-postgres': { type: 'boolean', default: false },
+  'no-pglite': { type: 'boolean', default: false },
+  'no-start': { type: 'boolean', default: false },
+  'no-console': { type: 'boolean', default: false },
+  'no-build': { type: 'boolean', default: false },
+  'no-pin': { type: 'boolean', default: false },
+  profile: { type: 'boolean', default: false },
+  costs: { type: 'boolean', default: false },
+  out: { type: 'string', default: join(projectRoot, 'bench', 'results.json') },
+  analyze: { type: 'string' },
+  only: { type: 'string' },
+  'service-env': { type: 'string', multiple: true, default: [] as string[] },
+  scale: { type: 'boolean', default: false },
+  sizes: { type: 'string', default: '100,100000,1000000' },
+  pools: { type: 'string', default: '5,10,20,40' },
+  concurrent: { type: 'string', default: '200' },
+  jobs: { type: 'boolean', default: false },
+  events: { type: 'string', default: '200' },
+  funnel: { type: 'boolean', default: false },
+  runs: { type: 'string', default: '20' },
+  batch: { type: 'boolean', default: false },
+  'batch-rows': { type: 'string', default: '10000' },
+  instructions: { type: 'boolean', default: false },
+  requests: { type: 'string', default: '10000' },
+  'warmup-requests': { type: 'string', default: '60000' }
+} satisfies ParseArgsConfig['options']
+
+/** The command line; a mistake in it is one line and the usage, exit code 2 (not a stack trace). */
+function parseCommandLine () {
+  try {
+    return parseArgs({ options, strict: true }).values
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+}
+const values = parseCommandLine()
+if (values.help) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+
+/** A whole number option (≥ 0), or a comma-separated list of them. */
+function whole (name: string, value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} expects a whole number, got "${value}"`)
+  return n
+}
+const wholes = (name: string, value: string): number[] => value.split(',').map(v => whole(name, v.trim()))
 
 type DbSpec = Array<{ db: 'pglite' | 'postgres', url: string | null }>
 
@@ -183,7 +224,7 @@ async function startServers (opts: {
 }): Promise<{ list: Scenario[], stop: () => Promise<void> }> {
   const { pin, dbs, smtpUrl, serviceEnv, connections, profileDir } = opts
   const bare = await startBare(pin, profileDir)
-  const invitations = Number(values.invitations)
+  const invitations = whole('invitations', values.invitations ?? '100000')
   const services: Service[] = []
   const handWritten: HandWritten[] = []
   const raws = new Map<string, RawWorker>()
@@ -308,24 +349,33 @@ else if (values.scale) {
     warmupSeconds: Number(values.warmup),
     connections: Number(values.connections),
     pin: pinCpus(!values['no-pin']),
-    build: !values['no-build']
+    build: !values['no-build'],
+    sizes: wholes('sizes', values.sizes),
+    pools: wholes('pools', values.pools),
+    concurrentInvites: whole('concurrent', values.concurrent)
   })
-} else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: 200 })
-else if (values.funnel) await runFunnel({ pgUrl: values['pg-url'], invitations: 1_000_000, runs: 20 })
-else if (values.batch) {
+} else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: whole('events', values.events) })
+else if (values.funnel) {
+  await runFunnel({
+    pgUrl: values['pg-url'],
+    invitations: whole('invitations', values.invitations ?? '1000000'),
+    runs: whole('runs', values.runs)
+  })
+} else if (values.batch) {
   await runBatchBench({
     pgUrl: values['pg-url'],
     pin: pinCpus(!values['no-pin']),
     rows: Number(values['batch-rows']),
     rounds: Number(values.rounds),
     build: !values['no-build'],
-    profile: values.profile
+    profile: values.profile,
+    concurrentInvites: whole('concurrent', values.concurrent)
   })
 } else if (values.instructions) {
   await runInstructions({
     pgUrl: values['no-postgres'] ? null : values['pg-url'],
     requests: Number(values.requests),
-    warmup: 60_000,
+    warmup: whole('warmup-requests', values['warmup-requests']),
     rounds: Number(values.rounds)
   })
 } else await main()

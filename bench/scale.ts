@@ -39,6 +39,8 @@ export interface ScaleOptions {
    */
   sizes?: number[]
   pools?: number[]
+  /** Concurrent invites of the concurrency and pool checks (default 200); health gets 5× as many connections. */
+  concurrentInvites?: number
   /** Prefix of the throwaway databases' names. */
   databasePrefix?: string
 }
@@ -46,10 +48,11 @@ export interface ScaleOptions {
 const MEMBERS = 10_000
 const WORKSPACES = 1_000
 const SMALL_WORKSPACE_INVITATIONS = 20
-const HEALTH_CONNECTIONS = 1_000
 const INVITE_CONNECTIONS = 200
+const HEALTH_PER_INVITE = 5
 const GROWTH = 1.5
-// 200 invites in flight take seconds to drain on a loaded machine: rounds at least this long.
+// 200 invites in flight take seconds to drain on a loaded machine: rounds at least this long
+// (or twice --duration when that is shorter: a smoke run at tiny sizes).
 const CONCURRENT_SECONDS = 10
 
 const write = (s: string): void => { process.stdout.write(s) }
@@ -126,11 +129,22 @@ async function sizeLoads (svc: Service, o: ScaleOptions, size: number): Promise<
   return loads
 }
 
-async function seedBase (db: Database): Promise<string> {
+/**
+ * The service's connection caps opened for the concurrency check: it measures the service under
+ * that many clients, and all of them come from the one load generator's address — the defaults
+ * (MAX_CONNECTIONS 800, MAX_CONNECTIONS_PER_ADDRESS 100) would refuse most of them by design.
+ */
+function connectionCaps (o: ScaleOptions): Record<string, string> {
+  const invites = o.concurrentInvites ?? INVITE_CONNECTIONS
+  return { MAX_CONNECTIONS: String(invites * HEALTH_PER_INVITE + 100), MAX_CONNECTIONS_PER_ADDRESS: '0' }
+}
+
+/** The bench admin's workspace (startService made it, and says which). */
+async function seedBase (db: Database, svc: Service): Promise<string> {
   const admin = await db.query<{ workspaceId: string }>(
-    "SELECT workspace_id AS \"workspaceId\" FROM users WHERE email = 'admin-postgres@bench.test'")
+    'SELECT workspace_id AS "workspaceId" FROM users WHERE email = $1', [svc.adminEmail])
   const workspaceId = admin.rows[0]?.workspaceId
-  if (workspaceId === undefined) throw new Error('scale: the bench admin is missing')
+  if (workspaceId === undefined) throw new Error(`scale: the bench admin ${svc.adminEmail} is missing`)
   const now = new Date()
   const small = await seedWorkspaces(db, { count: WORKSPACES - 1, now })
   await seedInvitations(db, { workspaceIds: small, from: 0, to: SMALL_WORKSPACE_INVITATIONS, now })
@@ -162,11 +176,11 @@ const HEADER = `${'invitations'.padEnd(12)} ${'load'.padEnd(24)} ${'req/s'.padSt
 
 /** A throwaway database seeded to `size` invitations, and the service on it. */
 async function sizedService (o: ScaleOptions, smtpUrl: string, database: Throwaway, size: number): Promise<Service> {
-  const svc = await startService(o.pin, 'postgres', smtpUrl, database.url, null)
+  const svc = await startService(o.pin, 'postgres', smtpUrl, database.url, null, connectionCaps(o))
   const long = { queryTimeoutMs: 600_000, transactionTimeoutMs: 600_000 }
   const db = await openDatabase({ url: database.url, dataDir: null, ...long })
   try {
-    const workspaceId = await seedBase(db)
+    const workspaceId = await seedBase(db, svc)
     await growTo(db, workspaceId, 0, size)
     const t = Date.now()
     await db.exec('VACUUM ANALYZE')
@@ -236,12 +250,14 @@ function logged (svc: Service, from: number): string {
 
 /** 1,000 connections on health and 200 concurrent invites, on the database as it is now. */
 async function concurrency (svc: Service, o: ScaleOptions): Promise<void> {
-  const health = cannon(svc.port, 200, HEALTH_CONNECTIONS, { method: 'GET', path: '/api/health' })
+  const invites = o.concurrentInvites ?? INVITE_CONNECTIONS
+  const healthConnections = invites * HEALTH_PER_INVITE
+  const health = cannon(svc.port, 200, healthConnections, { method: 'GET', path: '/api/health' })
   const before = svc.proc.output().length
   const series = await runRounds([
-    { name: `health × ${HEALTH_CONNECTIONS} conns`, run: health },
-    { name: `invite × ${INVITE_CONNECTIONS} conns`, run: inviteLoad(svc, INVITE_CONNECTIONS, 'c') }
-  ], o, CONCURRENT_SECONDS)
+    { name: `health × ${healthConnections} conns`, run: health },
+    { name: `invite × ${invites} conns`, run: inviteLoad(svc, invites, 'c') }
+  ], o, Math.min(CONCURRENT_SECONDS, o.durationSeconds * 2))
   write(`\nscale: concurrency on the largest database; load ${load()}\n${HEADER}`)
   for (const s of series) write(formatSeries('', s))
   for (const s of series) {
@@ -258,6 +274,7 @@ async function concurrency (svc: Service, o: ScaleOptions): Promise<void> {
  */
 async function poolSizes (o: ScaleOptions, smtpUrl: string, prefix: string): Promise<void> {
   const pools = o.pools ?? [5, 10, 20, 40]
+  const invites = o.concurrentInvites ?? INVITE_CONNECTIONS
   const databases: Throwaway[] = []
   const rows: Array<{ pool: number, s: Series }> = []
   try {
@@ -266,21 +283,21 @@ async function poolSizes (o: ScaleOptions, smtpUrl: string, prefix: string): Pro
       const database = await throwawayDatabase(o.pgUrl, prefix)
       databases.push(database)
       services.push(await startService(o.pin, 'postgres', smtpUrl, database.url, null, {
-        DATABASE_POOL_MAX: String(pool)
+        ...connectionCaps(o), DATABASE_POOL_MAX: String(pool)
       }))
     }
     const loads = services.map((svc, i) => ({
-      name: `invite × ${INVITE_CONNECTIONS}, pool ${pools[i] ?? 0}`,
-      run: inviteLoad(svc, INVITE_CONNECTIONS, `p${pools[i] ?? 0}`)
+      name: `invite × ${invites}, pool ${pools[i] ?? 0}`,
+      run: inviteLoad(svc, invites, `p${pools[i] ?? 0}`)
     }))
-    const series = await runRounds(loads, o, CONCURRENT_SECONDS)
+    const series = await runRounds(loads, o, Math.min(CONCURRENT_SECONDS, o.durationSeconds * 2))
     series.forEach((s, i) => rows.push({ pool: pools[i] ?? 0, s }))
     services.forEach((svc, i) => { write(`pool ${pools[i] ?? 0}:\n${logged(svc, 0)}`) })
     for (const svc of services) await stop(svc.proc.child)
   } finally {
     for (const d of databases) await d.drop()
   }
-  write(`\nscale: DATABASE_POOL_MAX under ${INVITE_CONNECTIONS} concurrent invites; load ${load()}\n${HEADER}`)
+  write(`\nscale: DATABASE_POOL_MAX under ${invites} concurrent invites; load ${load()}\n${HEADER}`)
   for (const r of rows) write(formatSeries('', r.s))
   // The best: the most invites per second without errors; within 5 % of it, the lowest p99.
   const fine = rows.filter(r => clean(r.s))

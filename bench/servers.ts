@@ -18,7 +18,15 @@ import { apiKeyScopes } from '../src/generated/api-key-scopes.js'
 
 type DbKind = 'pglite' | 'postgres'
 interface Proc { child: ChildProcess, output: () => string }
-export interface Service { db: DbKind, port: number, proc: Proc, cookie: string, apiKey: string }
+export interface Service {
+  db: DbKind
+  port: number
+  proc: Proc
+  cookie: string
+  apiKey: string
+  /** The bench admin startService made (its address has the port and a serial: unique per server). */
+  adminEmail: string
+}
 /** The hand-written Fastify baseline (bench/hand-written.ts) on the same database kind. */
 export interface HandWritten { db: DbKind, port: number, child: ChildProcess, cookie: string, apiKey: string }
 export interface RawWorker { child: ChildProcess, run: (seconds: number) => Promise<Measured> }
@@ -287,7 +295,7 @@ export async function startService (
   const allScopes = apiKeyScopes.map(s => s.scope)
   const key = await httpJson(port, 'POST', '/api/api-keys', { name: 'bench', scopes: allScopes }, cookie)
   if (key.status !== 201) throw new Error(`an API key on ${db} answered ${key.status}: ${key.body}`)
-  return { db, port, proc, cookie, apiKey: (JSON.parse(key.body) as { secret: string }).secret }
+  return { db, port, proc, cookie, adminEmail: admin, apiKey: (JSON.parse(key.body) as { secret: string }).secret }
 }
 
 const TSX = ['--import', 'tsx']

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { resolve } from 'node:path'
 import { parseEnv } from './config/parse-env.js'
 import { checkDeploymentRules, checkMailTransport } from './config/deployment-rules.js'
-import { encryptionKey, sessionSecret } from './config/secrets.js'
+import { encryptionKey, previousEncryptionKeys, previousSessionSecrets, sessionSecret } from './config/secrets.js'
 import { bounceConfig, slackConfig, workosConfig } from './config/integrations.js'
 import { baseUrl, deepFreeze, parseTrustProxy, readVersion, type TrustProxy } from './config/values.js'
 
@@ -46,6 +46,8 @@ export const EnvSchema = Type.Object({
   RETENTION_CHAT_EVENTS_DAYS: Int(1, 3650, 7),
   RETENTION_BATCHES_DAYS: Int(1, 3650, 30),
   SESSION_SECRET: Str(),
+  // Rotation: the secrets SESSION_SECRET and ENCRYPTION_KEY replaced, comma-separated; they only read.
+  SESSION_SECRET_PREVIOUS: Str(),
   SESSION_TTL_HOURS: Int(1, 24 * 90, 24 * 7),
   INVITATION_TTL_DAYS: Int(1, 30, 7),
   INVITE_EMAILS_PER_HOUR: Int(1, 100000, 100),
@@ -97,6 +99,7 @@ export const EnvSchema = Type.Object({
     default: 'app_mentions:read,chat:write,commands,im:history,users:read,users:read.email'
   }),
   ENCRYPTION_KEY: Str(),
+  ENCRYPTION_KEY_PREVIOUS: Str(),
   JOBS_SCHEMA: Type.String({ pattern: '^[a-z_][a-z0-9_]{0,49}$', default: 'pgboss' }),
   JOBS_POLL_MS: Int(500, 60000, 2000),
   JOBS_MAINTENANCE_SECONDS: Int(1, 3600, 60),
@@ -154,6 +157,8 @@ export interface Config {
   }
   readonly session: {
     readonly secret: string,
+    /** SESSION_SECRET_PREVIOUS: secrets that still verify and open what they made, never make anything. */
+    readonly previousSecrets: readonly string[],
     readonly ttlSeconds: number,
     readonly secureCookie: boolean,
     readonly generated: boolean
@@ -238,6 +243,8 @@ export interface Config {
     readonly redirectUri: string
   }
   readonly encryptionKey: Buffer | null
+  /** ENCRYPTION_KEY_PREVIOUS: keys that still open what they sealed (src/lib/secret-keys.ts). */
+  readonly previousEncryptionKeys: readonly Buffer[]
   /** The job engine (pg-boss): its schema, how often idle workers poll, its maintenance pace. */
   readonly jobs: { readonly schema: string, readonly pollMs: number, readonly maintenanceSeconds: number }
   readonly webhooks: {
@@ -284,6 +291,8 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
     secret,
     generated,
     encryptionKey: key,
+    previousSecrets: previousSessionSecrets(env.SESSION_SECRET_PREVIOUS),
+    previousEncryptionKeys: previousEncryptionKeys(env.ENCRYPTION_KEY_PREVIOUS),
     workos: workosConfig(env, publicUrl),
     slack: slackConfig(env, publicUrl, key),
     bounces: bounceConfig(env)
@@ -291,15 +300,17 @@ export function loadConfig (rawEnv: Record<string, string | undefined>, opts: Lo
 }
 
 /** What the checks and conversions above made of several variables, or of more than the env. */
-type DerivedKey = 'version' | 'publicUrl' | 'appUrl' | 'dataDir' | 'encryptionKey' | 'workos' | 'slack' | 'bounces'
+type DerivedKey = 'version' | 'publicUrl' | 'appUrl' | 'dataDir' | 'encryptionKey' | 'previousEncryptionKeys' |
+  'workos' | 'slack' | 'bounces'
 interface Derived extends Pick<Config, DerivedKey> {
   secret: string
+  previousSecrets: readonly string[]
   generated: boolean
 }
 
 /** The Config, key by key: a new setting is one line in EnvSchema, Config and here. */
 function configOf (env: Env, derived: Derived): Config {
-  const { version, publicUrl, appUrl, dataDir, secret, generated, workos, slack, encryptionKey, bounces } = derived
+  const { version, publicUrl, appUrl, dataDir, secret, previousSecrets, generated, workos, slack, bounces } = derived
   return {
     appEnv: env.APP_ENV,
     version,
@@ -329,6 +340,7 @@ function configOf (env: Env, derived: Derived): Config {
     },
     session: {
       secret,
+      previousSecrets,
       ttlSeconds: env.SESSION_TTL_HOURS * 3600,
       // Secure everywhere except a plain-http local service (a browser would drop the cookie).
       secureCookie: !(publicUrl.startsWith('http://') && env.APP_ENV === 'local'),
@@ -368,7 +380,8 @@ function configOf (env: Env, derived: Derived): Config {
     },
     workos,
     slack,
-    encryptionKey,
+    encryptionKey: derived.encryptionKey,
+    previousEncryptionKeys: derived.previousEncryptionKeys,
     jobs: { schema: env.JOBS_SCHEMA, pollMs: env.JOBS_POLL_MS, maintenanceSeconds: env.JOBS_MAINTENANCE_SECONDS },
     webhooks: {
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,

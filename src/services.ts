@@ -16,9 +16,9 @@ import { createEventFeed, type EventFeed } from './events/feed.js'
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints.js'
 import { createWebhookDelivery } from './webhooks/delivery.js'
 import { createAddressPolicy } from './webhooks/address-policy.js'
+import { webhookKeyring } from './webhooks/secrets.js'
 import { expireInvitations } from './invitations/expiry.js'
 import { queueDueReminders, sendReminder } from './invitations/reminders.js'
-import { deriveKey } from './lib/crypto.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import type { InviteRequestNotice } from './invite-requests/context.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
@@ -79,7 +79,7 @@ export function createServices (given: Ports): Services {
   const inviteLinks = createInviteLinkService({ ...ports, sessions, notifyRequest })
   const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
-  const webhookKey = ports.config.encryptionKey ?? deriveKey(ports.config.session.secret, 'webhook signing secrets')
+  const webhookKey = webhookKeyring(ports.config)
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })

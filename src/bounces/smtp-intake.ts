@@ -59,7 +59,7 @@ export function createBounceListener (deps: BounceDeps & { config: Config }): Bo
   if (settings === null || domain === null) {
     return { listen: async () => null, close: async () => {} }
   }
-  const paths = createReturnPaths({ secret: config.session.secret, domain })
+  const paths = createReturnPaths({ secrets: config, domain })
   const limits = intakeLimits(deps.clock, settings)
 
   async function apply (raw: Buffer, session: SMTPServerSession): Promise<void> {

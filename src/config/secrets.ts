@@ -37,9 +37,26 @@ export function sessionSecret (
 }
 
 /** ENCRYPTION_KEY (32 bytes, as 64 hex characters or base64), the key of secrets at rest. */
-export function encryptionKey (value: string | undefined): Buffer | null {
+export function encryptionKey (value: string | undefined, name = 'ENCRYPTION_KEY'): Buffer | null {
   if (value === undefined) return null
   const k = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64')
-  if (k.length !== 32) throw invalid('ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64')
+  if (k.length !== 32) throw invalid(`${name} must be 32 bytes, as 64 hex characters or base64`)
   return k
+}
+
+const listOf = (value: string | undefined): string[] =>
+  (value ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
+
+/** SESSION_SECRET_PREVIOUS: the secrets SESSION_SECRET replaced, comma-separated, each ≥ 32 bytes. */
+export function previousSessionSecrets (value: string | undefined): string[] {
+  const secrets = listOf(value)
+  if (secrets.some(s => Buffer.byteLength(s) < 32)) {
+    throw invalid('SESSION_SECRET_PREVIOUS: each secret (comma-separated) must be at least 32 bytes')
+  }
+  return secrets
+}
+
+/** ENCRYPTION_KEY_PREVIOUS: the keys ENCRYPTION_KEY replaced, comma-separated, each as ENCRYPTION_KEY. */
+export function previousEncryptionKeys (value: string | undefined): Buffer[] {
+  return listOf(value).map(k => encryptionKey(k, 'ENCRYPTION_KEY_PREVIOUS (each key, comma-separated)') as Buffer)
 }

@@ -87,3 +87,24 @@ export async function deleteChatInstallation (q: Queryable, id: string): Promise
     `DELETE FROM chat_installations WHERE id = $1 RETURNING ${COLUMNS}`, [id])
   return r.rows[0] ?? null
 }
+
+/** An installation's sealed bot token, for re-encryption (src/lib/reseal.ts). */
+export interface SealedBotToken { id: { id: string, teamId: string }, values: { botTokenEnc: string | null } }
+
+/** Installations in id order after `after` (a page of `limit`). */
+export async function listSealedBotTokens (
+  q: Queryable, after: string | null, limit: number
+): Promise<SealedBotToken[]> {
+  const r = await q.query<{ id: string, teamId: string, botTokenEnc: string }>(
+    `SELECT id, team_id AS "teamId", bot_token_enc AS "botTokenEnc" FROM chat_installations
+      WHERE id > $1 ORDER BY id LIMIT $2`,
+    [after ?? '00000000-0000-0000-0000-000000000000', limit])
+  return r.rows.map(({ id, teamId, botTokenEnc }) => ({ id: { id, teamId }, values: { botTokenEnc } }))
+}
+
+/** Replaces a sealed bot token if the row still holds `from`; false otherwise. */
+export async function resealBotToken (q: Queryable, id: string, from: string, to: string): Promise<boolean> {
+  const r = await q.query(
+    'UPDATE chat_installations SET bot_token_enc = $3 WHERE id = $1 AND bot_token_enc = $2', [id, from, to])
+  return r.rowCount === 1
+}

@@ -134,3 +134,34 @@ export async function deleteIdempotencyKeysBefore (q: Queryable, before: Date, l
     [before, limit])
   return r.rowCount
 }
+
+/** A row's sealed values, for re-encryption (src/lib/reseal.ts). */
+export interface SealedIdempotencyKey {
+  id: IdempotencyKeyId
+  values: { response: string | null, checkpoint: string | null }
+}
+
+/** Rows holding a sealed answer or checkpoint, in key order after `after` (a page of `limit`). */
+export async function listSealedIdempotencyKeys (
+  q: Queryable, after: IdempotencyKeyId | null, limit: number
+): Promise<SealedIdempotencyKey[]> {
+  const a = after ?? { workspaceId: '00000000-0000-0000-0000-000000000000', principal: '', operation: '', key: '' }
+  const r = await q.query<IdempotencyKeyId & SealedIdempotencyKey['values']>(
+    `SELECT workspace_id AS "workspaceId", principal, operation, key, response, checkpoint FROM idempotency_keys
+      WHERE (response IS NOT NULL OR checkpoint IS NOT NULL)
+        AND (workspace_id, principal, operation, key) > ($1, $2, $3, $4)
+      ORDER BY workspace_id, principal, operation, key LIMIT $5`,
+    [a.workspaceId, a.principal, a.operation, a.key, limit])
+  return r.rows.map(({ response, checkpoint, ...id }) => ({ id, values: { response, checkpoint } }))
+}
+
+/** Replaces one sealed value if the row still holds `from`; false otherwise. */
+export async function resealIdempotencyKey (
+  q: Queryable, id: IdempotencyKeyId, column: 'response' | 'checkpoint', from: string, to: string
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE idempotency_keys SET ${column} = $6
+      WHERE ${THIS_KEY} AND ${column} = $5`,
+    [...keyParams(id), from, to])
+  return r.rowCount === 1
+}

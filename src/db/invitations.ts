@@ -458,3 +458,21 @@ export async function findInviters (
     [workspaceId, ids])
   return r.rows
 }
+
+/** An invitation's sealed reminder link, for re-encryption (src/lib/reseal.ts). */
+export interface SealedLink { id: string, values: { linkSealed: string | null } }
+
+/** Invitations holding a sealed link, in id order after `after` (a page of `limit`). */
+export async function listSealedLinks (q: Queryable, after: string | null, limit: number): Promise<SealedLink[]> {
+  const r = await q.query<{ id: string, linkSealed: string }>(
+    `SELECT id, link_sealed AS "linkSealed" FROM invitations
+      WHERE link_sealed IS NOT NULL AND id > $1 ORDER BY id LIMIT $2`,
+    [after ?? '00000000-0000-0000-0000-000000000000', limit])
+  return r.rows.map(({ id, linkSealed }) => ({ id, values: { linkSealed } }))
+}
+
+/** Replaces a sealed link if the row still holds `from`; false otherwise. */
+export async function resealLink (q: Queryable, id: string, from: string, to: string): Promise<boolean> {
+  const r = await q.query('UPDATE invitations SET link_sealed = $3 WHERE id = $1 AND link_sealed = $2', [id, from, to])
+  return r.rowCount === 1
+}

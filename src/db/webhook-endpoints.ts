@@ -105,3 +105,29 @@ export async function recordEndpointOutcome (
       WHERE id = $1 RETURNING failing_since AS "failingSince"`, [id, ok, now])
   return r.rows[0]?.failingSince ?? null
 }
+
+/** An endpoint's sealed signing secrets, for re-encryption (src/lib/reseal.ts). */
+export interface SealedEndpointSecrets {
+  id: string
+  values: { secretEnc: string | null, previousSecretEnc: string | null }
+}
+
+/** Endpoints in id order after `after` (a page of `limit`). */
+export async function listSealedEndpointSecrets (
+  q: Queryable, after: string | null, limit: number
+): Promise<SealedEndpointSecrets[]> {
+  const r = await q.query<{ id: string, secretEnc: string, previousSecretEnc: string | null }>(
+    `SELECT id, secret_enc AS "secretEnc", previous_secret_enc AS "previousSecretEnc" FROM webhook_endpoints
+      WHERE id > $1 ORDER BY id LIMIT $2`,
+    [after ?? '00000000-0000-0000-0000-000000000000', limit])
+  return r.rows.map(({ id, ...values }) => ({ id, values }))
+}
+
+/** Replaces one sealed secret if the row still holds `from`; false otherwise. */
+export async function resealEndpointSecret (
+  q: Queryable, id: string, column: 'secretEnc' | 'previousSecretEnc', from: string, to: string
+): Promise<boolean> {
+  const col = column === 'secretEnc' ? 'secret_enc' : 'previous_secret_enc'
+  const r = await q.query(`UPDATE webhook_endpoints SET ${col} = $3 WHERE id = $1 AND ${col} = $2`, [id, from, to])
+  return r.rowCount === 1
+}

@@ -4,11 +4,14 @@ import type { FastifyRequest } from 'fastify'
 import { Errors, isServiceError, serviceError, type ErrorCode } from '../errors.js'
 import {
   checkpointIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey, forgetExpiredIdempotencyKey,
-  releaseIdempotencyKey, renewIdempotencyKey, type IdempotencyKeyId
+  listSealedIdempotencyKeys, releaseIdempotencyKey, renewIdempotencyKey, resealIdempotencyKey,
+  type IdempotencyKeyId, type SealedIdempotencyKey
 } from '../db/idempotency-keys.js'
 import type { Queryable } from '../db/client.js'
 import type { Principal } from '../principal.js'
-import { decryptSecret, deriveKey, encryptSecret } from '../lib/crypto.js'
+import { openWith, sealWith } from '../lib/crypto.js'
+import { pages, resealStore, type ResealCount } from '../lib/reseal.js'
+import { sessionKeyring } from '../lib/secret-keys.js'
 import { safeEqual } from '../lib/tokens.js'
 
 // The Idempotency-Key semantics, for any operation whose contract declares the header:
@@ -25,7 +28,8 @@ import { safeEqual } from '../lib/tokens.js'
 // the key) is part of its identity, so another principal sending the same key runs its own request
 // and never receives the first one's answer. Stored answers are sealed (AES-256-GCM, key derived
 // from SESSION_SECRET, bound to the key's identity, principal included): they can hold live
-// secrets, such as the signup link of an invitation.
+// secrets, such as the signup link of an invitation. Keys derived from SESSION_SECRET_PREVIOUS
+// still open them (resealIdempotencyAnswers rewrites them).
 
 /**
  * The answers' key is derived from SESSION_SECRET; a claim holds IDEMPOTENCY_LEASE_MS without
@@ -111,22 +115,39 @@ function finalAnswerOf (err: unknown): Answer | null {
   return { status: err.statusCode, body }
 }
 
+const answerKeyring = (config: IdempotencyDeps['config']) => sessionKeyring(config, 'idempotency-key answers')
+/** What a sealed answer is bound to: the key's identity. */
+const answerContext = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key, id.principal])
+// A checkpoint is sealed under its own context: it is never mistaken for an answer.
+const checkpointContext = (id: IdempotencyKeyId) => `${answerContext(id)}#checkpoint`
+
+/**
+ * Re-seals every stored answer and checkpoint that a previous SESSION_SECRET sealed under the
+ * current one (npm run secrets:reencrypt); see src/housekeeping/reencrypt.ts.
+ */
+export async function resealIdempotencyAnswers (deps: Pick<Ports, 'db' | 'config'>): Promise<ResealCount> {
+  return await resealStore({
+    store: 'idempotency-key answers',
+    ring: answerKeyring(deps.config),
+    rows: pages<SealedIdempotencyKey>(async (after, limit) =>
+      await listSealedIdempotencyKeys(deps.db, after?.id ?? null, limit)),
+    contexts: { response: answerContext, checkpoint: checkpointContext },
+    write: async (id, column, from, to) =>
+      await resealIdempotencyKey(deps.db, id, column as 'response' | 'checkpoint', from, to)
+  })
+}
+
 export function createIdempotency (deps: IdempotencyDeps): Idempotency {
   const { db, clock, log } = deps
   const leaseMs = deps.config.idempotencyLeaseMs
-  const answerKey = deriveKey(deps.config.session.secret, 'idempotency-key answers')
-  const context = (id: IdempotencyKeyId) => JSON.stringify([id.workspaceId, id.operation, id.key, id.principal])
-  const seal = (id: IdempotencyKeyId, a: Answer) => encryptSecret(answerKey, JSON.stringify(a), context(id))
-  const open = (
-    id: IdempotencyKeyId,
-    sealed: string
-  ) => JSON.parse(decryptSecret(answerKey, sealed, context(id))) as Answer
+  const ring = answerKeyring(deps.config)
+  const seal = (id: IdempotencyKeyId, a: Answer) => sealWith(ring, JSON.stringify(a), answerContext(id))
+  const open = (id: IdempotencyKeyId, sealed: string) => JSON.parse(openWith(ring, sealed, answerContext(id))) as Answer
   const leaseEnd = () => new Date(clock.now().getTime() + leaseMs)
-  // A checkpoint is sealed under its own context: it is never mistaken for an answer.
   const sealCheckpoint = (id: IdempotencyKeyId, data: unknown) =>
-    encryptSecret(answerKey, JSON.stringify(data) ?? 'null', `${context(id)}#checkpoint`)
+    sealWith(ring, JSON.stringify(data) ?? 'null', checkpointContext(id))
   const openCheckpoint = (id: IdempotencyKeyId, sealed: string): unknown =>
-    JSON.parse(decryptSecret(answerKey, sealed, `${context(id)}#checkpoint`))
+    JSON.parse(openWith(ring, sealed, checkpointContext(id)))
 
   /** Renews the lease every third of it until stopped. */
   function holdLease (id: IdempotencyKeyId, owner: string): () => void {

@@ -1,5 +1,9 @@
 import type { Config } from '../config.js'
-import { decryptSecret, deriveKey, encryptSecret } from '../lib/crypto.js'
+import { openWith, sealWith, type Keyring } from '../lib/crypto.js'
+import { pages, resealStore, type ResealCount } from '../lib/reseal.js'
+import { listSealedLinks, resealLink, type SealedLink } from '../db/invitations.js'
+import { atRestKeyring } from '../lib/secret-keys.js'
+import type { Ports } from '../ports.js'
 import { hashToken, safeEqual } from '../lib/tokens.js'
 
 // A reminder carries the invitation's current link (no rotation just to remind), but the row
@@ -8,14 +12,15 @@ import { hashToken, safeEqual } from '../lib/tokens.js'
 // webhook signing secrets), bound to the invitation's id. No live secret is readable in the
 // database: a dump without the key yields no link. The seal is written only when our e-mail
 // left with that token, and cleared when the token rotates or stops working (accepted, revoked,
-// expired).
+// expired). Keys of SESSION_SECRET_PREVIOUS / ENCRYPTION_KEY_PREVIOUS still open a seal
+// (src/lib/secret-keys.ts); resealInvitationLinks rewrites them under the current key.
 
-const keys = new WeakMap<Config, Buffer>()
+const keys = new WeakMap<Config, Keyring>()
 
-function keyOf (config: Config): Buffer {
+function keyOf (config: Config): Keyring {
   let key = keys.get(config)
   if (key === undefined) {
-    key = config.encryptionKey ?? deriveKey(config.session.secret, 'invitation links')
+    key = atRestKeyring(config, 'invitation links')
     keys.set(config, key)
   }
   return key
@@ -24,7 +29,7 @@ function keyOf (config: Config): Buffer {
 const contextOf = (invitationId: string): string => `invitation-link:${invitationId}`
 
 export function sealToken (config: Config, invitationId: string, token: string): string {
-  return encryptSecret(keyOf(config), token, contextOf(invitationId))
+  return sealWith(keyOf(config), token, contextOf(invitationId))
 }
 
 /**
@@ -36,9 +41,20 @@ export function openToken (
 ): string | null {
   let token: string
   try {
-    token = decryptSecret(keyOf(config), sealed, contextOf(invitation.id))
+    token = openWith(keyOf(config), sealed, contextOf(invitation.id))
   } catch {
     return null
   }
   return invitation.tokenHash !== null && safeEqual(hashToken(token), invitation.tokenHash) ? token : null
+}
+
+/** Re-seals every reminder link a previous key sealed under the current one (npm run secrets:reencrypt). */
+export async function resealInvitationLinks (deps: Pick<Ports, 'db' | 'config'>): Promise<ResealCount> {
+  return await resealStore({
+    store: 'reminder links',
+    ring: keyOf(deps.config),
+    rows: pages<SealedLink>(async (after, limit) => await listSealedLinks(deps.db, after?.id ?? null, limit)),
+    contexts: { linkSealed: (id: string) => contextOf(id) },
+    write: async (id, _column, from, to) => await resealLink(deps.db, id, from, to)
+  })
 }

@@ -28,6 +28,45 @@ export function decryptSecret (key: Buffer, encoded: string, context = ''): stri
   return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
 }
 
+/**
+ * The keys of one purpose while a secret rotates: `current` seals everything new; every key of
+ * `all` (current first, then the previous ones) opens what is stored.
+ */
+export interface Keyring {
+  readonly current: Buffer
+  readonly all: readonly Buffer[]
+}
+
+/** A keyring of one key, or of the current key and those it replaced (duplicates dropped). */
+export function keyring (current: Buffer, previous: readonly Buffer[] = []): Keyring {
+  const all = [current]
+  for (const k of previous) if (!all.some(a => a.equals(k))) all.push(k)
+  return Object.freeze({ current, all: Object.freeze(all) })
+}
+
+/** Seals with the ring's current key. */
+export function sealWith (ring: Keyring, plaintext: string, context = ''): string {
+  return encryptSecret(ring.current, plaintext, context)
+}
+
+/** Opens with whichever key of the ring sealed it; throws when none did (the first key's error). */
+export function openWith (ring: Keyring, encoded: string, context = ''): string {
+  return openWithKey(ring, encoded, context).plaintext
+}
+
+/** As openWith, and whether the current key sealed it (false: a re-encryption would rewrite it). */
+export function openWithKey (ring: Keyring, encoded: string, context = ''): { plaintext: string, current: boolean } {
+  let first: unknown
+  for (const [i, key] of ring.all.entries()) {
+    try {
+      return { plaintext: decryptSecret(key, encoded, context), current: i === 0 }
+    } catch (err) {
+      first ??= err
+    }
+  }
+  throw first
+}
+
 /** A 32-byte key for one purpose, derived (HKDF-SHA256) from a configured secret. */
 export function deriveKey (secret: string, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, '', purpose, 32))

@@ -50,7 +50,7 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
   await fastify.register(jwt, sessionJwtOptions(config))
   fastify.decorate('sessionSigner', {
     sign: (payload: { sid: string }) => fastify.jwt.sign(payload),
-    verify: (token: string) => fastify.jwt.verify<{ sid?: unknown }>(token)
+    verify: (token: string) => verifyWithAny(fastify, token, config.session.previousSecrets)
   })
   fastify.decorateRequest('principal', null)
 
@@ -61,6 +61,25 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
   fastify.decorateReply('clearSessionCookie', function (this: FastifyReply) {
     return this.clearCookie(SESSION_COOKIE, cookieOptions(this))
   })
+}
+
+/**
+ * A session token signed with SESSION_SECRET, or else with one of SESSION_SECRET_PREVIOUS (a
+ * rotation: sessions started before it keep working while the old secret is listed). Only a
+ * signature another secret made is tried again; an expired or foreign token fails at once.
+ */
+function verifyWithAny (fastify: FastifyInstance, token: string, previous: readonly string[]): { sid?: unknown } {
+  try {
+    return fastify.jwt.verify<{ sid?: unknown }>(token)
+  } catch (err) {
+    if (previous.length === 0 || (err as { code?: unknown }).code !== 'FAST_JWT_INVALID_SIGNATURE') throw err
+    for (const key of previous) {
+      try {
+        return fastify.jwt.verify<{ sid?: unknown }>(token, { key, cache: false })
+      } catch {}
+    }
+    throw err
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Keyring } from '../lib/crypto.js'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
@@ -53,6 +54,6 @@ export interface SlackBotDeps {
   inviteLinks: InviteLinksPort
   /** Where the bot's audit events (and so catalogue events) are recorded. */
   events: EventOutbox
-  /** The key bot tokens are encrypted with; throws CHAT_PLATFORM_NOT_CONFIGURED without one. */
-  requireKey(): Buffer
+  /** The keys bot tokens are encrypted with; throws CHAT_PLATFORM_NOT_CONFIGURED without one. */
+  requireKey(): Keyring
 }

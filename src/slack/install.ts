@@ -4,12 +4,16 @@ import type { Database, Queryable } from '../db/client.js'
 import type { Logger } from '../logger.js'
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
-import { encryptSecret } from '../lib/crypto.js'
+import { sealWith, type Keyring } from '../lib/crypto.js'
 import type { OAuthStateRow } from '../db/oauth-states.js'
 import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
 import { findUserInWorkspace, type UserRow } from '../db/users.js'
 import type { EventOutbox } from '../events/outbox.js'
-import { findChatInstallation, upsertChatInstallation } from '../db/chat-installations.js'
+import {
+  findChatInstallation, listSealedBotTokens, resealBotToken, upsertChatInstallation, type SealedBotToken
+} from '../db/chat-installations.js'
+import { encryptionKeyring, type SecretSettings } from '../lib/secret-keys.js'
+import { pages, resealStore, type ResealCount } from '../lib/reseal.js'
 import { SlackApiError, type OAuthAccess, type SlackWebApi } from './web-api.js'
 
 // The Slack app's OAuth v2 install: a browser-bound state (src/auth/oauth-state.ts) tied to the
@@ -40,7 +44,7 @@ export interface SlackInstallDeps {
   api: SlackWebApi
   events: EventOutbox
   /** Throws CHAT_PLATFORM_NOT_CONFIGURED when the app is not set up. */
-  requireConfigured(): { slack: SlackConfig, key: Buffer }
+  requireConfigured(): { slack: SlackConfig, key: Keyring }
 }
 
 const invalid = (reason: string) => serviceError('OAUTH_STATE_INVALID', [reason])
@@ -123,7 +127,7 @@ async function exchangeCode ({ api, log }: SlackInstallDeps, slack: SlackConfig,
 async function saveInstallation (
   tx: Queryable,
   now: Date,
-  input: { key: Buffer, admin: UserRow, access: OAuthAccess, events: EventOutbox }
+  input: { key: Keyring, admin: UserRow, access: OAuthAccess, events: EventOutbox }
 ) {
   const { key, admin, access } = input
   const workspaceId = admin.workspaceId
@@ -136,7 +140,7 @@ async function saveInstallation (
     botUserId: access.botUserId,
     appId: access.appId,
     scopes: access.scope,
-    botTokenEnc: encryptSecret(key, access.accessToken, botTokenContext(access.teamId)),
+    botTokenEnc: sealWith(key, access.accessToken, botTokenContext(access.teamId)),
     installedBy: admin.id,
     now
   })
@@ -168,4 +172,17 @@ async function saveInstallation (
     })
   }
   return inst
+}
+
+/** Re-seals every bot token a previous ENCRYPTION_KEY sealed under the current one (npm run secrets:reencrypt). */
+export async function resealBotTokens (db: Queryable, config: SecretSettings): Promise<ResealCount | null> {
+  const ring = encryptionKeyring(config)
+  if (ring === null) return null
+  return await resealStore({
+    store: 'Slack bot tokens',
+    ring,
+    rows: pages<SealedBotToken>(async (after, limit) => await listSealedBotTokens(db, after?.id.id ?? null, limit)),
+    contexts: { botTokenEnc: id => botTokenContext(id.teamId) },
+    write: async (id, _column, from, to) => await resealBotToken(db, id.id, from, to)
+  })
 }

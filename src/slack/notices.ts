@@ -1,4 +1,4 @@
-import { decryptSecret } from '../lib/crypto.js'
+import { openWith } from '../lib/crypto.js'
 import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
 import { addInviteRequestMessage, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
@@ -22,7 +22,7 @@ type Deps = Pick<SlackBotDeps, 'db' | 'log' | 'api' | 'requireKey'>
 async function workspaceTeam (deps: Deps, workspaceId: string): Promise<{ token: string } | null> {
   const inst = await findActiveInstallationOfWorkspace(deps.db, 'slack', workspaceId)
   if (inst === null) return null
-  return { token: decryptSecret(deps.requireKey(), inst.botTokenEnc, botTokenContext(inst.teamId)) }
+  return { token: openWith(deps.requireKey(), inst.botTokenEnc, botTokenContext(inst.teamId)) }
 }
 
 /** How a person is named in Slack: a mention when Slack knows their e-mail, else the e-mail. */

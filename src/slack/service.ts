@@ -1,5 +1,7 @@
 import type { Ports } from '../ports.js'
 import { serviceError } from '../errors.js'
+import type { Keyring } from '../lib/crypto.js'
+import { encryptionKeyring } from '../lib/secret-keys.js'
 import { checkSlackSignature } from './signature.js'
 import { createSlackWebApi, SlackApiError, type SlackWebApi } from './web-api.js'
 import { createSlackInstall, type SlackConfig, type SlackInstall } from './install.js'
@@ -48,11 +50,11 @@ export type SlackDeps = Pick<Ports, 'config' | 'db' | 'clock' | 'log' | 'events'
 export function createSlackService (deps: SlackDeps): SlackService {
   const { config, db, clock, log } = deps
   const slack = config.slack
-  const key = config.encryptionKey
+  const key = encryptionKeyring(config)
   const api = deps.api ?? createSlackWebApi({ apiUrl: slack?.apiUrl ?? 'https://slack.com/api', log })
   const configured = slack !== null && key !== null
 
-  function requireConfigured (): { slack: SlackConfig, key: Buffer } {
+  function requireConfigured (): { slack: SlackConfig, key: Keyring } {
     if (slack === null || key === null) throw serviceError('CHAT_PLATFORM_NOT_CONFIGURED')
     return { slack, key }
   }

@@ -1,4 +1,4 @@
-import { decryptSecret } from '../lib/crypto.js'
+import { openWith } from '../lib/crypto.js'
 import { findChatInstallation, type ChatInstallationRow } from '../db/chat-installations.js'
 import { botTokenContext } from './install.js'
 import type { SlackBotDeps } from './deps.js'
@@ -11,5 +11,5 @@ export async function teamContext (
   const key = deps.requireKey()
   const inst = await findChatInstallation(deps.db, 'slack', teamId)
   if (inst === null || !inst.active) return null
-  return { inst, token: decryptSecret(key, inst.botTokenEnc, botTokenContext(teamId)) }
+  return { inst, token: openWith(key, inst.botTokenEnc, botTokenContext(teamId)) }
 }

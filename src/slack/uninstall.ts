@@ -1,6 +1,6 @@
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
-import { decryptSecret } from '../lib/crypto.js'
+import { openWith } from '../lib/crypto.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import { deleteChatInstallation, findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { botTokenContext, type SlackInstallDeps } from './install.js'
@@ -21,7 +21,7 @@ export async function uninstallSlack (deps: SlackInstallDeps, actor: Principal):
   const inst = await findActiveInstallationOfWorkspace(db, 'slack', actor.workspaceId)
   if (inst === null) throw serviceError('NOT_FOUND', ['Slack installation'])
   try {
-    await api.authRevoke(decryptSecret(key, inst.botTokenEnc, botTokenContext(inst.teamId)))
+    await api.authRevoke(openWith(key, inst.botTokenEnc, botTokenContext(inst.teamId)))
   } catch (err) {
     if (!(err instanceof SlackApiError)) throw err
     if (!ALREADY_DEAD.has(err.slackError)) {

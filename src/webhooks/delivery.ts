@@ -9,6 +9,7 @@ import { signingSecrets } from './secrets.js'
 import { signatureHeader } from './signing.js'
 import { postWebhook, type AttemptOutcome } from './sender.js'
 import type { AddressPolicy } from './address-policy.js'
+import type { Keyring } from '../lib/crypto.js'
 
 // One delivery attempt per job. The job names the attempt it is for; a job for an attempt that
 // was already made (a duplicate after a crash, a manual retry racing the schedule) does nothing.
@@ -20,7 +21,7 @@ interface DeliveryJob { deliveryId: string, attempt: number }
 
 export type WebhookDeliveryDeps = Pick<Ports, 'db' | 'clock' | 'log' | 'jobs' | 'events' | 'config'> & {
   /** The key the endpoints' signing secrets are encrypted with. */
-  key: Buffer
+  key: Keyring
   policy: AddressPolicy
 }
 

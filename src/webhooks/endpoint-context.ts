@@ -6,6 +6,7 @@ import { eventIdOf } from '../events/catalogue.js'
 import { findWebhookEndpoint, type WebhookEndpointRow } from '../db/webhook-endpoints.js'
 import type { WebhookDeliveryRow } from '../db/webhook-deliveries.js'
 import type { AddressPolicy } from './address-policy.js'
+import type { Keyring } from '../lib/crypto.js'
 
 // What the endpoint operations share (endpoint-create.ts, endpoint-change.ts, endpoint-secret.ts,
 // endpoint-deliveries.ts): their dependencies, the views of a row, the URL check and the lookup.
@@ -16,7 +17,7 @@ export type DeliveryView = Schemas['WebhookDelivery']
 
 export type WebhookEndpointDeps = Pick<Ports, 'db' | 'clock' | 'jobs' | 'events'> & {
   /** The key the endpoints' signing secrets are encrypted with. */
-  key: Buffer
+  key: Keyring
   policy: AddressPolicy
 }
 

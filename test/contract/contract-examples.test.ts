@@ -9,8 +9,8 @@ import {
   contract, examplesOf, inlineSchema, operations, type Example, type Operation, type Parameter
 } from '../helpers/contract-examples.js'
 
-// The contract's examples are what client authors read, what Prism's mock answers and what Dredd
-// sends: each one must be valid under its schema (validated by the service's own Ajv setup), every
+// The contract's examples are what client authors read, what Prism's mock answers and what API
+// testing tools send: each one must be valid under its schema (validated by the service's own Ajv setup), every
 // operation must show its inputs and outputs by example, and each error response must show one
 // example per code it names, written as the service writes it. Walked from openapi.yaml, so a new
 // operation without examples fails here.
@@ -121,7 +121,7 @@ t.test('every operation shows its parameters, body and responses by example', as
         t.ok(examplesOf(media as never).length > 0, `${op.operationId}: ${status} ${type} has an example`)
       }
     }
-    // Dredd needs a value for every path parameter to build a URL; it reads `example`.
+    // A testing tool (Dredd, Schemathesis) needs a value for every path parameter to build a URL; it reads `example`.
     for (const p of op.parameters.filter(p => p.in === 'path')) {
       t.ok(
         'example' in p, `${op.operationId}: path parameter ${p.name} has an \`example\``

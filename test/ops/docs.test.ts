@@ -25,7 +25,8 @@ const NOT_SETTINGS: Record<string, string> = {
   TEST_REDIS_URL: 'the test suite\'s Redis, read by test/helpers/build.ts',
   WEBHOOK_SECRET: 'a receiver\'s own variable in the webhook verification example',
   NODE_OPTIONS: 'Node\'s own, used to preload scripts/test-cpu.cjs (docs/performance.md)',
-  TEST_CPU_LOG: 'where scripts/test-cpu.cjs writes, read by that script'
+  TEST_CPU_LOG: 'where scripts/test-cpu.cjs writes, read by that script',
+  BENCH_SMOKE_INSTRUCTIONS: 'opts in to the --instructions smoke run, read by test/ops/bench-smoke-postgres.test.ts'
 }
 
 /** README.md and every Markdown file under docs/, as paths relative to the project root. */

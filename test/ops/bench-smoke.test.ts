@@ -1,0 +1,55 @@
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { bench, buildForBench, TINY } from '../helpers/bench.js'
+
+// Every mode of `npm run bench` (docs/performance.md) runs, at tiny sizes: a smoke run each, so a
+// renamed address or option breaks a test instead of the next person measuring (the scale bench
+// died on "the bench admin is missing" once the admin's address gained a port and a serial).
+// Sizes, rounds and durations are the smallest that still go through every step; the figures
+// mean nothing and are not checked. The modes on PostgreSQL are in bench-smoke-postgres.test.ts.
+
+t.setTimeout(600_000)
+
+t.test('--help prints the usage of every mode; a wrong option says so in one line', async t => {
+  const help = await bench(['--help'])
+  t.equal(help.code, 0, 'exit 0')
+  for (const mode of ['--scale', '--jobs', '--funnel', '--batch', '--instructions', '--costs', '--analyze', '--profile']) {
+    t.match(help.out, `npm run bench -- ${mode}`, `names ${mode}`)
+  }
+  t.notMatch(help.out, /\bat .*\.ts:\d+/, 'no stack trace')
+  const wrong = await bench(['--no-such-option'])
+  t.equal(wrong.code, 2, 'exit 2')
+  t.match(wrong.out, /^bench: Unknown option '--no-such-option'/, 'says which')
+  t.notMatch(wrong.out, /\bat .*\.ts:\d+/, 'no stack trace')
+})
+
+t.test('--analyze reads a CPU profile', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const busy = 'let x = 0; for (let i = 0; i < 1e7; i++) x += Math.sqrt(i); console.log(x > 0)'
+  t.equal(spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '-e', busy]).status, 0)
+  const profile = readdirSync(dir).find(f => f.endsWith('.cpuprofile'))
+  t.ok(profile, 'a profile')
+  const r = await bench(['--analyze', join(dir, profile ?? '')])
+  t.equal(r.code, 0, 'exit 0')
+  t.match(r.out, /self time, top frames/)
+})
+
+t.test('the default mode: the service against its baselines (PGlite, one scenario)', async t => {
+  const built = await buildForBench()
+  t.equal(built.status, 0, `built ${built.output}`)
+  const dir = mkdtempSync(join(tmpdir(), 'bench-results-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const out = join(dir, 'results.json')
+  const r = await bench([
+    ...TINY, '--no-start', '--no-console', '--no-postgres', '--invitations', '10', '--only', 'GET /api/health',
+    '--out', out
+  ])
+  t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.out)
+  t.match(r.out, /GET \/api\/health/)
+  t.ok(existsSync(out), 'results written')
+  t.match(JSON.parse(readFileSync(out, 'utf8')), { scenarios: Array, targets: Array })
+})
