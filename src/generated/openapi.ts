@@ -2083,7 +2083,12 @@ export interface components {
         InviteUserResponse: {
             /** @description Outcome flag. */
             success: boolean;
-            /** @description Human-readable text. */
+            /**
+             * @description What happened, for programs: `invited` — a new invitation was made and sent; `resent` — a pending invitation of that address in the workspace was sent again (same id, a fresh link: the old one stops working, a new expiry). Decide from this field, never from `message`.
+             * @enum {string}
+             */
+            outcome: "invited" | "resent";
+            /** @description Human-readable text, for people; its wording may change in any release. */
             message: string;
             /** @description Identifier of the invitation at the identity provider; present only when the identity-provider path was used. */
             invitationId?: string;
@@ -2375,7 +2380,9 @@ export interface components {
             delivery: "queued" | "sent" | "failed" | "cancelled" | null;
             /** @description For `over_budget`: seconds until the budget has room again. */
             retryAfter: number | null;
-            /** @description Why the row was not invited, or why its e-mail failed. */
+            /** @description For `duplicate`: the `index` of the earlier row of the same address (the one that carries its result); null otherwise. */
+            duplicateOf: number | null;
+            /** @description Why the row was not invited, or why its e-mail failed, for people; its wording may change in any release (programs read `result`, `delivery` and `duplicateOf`). */
             message: string | null;
         };
         InvitationBatch: {
