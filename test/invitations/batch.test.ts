@@ -21,6 +21,7 @@ interface Row {
   result: string
   delivery: string | null
   retryAfter: number | null
+  duplicateOf: number | null
   invitationId: string | null
 }
 interface Batch {
