@@ -6533,7 +6533,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example signup.js */
-                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "domain-join.js";
+                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "domain-join.js" | "api-docs.js";
             };
             cookie?: never;
         };
@@ -6587,13 +6587,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file, in the encoding `Content-Encoding` names (none for the file itself). */
+            /** @description The file, in the encoding `Content-Encoding` names (`br` or `gzip`; absent for the file itself). */
             200: {
                 headers: {
                     /** @description Always `public, max-age=31536000, immutable`. */
                     "Cache-Control"?: "public, max-age=31536000, immutable";
-                    /** @description `br` or `gzip` when compressed; absent for the file itself. */
-                    "Content-Encoding"?: "br" | "gzip";
                     /** @description Always `Accept-Encoding`. */
                     Vary?: "Accept-Encoding";
                     [name: string]: unknown;
