@@ -7,11 +7,12 @@ import { projectRoot } from '../src/paths.js'
 import { freePort } from '../scripts/lib/free-port.js'
 import { startCommand } from '../scripts/lib/start-command.js'
 import { median } from './load.js'
-import { BARE, httpJson, serviceEnv, throwawayDatabase, type Throwaway } from './servers.js'
+import { BARE, BARE_PATH, httpJson, serviceEnv, throwawayDatabase, type Throwaway } from './servers.js'
 
 // `npm run bench -- --instructions`: how many CPU instructions one request costs, counted by
 // valgrind's callgrind in the user space of the whole process (every thread: V8's compiler and
-// garbage collector included), for bare Fastify's hello-world and the service's GET /api/health.
+// garbage collector included), for bare Fastify's GET /api/health (the service's body and JSON
+// headers) and the service's.
 // A count does not swing with the machine's load or with which CPU a process landed on: on the
 // same build it repeats to within a few tenths of a percent, where req/s and CPU time per request
 // move by a quarter between launches (docs/performance.md, "Health against bare Fastify"). What it
@@ -181,8 +182,8 @@ export async function runInstructions (opts: {
   try {
     const barePort = await freePort()
     targets.push(underCallgrind(
-      'bare Fastify GET /', dir, ['--input-type=module', '-e', BARE],
-      { PATH: process.env.PATH, USER: process.env.USER, PORT: String(barePort) }, barePort, '/'
+      'bare Fastify GET /api/health', dir, ['--input-type=module', '-e', BARE],
+      { PATH: process.env.PATH, USER: process.env.USER, PORT: String(barePort) }, barePort, BARE_PATH
     ))
     db = opts.pgUrl !== null ? await throwawayDatabase(opts.pgUrl, 'ws_bench') : null
     const servicePort = await freePort()

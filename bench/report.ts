@@ -94,7 +94,8 @@ export function targets (rows: Row[], dbs: string[]): Target[] {
     ...NO_DATABASE.map(name => ({
       target: `${name} ≥ 1.0× hand-written (${db})`, value: ratioOf(db, name, 'hand-written'), min: 1.0
     })),
-    { target: `health ≥ 0.90× bare Fastify (${db})`, value: ratioOf(db, HEALTH, 'bare Fastify'), min: 0.9 },
+    // Issue 42: against bare Fastify answering the same route with the same body and JSON headers.
+    { target: `health ≥ 0.85× bare Fastify (${db})`, value: ratioOf(db, HEALTH, 'bare Fastify'), min: 0.85 },
     { target: `invite ≥ 0.95× raw work (${db})`, value: ratioOf(db, INVITE, 'raw work'), min: 0.95 },
     {
       target: `list page with an API key ≥ 0.90× with the cookie (${db})`,

@@ -4,7 +4,7 @@
 // round by round so drift hits all alike:
 //   - a hand-written Fastify server doing the same work without the contract binding
 //     (bench/hand-written.ts: same schemas, Ajv options, JWT cookie check, SQL, logger, plugins);
-//   - a bare Fastify hello-world (the limit, for GET /api/health);
+//   - bare Fastify answering GET /api/health with the service's body and JSON headers (the limit);
 //   - the "raw work" of an invitation (bench/raw-worker.ts: the session's authentication and the
 //     invitation service's own invite, SMTP send included, in a loop, no HTTP, same concurrency).
 // Scenarios: health, 401 (invite without a cookie), 400 (admin, invalid body), 404 (unknown

@@ -1,5 +1,5 @@
 import { cannon, type AutocannonRequest, type Measured } from './load.js'
-import type { HandWritten, RawWorker, Service } from './servers.js'
+import { BARE_PATH, type HandWritten, type RawWorker, type Service } from './servers.js'
 
 // What is measured, each with the answer it must get and the process whose memory and CPU are
 // sampled. Every path is run against the service and against the hand-written baseline on the
@@ -93,14 +93,14 @@ export function scenarios (opts: {
   const { connections } = opts
   let n = 0
   const unique = (): string => `b${Date.now()}-${++n}@bench.test`
-  const bare = cannon(opts.barePort, 200, connections, { method: 'GET', path: '/' })
+  const bare = cannon(opts.barePort, 200, connections, { method: 'GET', path: BARE_PATH })
   const all: Scenario[] = [
-    { name: 'bare Fastify GET /', group: 'baseline', server: 'bare', pid: opts.barePid, run: bare }
+    { name: `bare Fastify ${HEALTH}`, group: 'baseline', server: 'bare', pid: opts.barePid, run: bare }
   ]
   if (opts.bareAfterApp !== undefined) {
     const { port, pid } = opts.bareAfterApp
-    const run = cannon(port, 200, connections, { method: 'GET', path: '/' })
-    all.push({ name: 'bare Fastify GET /', group: 'baseline', server: 'bare, after the app', pid, run })
+    const run = cannon(port, 200, connections, { method: 'GET', path: BARE_PATH })
+    all.push({ name: `bare Fastify ${HEALTH}`, group: 'baseline', server: 'bare, after the app', pid, run })
   }
   for (const svc of opts.services) {
     const hand = opts.handWritten.find(h => h.db === svc.db)

@@ -6,7 +6,8 @@ import {
   joinPage, loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
 } from '../src/auth/pages.js'
 import { serviceError } from '../src/errors.js'
-import { consoleBuildDir, consolePage, FAVICON_SVG } from '../src/console/page.js'
+import { consolePage, FAVICON_SVG } from '../src/console/page.js'
+import { hashedAsset, IMMUTABLE } from '../src/console/assets.js'
 
 const JOIN_PAGE_ERRORS = {
   not_found: serviceError('NOT_FOUND', ['Invite link']),
@@ -18,7 +19,7 @@ export function pagesHandlers (
   { config, services }: HandlerDeps
 ): HandlerGroup<
   'getIndexPage' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' |
-  'getPageScript' | 'getJoinPage'
+  'getPageScript' | 'getJoinPage' | 'getHashedAsset'
 > {
   const identityProvider = config.workos !== null
   const send = async (
@@ -31,15 +32,22 @@ export function pagesHandlers (
     async getPageScript (request, reply) {
       const name = request.params.script
       let body = scripts.get(name)
-      // console.js is the admin console's bundle, built from console/ by `npm run build`.
       if (body === undefined) {
-        body = readFileSync(name === 'console.js' ? join(consoleBuildDir, name) : join(pageScriptsDir, name))
+        body = readFileSync(join(pageScriptsDir, name))
         scripts.set(name, body)
       }
       // no-cache: revalidated on each page load, so a new version of a script is picked up at once.
       return await reply.type(
         'application/javascript; charset=utf-8'
       ).header('cache-control', 'no-cache').code(200).send(body)
+    },
+    // The console's script and styles by content hash (src/console/assets.ts): cached for good.
+    async getHashedAsset (request, reply) {
+      const asset = hashedAsset(request.params.asset, request.headers['accept-encoding'])
+      if (asset === null) throw serviceError('NOT_FOUND', ['Asset'])
+      if (asset.encoding !== 'identity') reply.header('content-encoding', asset.encoding)
+      return await reply.type(asset.type).header('cache-control', IMMUTABLE).header('vary', 'Accept-Encoding')
+        .code(200).send(asset.body)
     },
     async getIndexPage (_request, reply) {
       return await send(reply, consolePage({ screen: 'home', identityProvider }))

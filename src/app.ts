@@ -86,7 +86,9 @@ export function loadContract (): Record<string, unknown> {
 }
 
 /** Server options shared by production and tests: a test instance must be the same program. */
-function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHttpOptions<Server> {
+function serverOptions (
+  config: Config, logger: AppOptions['logger'], apiHeaders: Record<string, string>
+): FastifyHttpOptions<Server> {
   return {
     logger: (
       logger ?? loggerOptions(config.logLevel, {
@@ -110,12 +112,13 @@ function serverOptions (config: Config, logger: AppOptions['logger']): FastifyHt
         'VALIDATION_FAILED',
         [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed']
       )
-      // No hook has run for it (no route matched), so the security headers are set here.
-      ;(reply as unknown as FastifyReply).code(400).headers(securityHeaders(config, request.protocol === 'https'))
+      // No hook has run for it (no route matched), so the API's headers are set here.
+      ;(reply as unknown as FastifyReply).code(400)
+        .headers(securityHeaders(config, 'api', request.protocol === 'https', apiHeaders))
         .type('application/json; charset=utf-8').send(errorBody(err))
     },
     // What Node's HTTP parser refuses (an unknown method, a bad request line) is an ErrorResponse too.
-    clientErrorHandler: createClientErrorHandler(securityHeaders(config)),
+    clientErrorHandler: createClientErrorHandler(securityHeaders(config, 'api', false, apiHeaders)),
     // Only what the contract declares is answered: no implicit HEAD for every GET.
     exposeHeadRoutes: false,
     // Slow clients are bounded (HEADERS_/REQUEST_/CONNECTION_/KEEP_ALIVE_TIMEOUT_MS): the headers
@@ -144,7 +147,9 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const contract = contractCopy()
   // Before anything is opened: a deprecation the contract does not date refuses to start.
   const deprecations = readDeprecations(contract, config.publicUrl)
-  const app = Fastify(serverOptions(config, opts.logger))
+  // API-Version (contract-lifecycle.ts) on every API answer.
+  const apiHeaders = { 'api-version': contractVersion(contract) }
+  const app = Fastify(serverOptions(config, opts.logger, apiHeaders))
   deferChildLoggers(app)
   capConnections(app.server, { ...config.connections, ipv6Prefix: config.rateLimit.ipv6Prefix }, app.log)
   // First of all hooks: a request on a connection past a cap is answered 503 and the connection closed.
@@ -153,8 +158,8 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(createSerializerCompiler())
   app.decorate('config', config)
 
-  // Every answer's fixed headers, one set: security headers, and API-Version on /api (contract-lifecycle.ts).
-  await app.register(securityHeadersPlugin, { config, apiHeaders: { 'api-version': contractVersion(contract) } })
+  // Every answer's fixed headers, a set per kind of answer (src/plugins/helmet.ts).
+  await app.register(securityHeadersPlugin, { config, apiHeaders })
   await app.register(errors)
   // First of the onRequest hooks: an overloaded service refuses before doing any work.
   await app.register(loadShedding, { config })

@@ -31,7 +31,7 @@ export function refusal (email: string, p: Problem): Result {
 export async function invite (email: string, role: Schemas['Role']): Promise<Result> {
   const r = await call(api.POST('/api/users/invite', { body: { email, role } }))
   if (!r.ok) return refusal(email, r.problem)
-  return /re-?sent/i.test(r.data.message)
+  return r.data.outcome === 'resent'
     ? { email, outcome: 're-sent', text: 'a pending invitation was re-sent with a fresh link' }
     : { email, outcome: 'invited', text: 'invited' }
 }
@@ -140,7 +140,7 @@ function rowResultOf (batchId: string, r: Schemas['InvitationBatchRow']): RowRes
     case 'resent': return { key, email: r.email, outcome, text: `a pending invitation is re-sent with a fresh link${delivery}` }
     case 'already_member': return { key, email: r.email, outcome, text: 'already a member' }
     case 'invalid': return { key, email: r.email, outcome, text: 'not a valid e-mail address' }
-    case 'duplicate': return { key, email: r.email, outcome, text: `listed twice: ${r.message ?? ''}` }
+    case 'duplicate': return { key, email: r.email, outcome, text: `listed twice: the same address as row ${(r.duplicateOf ?? 0) + 1}` }
     case 'over_budget': return { key, email: r.email, outcome, text: `over the e-mail budget: try again ${whenToRetry(r.retryAfter ?? 60)}` }
   }
 }

@@ -1,12 +1,19 @@
-import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { build } from 'esbuild'
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
+import { build, type Plugin } from 'esbuild'
 import { projectRoot } from '../../src/paths.js'
-import { consoleBuildDir } from '../../src/console/page.js'
+import { ASSET_MANIFEST, HASHED_ASSET, consoleBuildDir, type AssetManifest } from '../../src/console/assets.js'
 
 // The admin console's bundle (console/*.tsx → dist/console/console.js and console.css), built by
 // esbuild during `npm run build` (and so `npm start`'s prestart). Written to a scratch directory
 // first and renamed into place, so a server reading the files never sees half of one.
+//
+// Then published under content-hashed names (console.<hash>.js, console.<hash>.css), each beside
+// its brotli (.br) and gzip (.gz) forms compressed once here at their best levels, and named by
+// dist/console/assets.json, which the console page reads (src/console/assets.ts serves them,
+// immutable). A name is its content: a file once published never changes.
 
 const sourceDir = join(projectRoot, 'console')
 export const consoleBuildOptions = {
@@ -21,6 +28,53 @@ export const consoleBuildOptions = {
   logLevel: 'warning' as const
 }
 
+/** Writes `name` atomically: a scratch file renamed into place. */
+async function writeAtomic (dir: string, name: string, data: Buffer | string): Promise<void> {
+  const scratch = join(dir, `.${name}.${process.pid}.tmp`)
+  await writeFile(scratch, data)
+  await rename(scratch, join(dir, name))
+}
+
+/**
+ * Publishes console.js and console.css of `outdir` under their content-hashed names, with their
+ * .br and .gz, then the manifest naming them. Hashed files of neither this build nor the one
+ * before are removed (a page loaded just before a rebuild still finds its files).
+ */
+async function publishHashed (outdir = consoleBuildDir): Promise<AssetManifest> {
+  const manifest: Record<string, string> = {}
+  for (const source of ['console.js', 'console.css'] as const) {
+    const body = await readFile(join(outdir, source))
+    const hash = createHash('sha256').update(body).digest('hex').slice(0, 16)
+    const name = source.replace(/\.(js|css)$/, `.${hash}.$1`)
+    manifest[source] = name
+    await writeAtomic(outdir, `${name}.br`, brotliCompressSync(body, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+        [constants.BROTLI_PARAM_SIZE_HINT]: body.length
+      }
+    }))
+    await writeAtomic(outdir, `${name}.gz`, gzipSync(body, { level: constants.Z_BEST_COMPRESSION }))
+    await writeAtomic(outdir, name, body)
+  }
+  const previous = await readFile(join(outdir, ASSET_MANIFEST), 'utf8')
+    .then(text => Object.values(JSON.parse(text) as Record<string, string>), () => [])
+  await writeAtomic(outdir, ASSET_MANIFEST, JSON.stringify(manifest))
+  const keep = new Set([...Object.values(manifest), ...previous])
+  for (const file of await readdir(outdir)) {
+    const base = file.replace(/\.(br|gz)$/, '')
+    if (HASHED_ASSET.test(base) && !keep.has(base)) await rm(join(outdir, file), { force: true })
+  }
+  return manifest as unknown as AssetManifest
+}
+
+/** For `--watch`: every rebuild is published under its hashed names too. */
+export const publishOnRebuild: Plugin = {
+  name: 'publish-hashed',
+  setup (b) {
+    b.onEnd(async result => { if (result.errors.length === 0) await publishHashed() })
+  }
+}
+
 async function buildConsole (outdir = consoleBuildDir): Promise<void> {
   await mkdir(outdir, { recursive: true })
   const scratch = await mkdtemp(join(outdir, '.build-'))
@@ -30,6 +84,7 @@ async function buildConsole (outdir = consoleBuildDir): Promise<void> {
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
+  await publishHashed(outdir)
 }
 
 async function newestSource (dir: string): Promise<number> {
@@ -41,8 +96,8 @@ async function newestSource (dir: string): Promise<number> {
   return newest
 }
 
-/** Build unless dist/console/console.js is newer than every file of console/ (the tests' way). */
+/** Build unless dist/console/assets.json is newer than every file of console/ (the tests' way). */
 export async function ensureConsoleBuilt (): Promise<void> {
-  const built = await stat(join(consoleBuildDir, 'console.js')).then(s => s.mtimeMs, () => 0)
+  const built = await stat(join(consoleBuildDir, ASSET_MANIFEST)).then(s => s.mtimeMs, () => 0)
   if (built < await newestSource(sourceDir)) await buildConsole()
 }

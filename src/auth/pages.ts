@@ -39,11 +39,15 @@ function pageHeaders (nonce: string): Record<string, string> {
 }
 
 /**
- * An HTML page under its own nonce: the style element and whatever `body(nonce)` writes (its
- * scripts) carry it. Every page links the service's icon (browsers asked for /favicon.ico: 404).
+ * An HTML page under its own nonce: the style element (or the stylesheet link, for styles in a
+ * file: `{ href }`) and whatever `body(nonce)` writes (its scripts) carry it. Every page links the
+ * service's icon (browsers asked for /favicon.ico: 404).
  */
-export function htmlPage (title: string, style: string, body: (nonce: string) => string): Page {
+export function htmlPage (title: string, style: string | { href: string }, body: (nonce: string) => string): Page {
   const nonce = randomBytes(16).toString('base64')
+  const styles = typeof style === 'string'
+    ? `<style nonce="${nonce}">${style}</style>`
+    : `<link rel="stylesheet" nonce="${nonce}" href="${escapeHtml(style.href)}">`
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -51,7 +55,7 @@ export function htmlPage (title: string, style: string, body: (nonce: string) =>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-<style nonce="${nonce}">${style}</style>
+${styles}
 </head>
 <body>
 ${body(nonce)}

@@ -1,17 +1,14 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { operations } from '../generated/openapi.js'
 import { htmlPage, type Page } from '../auth/pages.js'
-import { projectRoot } from '../paths.js'
+import { consoleAssets } from './assets.js'
 
 // The admin console's page: one HTML shell for `/` and every `/console/{screen}`. The screens are
-// drawn by the bundle (console/ → dist/console/console.js, built by `npm run build`), which
-// talks to the API only through the contract's operations. The shell carries the console's CSS in
-// a style element and loads the bundle, both under the response's nonce, like the other pages.
+// drawn by the bundle (console/ → dist/console/, built by `npm run build`), which talks to the API
+// only through the contract's operations. The shell links the console's styles and loads its
+// script under their content-hashed names (GET /static/{asset}, cached for good: src/console/
+// assets.ts), both under the response's nonce, like the other pages. The page itself is no-store.
 
 export type ConsoleScreen = operations['getConsolePage']['parameters']['path']['screen']
-export const consoleBuildDir = join(projectRoot, 'dist', 'console')
-
 /** Each screen's title; the bundle sets the same one (with the workspace's name) once it runs. */
 const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
   home: 'Workspace',
@@ -26,18 +23,13 @@ const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
   domains: 'Domains'
 }
 
-let css: string | undefined
-
-/** The bundle's stylesheet, read once; missing means the console was never built. */
-function consoleCss (): string {
-  css ??= readFileSync(join(consoleBuildDir, 'console.css'), 'utf8')
-  return css
-}
-
 export function consolePage (opts: { screen: ConsoleScreen | 'home', identityProvider: boolean }): Page {
-  return htmlPage(SCREEN_TITLES[opts.screen], consoleCss(), nonce => `<div id="app" data-identity-provider="${
+  // Missing means the console was never built (npm run build).
+  const assets = consoleAssets()
+  const styles = { href: `/static/${assets['console.css']}` }
+  return htmlPage(SCREEN_TITLES[opts.screen], styles, nonce => `<div id="app" data-identity-provider="${
     opts.identityProvider ? 'yes' : 'no'}"><p class="muted">Loading the console…</p></div>
-<script nonce="${nonce}" src="/assets/console.js"></script>`)
+<script nonce="${nonce}" src="/static/${assets['console.js']}"></script>`)
 }
 
 /** The icon of every page: a small square with a "W", 0.3 kB. */

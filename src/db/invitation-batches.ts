@@ -37,13 +37,15 @@ export interface BatchItem {
   delivery: BatchDelivery | null
   attempts: number
   retryAfterSeconds: number | null
+  /** For a duplicate row: the position of the first row of the same address (migration 043). */
+  duplicateOf: number | null
   message: string | null
 }
 
 const BATCH_COLUMNS = `id, workspace_id AS "workspaceId", actor, status, total, created_at AS "createdAt",
   completed_at AS "completedAt"`
 const ITEM_COLUMNS = `position, email, role, result, invitation_id AS "invitationId", delivery, attempts,
-  retry_after_seconds AS "retryAfterSeconds", message`
+  retry_after_seconds AS "retryAfterSeconds", duplicate_of AS "duplicateOf", message`
 
 export async function insertBatch (
   q: Queryable, b: { workspaceId: string, actor: BatchActor, total: number, now: Date }
@@ -60,13 +62,13 @@ export async function insertBatchItems (q: Queryable, batchId: string, items: Ba
   if (items.length === 0) return
   await q.query(
     `INSERT INTO invitation_batch_rows (batch_id, position, email, role, result, invitation_id, delivery,
-                                        retry_after_seconds, message)
+                                        retry_after_seconds, duplicate_of, message)
      SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::int[],
-                              $9::text[])`,
+                              $9::int[], $10::text[])`,
     [
       batchId, items.map(i => i.position), items.map(i => i.email), items.map(i => i.role),
       items.map(i => i.result), items.map(i => i.invitationId), items.map(i => i.delivery),
-      items.map(i => i.retryAfterSeconds), items.map(i => i.message)
+      items.map(i => i.retryAfterSeconds), items.map(i => i.duplicateOf), items.map(i => i.message)
     ])
 }
 

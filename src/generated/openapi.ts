@@ -1678,6 +1678,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/static/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The admin console's script or styles, under a content-hashed name (cached for good)
+         * @description The console page names its script and its styles by their content (`console.<hash>.js`, `console.<hash>.css`): a name never changes its content, so the answer is cached for a year and never revalidated (`Cache-Control: public, max-age=31536000, immutable`), and a new build is new names. Compressed ahead of time: brotli or gzip as `Accept-Encoding` allows (brotli first), the file itself otherwise; `Vary: Accept-Encoding`.
+         */
+        get: operations["getHashedAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "invitation.created": {
@@ -2239,7 +2259,12 @@ export interface components {
         InviteUserResponse: {
             /** @description Outcome flag. */
             success: boolean;
-            /** @description Human-readable text. */
+            /**
+             * @description What happened, for programs: `invited` — a new invitation was made and sent; `resent` — a pending invitation of that address in the workspace was sent again (same id, a fresh link: the old one stops working, a new expiry). Decide from this field, never from `message`.
+             * @enum {string}
+             */
+            outcome: "invited" | "resent";
+            /** @description Human-readable text, for people; its wording may change in any release. */
             message: string;
             /** @description Identifier of the invitation at the identity provider; present only when the identity-provider path was used. */
             invitationId?: string;
@@ -2542,7 +2567,9 @@ export interface components {
             delivery: "queued" | "sent" | "failed" | "cancelled" | null;
             /** @description For `over_budget`: seconds until the budget has room again. */
             retryAfter: number | null;
-            /** @description Why the row was not invited, or why its e-mail failed. */
+            /** @description For `duplicate`: the `index` of the earlier row of the same address (the one that carries its result); null otherwise. */
+            duplicateOf: number | null;
+            /** @description Why the row was not invited, or why its e-mail failed, for people; its wording may change in any release (programs read `result`, `delivery` and `duplicateOf`). */
             message: string | null;
         };
         InvitationBatch: {
@@ -6852,7 +6879,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example signup.js */
-                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "console.js" | "domain-join.js";
+                script: "page-helpers.js" | "signup.js" | "login.js" | "setup.js" | "join.js" | "domain-join.js" | "api-docs.js";
             };
             cookie?: never;
         };
@@ -6875,6 +6902,64 @@ export interface operations {
             };
             /** @description Not one of the pages' scripts (`VALIDATION_FAILED`). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getHashedAsset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The encodings the client takes (`br`, `gzip`); brotli is preferred.
+                 * @example gzip, deflate, br
+                 */
+                "Accept-Encoding"?: string;
+            };
+            path: {
+                /**
+                 * @description A name the console page gives (`console.<16 hex digits>.js` or `.css`); any other name is 404.
+                 * @example console.3f9a1c2b4d5e6f70.js
+                 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, in the encoding `Content-Encoding` names (`br` or `gzip`; absent for the file itself). */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=31536000, immutable`. */
+                    "Cache-Control"?: "public, max-age=31536000, immutable";
+                    /** @description Always `Accept-Encoding`. */
+                    Vary?: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (()=>{var e=…})(); */
+                    "application/javascript": string;
+                    /** @example body{font:16px/1.5 system-ui,sans-serif}… */
+                    "text/css": string;
+                };
+            };
+            /** @description A name with characters no asset's name has, or an `Accept-Encoding` that is not printable ASCII (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not the name of a file of this build, or of the build before it (`NOT_FOUND`). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

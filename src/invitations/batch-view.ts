@@ -22,6 +22,7 @@ function rowView (i: BatchItem): RowView {
     invitationId: i.invitationId,
     delivery: i.delivery,
     retryAfter: i.retryAfterSeconds,
+    duplicateOf: i.duplicateOf,
     message: i.message
   }
 }

@@ -47,7 +47,9 @@ export function classifyRows (input: BatchInput): Draft[] {
   return input.rows.map((row, position) => {
     const given = row.email.trim()
     const role = row.role ?? input.role ?? 'member'
-    const base = { position, role, invitationId: null, delivery: null, attempts: 0, retryAfterSeconds: null }
+    const base = {
+      position, role, invitationId: null, delivery: null, attempts: 0, retryAfterSeconds: null, duplicateOf: null
+    }
     const email = storedAddress(given)
     if (email === null) {
       const shown = given.slice(0, 320)
@@ -56,7 +58,7 @@ export function classifyRows (input: BatchInput): Draft[] {
     const first = seen.get(email)
     if (first !== undefined) {
       const message = `The same address is row ${first} of this batch`
-      return { ...base, key: email, email, result: 'duplicate' as const, message }
+      return { ...base, key: email, email, result: 'duplicate' as const, duplicateOf: first, message }
     }
     seen.set(email, position)
     const open = undefined as unknown as BatchItem['result']

@@ -117,6 +117,7 @@ async function throughIdentityProvider (
     await recordSent(db, d, { status: 'identity_provider', idpInvitationId: outcome.invitationId, now: clock.now() })
     return {
       success: true,
+      outcome: d.reinvite ? 'resent' : 'invited',
       message: `Invitation ${again} to ${inv.email} through the identity provider`,
       invitationId: outcome.invitationId
     }
@@ -206,5 +207,10 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   d.handedOver?.()
   // The link it carried, sealed: the reminder sends this same link (reminders.ts).
   await recordSent(db, d, { status: 'sent', linkSealed: sealToken(config, inv.id, d.token), now: startedAt })
-  return { success: true, message: `Invitation ${again} to ${inv.email}`, invitationUrl: link }
+  return {
+    success: true,
+    outcome: d.reinvite ? 'resent' : 'invited',
+    message: `Invitation ${again} to ${inv.email}`,
+    invitationUrl: link
+  }
 }

@@ -2,9 +2,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
 
 // The contract's version and deprecations, on the wire (docs/contract-versioning.md):
-// - every /api response carries `API-Version`: the contract's info.version, the same version
-//   /api/openapi.json and /api/health report (written with the security headers, one precomputed
-//   set per answer: `apiHeaders` of src/plugins/helmet.ts, given by app.ts);
+// - every API answer (JSON, errors included) carries `API-Version`: the contract's info.version,
+//   the same version /api/openapi.json and /api/health report (written with the API kind of the
+//   security headers, one precomputed set: `apiHeaders` of src/plugins/helmet.ts, given by app.ts);
 // - an operation marked `deprecated: true` in openapi.yaml answers every call with `Deprecation`
 //   (RFC 9745: `@<unix seconds>` of its `x-deprecated-at`), `Sunset` (RFC 8594, an HTTP-date)
 //   when it has an `x-sunset`, and `Link: <…>; rel="deprecation"` to where the deprecation is

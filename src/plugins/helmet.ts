@@ -4,30 +4,36 @@ import helmet, { type HelmetOptions } from 'helmet'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 
-// Security headers on every response, JSON and errors included: written by the first onRequest
-// hook onto the reply, so whatever answers later — a handler, the error or not-found handler —
-// carries them; the two answers given before any hook runs use securityHeaders() too. helmet
-// computes them once, at start (they depend on nothing in the request): @fastify/helmet would
-// build helmet's middleware again for every request (its options parsed, the CSP re-serialized),
-// a few µs of every answer for the same eleven headers.
+// Security headers by kind of answer, chosen by the response's own Content-Type when it leaves
+// (an onSend hook): whatever answered — a handler, the error or not-found handler, a JSON error
+// from an HTML route — the headers fit what is sent. Three kinds:
 //
-// - Content-Security-Policy: `default-src 'none'; frame-ancestors 'none'` for everything; the HTML
-//   pages replace it with their own, which carries the page's nonce (src/auth/pages.ts; a header
-//   the handler sets replaces the one set here, so there is one CSP, never two).
-// - X-Frame-Options DENY, Referrer-Policy no-referrer, X-Content-Type-Options nosniff, and
-//   helmet's other defaults (Cross-Origin-Opener/Resource-Policy same-origin …).
-// - Strict-Transport-Security only when the service is reached over https: PUBLIC_URL is https,
-//   or the request came through a trusted proxy saying X-Forwarded-Proto: https (TRUST_PROXY).
-//   Over plain http a browser ignores it anyway, and on http://localhost it would be a trap.
-// - `apiHeaders` (API-Version, src/plugins/contract-lifecycle.ts) on every /api answer.
+// - api: JSON (application/json, application/scim+json, any +json), server-sent events and every
+//   other answer that is not a document or an asset (redirects, empty bodies). OWASP's REST set:
+//   `Cache-Control: no-store`, `Content-Security-Policy: default-src 'none'; frame-ancestors
+//   'none'`, nosniff, `X-Frame-Options: DENY`, `Cross-Origin-Resource-Policy: same-origin`, and
+//   `apiHeaders` (API-Version, src/plugins/contract-lifecycle.ts). Nothing meant for documents
+//   (COOP, Origin-Agent-Cluster, Referrer-Policy, X-DNS-Prefetch-Control, …: helmet's FAQ says
+//   they can be left off non-document answers).
+// - document: text/html. helmet's document set (COOP, Origin-Agent-Cluster, Referrer-Policy
+//   no-referrer, X-Frame-Options DENY, nosniff, …) and `Cache-Control: no-store`; each page sets
+//   its own CSP with its nonce (src/auth/pages.ts), which replaces the one here.
+// - asset: scripts, styles, images, fonts. nosniff, CORP, the API's CSP (an SVG opened as a
+//   document runs nothing); their Cache-Control is their route's.
 //
-// Written as one precomputed set per kind of answer (https or not, /api or not), onto Fastify's
-// reply headers rather than the raw response: one raw setHeader sends Node's writeHead down its
-// slow path (every header then validated and stored twice), and eleven were a tenth of a health
-// request (docs/performance.md).
+// A header the handler set wins (a page's CSP, an asset's Cache-Control, the contract's
+// `no-cache` on /api/openapi.json): there is one of each, never two. HSTS is on every kind when
+// the service is reached over https: PUBLIC_URL is https, or the request came through a trusted
+// proxy saying X-Forwarded-Proto: https (TRUST_PROXY); on http://localhost it would be a trap.
+//
+// Each set is computed once at start (helmet's middleware run once against a recorder: nothing
+// in them depends on the request), and written onto Fastify's reply headers rather than the raw
+// response: one raw setHeader sends Node's writeHead down its slow path (docs/performance.md).
 
 export const HSTS = 'max-age=31536000'
-const OPTIONS: HelmetOptions = {
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'"
+
+const DOCUMENT_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: {
     useDefaults: false,
     directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] }
@@ -37,33 +43,64 @@ const OPTIONS: HelmetOptions = {
   strictTransportSecurity: false
 }
 
-let recorded: Record<string, string> | undefined
+export type AnswerKind = 'api' | 'document' | 'asset'
+const KINDS: AnswerKind[] = ['api', 'document', 'asset']
 
-/**
- * The headers helmet sets with these options, as a plain object, for the answers written before
- * Fastify's hooks run (router refusals, unparsable HTTP). They are the same on every response:
- * nothing in them depends on the request. HSTS is added when PUBLIC_URL is https, or `https` says
- * the request came over https through a trusted proxy.
- */
-export function securityHeaders (config: Config, https = false): Record<string, string> {
-  if (recorded === undefined) {
-    const headers: Record<string, string> = {}
-    const recorder = {
-      setHeader (name: string, value: string) { headers[name.toLowerCase()] = value },
-      removeHeader () {}
-    }
-    const middleware = helmet(OPTIONS)
-    middleware({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
-    recorded = headers
-  }
-  const overHttps = https || config.publicUrl.startsWith('https://')
-  return overHttps ? { ...recorded, 'strict-transport-security': HSTS } : recorded
+/** The kind of an answer by its Content-Type (parameters and case ignored). */
+export function answerKind (contentType: unknown): AnswerKind {
+  if (typeof contentType !== 'string') return 'api'
+  const type = contentType.trimStart().toLowerCase()
+  if (type.startsWith('application/json')) return 'api'
+  if (type.startsWith('text/html')) return 'document'
+  if (type.startsWith('text/javascript') || type.startsWith('application/javascript') ||
+      type.startsWith('text/css') || type.startsWith('image/') || type.startsWith('font/')) return 'asset'
+  return 'api'
 }
 
-/** The URLs whose answers carry the API's own headers (API-Version). */
-const isApiUrl = (url: string): boolean => url.startsWith('/api/') || url === '/api'
+/** helmet's document headers with these options, recorded once. */
+function documentHeaders (): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const recorder = {
+    setHeader (name: string, value: string) { headers[name.toLowerCase()] = value },
+    removeHeader () {}
+  }
+  helmet(DOCUMENT_OPTIONS)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
+  return { ...headers, 'cache-control': 'no-store' }
+}
 
-/** A header set as two arrays, walked by index on every request (no entries, no iterator). */
+const FIXED: Record<AnswerKind, () => Record<string, string>> = {
+  api: () => ({
+    'cache-control': 'no-store',
+    'content-security-policy': API_CSP,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'cross-origin-resource-policy': 'same-origin'
+  }),
+  document: documentHeaders,
+  asset: () => ({
+    'content-security-policy': API_CSP,
+    'x-content-type-options': 'nosniff',
+    'cross-origin-resource-policy': 'same-origin'
+  })
+}
+
+/**
+ * The headers of one kind of answer. `https`: the request came over https through a trusted
+ * proxy (PUBLIC_URL https adds HSTS anyway). `apiHeaders` go on the api kind only. Also used for
+ * the answers written before Fastify's hooks run (router refusals, unparsable HTTP: JSON errors).
+ */
+export function securityHeaders (
+  config: Config, kind: AnswerKind, https = false, apiHeaders: Record<string, string> = {}
+): Record<string, string> {
+  const overHttps = https || config.publicUrl.startsWith('https://')
+  return {
+    ...FIXED[kind](),
+    ...(kind === 'api' ? apiHeaders : {}),
+    ...(overHttps ? { 'strict-transport-security': HSTS } : {})
+  }
+}
+
+/** A header set as two arrays, walked by index on every answer (no entries, no iterator). */
 interface HeaderSet { names: string[], values: string[] }
 const headerSet = (headers: Record<string, string>): HeaderSet =>
   ({ names: Object.keys(headers), values: Object.values(headers) })
@@ -71,19 +108,23 @@ const headerSet = (headers: Record<string, string>): HeaderSet =>
 async function securityHeadersPlugin (
   app: FastifyInstance, opts: { config: Config, apiHeaders?: Record<string, string> }
 ): Promise<void> {
-  const plain = securityHeaders(opts.config)
-  const withHsts = securityHeaders(opts.config, true)
+  const { config, apiHeaders } = opts
+  // Indexed by kind * 2 + (over https ? 1 : 0).
+  const sets = KINDS.flatMap(kind =>
+    [false, true].map(https => headerSet(securityHeaders(config, kind, https, apiHeaders))))
+  const index: Record<AnswerKind, number> = { api: 0, document: 2, asset: 4 }
   // Whether the request's protocol matters: not when PUBLIC_URL is https (HSTS on every answer).
-  const hstsVaries = !('strict-transport-security' in plain)
-  // Indexed by (over https ? 2 : 0) + (an /api URL ? 1 : 0).
-  const sets = [plain, withHsts].flatMap(base => [headerSet(base), headerSet({ ...base, ...opts.apiHeaders })])
-  // A callback hook (not async): no promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
+  const hstsVaries = !config.publicUrl.startsWith('https://')
+  // A callback hook (not async): no promise per answer.
+  app.addHook('onSend', (request, reply, payload, done) => {
     // request.protocol reads X-Forwarded-Proto only from a trusted proxy (Fastify's trustProxy).
     const https = hstsVaries && request.protocol === 'https'
-    const { names, values } = sets[(https ? 2 : 0) + (isApiUrl(request.url) ? 1 : 0)] as HeaderSet
-    for (let i = 0; i < names.length; i++) reply.header(names[i] as string, values[i])
-    done()
+    const { names, values } = sets[index[answerKind(reply.getHeader('content-type'))] + (https ? 1 : 0)] as HeaderSet
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string
+      if (!reply.hasHeader(name)) reply.header(name, values[i])
+    }
+    done(null, payload)
   })
 }
 

@@ -21,6 +21,7 @@ interface Row {
   result: string
   delivery: string | null
   retryAfter: number | null
+  duplicateOf: number | null
   invitationId: string | null
 }
 interface Batch {
@@ -93,13 +94,13 @@ t.test('invitation batches', async t => {
     t.equal(res.statusCode, 201, 'a small batch is answered 201 with every row')
     assertContract(t, 'POST', '/api/invitations/batch', res)
     const b = res.json<Batch>()
-    t.same(b.items.map(r => [r.index, r.email, r.role, r.result, r.delivery]), [
-      [0, 'new.person@example.com', 'member', 'invited', 'queued'],
-      [1, 'pending@example.com', 'admin', 'resent', 'queued'],
-      [2, member.email, 'member', 'already_member', null],
-      [3, 'not an address', 'member', 'invalid', null],
-      [4, 'new.person@example.com', 'member', 'duplicate', null]
-    ])
+    t.same(b.items.map(r => [r.index, r.email, r.role, r.result, r.delivery, r.duplicateOf]), [
+      [0, 'new.person@example.com', 'member', 'invited', 'queued', null],
+      [1, 'pending@example.com', 'admin', 'resent', 'queued', null],
+      [2, member.email, 'member', 'already_member', null, null],
+      [3, 'not an address', 'member', 'invalid', null, null],
+      [4, 'new.person@example.com', 'member', 'duplicate', null, 0]
+    ], 'the duplicate names the row it repeats in duplicateOf')
     t.same(b.results, { invited: 1, resent: 1, alreadyMember: 1, invalid: 1, duplicate: 1, overBudget: 0 })
     t.equal(b.nextCursor, null)
     const done = await completed(h, admin, b.id)

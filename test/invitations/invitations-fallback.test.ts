@@ -155,6 +155,8 @@ t.test('re-invite: same invitation, fresh token, new expiry, old link dead', asy
   t.equal(rows[0]?.id, before?.id, 'same id')
   t.equal(rows[0]?.expires_at.getTime(), h.clock.now().getTime() + 7 * DAY, 'new expiry')
   t.not(first.json().invitationUrl, second.json().invitationUrl, 'fresh link')
+  t.equal(first.json().outcome, 'invited', 'the first answer says invited, in a field')
+  t.equal(second.json().outcome, 'resent', 'the second says resent, in a field')
   t.equal(smtp.messages.length, 2, 'e-mail re-sent')
   t.ok(smtp.messages[1]?.text.includes(second.json().invitationUrl))
 

@@ -96,6 +96,7 @@ t.test('list, resend, revoke and the workspace boundary', async t => {
     assertContract(t, 'POST', url, res)
     const body = res.json()
     t.equal(body.success, true)
+    t.equal(body.outcome, 'resent', 'resent, in a field')
     t.not(body.invitationUrl, urls[0], 'a fresh link')
     const mail = await smtp.nextMessage(seen)
     t.ok(mail.text.includes(body.invitationUrl))

@@ -51,7 +51,7 @@ t.test('WorkOS invitations path and its fallbacks', async t => {
     const res = await invite(h, admin.cookie, { email: 'Idp.User@example.com', role: 'admin' })
     t.equal(res.statusCode, 200)
     assertContract(t, 'POST', URL_, res)
-    t.match(res.json(), { success: true, invitationId: 'invitation_01' })
+    t.match(res.json(), { success: true, outcome: 'invited', invitationId: 'invitation_01' })
     t.notOk('invitationUrl' in res.json(), 'no signup link on the provider path')
     const req = sent()[0]
     t.equal(req?.headers.authorization, 'Bearer sk_test_fake', 'the SDK authenticates with the API key')

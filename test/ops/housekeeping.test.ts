@@ -164,6 +164,7 @@ t.test('a completed invitation batch and its rows go RETENTION_BATCHES_DAYS afte
       delivery: done ? null : 'queued' as const,
       attempts: 0,
       retryAfterSeconds: null,
+      duplicateOf: null,
       message: null
     })))
     if (done) t.ok(await completeBatchIfDone(h.db, b.id, h.clock.now()), 'completed')
