@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { operations } from '../generated/openapi.js'
 import { htmlPage, type Page } from '../auth/pages.js'
 import { projectRoot } from '../paths.js'
 
@@ -9,11 +8,13 @@ import { projectRoot } from '../paths.js'
 // talks to the API only through the contract's operations. The shell carries the console's CSS in
 // a style element and loads the bundle, both under the response's nonce, like the other pages.
 
-export type ConsoleScreen = operations['getConsolePage']['parameters']['path']['screen']
 export const consoleBuildDir = join(projectRoot, 'dist', 'console')
 
-/** Each screen's title; the bundle sets the same one (with the workspace's name) once it runs. */
-const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
+/**
+ * Each screen's title; the bundle sets the same one (with the workspace's name) once it runs.
+ * The same names as the console's route table (console/routes.ts), aliases included.
+ */
+const SCREEN_TITLES: Record<string, string> = {
   home: 'Workspace',
   members: 'Members',
   invitations: 'Invitations',
@@ -25,6 +26,21 @@ const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
   settings: 'Settings',
   domains: 'Domains'
 }
+/** The API's names of the screens (/console/invite-requests is the Invite requests screen). */
+const ALIASES: Record<string, string> = {
+  profile: 'home',
+  me: 'home',
+  users: 'members',
+  'invite-requests': 'requests',
+  'webhook-endpoints': 'webhooks',
+  'audit-events': 'activity',
+  workspace: 'settings'
+}
+
+/** Whether the console has a screen of that name (an alias included). */
+export function isConsoleScreen (screen: string): boolean {
+  return Object.hasOwn(SCREEN_TITLES, ALIASES[screen] ?? screen)
+}
 
 let css: string | undefined
 
@@ -34,8 +50,9 @@ function consoleCss (): string {
   return css
 }
 
-export function consolePage (opts: { screen: ConsoleScreen | 'home', identityProvider: boolean }): Page {
-  return htmlPage(SCREEN_TITLES[opts.screen], consoleCss(), nonce => `<div id="app" data-identity-provider="${
+export function consolePage (opts: { screen: string, identityProvider: boolean }): Page {
+  const title = SCREEN_TITLES[ALIASES[opts.screen] ?? opts.screen] ?? 'Not found'
+  return htmlPage(title, consoleCss(), nonce => `<div id="app" data-identity-provider="${
     opts.identityProvider ? 'yes' : 'no'}"><p class="muted">Loading the console…</p></div>
 <script nonce="${nonce}" src="/assets/console.js"></script>`)
 }
