@@ -1,7 +1,10 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { announce, ListState, ProblemNote, usePaged, when } from '../ui.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { ListState } from '../components/table.js'
+import { usePaged } from '../hooks/use-paged.js'
 
 function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: Problem | null) => void }) {
   const [role, setRole] = useState<Schemas['Role']>(req.role)
@@ -32,14 +35,13 @@ function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: P
   )
 }
 
-export function Requests ({ news }: ScreenProps) {
+export function Requests () {
   const { items, problem, reload, pager } = usePaged(
     async cursor => await call(api.GET('/api/invite-requests', { params: { query: cursor === undefined ? { status: 'pending', limit: 25 } : { status: 'pending', limit: 25, cursor } } })),
     []
   )
   // A new request (and another admin's decision) is an event of the feed the console follows
-  // (live.ts): the list is read again when one arrives, without a reload.
-  useEffect(() => { if (news > 0) reload() }, [news])
+  // (hooks/live.tsx): usePaged reads the list again when one arrives, without a reload.
   const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   return (
     <>
