@@ -2,6 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preac
 import { api, call, type Problem, type Schemas } from './api.js'
 import { ProblemNote } from './components/problem-note.js'
 import { ErrorBoundary } from './components/error-boundary.js'
+import { Nav } from './components/nav.js'
 import { LiveProvider } from './hooks/live.js'
 import { usePath } from './hooks/use-path.js'
 import { ROUTES, routeAt } from './routes.js'
@@ -44,13 +45,13 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
 
   const me = who.state === 'in' ? who.me : null
   const admin = me?.user.role === 'admin'
-  const route = routeAt(path)
+  const route = routeAt(path, admin)
   const allowed = route !== undefined && (!route.adminOnly || admin)
   const title = route === undefined ? 'Not found' : allowed ? route.title : 'Profile'
 
   // An alias (the API's name, /console/invite-requests) shows its screen under the screen's path.
   useLayoutEffect(() => {
-    if (route !== undefined && route.path !== path) go(route.path, true)
+    if (route !== undefined && route.path !== path && path !== '/') go(route.path, true)
   }, [route, path, go])
 
   // In the same task as the render that shows the screen's heading (a layout effect, not an
@@ -75,19 +76,7 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
       <a class='skip' href='#main'>Skip to the screen</a>
       <header>
         <p class='brand'>{me.workspace.name}</p>
-        <nav aria-label='Console'>
-          <ul>
-            {screens.map(s => (
-              <li key={s.path}>
-                <a
-                  href={s.path} aria-current={s === route ? 'page' : undefined}
-                  onClick={e => { if (!e.ctrlKey && !e.metaKey) { e.preventDefault(); go(s.path) } }}
-                >{s.title}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
+        <Nav screens={screens} current={route} go={go} admin={admin} />
       </header>
       <main id='main'>
         <h1 tabIndex={-1} ref={heading}>{title}</h1>

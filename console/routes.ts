@@ -10,6 +10,7 @@ import { Activity } from './screens/activity.js'
 import { Settings } from './screens/settings.js'
 import { Domains } from './screens/domains.js'
 import { Profile } from './screens/profile.js'
+import { Overview } from './screens/overview.js'
 
 // The route table: each screen at its path, its title, who may open it, and the other names it
 // answers to — the API's (/console/invite-requests is the Invite requests screen). The service
@@ -25,7 +26,8 @@ export interface Route {
 }
 
 export const ROUTES: Route[] = [
-  { path: '/', title: 'Profile', adminOnly: false, view: Profile, aliases: ['/console', '/console/profile', '/console/me'] },
+  // An admin lands on the overview of what waits; a member on their profile (PROFILE below).
+  { path: '/', title: 'Overview', adminOnly: true, view: Overview, aliases: ['/console', '/console/overview'] },
   { path: '/console/members', title: 'Members', adminOnly: true, view: Members, aliases: ['/console/users'] },
   { path: '/console/invitations', title: 'Invitations', adminOnly: true, view: Invitations, aliases: [] },
   { path: '/console/invite-links', title: 'Invite links', adminOnly: true, view: InviteLinks, aliases: [] },
@@ -34,11 +36,19 @@ export const ROUTES: Route[] = [
   { path: '/console/webhooks', title: 'Webhooks', adminOnly: true, view: Webhooks, aliases: ['/console/webhook-endpoints'] },
   { path: '/console/domains', title: 'Domains', adminOnly: true, view: Domains, aliases: [] },
   { path: '/console/activity', title: 'Activity', adminOnly: true, view: Activity, aliases: ['/console/audit-events'] },
-  { path: '/console/settings', title: 'Settings', adminOnly: true, view: Settings, aliases: ['/console/workspace'] }
+  { path: '/console/settings', title: 'Settings', adminOnly: true, view: Settings, aliases: ['/console/workspace'] },
+  { path: '/console/profile', title: 'Profile', adminOnly: false, view: Profile, aliases: ['/console/me'] }
 ]
 
-/** The screen at `path` (a trailing slash or an alias included); undefined: no screen is there. */
-export function routeAt (path: string): Route | undefined {
+/** A member's landing, and every member's one screen. */
+const PROFILE = ROUTES[ROUTES.length - 1] as Route
+
+/**
+ * The screen at `path` (a trailing slash or an alias included) for an admin or a member;
+ * undefined: no screen is there. A member's landing (`/`) is their profile.
+ */
+export function routeAt (path: string, admin: boolean): Route | undefined {
   const p = path.length > 1 ? path.replace(/\/+$/, '') : path
-  return ROUTES.find(r => r.path === p || r.aliases.includes(p))
+  const route = ROUTES.find(r => r.path === p || r.aliases.includes(p))
+  return route?.path === '/' && !admin ? PROFILE : route
 }

@@ -24,12 +24,13 @@ const SCREEN_TITLES: Record<string, string> = {
   webhooks: 'Webhooks',
   activity: 'Activity',
   settings: 'Settings',
-  domains: 'Domains'
+  domains: 'Domains',
+  profile: 'Profile'
 }
 /** The API's names of the screens (/console/invite-requests is the Invite requests screen). */
 const ALIASES: Record<string, string> = {
-  profile: 'home',
-  me: 'home',
+  overview: 'home',
+  me: 'profile',
   users: 'members',
   'invite-requests': 'requests',
   'webhook-endpoints': 'webhooks',

@@ -86,13 +86,16 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
   await t.test('profile: who is signed in, the nav of every screen, a favicon', async t => {
     const favicon = page.waitForResponse(r => r.url() === `${base}/favicon.svg`)
     await page.goto(`${base}/`)
-    await page.locator('#me-email', { hasText: admin.email }).waitFor()
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     t.equal((await favicon).status(), 200, 'the page links its icon, which is served')
-    t.equal(await page.title(), 'Profile · Acme Robotics')
+    t.equal(await page.title(), 'Overview · Acme Robotics', 'an admin lands on the overview')
     t.same(
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(),
-      ['Profile', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings']
+      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings', 'Profile']
     )
+    await open(page, 'Profile')
+    await page.locator('#me-email', { hasText: admin.email }).waitFor()
+    t.equal(await page.title(), 'Profile · Acme Robotics')
     await axe(t, page, 'Profile (admin)')
   })
 

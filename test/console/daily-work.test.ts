@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { build } from '../helpers/build.js'
+import { build, principalOf } from '../helpers/build.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
 import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } from '../helpers/browser.js'
 import { until } from '../helpers/service-process.js'
@@ -36,6 +36,33 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
   const browser = await launchChromium(t)
   const { page, problems } = await signedInPage(browser, base, admin.cookie)
 
+  await t.test('an admin lands on what waits; a new request shows without a reload, counted in the navigation', async t => {
+    await page.goto(`${base}/`)
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    t.equal(await page.title(), 'Overview · Acme Robotics', 'the landing is the overview')
+    await page.locator('#requests-waiting', { hasText: 'No request waits' }).waitFor()
+    t.equal(await page.locator('nav .count').count(), 0, 'no count in the navigation')
+
+    // An invitation that bounced, then a member's request (the policy allows it).
+    const invited = await h.app.services.invitations.invite(principalOf(admin, 'admin'), { email: 'bounce@example.com', role: 'member' })
+    await h.db.query("UPDATE invitations SET delivery_status = 'bounced', bounce_reason = '550 5.1.1 no such user' WHERE email = 'bounce@example.com'")
+    t.ok(invited, 'invited')
+    const policy = await h.inject({ method: 'PATCH', url: '/api/workspace/settings', headers: { cookie: admin.cookie }, payload: { invitePolicy: 'request' } })
+    t.equal(policy.statusCode, 200)
+    await h.app.services.inviteRequests.request(principalOf(member, 'member', 'chat'), { email: 'asked-for@example.com', role: 'member' })
+
+    await page.locator('#requests-waiting', { hasText: '1 request waits for a decision' }).waitFor({ timeout: 15_000 })
+    t.pass('the request shows on the overview without a reload')
+    t.match(await page.locator('main ul.waiting').first().textContent(), /asked-for@example\.com/)
+    await page.locator('nav .count', { hasText: '1' }).waitFor()
+    t.equal(await page.locator('#requests-count').textContent(), '1 waiting', 'the count describes the Invite requests link')
+    t.equal(await page.getByRole('link', { name: 'Invite requests', exact: true }).getAttribute('aria-describedby'), 'requests-count')
+    await page.locator('#invitations-failed', { hasText: '1 pending invitation bounced' }).waitFor()
+    t.match(await page.locator('main ul.waiting').nth(1).textContent(), /bounce@example\.com bounced: 550 5\.1\.1 no such user/, 'which, and why')
+    t.equal(await page.getByRole('link', { name: 'Decide on invite requests' }).getAttribute('href'), '/console/requests', 'with links')
+    await checkPage(t, page, 'Overview (admin, a request and a bounce waiting)')
+  })
+
   await t.test('an unknown screen is the console\'s not-found screen; the API\'s names are aliases', async t => {
     const missing = await page.goto(`${base}/console/nope`)
     t.equal(missing?.status(), 404, 'answered 404')
@@ -43,7 +70,7 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     t.match(await page.locator('#not-found').textContent(), /There is no screen at \/console\/nope/)
     t.same(
       await page.locator('main .screen-links a').allTextContents(),
-      ['Profile', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings'],
+      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings', 'Profile'],
       'with a link to every screen'
     )
     t.equal(await page.title(), 'Not found · Acme Robotics')
