@@ -27,10 +27,10 @@ function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: P
         <option value='member'>member</option>
         <option value='admin'>admin</option>
       </select>
-      <button type='button' onClick={() => { void approve() }}>Approve {req.email}</button>
+      <button type='button' aria-label={`Approve ${req.email}`} onClick={() => { void approve() }}>Approve</button>
       <label for={`reason-${req.id}`}>Reason to deny (optional)</label>
       <input id={`reason-${req.id}`} maxLength={500} value={reason} onInput={e => { setReason(e.currentTarget.value) }} />
-      <button type='button' onClick={() => { void deny() }}>Deny {req.email}</button>
+      <button type='button' aria-label={`Deny ${req.email}`} onClick={() => { void deny() }}>Deny</button>
     </div>
   )
 }
@@ -51,7 +51,7 @@ export function Requests () {
         <ul class='cards'>
           {items?.map(req => (
             <li key={req.id} class='card'>
-              <p><strong>{req.email}</strong> asked to join as {req.role}, {when(req.createdAt)}; the request expires {when(req.expiresAt)}.</p>
+              <p class='address'><strong>{req.email}</strong> asked to join as {req.role}, {when(req.createdAt)}; the request expires {when(req.expiresAt)}.</p>
               <Decide req={req} onDone={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />
             </li>
           ))}
