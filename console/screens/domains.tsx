@@ -81,7 +81,7 @@ function DomainCard ({ d, onChanged }: { d: Domain, onChanged: (p: Problem | nul
       <PolicySelect id={`policy-${d.id}`} value={d.policy} onChange={p => { void setPolicy(p) }} />
       <div class='actions'>
         <button type='button' aria-label={`Check ${d.domain} now`} onClick={() => { void check() }}>Check now</button>
-        <ConfirmButton label='Remove' name={`Remove ${d.domain}`} confirm='Yes, remove it' onConfirm={remove} />
+        <ConfirmButton label='Remove' name={`Remove ${d.domain}`} confirm={`Yes, remove ${d.domain}`} onConfirm={remove} />
       </div>
     </li>
   )
