@@ -39,6 +39,8 @@ export function LiveProvider ({ enabled, onSignedOut, children }: { enabled: boo
   const signedOutRef = useRef(onSignedOut)
   useEffect(() => { signedOutRef.current = onSignedOut }, [onSignedOut])
   const [value, setValue] = useState<Live>({ news: 0, signedOut: () => { signedOutRef.current() } })
+  // What the admin reads at the foot of the page: following the feed, or paused until when.
+  const [state, setState] = useState<{ paused: number } | 'live' | null>(null)
   useEffect(() => { setValue(v => v.news === news ? v : { ...v, news }) }, [news])
   useEffect(() => {
     if (!enabled) return
@@ -53,7 +55,9 @@ export function LiveProvider ({ enabled, onSignedOut, children }: { enabled: boo
       if (!r.ok) {
         if (r.problem.status === 401) { signedOutRef.current(); return }
         failures++
-        timer = setTimeout(poll, nextWait(r.problem, failures))
+        const wait = nextWait(r.problem, failures)
+        setState({ paused: Math.ceil(wait / 1000) })
+        timer = setTimeout(poll, wait)
         return
       }
       failures = 0
@@ -62,10 +66,20 @@ export function LiveProvider ({ enabled, onSignedOut, children }: { enabled: boo
       // A full page: more is waiting, ask again at once; otherwise we are at the end of the feed.
       if (r.data.items.length === PAGE) { timer = setTimeout(poll, 0); return }
       caughtUp = true
+      setState('live')
       timer = setTimeout(poll, nextWait(null, 0))
     }
     void poll()
     return () => { stopped = true; clearTimeout(timer) }
   }, [enabled])
-  return <LiveContext.Provider value={value}>{children}</LiveContext.Provider>
+  return (
+    <LiveContext.Provider value={value}>
+      {children}
+      {state !== null && (
+        <p id='live-state' class='live'>
+          {state === 'live' ? 'Changes show as they happen.' : `Live updates paused: the service did not answer; trying again in ${state.paused} seconds.`}
+        </p>
+      )}
+    </LiveContext.Provider>
+  )
 }

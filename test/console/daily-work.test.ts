@@ -259,17 +259,24 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     await p.goto(`${base}/console/members`)
     await p.getByRole('heading', { level: 1, name: 'Members' }).waitFor()
     const reads = async (n: number) => { await until(`${n} reads of the feed`, async () => calls >= n ? true : undefined, 10_000) }
+    // The foot of the page says what the console does with the feed; once it says so, the next
+    // read is scheduled (in the same task), so the clock may run.
+    const says = async (text: string) => { await p.locator('#live-state', { hasText: text }).waitFor() }
     await reads(1)
+    await says('Changes show as they happen')
     await p.clock.runFor(2_500)
     await reads(2) // 429, Retry-After: 30
+    await says('trying again in 30 seconds')
     await p.clock.runFor(29_000)
     t.equal(calls, 2, 'no read before Retry-After has passed (29 s)')
     await p.clock.runFor(1_500)
     await reads(3) // 503, the second failure in a row: 10 s
+    await says('trying again in 10 seconds')
     await p.clock.runFor(9_000)
     t.equal(calls, 3, 'after two failures in a row, longer than the normal 2.5 s (9 s)')
     await p.clock.runFor(1_500)
     await reads(4) // 200: back to the normal pace
+    await says('Changes show as they happen')
     await p.clock.runFor(2_500)
     await reads(5) // 401
     await p.locator('#signed-out').waitFor()
