@@ -1,4 +1,5 @@
 import neostandard from 'neostandard'
+import reactHooks from 'eslint-plugin-react-hooks'
 
 export default [
   ...neostandard({ ts: true, ignores: ['dist/**', 'clients/*/dist/**', 'data/**', 'src/generated/**', 'node_modules/**', '.tap/**', 'bench/*.json', 'bench/*.cpuprofile'] }),
@@ -32,8 +33,13 @@ export default [
     // The admin console (console/, TSX bundled by esbuild): an event handler starts a call and
     // leaves it (`void save()`); its outcome lands in the component's state, never a rejection
     // (console/api.ts `call` turns every failure into a Problem).
+    // The rules of hooks hold for Preact's hooks as for React's (eslint-plugin-react-hooks reads
+    // calls by name): hooks at the top level only, and every value an effect reads in its deps.
     files: ['console/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
     rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
       'no-void': ['error', { allowAsStatement: true }],
       '@stylistic/max-len': ['error', { code: 220, ignoreUrls: true, ignoreStrings: true }]
     }

@@ -1,5 +1,6 @@
 import createClient from 'openapi-fetch'
 import type { components, paths } from '../src/generated/openapi.js'
+import { codeWords, fieldErrors, type FieldError } from './words.js'
 
 // The console's only way to the service: openapi-fetch typed by the contract (openapi-typescript's
 // src/generated/openapi.ts). Same origin, the session cookie; no other host, no private route.
@@ -15,6 +16,8 @@ export interface Problem {
   text: string
   /** Seconds to wait, from Retry-After (429 and 503). */
   retryAfter: number | undefined
+  /** The fields it concerns, each with what to enter instead (words.ts), shown beside the field. */
+  fields: FieldError[]
 }
 
 export type Outcome<T> = { ok: true, data: T, response: Response } | { ok: false, problem: Problem }
@@ -34,11 +37,13 @@ export function whenToRetry (wait: number): string {
 }
 
 /** The sentence for an ErrorResponse: its own message, with what to do next where it matters. */
-export function problemOf (response: Response | undefined, error: unknown): Problem {
+function problemOf (response: Response | undefined, error: unknown): Problem {
   const status = response?.status ?? 0
   const body = (typeof error === 'object' && error !== null ? error : {}) as Partial<Schemas['ErrorResponse']>
   const message = typeof body.message === 'string' ? body.message.replace(/\.?$/, '.') : undefined
   const retryAfter = seconds(response)
+  const code = typeof body.code === 'string' ? body.code : undefined
+  const fields = fieldErrors(code, body.details)
   let text: string
   if (response === undefined) text = 'The service could not be reached. Check the connection and try again.'
   else if (status === 429) {
@@ -46,9 +51,10 @@ export function problemOf (response: Response | undefined, error: unknown): Prob
   } else if (status === 503) {
     text = `${message ?? 'The service is unavailable for a moment.'} Try again${retryAfter === undefined ? '' : ' ' + whenToRetry(retryAfter)}.`
   } else if (status === 401) text = 'Your session has ended: sign in again.'
-  else if (status === 403 && body.code === 'FORBIDDEN') text = `${message ?? 'Forbidden.'} Only admins may do this.`
-  else text = message ?? `Something went wrong (${status}). Try again.`
-  return { status, code: typeof body.code === 'string' ? body.code : undefined, text, retryAfter }
+  else if (status === 403 && code === 'FORBIDDEN') text = `${message ?? 'Forbidden.'} Only admins may do this.`
+  else if (fields.length > 0) text = fields.map(f => f.words).join(' ')
+  else text = codeWords(code) ?? message ?? `Something went wrong (${status}). Try again.`
+  return { status, code, text, retryAfter, fields }
 }
 
 /** Await an openapi-fetch call; a network failure becomes a Problem too. */

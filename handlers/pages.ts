@@ -6,7 +6,7 @@ import {
   joinPage, loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
 } from '../src/auth/pages.js'
 import { serviceError } from '../src/errors.js'
-import { consolePage, FAVICON_SVG } from '../src/console/page.js'
+import { consolePage, FAVICON_SVG, isConsoleScreen } from '../src/console/page.js'
 import { hashedAsset, IMMUTABLE } from '../src/console/assets.js'
 
 const JOIN_PAGE_ERRORS = {
@@ -52,8 +52,10 @@ export function pagesHandlers (
     async getIndexPage (_request, reply) {
       return await send(reply, consolePage({ screen: 'home', identityProvider }))
     },
+    // An unknown screen is the console's own not-found screen (the same page, 404).
     async getConsolePage (request, reply) {
-      return await send(reply, consolePage({ screen: request.params.screen, identityProvider }))
+      const { screen } = request.params
+      return await send(reply.code(isConsoleScreen(screen) ? 200 : 404), consolePage({ screen, identityProvider }))
     },
     async getFavicon (_request, reply) {
       return await reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400')

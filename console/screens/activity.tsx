@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api.js'
 import type { operations } from '../../src/generated/openapi.js'
-import type { ScreenProps } from '../main.js'
-import { DOORS, ListState, Table, usePaged, when } from '../ui.js'
+import { DOORS, when } from '../format.js'
+import { ListState, Table } from '../components/table.js'
+import { usePaged } from '../hooks/use-paged.js'
 
 type Action = Schemas['AuditAction']
 const ACTIONS = [
@@ -30,11 +31,44 @@ function valueOf (v: unknown): string | null {
   return null
 }
 
+/** Payload fields that name what an event concerns, the first present wins: whose role, which key… */
+const NAMED_BY = ['email', 'name', 'url', 'host', 'domain', 'teamName'] as const
+const TARGET_WORDS: Record<string, string> = {
+  user: 'member',
+  invitation: 'invitation',
+  api_key: 'API key',
+  session: 'session',
+  chat_installation: 'Slack installation',
+  webhook_endpoint: 'webhook endpoint',
+  invite_request: 'invite request',
+  workspace: 'the workspace',
+  invite_link: 'invite link',
+  domain: 'domain'
+}
+
+/** Who or what an event concerns: the person, key, link, endpoint or domain by name, else its kind and id. */
+function concerns (e: Schemas['AuditEvent']): string {
+  for (const k of NAMED_BY) {
+    const v = e.payload[k]
+    if (typeof v === 'string' && v !== '') return v
+  }
+  if (e.target === null) return '—'
+  const kind = TARGET_WORDS[e.target.type] ?? e.target.type
+  return e.target.type === 'workspace' ? kind : `${kind} ${e.target.id.slice(0, 8)}`
+}
+
 function describe (e: Schemas['AuditEvent']): string {
   const p = e.payload
-  return ['email', 'role', 'from', 'to', 'name', 'host', 'url', 'reason', 'invitePolicy', 'domain', 'policy']
-    .flatMap(k => { const v = valueOf(p[k]); return v === null ? [] : [`${k}: ${v}`] })
-    .join(', ')
+  // A role changed is its two roles: "member → admin".
+  const change = valueOf({ from: p.from, to: p.to })
+  return [
+    ...(p.from !== undefined && p.to !== undefined && change !== null ? [change] : []),
+    ...['role', 'reason', 'invitePolicy', 'policy', 'name'].flatMap(k => {
+      // A name is what the event concerns (that column), unless it is a change of name.
+      const v = k === 'name' && typeof p[k] === 'string' ? null : valueOf(p[k])
+      return v === null ? [] : [`${k}: ${v}`]
+    })
+  ].join(', ')
 }
 
 type Door = Schemas['AuditEvent']['source']
@@ -44,7 +78,7 @@ const NO_FILTER: Filters = { action: '', targetType: '', targetId: '', actor: ''
 /** A datetime-local value (the browser's time zone) as the instant the contract takes. */
 const instant = (local: string): string => new Date(local).toISOString()
 
-export function Activity ({ news }: ScreenProps) {
+export function Activity () {
   const [filters, setFilters] = useState<Filters>(NO_FILTER)
   const [applied, setApplied] = useState<Filters>(NO_FILTER)
   const set = <K extends keyof Filters>(key: K, value: Filters[K]) => { setFilters(f => ({ ...f, [key]: value })) }
@@ -66,7 +100,6 @@ export function Activity ({ news }: ScreenProps) {
     })),
     [applied]
   )
-  useEffect(() => { if (news > 0) reload() }, [news])
   return (
     <>
       <form class='card filters' onSubmit={e => { e.preventDefault(); setApplied(filters) }} aria-label='Filters'>
@@ -110,13 +143,14 @@ export function Activity ({ news }: ScreenProps) {
         <button type='submit'>Filter</button>
       </form>
       <ListState items={items} problem={problem} retry={reload} empty='Nothing happened yet, or nothing matches.'>
-        <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Door', 'Did', 'Details']} pager={pager}>
+        <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Door', 'Did', 'Concerns', 'Details']} pager={pager}>
           {items?.map(e => (
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
-              <td>{e.actor.label ?? e.actor.type}</td>
+              <td class='address'>{e.actor.label ?? e.actor.type}</td>
               <td class='door'>{DOORS[e.source]}</td>
               <td><code>{e.action}</code></td>
+              <td class='concerns address'>{concerns(e)}</td>
               <td>{describe(e)}</td>
             </tr>
           ))}

@@ -1,33 +1,12 @@
-import { useState } from 'preact/hooks'
+import { useState, useEffect } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { ConfirmButton, ListState, Table, announce, when } from '../ui.js'
-import { useEffect } from 'preact/hooks'
+import type { ScreenProps } from '../screen.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { OnceSecret } from '../components/once-secret.js'
+import { ListState, Table } from '../components/table.js'
 import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
-
-/** A secret shown once, with a copy button; dismissed, it is gone from the page. */
-export function OnceSecret ({ label, secret, onDone, after = 'Afterwards the console shows only its prefix.' }: {
-  label: string, secret: string, onDone: () => void, after?: string
-}) {
-  const [copied, setCopied] = useState(false)
-  return (
-    <div class='card secret' role='region' aria-label={label}>
-      <p class='warning'><strong>Copy it now: it is shown only this once.</strong> {after}</p>
-      <label for='secret-value'>{label}</label>
-      <input id='secret-value' readOnly value={secret} onFocus={e => { e.currentTarget.select() }} />
-      <button
-        type='button' onClick={() => {
-          void navigator.clipboard.writeText(secret).then(
-            () => { setCopied(true); announce('Copied to the clipboard.') },
-            () => { announce('Could not copy: select the text and copy it yourself.') }
-          )
-        }}
-      >{copied ? 'Copied' : 'Copy'}
-      </button>
-      <button type='button' onClick={onDone}>I have copied it</button>
-    </div>
-  )
-}
 
 /** The areas of the scope catalogue, in the picker's order, with their headings. */
 const AREAS: Array<{ area: string, title: string }> = [
@@ -160,7 +139,7 @@ export function ApiKeys (_props: ScreenProps) {
                 <td>{k.expiresAt === null ? 'Never' : when(k.expiresAt)}{warning !== null && <strong class='warn'> {warning}</strong>}</td>
                 <td>{k.createdByEmail ?? 'a removed admin'}</td>
                 <td>{when(k.lastUsedAt)}</td>
-                <td><ConfirmButton label={`Revoke ${k.name}`} confirm={`Yes, revoke ${k.name}`} onConfirm={async () => { await revoke(k) }} /></td>
+                <td><ConfirmButton label='Revoke' name={`Revoke ${k.name}`} confirm={`Yes, revoke ${k.name}`} onConfirm={async () => { await revoke(k) }} /></td>
               </tr>
             )
           })}

@@ -1,7 +1,12 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { ConfirmButton, ListState, announce, when } from '../ui.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { ListState } from '../components/table.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { useCall } from '../hooks/use-call.js'
+import { useFormProblem } from '../hooks/use-form-problem.js'
 
 // Join by verified domain: add a domain, publish its TXT record, check it, choose who may join.
 
@@ -60,7 +65,7 @@ function DomainCard ({ d, onChanged }: { d: Domain, onChanged: (p: Problem | nul
   }
   return (
     <li class='card'>
-      <p><strong>{d.domain}</strong> <span class={d.status === 'verified' ? 'tag' : 'tag off'}>{STATE[d.status]}</span></p>
+      <p class='address'><strong>{d.domain}</strong> <span class={d.status === 'verified' ? 'tag' : 'tag off'}>{STATE[d.status]}</span></p>
       {d.status === 'pending' && <p class='muted'>Publish this DNS record, then check. Unverified, it fails {when(d.failsAt)}.</p>}
       {d.status === 'failed' && <p class='muted'>Failed {when(d.failedAt)}: the record was not found in 30 days. Publish it and check again.</p>}
       {d.status !== 'verified' && (
@@ -75,27 +80,25 @@ function DomainCard ({ d, onChanged }: { d: Domain, onChanged: (p: Problem | nul
       <label for={`policy-${d.id}`}>Who may join through {d.domain}</label>
       <PolicySelect id={`policy-${d.id}`} value={d.policy} onChange={p => { void setPolicy(p) }} />
       <div class='actions'>
-        <button type='button' onClick={() => { void check() }}>Check {d.domain} now</button>
-        <ConfirmButton label={`Remove ${d.domain}`} confirm={`Yes, remove ${d.domain}`} onConfirm={remove} />
+        <button type='button' aria-label={`Check ${d.domain} now`} onClick={() => { void check() }}>Check now</button>
+        <ConfirmButton label='Remove' name={`Remove ${d.domain}`} confirm={`Yes, remove ${d.domain}`} onConfirm={remove} />
       </div>
     </li>
   )
 }
 
-export function Domains (_props: ScreenProps) {
-  const [items, setItems] = useState<Domain[] | null>(null)
-  const [problem, setProblem] = useState<Problem | null>(null)
+export function Domains () {
+  const { data, problem, reload } = useCall(async () => await call(api.GET('/api/domains')), [])
+  const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   const [domain, setDomain] = useState('')
   const [policy, setPolicy] = useState<Policy>('off')
-  const load = () => {
-    void call(api.GET('/api/domains')).then(r => { if (r.ok) { setItems(r.data.items); setProblem(null) } else setProblem(r.problem) })
-  }
-  useEffect(load, [])
+  const form = useFormProblem(['domain', 'policy'])
   const add = async (e: Event) => {
     e.preventDefault()
     const r = await call(api.POST('/api/domains', { body: { domain: domain.trim(), policy } }))
-    if (r.ok) { setDomain(''); announce(`${r.data.domain} added: publish its DNS record, then check it.`) } else { setProblem(r.problem); announce(r.problem.text) }
-    load()
+    form.fail(r.ok ? null : r.problem)
+    if (r.ok) { setDomain(''); announce(`${r.data.domain} added: publish its DNS record, then check it.`) }
+    reload()
   }
   return (
     <>
@@ -103,17 +106,20 @@ export function Domains (_props: ScreenProps) {
         People with an address at a verified domain may join this workspace from the sign-in page, as each
         domain's policy says. Sign-in through your identity provider (SSO) follows its own organization domains.
       </p>
-      <form class='card' onSubmit={add} aria-labelledby='domain-title'>
+      <form class='card' onSubmit={add} aria-labelledby='domain-title' ref={form.form}>
         <h2 id='domain-title'>Add a domain</h2>
         <label for='domain-name'>Domain</label>
-        <input id='domain-name' required maxLength={253} placeholder='acme.com' value={domain} onInput={e => { setDomain(e.currentTarget.value) }} />
+        <input id='domain-name' required maxLength={253} placeholder='acme.com' value={domain} {...form.control('domain', 'domain-name')} onInput={e => { setDomain(e.currentTarget.value) }} />
+        {form.error('domain', 'domain-name')}
         <label for='domain-policy'>Who may join through it</label>
         <PolicySelect id='domain-policy' value={policy} onChange={setPolicy} />
         <button type='submit'>Add the domain</button>
+        {form.note}
       </form>
-      <ListState items={items} problem={problem} retry={load} empty='No domains.'>
+      <ProblemNote problem={actionProblem} />
+      <ListState items={data?.items ?? null} problem={problem} retry={reload} empty='No domains.'>
         <ul class='cards'>
-          {items?.map(d => <DomainCard key={d.id} d={d} onChanged={p => { if (p !== null) { setProblem(p); announce(p.text) } load() }} />)}
+          {data?.items.map(d => <DomainCard key={d.id} d={d} onChanged={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />)}
         </ul>
       </ListState>
     </>

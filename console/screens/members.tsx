@@ -1,8 +1,13 @@
-import { useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { ConfirmButton, ListState, ProblemNote, Table, announce, inviterText, usePaged, when } from '../ui.js'
-import { useEffect } from 'preact/hooks'
+import type { ScreenProps } from '../screen.js'
+import { announce } from '../announce.js'
+import { inviterText, when } from '../format.js'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { ListState, Table } from '../components/table.js'
+import { useCall } from '../hooks/use-call.js'
+import { usePaged } from '../hooks/use-paged.js'
 
 const LAST_ADMIN_RULE = 'A workspace always keeps at least one admin: the last admin can be neither made a member nor removed. Make someone else an admin first.'
 
@@ -12,7 +17,46 @@ function lastAdminSentence (u: Schemas['User'], doing: string): string {
 
 type RoleFilter = Schemas['Role'] | ''
 
-export function Members ({ me, news }: ScreenProps) {
+/**
+ * A member's role: picking the other one asks first ("Make ada@… an admin?"), the confirm button
+ * taking the focus; Cancel puts the menu back. The last admin's menu is disabled, the reason beside it.
+ */
+function RoleCell ({ u, lastAdmin, onChange }: { u: Schemas['User'], lastAdmin: boolean, onChange: (role: Schemas['Role']) => Promise<void> }) {
+  const [asked, setAsked] = useState<Schemas['Role'] | null>(null)
+  const [busy, setBusy] = useState(false)
+  const yes = useRef<HTMLButtonElement>(null)
+  const menu = useRef<HTMLSelectElement>(null)
+  const wasAsked = useRef(false)
+  useLayoutEffect(() => {
+    if (asked !== null) yes.current?.focus()
+    else if (wasAsked.current) menu.current?.focus()
+    wasAsked.current = asked !== null
+  }, [asked])
+  return (
+    <>
+      <select
+        ref={menu} aria-label={`Role of ${u.email}`} aria-describedby={lastAdmin ? `last-admin-${u.id}` : 'last-admin-rule'}
+        value={asked ?? u.role} disabled={lastAdmin || busy}
+        onChange={e => { const role = e.currentTarget.value as Schemas['Role']; setAsked(role === u.role ? null : role) }}
+      >
+        <option value='admin'>admin</option>
+        <option value='member'>member</option>
+      </select>
+      {asked !== null && (
+        <span class='confirm'>
+          <button
+            type='button' ref={yes} class='danger' disabled={busy}
+            onClick={async () => { setBusy(true); try { await onChange(asked) } finally { setBusy(false); setAsked(null) } }}
+          >{asked === 'admin' ? `Yes, make ${u.email} an admin` : `Yes, make ${u.email} a member`}
+          </button>
+          <button type='button' onClick={() => { setAsked(null) }}>Cancel</button>
+        </span>
+      )}
+    </>
+  )
+}
+
+export function Members ({ me }: ScreenProps) {
   // The search and the role are the server's filters (GET /api/users?q=&role=), paged there too.
   const [search, setSearch] = useState('')
   const [role, setRole] = useState<RoleFilter>('')
@@ -30,8 +74,11 @@ export function Members ({ me, news }: ScreenProps) {
     })),
     [applied]
   )
-  useEffect(() => { if (news > 0) reload() }, [news])
+  // The admins, two at most: one alone is the last admin, whose role and removal are refused.
+  const admins = useCall(async () => await call(api.GET('/api/users', { params: { query: { role: 'admin', limit: 2 } } })), [], { live: true })
+  const lastAdminId = admins.data?.items.length === 1 ? admins.data.items[0]?.id : undefined
   const [rowProblem, setRowProblem] = useState<{ id: string, problem: Problem } | null>(null)
+  const changed = () => { reload(); admins.reload() }
 
   const fail = (u: Schemas['User'], p: Problem, doing: string) => {
     const problem = p.code === 'LAST_ADMIN' ? { ...p, text: lastAdminSentence(u, doing) } : p
@@ -43,14 +90,14 @@ export function Members ({ me, news }: ScreenProps) {
     const r = await call(api.PATCH('/api/users/{userId}', { params: { path: { userId: u.id } }, body: { role } }))
     if (r.ok) announce(`${u.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`)
     else fail(u, r.problem, role === 'member' ? 'made a member' : 'made an admin')
-    reload()
+    changed()
   }
   const remove = async (u: Schemas['User']) => {
     setRowProblem(null)
     const r = await call(api.DELETE('/api/users/{userId}', { params: { path: { userId: u.id } } }))
     if (r.ok) announce(`${u.email} was removed from the workspace.`)
     else fail(u, r.problem, 'removed')
-    reload()
+    changed()
   }
 
   return (
@@ -76,27 +123,28 @@ export function Members ({ me, news }: ScreenProps) {
       </form>
       <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' ? 'No members yet.' : 'No member matches.'}>
         <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Role', 'Joined', 'Invited by', '']} pager={pager}>
-          {items?.map(u => (
-            <tr key={u.id}>
-              <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> (you)</span>}</td>
-              <td>{u.email}</td>
-              <td>
-                <select
-                  aria-label={`Role of ${u.email}`} aria-describedby='last-admin-rule' value={u.role}
-                  onChange={e => { void changeRole(u, (e.currentTarget.value as Schemas['Role'])) }}
-                >
-                  <option value='admin'>admin</option>
-                  <option value='member'>member</option>
-                </select>
-              </td>
-              <td>{when(u.createdAt)}</td>
-              <td class='inviter'>{inviterText(u.invitedBy)}</td>
-              <td>
-                <ConfirmButton label={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} onConfirm={async () => { await remove(u) }} />
-                {rowProblem?.id === u.id && <ProblemNote problem={rowProblem.problem} />}
-              </td>
-            </tr>
-          ))}
+          {items?.map(u => {
+            const last = u.id === lastAdminId
+            return (
+              <tr key={u.id}>
+                <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> (you)</span>}</td>
+                <td class='address'>{u.email}</td>
+                <td>
+                  <RoleCell u={u} lastAdmin={last} onChange={async r => { await changeRole(u, r) }} />
+                  {last && <p class='reason' id={`last-admin-${u.id}`}>The last admin: make another member an admin before changing this role or removing them.</p>}
+                </td>
+                <td>{when(u.createdAt)}</td>
+                <td class='inviter'>{inviterText(u.invitedBy)}</td>
+                <td>
+                  <ConfirmButton
+                    label='Remove' name={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} disabled={last}
+                    describedBy={last ? `last-admin-${u.id}` : undefined} onConfirm={async () => { await remove(u) }}
+                  />
+                  {rowProblem?.id === u.id && <ProblemNote problem={rowProblem.problem} />}
+                </td>
+              </tr>
+            )
+          })}
         </Table>
       </ListState>
     </>

@@ -1,8 +1,11 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { ListState, ProblemNote, Table, usePaged, when } from '../ui.js'
-import { AddressForm, invite, refusal, type Result } from './invitations.js'
+import type { ScreenProps } from '../screen.js'
+import { when } from '../format.js'
+import { AddressForm, invite, refusal, type Result } from '../components/address-form.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { ListState, Table } from '../components/table.js'
+import { usePaged } from '../hooks/use-paged.js'
 
 // What a member may do under each invite policy (GET /api/workspace tells any member the policy).
 const MEMBER_MAY: Record<Schemas['InvitePolicy'], string> = {

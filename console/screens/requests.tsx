@@ -1,7 +1,10 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { announce, ListState, ProblemNote, usePaged, when } from '../ui.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { ListState } from '../components/table.js'
+import { usePaged } from '../hooks/use-paged.js'
 
 function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: Problem | null) => void }) {
   // member until the admin picks admin: what the requester asked for is not granted by a click
@@ -25,22 +28,21 @@ function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: P
         <option value='member'>member</option>
         <option value='admin'>admin</option>
       </select>
-      <button type='button' onClick={() => { void approve() }}>Approve {req.email}</button>
+      <button type='button' aria-label={`Approve ${req.email}`} onClick={() => { void approve() }}>Approve</button>
       <label for={`reason-${req.id}`}>Reason to deny (optional)</label>
       <input id={`reason-${req.id}`} maxLength={500} value={reason} onInput={e => { setReason(e.currentTarget.value) }} />
-      <button type='button' onClick={() => { void deny() }}>Deny {req.email}</button>
+      <button type='button' aria-label={`Deny ${req.email}`} onClick={() => { void deny() }}>Deny</button>
     </div>
   )
 }
 
-export function Requests ({ news }: ScreenProps) {
+export function Requests () {
   const { items, problem, reload, pager } = usePaged(
     async cursor => await call(api.GET('/api/invite-requests', { params: { query: cursor === undefined ? { status: 'pending', limit: 25 } : { status: 'pending', limit: 25, cursor } } })),
     []
   )
   // A new request (and another admin's decision) is an event of the feed the console follows
-  // (live.ts): the list is read again when one arrives, without a reload.
-  useEffect(() => { if (news > 0) reload() }, [news])
+  // (hooks/live.tsx): usePaged reads the list again when one arrives, without a reload.
   const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   return (
     <>
@@ -50,7 +52,7 @@ export function Requests ({ news }: ScreenProps) {
         <ul class='cards'>
           {items?.map(req => (
             <li key={req.id} class='card'>
-              <p><strong>{req.email}</strong> asked to join as {req.role}, {when(req.createdAt)}; the request expires {when(req.expiresAt)}.</p>
+              <p class='address'><strong>{req.email}</strong> asked to join as {req.role}, {when(req.createdAt)}; the request expires {when(req.expiresAt)}.</p>
               <Decide req={req} onDone={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />
             </li>
           ))}

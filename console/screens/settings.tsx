@@ -1,7 +1,12 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { announce, ConfirmButton, ProblemNote, when } from '../ui.js'
+import type { ScreenProps } from '../screen.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { useCall } from '../hooks/use-call.js'
+import { useFormProblem } from '../hooks/use-form-problem.js'
 
 const POLICIES: Array<{ value: Schemas['InvitePolicy'], text: string }> = [
   { value: 'admins', text: 'Only admins invite' },
@@ -52,28 +57,34 @@ function Slack ({ slack, onChange }: { slack: Schemas['WorkspaceSettings']['slac
 }
 
 export function Settings ({ me, refresh }: ScreenProps) {
-  const [settings, setSettings] = useState<Schemas['WorkspaceSettings'] | null>(null)
-  const [problem, setProblem] = useState<Problem | null>(null)
+  const { data: settings, problem, reload, setData: setSettings } = useCall(async () => await call(api.GET('/api/workspace/settings')), [])
   const [name, setName] = useState(me.workspace.name)
-  const load = () => {
-    void call(api.GET('/api/workspace/settings')).then(r => { if (r.ok) { setSettings(r.data); setName(r.data.name); setProblem(null) } else setProblem(r.problem) })
-  }
-  useEffect(load, [])
+  const [saveProblem, setSaveProblem] = useState<Problem | null>(null)
+  const rename = useFormProblem(['name'])
   const save = async (body: Schemas['WorkspaceSettingsPatch'], said: (s: Schemas['WorkspaceSettings']) => string) => {
     const r = await call(api.PATCH('/api/workspace/settings', { body }))
-    if (r.ok) { setSettings(r.data); setProblem(null); announce(said(r.data)); refresh() } else { setProblem(r.problem); announce(r.problem.text) }
+    if (r.ok) { setSettings(r.data); announce(said(r.data)); refresh() }
+    return r.ok ? null : r.problem
+  }
+  const saveSetting = async (body: Schemas['WorkspaceSettingsPatch'], said: (s: Schemas['WorkspaceSettings']) => string) => {
+    const p = await save(body, said)
+    setSaveProblem(p)
+    if (p !== null) announce(p.text)
   }
   return (
     <>
-      <ProblemNote problem={problem} retry={load} />
+      <ProblemNote problem={problem} retry={reload} />
+      <ProblemNote problem={saveProblem} />
       <form
-        class='card' aria-labelledby='ws-title'
-        onSubmit={e => { e.preventDefault(); void save({ name }, s => `The workspace is now called ${s.name}.`) }}
+        class='card' aria-labelledby='ws-title' ref={rename.form}
+        onSubmit={e => { e.preventDefault(); void save({ name }, s => `The workspace is now called ${s.name}.`).then(rename.fail) }}
       >
         <h2 id='ws-title'>Workspace</h2>
         <label for='ws-name'>Name</label>
-        <input id='ws-name' required maxLength={200} value={name} onInput={e => { setName(e.currentTarget.value) }} />
+        <input id='ws-name' required maxLength={200} value={name} {...rename.control('name', 'ws-name')} onInput={e => { setName(e.currentTarget.value) }} />
+        {rename.error('name', 'ws-name')}
         <button type='submit'>Rename</button>
+        {rename.note}
         <p class='muted'>Id <code>{me.workspace.id}</code></p>
       </form>
       {settings !== null && (
@@ -84,7 +95,7 @@ export function Settings ({ me, refresh }: ScreenProps) {
               <label key={p.value} class='check'>
                 <input
                   type='radio' name='invitePolicy' value={p.value} checked={settings.invitePolicy === p.value}
-                  onChange={() => { void save({ invitePolicy: p.value }, () => `Invite policy saved: ${p.text}.`) }}
+                  onChange={() => { void saveSetting({ invitePolicy: p.value }, () => `Invite policy saved: ${p.text}.`) }}
                 /> {p.text}
               </label>
             ))}
@@ -97,7 +108,7 @@ export function Settings ({ me, refresh }: ScreenProps) {
               onChange={e => {
                 const v = e.currentTarget.value
                 const days = v === 'off' ? null : Number(v)
-                void save({ invitationReminderDays: days }, () => days === null ? 'Invitation reminders are off.' : `Pending invitations are reminded ${days} ${days === 1 ? 'day' : 'days'} before they expire.`)
+                void saveSetting({ invitationReminderDays: days }, () => days === null ? 'Invitation reminders are off.' : `Pending invitations are reminded ${days} ${days === 1 ? 'day' : 'days'} before they expire.`)
               }}
             >
               <option value='off'>never</option>
@@ -107,7 +118,7 @@ export function Settings ({ me, refresh }: ScreenProps) {
           </section>
           <section class='card' aria-labelledby='slack-title'>
             <h2 id='slack-title'>Slack</h2>
-            <Slack slack={settings.slack} onChange={load} />
+            <Slack slack={settings.slack} onChange={reload} />
           </section>
           <section class='card' aria-labelledby='idp-title'>
             <h2 id='idp-title'>Single sign-on</h2>

@@ -1,8 +1,14 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
-import type { ScreenProps } from '../main.js'
-import { ConfirmButton, ListState, ProblemNote, Table, announce, usePaged, when } from '../ui.js'
-import { OnceSecret } from './api-keys.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { OnceSecret } from '../components/once-secret.js'
+import { ProblemNote } from '../components/problem-note.js'
+import { ListState, Table } from '../components/table.js'
+import { useCall } from '../hooks/use-call.js'
+import { useFormProblem } from '../hooks/use-form-problem.js'
+import { usePaged } from '../hooks/use-paged.js'
 
 type EventType = Schemas['EventType']
 // The catalogue, as the contract's EventType enum lists it; a type missing here fails the typecheck.
@@ -78,12 +84,12 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
   const [sent, setSent] = useState(0)
   const [url, setUrl] = useState(ep.url)
   const [types, setTypes] = useState<EventType[]>(ep.eventTypes ?? [])
+  const edit = useFormProblem(['url', 'eventTypes'])
   const path = { params: { path: { endpointId: ep.id } } }
   const patch = async (body: Schemas['UpdateWebhookEndpointRequest'], said: string) => {
     const r = await call(api.PATCH('/api/webhook-endpoints/{endpointId}', { ...path, body }))
     if (r.ok) announce(said)
     onChanged(r.ok ? null : r.problem)
-    return r.ok
   }
   const rotate = async () => {
     const r = await call(api.POST('/api/webhook-endpoints/{endpointId}/rotate-secret', path))
@@ -104,29 +110,36 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
     if (r.ok) announce(`The endpoint ${ep.url} was deleted.`)
     onChanged(r.ok ? null : r.problem)
   }
+  // At 360 px a 200-character URL wraps inside the card; each button shows a short label and
+  // carries the URL in its accessible name ("Edit https://…/hook").
   return (
     <li class='card'>
-      <p><strong>{ep.url}</strong> {ep.enabled ? <span class='tag'>enabled</span> : <span class='tag off'>disabled{ep.disabledReason !== null && ` (${ep.disabledReason})`}</span>}</p>
+      <p class='address'><strong>{ep.url}</strong> {ep.enabled ? <span class='tag'>enabled</span> : <span class='tag off'>disabled{ep.disabledReason !== null && ` (${ep.disabledReason})`}</span>}</p>
       {ep.description !== null && <p class='muted'>{ep.description}</p>}
       <p class='muted'>Events: {ep.eventTypes === null || ep.eventTypes.length === 0 ? 'all' : ep.eventTypes.join(', ')}</p>
       <div class='actions'>
-        <button type='button' aria-expanded={editing} onClick={() => { setEditing(!editing) }}>Edit {ep.url}</button>
-        <button type='button' onClick={() => { void patch({ enabled: !ep.enabled }, `${ep.url} is ${ep.enabled ? 'disabled' : 'enabled'}.`) }}>{ep.enabled ? 'Disable' : 'Enable'} {ep.url}</button>
-        <button type='button' onClick={() => { void test() }}>Send a test event to {ep.url}</button>
-        <ConfirmButton label={`Rotate the secret of ${ep.url}`} confirm='Yes, rotate the secret' danger={false} onConfirm={rotate} />
-        <ConfirmButton label={`Delete ${ep.url}`} confirm={`Yes, delete ${ep.url}`} onConfirm={remove} />
-        <button type='button' aria-expanded={open} onClick={() => { setOpen(!open) }}>Deliveries of {ep.url}</button>
+        <button type='button' aria-label={`Edit ${ep.url}`} aria-expanded={editing} onClick={() => { setEditing(!editing) }}>Edit</button>
+        <button type='button' aria-label={`${ep.enabled ? 'Disable' : 'Enable'} ${ep.url}`} onClick={() => { void patch({ enabled: !ep.enabled }, `${ep.url} is ${ep.enabled ? 'disabled' : 'enabled'}.`) }}>{ep.enabled ? 'Disable' : 'Enable'}</button>
+        <button type='button' aria-label={`Send a test event to ${ep.url}`} onClick={() => { void test() }}>Send a test event</button>
+        <ConfirmButton label='Rotate the secret' name={`Rotate the secret of ${ep.url}`} confirm='Yes, rotate the secret' danger={false} onConfirm={rotate} />
+        <ConfirmButton label='Delete' name={`Delete ${ep.url}`} confirm='Yes, delete it' onConfirm={remove} />
+        <button type='button' aria-label={`Deliveries of ${ep.url}`} aria-expanded={open} onClick={() => { setOpen(!open) }}>Deliveries</button>
       </div>
       {editing && (
-        <form onSubmit={async e => {
-          e.preventDefault()
-          if (await patch({ url, eventTypes: types.length === 0 ? null : types }, `${url} saved.`)) setEditing(false)
-        }}
+        <form
+          ref={edit.form} onSubmit={async e => {
+            e.preventDefault()
+            const r = await call(api.PATCH('/api/webhook-endpoints/{endpointId}', { ...path, body: { url, eventTypes: types.length === 0 ? null : types } }))
+            edit.fail(r.ok ? null : r.problem)
+            if (r.ok) { announce(`${url} saved.`); setEditing(false); onChanged(null) }
+          }}
         >
           <label for={`url-${ep.id}`}>URL</label>
-          <input id={`url-${ep.id}`} type='url' required value={url} onInput={e => { setUrl(e.currentTarget.value) }} />
+          <input id={`url-${ep.id}`} type='url' required value={url} {...edit.control('url', `url-${ep.id}`)} onInput={e => { setUrl(e.currentTarget.value) }} />
+          {edit.error('url', `url-${ep.id}`)}
           <EventPicker picked={types} onChange={setTypes} />
           <button type='submit'>Save</button>
+          {edit.note}
         </form>
       )}
       {open && <Deliveries endpoint={ep} refreshed={sent} />}
@@ -134,39 +147,41 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
   )
 }
 
-export function Webhooks (_props: ScreenProps) {
-  const [items, setItems] = useState<Array<Schemas['WebhookEndpoint']> | null>(null)
-  const [problem, setProblem] = useState<Problem | null>(null)
+export function Webhooks () {
+  const { data, problem, reload } = useCall(async () => await call(api.GET('/api/webhook-endpoints')), [])
+  const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   const [secret, setSecret] = useState<string | null>(null)
   const [url, setUrl] = useState('')
   const [description, setDescription] = useState('')
   const [types, setTypes] = useState<EventType[]>([])
-  const load = () => {
-    void call(api.GET('/api/webhook-endpoints')).then(r => { if (r.ok) { setItems(r.data.items); setProblem(null) } else setProblem(r.problem) })
-  }
-  useEffect(load, [])
+  const add = useFormProblem(['url', 'description', 'eventTypes'])
   const create = async (e: Event) => {
     e.preventDefault()
     const body: Schemas['CreateWebhookEndpointRequest'] = { url: url.trim(), ...(types.length > 0 ? { eventTypes: types } : {}), ...(description.trim() !== '' ? { description: description.trim() } : {}) }
     const r = await call(api.POST('/api/webhook-endpoints', { body }))
-    if (r.ok) { setSecret(r.data.secret); setUrl(''); setDescription(''); setTypes([]); announce(`Endpoint ${r.data.url} created: copy its signing secret now.`) } else { setProblem(r.problem); announce(r.problem.text) }
-    load()
+    add.fail(r.ok ? null : r.problem)
+    if (r.ok) { setSecret(r.data.secret); setUrl(''); setDescription(''); setTypes([]); announce(`Endpoint ${r.data.url} created: copy its signing secret now.`) }
+    reload()
   }
   return (
     <>
-      <form class='card' onSubmit={create} aria-labelledby='hook-title'>
+      <form class='card' onSubmit={create} aria-labelledby='hook-title' ref={add.form}>
         <h2 id='hook-title'>Add an endpoint</h2>
         <label for='hook-url'>URL</label>
-        <input id='hook-url' type='url' required maxLength={2000} value={url} onInput={e => { setUrl(e.currentTarget.value) }} />
+        <input id='hook-url' type='url' required maxLength={2000} value={url} {...add.control('url', 'hook-url')} onInput={e => { setUrl(e.currentTarget.value) }} />
+        {add.error('url', 'hook-url')}
         <label for='hook-description'>Description (optional)</label>
-        <input id='hook-description' maxLength={200} value={description} onInput={e => { setDescription(e.currentTarget.value) }} />
+        <input id='hook-description' maxLength={200} value={description} {...add.control('description', 'hook-description')} onInput={e => { setDescription(e.currentTarget.value) }} />
+        {add.error('description', 'hook-description')}
         <EventPicker picked={types} onChange={setTypes} />
         <button type='submit'>Add the endpoint</button>
+        {add.note}
       </form>
       {secret !== null && <OnceSecret label='The signing secret' secret={secret} onDone={() => { setSecret(null) }} />}
-      <ListState items={items} problem={problem} retry={load} empty='No webhook endpoints.'>
+      <ProblemNote problem={actionProblem} />
+      <ListState items={data?.items ?? null} problem={problem} retry={reload} empty='No webhook endpoints.'>
         <ul class='cards'>
-          {items?.map(ep => <Endpoint key={ep.id} ep={ep} onSecret={setSecret} onChanged={p => { if (p !== null) { setProblem(p); announce(p.text) } load() }} />)}
+          {data?.items.map(ep => <Endpoint key={ep.id} ep={ep} onSecret={setSecret} onChanged={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />)}
         </ul>
       </ListState>
     </>

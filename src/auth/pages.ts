@@ -136,7 +136,9 @@ export function setupPage (opts: { pending: boolean }): Page {
 }
 
 /** What an invite link's page says: its workspace's name only, or why the link is not usable. */
-export type JoinPageView = { state: 'open', workspaceName: string } | { state: 'not_found' | 'expired' | 'used_up' }
+export type JoinPageView =
+  | { state: 'open', workspaceName: string, requiresApproval: boolean }
+  | { state: 'not_found' | 'expired' | 'used_up' }
 
 const JOIN_REFUSALS = {
   not_found: ['This invite link is not valid', 'It may have been revoked or replaced by a new one.'],
@@ -147,6 +149,7 @@ const JOIN_REFUSALS = {
 /**
  * `/join/{code}`: opening it changes nothing. The workspace's name is the one thing it shows of
  * the workspace (escaped); the script reads the code from the path and `?confirm=` from the query.
+ * A link whose joins an admin approves says so before each step: the click asks, it does not join.
  */
 export function joinPage (view: JoinPageView): Page {
   if (view.state !== 'open') {
@@ -157,23 +160,31 @@ export function joinPage (view: JoinPageView): Page {
 </main>`)
   }
   const name = escapeHtml(view.workspaceName)
+  const approval = view.requiresApproval
+  const next = approval
+    ? `<p class="what-happens">An admin of <strong>${name}</strong> decides on each person who asks ` +
+      'through this link. ' +
+      'If they approve, you get an invitation by e-mail; if not, an e-mail says so.</p>'
+    : ''
   return layout(`Join ${view.workspaceName}`, `<main>
 <h1>Join ${name}</h1>
 <p id="status" class="muted" role="status" hidden></p>
 <p id="error" class="error" role="alert" hidden></p>
 <form id="join">
   <p class="muted">We e-mail you a link to confirm your address first.</p>
+  ${next}
   <label for="email">Your e-mail address</label>
   <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
   <label for="name">Your name (optional)</label>
   <input id="name" name="name" maxlength="200" autocomplete="name">
-  <button id="join-button" type="submit">E-mail me a link to join</button>
+  <button id="join-button" type="submit">E-mail me a link to ${approval ? 'ask to join' : 'join'}</button>
 </form>
 <form id="confirm" hidden>
   <p>This link confirms <strong id="confirm-email"></strong> <span id="confirm-outcome"></span>
   <strong>${name}</strong>.</p>
   <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Confirm only if
   you asked for it yourself: a link someone sent you signs you in to their new account.</p>
+  ${next}
   <p id="current-session" class="error" hidden></p>
   <button id="confirm-button" type="submit"></button>
 </form>

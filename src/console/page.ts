@@ -1,4 +1,3 @@
-import type { operations } from '../generated/openapi.js'
 import { htmlPage, type Page } from '../auth/pages.js'
 import { consoleAssets } from './assets.js'
 
@@ -8,9 +7,11 @@ import { consoleAssets } from './assets.js'
 // script under their content-hashed names (GET /static/{asset}, cached for good: src/console/
 // assets.ts), both under the response's nonce, like the other pages. The page itself is no-store.
 
-export type ConsoleScreen = operations['getConsolePage']['parameters']['path']['screen']
-/** Each screen's title; the bundle sets the same one (with the workspace's name) once it runs. */
-const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
+/**
+ * Each screen's title; the bundle sets the same one (with the workspace's name) once it runs.
+ * The same names as the console's route table (console/routes.ts), aliases included.
+ */
+const SCREEN_TITLES: Record<string, string> = {
   home: 'Workspace',
   members: 'Members',
   invitations: 'Invitations',
@@ -20,14 +21,31 @@ const SCREEN_TITLES: Record<ConsoleScreen | 'home', string> = {
   webhooks: 'Webhooks',
   activity: 'Activity',
   settings: 'Settings',
-  domains: 'Domains'
+  domains: 'Domains',
+  profile: 'Profile'
+}
+/** The API's names of the screens (/console/invite-requests is the Invite requests screen). */
+const ALIASES: Record<string, string> = {
+  overview: 'home',
+  me: 'profile',
+  users: 'members',
+  'invite-requests': 'requests',
+  'webhook-endpoints': 'webhooks',
+  'audit-events': 'activity',
+  workspace: 'settings'
 }
 
-export function consolePage (opts: { screen: ConsoleScreen | 'home', identityProvider: boolean }): Page {
+/** Whether the console has a screen of that name (an alias included). */
+export function isConsoleScreen (screen: string): boolean {
+  return Object.hasOwn(SCREEN_TITLES, ALIASES[screen] ?? screen)
+}
+
+export function consolePage (opts: { screen: string, identityProvider: boolean }): Page {
   // Missing means the console was never built (npm run build).
   const assets = consoleAssets()
   const styles = { href: `/static/${assets['console.css']}` }
-  return htmlPage(SCREEN_TITLES[opts.screen], styles, nonce => `<div id="app" data-identity-provider="${
+  const title = SCREEN_TITLES[ALIASES[opts.screen] ?? opts.screen] ?? 'Not found'
+  return htmlPage(title, styles, nonce => `<div id="app" data-identity-provider="${
     opts.identityProvider ? 'yes' : 'no'}"><p class="muted">Loading the console…</p></div>
 <script nonce="${nonce}" src="/static/${assets['console.js']}"></script>`)
 }

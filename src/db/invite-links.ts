@@ -8,6 +8,7 @@ export interface InviteLinkRow {
   id: string
   workspaceId: string
   codeHash: string
+  name: string | null
   role: 'member'
   maxUses: number | null
   uses: number
@@ -22,7 +23,7 @@ export interface InviteLinkRow {
 
 export type InviteLinkStatus = 'active' | 'expired' | 'used_up' | 'revoked'
 
-const COLUMNS = `id, workspace_id AS "workspaceId", code_hash AS "codeHash", role, max_uses AS "maxUses", uses,
+const COLUMNS = `id, workspace_id AS "workspaceId", code_hash AS "codeHash", name, role, max_uses AS "maxUses", uses,
   allowed_domains AS "allowedDomains", requires_approval AS "requiresApproval", expires_at AS "expiresAt",
   created_by AS "createdBy", revoked_at AS "revokedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
 
@@ -39,6 +40,7 @@ export async function insertInviteLink (
   link: {
     workspaceId: string,
     codeHash: string,
+    name: string | null,
     maxUses: number | null,
     allowedDomains: string[],
     requiresApproval: boolean,
@@ -49,10 +51,10 @@ export async function insertInviteLink (
 ): Promise<InviteLinkRow> {
   const r = await q.query<InviteLinkRow>(
     `INSERT INTO invite_links (workspace_id, code_hash, role, max_uses, allowed_domains, requires_approval, expires_at,
-                               created_by, created_at, updated_at)
-     VALUES ($1, $2, 'member', $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLUMNS}`,
+                               created_by, created_at, updated_at, name)
+     VALUES ($1, $2, 'member', $3, $4, $5, $6, $7, $8, $8, $9) RETURNING ${COLUMNS}`,
     [link.workspaceId, link.codeHash, link.maxUses, link.allowedDomains, link.requiresApproval, link.expiresAt,
-      link.createdBy, link.now])
+      link.createdBy, link.now, link.name])
   return r.rows[0] as InviteLinkRow
 }
 

@@ -1634,7 +1634,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A screen of the admin console (the same page as `/`, opened on that screen) */
+        /**
+         * A screen of the admin console (the same page as `/`, opened on that screen)
+         * @description The screens: `members`, `invitations`, `invite-links`, `requests`, `api-keys`, `webhooks`,
+         *     `activity`, `settings`, `domains`, `profile`; the API's names answer too, as aliases (`users`,
+         *     `invite-requests`, `webhook-endpoints`, `audit-events`, `workspace`, `me`, `overview`). Any
+         *     other name is the console's own not-found screen (404, the same page, with links to every
+         *     screen).
+         */
         get: operations["getConsolePage"];
         put?: never;
         post?: never;
@@ -2851,6 +2858,8 @@ export interface components {
             invitation: components["schemas"]["InviteUserResponse"];
         };
         CreateInviteLinkRequest: {
+            /** @description What admins call the link ("Spring fair stand"), shown in the console, in Activity and in its events. Optional. */
+            name?: string;
             /**
              * @description The role a person joins with. A link never makes admins.
              * @default member
@@ -2883,6 +2892,8 @@ export interface components {
         InviteLink: {
             /** Format: uuid */
             id: string;
+            /** @description What admins call the link; null when it was given none. */
+            name: string | null;
             /** @enum {string} */
             role: "member";
             status: components["schemas"]["InviteLinkStatus"];
@@ -2903,6 +2914,7 @@ export interface components {
         InviteLinkCreated: {
             /** Format: uuid */
             id: string;
+            name: string | null;
             /** @enum {string} */
             role: "member";
             status: components["schemas"]["InviteLinkStatus"];
@@ -3009,7 +3021,7 @@ export interface components {
             deliveryStatus?: "failed" | "bounced";
             revokedSessions?: number;
             revokedApiKeys?: number;
-            /** @description The API key's name. */
+            /** @description The API key's name, or the invite link's (invite_link.*, when it has one). */
             name?: string;
             /** @description The API key's public prefix (never the secret). */
             prefix?: string;
@@ -6817,7 +6829,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example members */
-                screen: "members" | "invitations" | "invite-links" | "requests" | "api-keys" | "webhooks" | "activity" | "settings" | "domains";
+                screen: string;
             };
             cookie?: never;
         };
@@ -6839,13 +6851,21 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Not one of the console's screens (`VALIDATION_FAILED`). */
-            400: {
+            400: components["responses"]["BadRequest"];
+            /** @description No screen of that name. The console's page all the same, which shows its not-found screen with links to every screen. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Not found</title></head>
+                     *     <body><div id="app">…</div></body>
+                     *     </html>
+                     */
+                    "text/html": string;
                 };
             };
             503: components["responses"]["ServiceUnavailable"];

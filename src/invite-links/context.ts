@@ -27,6 +27,7 @@ export const CODE_BYTES = 24
 export function inviteLinkView (row: InviteLinkRow, now: Date): InviteLinkView {
   return {
     id: row.id,
+    name: row.name,
     role: row.role,
     status: inviteLinkStatus(row, now),
     maxUses: row.maxUses,

@@ -18,7 +18,7 @@ const JOIN_CONFIRMATION_TTL_MS = 24 * 3_600_000
 const BUDGET_WINDOW_MS = 3_600_000
 
 export type JoinPageState =
-  | { state: 'open', workspaceName: string }
+  | { state: 'open', workspaceName: string, requiresApproval: boolean }
   | { state: 'not_found' | 'expired' | 'used_up' }
 
 /** What `/join/{code}` shows: reads only. */
@@ -28,7 +28,8 @@ export async function joinPageState (deps: InviteLinkDeps, code: string): Promis
   if (link === null || status === 'revoked') return { state: 'not_found' }
   if (status !== 'active') return { state: status }
   const workspace = await findWorkspace(deps.db, link.workspaceId)
-  return workspace === null ? { state: 'not_found' } : { state: 'open', workspaceName: workspace.name }
+  if (workspace === null) return { state: 'not_found' }
+  return { state: 'open', workspaceName: workspace.name, requiresApproval: link.requiresApproval }
 }
 
 /**
@@ -72,9 +73,13 @@ export async function requestJoin (
     to: email,
     subject: `Confirm your address to join ${workspace.name}`,
     text: `Someone (we hope you) asked to join ${workspace.name} with this address. ` +
-      `Confirm by opening this link (valid for 24 hours, once):\n\n${url}\n\nIf it was not you, ignore this e-mail.\n`,
+      `Confirm by opening this link (valid for 24 hours, once):\n\n${url}\n\n` +
+      (link.requiresApproval ? 'An admin decides; if they approve, you get an invitation by e-mail.\n\n' : '') +
+      'If it was not you, ignore this e-mail.\n',
     html: `<p>Someone (we hope you) asked to join ${escapeHtml(workspace.name)} with this address.</p>` +
-      `<p><a href="${escapeHtml(url)}">Confirm and join</a> (valid for 24 hours, once)</p>` +
+      `<p><a href="${escapeHtml(url)}">${link.requiresApproval ? 'Confirm and ask to join' : 'Confirm and join'}</a> ` +
+      '(valid for 24 hours, once)</p>' +
+      (link.requiresApproval ? '<p>An admin decides; if they approve, you get an invitation by e-mail.</p>' : '') +
       '<p>If it was not you, ignore this e-mail.</p>',
     link: url
   })

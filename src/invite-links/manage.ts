@@ -15,6 +15,8 @@ import {
 // The admins' side: create, list, revoke, regenerate. Each change is audited in its transaction.
 
 export interface CreateInviteLinkInput {
+  /** What admins call the link (1 to 100 characters); none by default. */
+  name?: string | null
   maxUses?: number | null
   expiresInHours?: number
   allowedDomains?: string[]
@@ -38,7 +40,18 @@ function settingsOf (input: CreateInviteLinkInput): Required<CreateInviteLinkInp
       { errors: [{ in: 'body', field: 'maxUses', message: 'must be a positive integer or null' }] })
   }
   const domains = [...new Set((input.allowedDomains ?? []).map(d => d.trim().toLowerCase()))]
-  return { maxUses, expiresInHours: hours, allowedDomains: domains, requiresApproval: input.requiresApproval ?? false }
+  const name = input.name?.trim() ?? ''
+  if (name.length > 100) {
+    throw serviceError('VALIDATION_FAILED', ['name must have at most 100 characters'],
+      { errors: [{ in: 'body', field: 'name', message: 'must have at most 100 characters' }] })
+  }
+  return {
+    name: name === '' ? null : name,
+    maxUses,
+    expiresInHours: hours,
+    allowedDomains: domains,
+    requiresApproval: input.requiresApproval ?? false
+  }
 }
 
 type Action = 'invite_link.created' | 'invite_link.revoked' | 'invite_link.regenerated'
@@ -55,8 +68,10 @@ function auditLink (deps: InviteLinkDeps, tx: Parameters<typeof insertInviteLink
         requiresApproval: row.requiresApproval
       }
     : {}
+  // Its name, on every event of the link: what Activity shows it by.
+  const payload = row.name === null ? settings : { name: row.name, ...settings }
   return auditPrincipalAction(deps.events, tx, actor, {
-    action, target: { type: 'invite_link', id: row.id }, payload: settings, now
+    action, target: { type: 'invite_link', id: row.id }, payload, now
   })
 }
 
@@ -82,6 +97,7 @@ async function insertAndAudit (
     const row = await insertInviteLink(tx, {
       workspaceId: actor.workspaceId,
       codeHash: hashToken(code),
+      name: s.name,
       maxUses: s.maxUses,
       allowedDomains: s.allowedDomains,
       requiresApproval: s.requiresApproval,

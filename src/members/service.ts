@@ -51,7 +51,7 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
         await auditPrincipalAction(deps.events, tx, actor, {
           action: 'member.role_changed',
           target: { type: 'user', id: target.id },
-          payload: { from: target.role, to: role },
+          payload: { email: target.email, from: target.role, to: role },
           now
         })
         return updated

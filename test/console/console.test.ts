@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import type { BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { build, principalOf } from '../helpers/build.js'
 import { closedPort, startSmtp, type CaughtMail } from '../helpers/smtp.js'
-import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, pageProblems, signedInPage, skipWithoutChromium as skip, withCookie } from '../helpers/browser.js'
 import { startFakeHttp } from '../helpers/fake-http.js'
 import { until } from '../helpers/service-process.js'
 import { Webhook } from 'standardwebhooks'
@@ -19,11 +19,6 @@ function linkIn (mail: CaughtMail, base: string, path: string): string {
   const m = new RegExp(`${base.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}${path}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)
   if (m === null) throw new Error(`no ${path} link in: ${mail.text}`)
   return m[0]
-}
-
-async function withCookie (context: BrowserContext, base: string, cookie: string): Promise<void> {
-  const [name, value] = cookie.split('=') as [string, string]
-  await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }])
 }
 
 const checked: string[] = []
@@ -86,22 +81,21 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
   const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId, email: 'grace@example.com' })
 
   const browser = await launchChromium(t)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  await withCookie(context, base, admin.cookie)
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  const problems = pageProblems(page)
+  const { context, page, problems } = await signedInPage(browser, base, admin.cookie)
 
   await t.test('profile: who is signed in, the nav of every screen, a favicon', async t => {
     const favicon = page.waitForResponse(r => r.url() === `${base}/favicon.svg`)
     await page.goto(`${base}/`)
-    await page.locator('#me-email', { hasText: admin.email }).waitFor()
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     t.equal((await favicon).status(), 200, 'the page links its icon, which is served')
-    t.equal(await page.title(), 'Profile · Acme Robotics')
+    t.equal(await page.title(), 'Overview · Acme Robotics', 'an admin lands on the overview')
     t.same(
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(),
-      ['Profile', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings']
+      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Activity', 'Settings', 'Profile']
     )
+    await open(page, 'Profile')
+    await page.locator('#me-email', { hasText: admin.email }).waitFor()
+    t.equal(await page.title(), 'Profile · Acme Robotics')
     await axe(t, page, 'Profile (admin)')
   })
 
@@ -186,19 +180,26 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     t.equal(await page.getByRole('row', { name: /newbie@example\.com/ }).locator('td.inviter').textContent(), 'ada@example.com (web)',
       'who invited them, through which door')
 
+    // A role change asks first; the confirm button takes the focus (Enter confirms).
     const role = page.getByRole('combobox', { name: 'Role of newbie@example.com' })
     await role.focus()
     await role.selectOption('admin')
+    await page.getByRole('button', { name: 'Yes, make newbie@example.com an admin' }).waitFor()
+    t.equal(await page.evaluate<string>('document.activeElement?.textContent'), 'Yes, make newbie@example.com an admin', 'the confirm button has the focus')
+    await page.keyboard.press('Enter')
     await page.locator('#live', { hasText: 'newbie@example.com is now an admin' }).waitFor()
     await role.selectOption('member')
+    await page.getByRole('button', { name: 'Yes, make newbie@example.com a member' }).click()
     await page.locator('#live', { hasText: 'newbie@example.com is now a member' }).waitFor()
 
+    // The last admin: their role menu and Remove are disabled, the reason beside them.
     t.match(await page.locator('#last-admin-rule').textContent(), /always keeps at least one admin/, 'the rule, before the click')
-    await page.getByRole('combobox', { name: 'Role of ada@example.com' }).selectOption('member')
-    const refusal = page.getByRole('alert').filter({ hasText: 'last admin' })
-    await refusal.waitFor()
-    t.match(await refusal.textContent(), /ada@example\.com was not made a member: they are the workspace's last admin/, 'and after, in words')
-    t.equal(await page.getByRole('combobox', { name: 'Role of ada@example.com' }).inputValue(), 'admin', 'still an admin')
+    const adaRole = page.getByRole('combobox', { name: 'Role of ada@example.com' })
+    await page.locator('select[aria-label="Role of ada@example.com"]:disabled').waitFor()
+    t.ok(await adaRole.isDisabled(), 'the last admin\'s role menu is disabled')
+    t.ok(await page.getByRole('button', { name: 'Remove ada@example.com' }).isDisabled(), 'and their Remove')
+    t.match(await page.getByRole('row', { name: /ada@example\.com/ }).locator('.reason').textContent(), /The last admin: make another member an admin/, 'the reason, shown')
+    t.equal(await adaRole.inputValue(), 'admin', 'still an admin')
     await axe(t, page, 'Members (admin)')
   })
 
@@ -469,7 +470,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
       ['invited', 'invited', 'budget', 'budget'],
       'two within the budget, two over it'
     )
-    t.match(await results.nth(2).textContent(), /^over-1@budget\.example: over the e-mail budget: try again in (59|60) minutes \(at \d/,
+    t.match(await results.nth(2).textContent(), /^Row 3 over-1@budget\.example: over the e-mail budget: try again in (59|60) minutes \(at \d/,
       'when to retry, from Retry-After (the hour\'s window)')
     t.match(await liveText(b, /2 of 4 invited/), /2 of 4 invited/)
     await axe(t, b, 'Invitations (admin, over the e-mail budget)')

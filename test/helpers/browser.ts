@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Test } from 'tap'
 
 // Headless Chromium for the end-to-end tests: the Debian package (scripts/setup-browser.sh), driven
@@ -64,4 +64,21 @@ export async function checkPage (
     await page.setViewportSize(size)
   }
   return { passes: result.passes.length, minor: result.violations.length }
+}
+
+/** The session cookie (`name=value`, as build(t)'s signIn gives it) set for `base` in a browser context. */
+export async function withCookie (context: BrowserContext, base: string, cookie: string): Promise<void> {
+  const [name, value] = cookie.split('=') as [string, string]
+  await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }])
+}
+
+/** A new context signed in with `cookie`, its page (20 s waits) and the page's problems collected. */
+export async function signedInPage (
+  browser: Browser, base: string, cookie: string, viewport = { width: 1280, height: 900 }
+): Promise<{ context: BrowserContext, page: Page, problems: string[] }> {
+  const context = await browser.newContext({ viewport })
+  await withCookie(context, base, cookie)
+  const page = await context.newPage()
+  page.setDefaultTimeout(20_000)
+  return { context, page, problems: pageProblems(page) }
 }

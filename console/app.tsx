@@ -1,0 +1,99 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { api, call, type Problem, type Schemas } from './api.js'
+import { ProblemNote } from './components/problem-note.js'
+import { ErrorBoundary } from './components/error-boundary.js'
+import { Nav } from './components/nav.js'
+import { LiveProvider } from './hooks/live.js'
+import { usePath } from './hooks/use-path.js'
+import { ROUTES, routeAt } from './routes.js'
+import { NotFound } from './screens/not-found.js'
+import { Profile } from './screens/profile.js'
+
+// The admin console: one page, a screen per path (the route table, routes.ts), every call an
+// operation of the contract. Admins see every screen; a member sees their profile.
+
+type Who = { state: 'loading' } | { state: 'in', me: Schemas['Me'] } | { state: 'out' } | { state: 'problem', problem: Problem }
+
+function SignedOut ({ identityProvider }: { identityProvider: boolean }) {
+  return (
+    <main>
+      <h1>Workspace</h1>
+      <p id='status' class='muted'>You are not signed in.</p>
+      <div id='signed-out'>
+        <p><a href='/login'>Sign in with an e-mail link</a></p>
+        {identityProvider && <p><a href='/api/oauth/login'>Sign in with your organization</a></p>}
+      </div>
+    </main>
+  )
+}
+
+export function App ({ identityProvider }: { identityProvider: boolean }) {
+  const [who, setWho] = useState<Who>({ state: 'loading' })
+  const [path, go] = usePath()
+  const heading = useRef<HTMLHeadingElement>(null)
+  const firstRender = useRef(true)
+
+  const load = useCallback((quietly = false) => {
+    if (!quietly) setWho({ state: 'loading' })
+    void call(api.GET('/api/users/me')).then(r => {
+      if (r.ok) setWho({ state: 'in', me: r.data })
+      else setWho(r.problem.status === 401 ? { state: 'out' } : { state: 'problem', problem: r.problem })
+    })
+  }, [])
+  useEffect(() => { load() }, [load])
+  const signedOut = useCallback(() => { setWho({ state: 'out' }) }, [])
+
+  const me = who.state === 'in' ? who.me : null
+  const admin = me?.user.role === 'admin'
+  const route = routeAt(path, admin)
+  const allowed = route !== undefined && (!route.adminOnly || admin)
+  const title = route === undefined ? 'Not found' : allowed ? route.title : 'Profile'
+
+  // An alias (the API's name, /console/invite-requests) shows its screen under the screen's path.
+  useLayoutEffect(() => {
+    if (route !== undefined && route.path !== path && path !== '/') go(route.path, true)
+  }, [route, path, go])
+
+  // In the same task as the render that shows the screen's heading (a layout effect, not an
+  // effect that waits for the next frame): the title, the heading and the focus change together,
+  // so nothing, a screen reader or a test, sees the new heading under the old title.
+  useLayoutEffect(() => {
+    document.title = me === null ? 'Workspace' : `${title} · ${me.workspace.name}`
+    // After a navigation (not the first load) the focus goes to the new screen's heading.
+    if (!firstRender.current && me !== null) heading.current?.focus()
+    if (me !== null) firstRender.current = false
+  }, [route, title, me])
+
+  if (who.state === 'loading') return <main><p id='status' class='muted'>Checking who is signed in…</p></main>
+  if (who.state === 'problem') {
+    return <main><h1>Workspace</h1><p id='status' class='muted'>Could not load your account.</p><ProblemNote problem={who.problem} retry={() => { load() }} /></main>
+  }
+  if (who.state === 'out' || me === null) return <SignedOut identityProvider={identityProvider} />
+  const screens = ROUTES.filter(s => !s.adminOnly || admin)
+  const View = allowed ? route.view : Profile
+  return (
+    <LiveProvider enabled={admin} onSignedOut={signedOut}>
+      <a class='skip' href='#main'>Skip to the screen</a>
+      <header>
+        <p class='brand'>{me.workspace.name}</p>
+        <Nav screens={screens} current={route} go={go} admin={admin} />
+      </header>
+      <main id='main'>
+        <h1 tabIndex={-1} ref={heading}>{title}</h1>
+        {route === undefined
+          ? <NotFound path={path} links={screens} />
+          : (
+            <>
+              {!allowed && <p class='problem' role='alert'>{route.title} is for admins of the workspace; this is your profile.</p>}
+              <ErrorBoundary key={route.path}>
+                <View me={me} refresh={() => { load(true) }} />
+              </ErrorBoundary>
+            </>
+            )}
+      </main>
+      <footer>
+        <p class='muted'><a href='/api/docs'>API reference</a></p>
+      </footer>
+    </LiveProvider>
+  )
+}

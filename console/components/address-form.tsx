@@ -1,0 +1,90 @@
+import { api, call, whenToRetry, type Problem, type Schemas } from '../api.js'
+import { announce } from '../announce.js'
+import { splitAddresses } from '../rows.js'
+import { useSendForm } from '../hooks/use-send-form.js'
+import { Results, type RowResult } from './results.js'
+
+export interface Result {
+  email: string
+  outcome: 'invited' | 're-sent' | 'asked' | 'member' | 'invalid' | 'budget' | 'failed'
+  text: string
+}
+
+/** A refused address, in words: the same for an invitation and a request. */
+export function refusal (email: string, p: Problem): Result {
+  if (p.code === 'USER_EXISTS') return { email, outcome: 'member', text: 'already a member' }
+  if (p.code === 'VALIDATION_FAILED') return { email, outcome: 'invalid', text: 'not a valid e-mail address' }
+  if (p.status === 429) {
+    return { email, outcome: 'budget', text: `over the e-mail budget: try again ${whenToRetry(p.retryAfter ?? 60)}` }
+  }
+  return { email, outcome: 'failed', text: p.text }
+}
+
+/** One invitation (POST /api/users/invite), as a result line. */
+export async function invite (email: string, role: Schemas['Role']): Promise<Result> {
+  const r = await call(api.POST('/api/users/invite', { body: { email, role } }))
+  if (!r.ok) return refusal(email, r.problem)
+  return r.data.outcome === 'resent'
+    ? { email, outcome: 're-sent', text: 'a pending invitation was re-sent with a fresh link' }
+    : { email, outcome: 'invited', text: 'invited' }
+}
+
+const DONE: ReadonlySet<Result['outcome']> = new Set(['invited', 're-sent', 'asked'])
+/** What stays in the box after a send: what can be corrected or sent again. */
+const FAILED: ReadonlySet<Result['outcome']> = new Set(['invalid', 'budget', 'failed'])
+
+/**
+ * The form for one or many pasted addresses and a role: one operation per address (`send`), in
+ * order (a budget refusal is reported for the addresses it stopped). The results beside the form,
+ * a line per address counted from 1; only the failed addresses stay in the box. A member's invite
+ * or request form.
+ */
+export function AddressForm ({ id, title, roles, action, send, onDone }: {
+  id: string
+  title: string
+  roles: Array<Schemas['Role']>
+  /** The button, the button while sending, what the summary says of each done address. */
+  action: [string, string, string]
+  send: (email: string, role: Schemas['Role']) => Promise<Result>
+  onDone: () => void
+}) {
+  const { text, setText, role, setRole, busy, setBusy, results, setResults, summary, sent, finish } = useSendForm()
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    const addresses = splitAddresses(text)
+    if (addresses.length === 0) { announce('Enter at least one e-mail address.'); return }
+    setBusy(true)
+    const done: RowResult[] = []
+    for (const [i, email] of addresses.entries()) {
+      const r = await send(email, role)
+      done.push({ key: `${sent}:${i}`, row: i + 1, email: r.email, outcome: r.outcome, text: r.text, failed: FAILED.has(r.outcome as Result['outcome']) })
+      setResults([...done])
+    }
+    const ok = done.filter(r => DONE.has(r.outcome as Result['outcome'])).length
+    finish(`${ok} of ${done.length} ${action[2]}.`, done.map(r => `${r.email}: ${r.text}.`).join(' '), done.filter(r => r.failed).map(r => r.email).join('\n'))
+    onDone()
+  }
+  return (
+    <div class='with-results'>
+      <form class='card' onSubmit={submit} aria-labelledby={`${id}-title`}>
+        <h2 id={`${id}-title`}>{title}</h2>
+        <label for={`${id}-emails`}>E-mail addresses</label>
+        <textarea
+          id={`${id}-emails`} rows={3} aria-describedby={`${id}-hint`} value={text}
+          onInput={e => { setText(e.currentTarget.value) }}
+        />
+        <p id={`${id}-hint`} class='muted'>One or many, separated by commas, spaces or new lines.{roles.length === 1 ? ` They join as ${roles[0] ?? 'member'}s.` : ''}</p>
+        {roles.length > 1 && (
+          <>
+            <label for={`${id}-role`}>Role</label>
+            <select id={`${id}-role`} value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
+              {roles.map(r => <option key={r} value={r}>{r}</option>)}
+            </select>
+          </>
+        )}
+        <button type='submit' disabled={busy}>{busy ? action[1] : action[0]}</button>
+      </form>
+      <Results id={id} sent={sent} summary={summary} results={results} />
+    </div>
+  )
+}

@@ -1,0 +1,90 @@
+import type { components } from '../src/generated/openapi.js'
+
+// The words a person reads for a refused request, in one place: by the field the error names
+// (`details.errors[].field`, or the field a code always concerns) and by the error's code. Never
+// the validator's own text (`body.domain must match pattern …`): nobody can act on that.
+
+type Code = components['schemas']['ErrorCode']
+
+/** What to enter instead, by the contract's field name (the last part of a dotted path). */
+const FIELD_WORDS: Record<string, string> = {
+  email: 'Enter an e-mail address, such as ada@example.com.',
+  emails: 'Enter e-mail addresses, such as ada@example.com.',
+  name: 'Enter a name: it cannot be empty or too long.',
+  domain: 'Enter a domain name such as acme.com: no @, no / and no spaces.',
+  allowedDomains: 'Enter domain names such as acme.com, separated by commas: no @, no / and no spaces.',
+  url: 'Enter an https:// address (at most 2,000 characters).',
+  description: 'Shorten the description.',
+  reason: 'Shorten the reason.',
+  maxUses: 'Enter a whole number from 1 to 100,000, or leave it empty for unlimited uses.',
+  expiresInHours: 'Choose when the link expires.',
+  role: 'Choose admin or member.',
+  eventTypes: 'Choose events from the list.',
+  rows: 'Enter at least one address, and at most 1,000 a request.',
+  policy: 'Choose a policy from the list.',
+  q: 'Shorten the search.',
+  actor: 'Enter an e-mail address, such as ada@example.com.',
+  since: 'Enter a date and time.',
+  until: 'Enter a date and time after the start.'
+}
+
+/** Codes that always concern one field of the form that sent them. */
+const CODE_FIELD: Partial<Record<Code, string>> = {
+  WEBHOOK_URL_NOT_ALLOWED: 'url',
+  DOMAIN_NOT_ALLOWED: 'domain',
+  DOMAIN_EXISTS: 'domain',
+  DOMAIN_CLAIMED: 'domain',
+  USER_EXISTS: 'email'
+}
+
+/** The words for a code that concerns a field, when they say more than the field's own words. */
+const CODE_WORDS: Partial<Record<Code, string>> = {
+  WEBHOOK_URL_NOT_ALLOWED: 'This address cannot receive webhooks: use a public https:// address (not a private or local one).',
+  DOMAIN_NOT_ALLOWED: 'This domain cannot be added: use your organization\'s own domain, not a public mail provider\'s.',
+  DOMAIN_EXISTS: 'This workspace has added this domain already.',
+  DOMAIN_CLAIMED: 'Another workspace has verified this domain.',
+  USER_EXISTS: 'This person is a member already.',
+  LAST_ADMIN: 'A workspace always keeps one admin: make another member an admin first.',
+  DOMAIN_LIMIT_REACHED: 'This workspace has as many domains as it may: remove one first.',
+  API_KEY_LIMIT_REACHED: 'This workspace has as many API keys as it may: revoke one first.',
+  INVITE_REQUEST_LIMIT_REACHED: 'You have asked for as many invitations as you may for now: wait for the admins to decide.',
+  INVITATION_NOT_PENDING: 'This invitation is not pending any more.',
+  INVITE_REQUEST_NOT_PENDING: 'Another admin has decided this request already.',
+  WEBHOOK_ENDPOINT_DISABLED: 'This endpoint is disabled: enable it first.'
+}
+
+export interface FieldError {
+  /** The contract's field: `url`, `allowedDomains`, `rows.2.email` … */
+  field: string
+  words: string
+}
+
+const lastPart = (field: string): string => field.split('.').filter(p => !/^\d+$/.test(p)).pop() ?? field
+
+/** The words for one field, refused with `code`. */
+function wordsFor (code: string | undefined, field: string): string {
+  return CODE_WORDS[code as Code] ?? FIELD_WORDS[lastPart(field)] ?? 'Check this value.'
+}
+
+/**
+ * The fields an ErrorResponse concerns, each with its words: `details.errors` of a
+ * VALIDATION_FAILED (`in` and `field`), or the field a code always concerns.
+ */
+export function fieldErrors (code: string | undefined, details: unknown): FieldError[] {
+  const listed = (details as { errors?: unknown } | undefined)?.errors
+  if (code === 'VALIDATION_FAILED' && Array.isArray(listed)) {
+    const seen = new Set<string>()
+    return listed.flatMap((e: { in?: unknown, field?: unknown }) => {
+      if (typeof e.field !== 'string' || e.field === '' || seen.has(e.field)) return []
+      seen.add(e.field)
+      return [{ field: e.in === 'body' || e.in === undefined ? e.field : `${String(e.in)}.${e.field}`, words: wordsFor(code, e.field) }]
+    })
+  }
+  const field = CODE_FIELD[code as Code]
+  return field === undefined ? [] : [{ field, words: wordsFor(code, field) }]
+}
+
+/** A sentence for a code with no field, when its words say more than the service's message. */
+export function codeWords (code: string | undefined): string | undefined {
+  return CODE_WORDS[code as Code]
+}
