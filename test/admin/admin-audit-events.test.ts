@@ -93,7 +93,8 @@ t.test('member operations are recorded in order, with actor, target and payload'
   // UUIDv7: the text of the ids sorts as their time does.
   const ids = page.items.map(e => e.id)
   t.ok(ids[0]! > ids[1]! && ids[1]! > ids[2]!, 'newest first')
-  t.same(page.items[1]?.payload, { from: 'admin', to: 'member' }, 'role change payload is exactly {from, to}')
+  t.same(page.items[1]?.payload, { from: 'admin', to: 'member', email: member.email },
+    'role change payload is exactly {from, to, email}: the member it concerns')
   // No session token (the JWT in either cookie) appears anywhere in the trail.
   for (const who of [admin, member]) {
     t.notOk(

@@ -5,7 +5,7 @@ import { createApiKey, mcpRequest } from '../helpers/mcp.js'
 // One person acting through the three doors — REST (session), MCP (API key) and the Slack bot —
 // is named the same way in the audit trail: the door is the actor type, the label is the person.
 
-t.test('the same admin gets the same audit actor label from REST, MCP and chat', async t => {
+t.test('the same admin gets the same audit actor label from REST and chat; a key is labelled by its name', async t => {
   const { h, slack } = await buildWithSlack(t)
   const admin = await h.signIn()
   // A display name that differs from the e-mail: one copy of auditActorOf used to label API keys by it.
@@ -34,9 +34,9 @@ t.test('the same admin gets the same audit actor label from REST, MCP and chat',
       WHERE a.action = 'invitation.created' ORDER BY i.email`)
   t.same(rows.rows, [
     { email: 'chat@example.com', actor_type: 'chat_platform', actor_id: admin.userId, actor_label: admin.email },
-    { email: 'mcp@example.com', actor_type: 'api_key', actor_id: key.id, actor_label: admin.email },
+    { email: 'mcp@example.com', actor_type: 'api_key', actor_id: key.id, actor_label: 'assistant' },
     { email: 'rest@example.com', actor_type: 'user', actor_id: admin.userId, actor_label: admin.email }
-  ], 'one label (the person\'s e-mail) whichever door they used')
+  ], 'a person is labelled by their e-mail whichever door they used; a key is its own actor, by its name')
   const created = await h.db.query<{ actor_type: string, actor_label: string }>(
     "SELECT actor_type, actor_label FROM audit_events WHERE action = 'api_key.created'"
   )

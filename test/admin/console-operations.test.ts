@@ -155,7 +155,9 @@ t.test('the audit trail names the door: web for the session cookie, mcp for an A
   }
   const byAda = await trail('actor=ADA@example.com')
   t.ok(byAda.length > 0 && byAda.every(e => e.actor.label === 'ada@example.com'), 'what ada@ did, whichever door')
-  t.same([...new Set(byAda.map(e => e.source))].sort(), ['mcp', 'web'], 'through the web and MCP doors')
+  t.same([...new Set(byAda.map(e => e.source))].sort(), ['web'], 'through the web door: a key is its own actor')
+  const byKey = await trail('actor=Door%20Test')
+  t.ok(byKey.length > 0 && byKey.every(e => e.source === 'mcp' && e.actor.label === 'door test'), 'what the key did, by its name')
   t.ok((await trail('source=mcp')).every(e => e.source === 'mcp'), 'one door')
   const now = h.clock.now().getTime()
   t.equal((await trail(`since=${new Date(now + 1000).toISOString()}`)).length, 0, 'nothing after now')
