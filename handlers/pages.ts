@@ -9,11 +9,17 @@ import { serviceError } from '../src/errors.js'
 import { consolePage, FAVICON_SVG, isConsoleScreen } from '../src/console/page.js'
 import { hashedAsset, IMMUTABLE } from '../src/console/assets.js'
 
+const SCREEN_NOT_FOUND = serviceError('NOT_FOUND', ['Console screen'])
 const JOIN_PAGE_ERRORS = {
   not_found: serviceError('NOT_FOUND', ['Invite link']),
   expired: serviceError('TOKEN_EXPIRED'),
   used_up: serviceError('TOKEN_USED')
 } as const
+
+/** A client that accepts JSON and not HTML gets a page's error as an ErrorResponse. */
+function wantsJson (accept = ''): boolean {
+  return accept.includes('application/json') && !accept.includes('text/html')
+}
 
 export function pagesHandlers (
   { config, services }: HandlerDeps
@@ -52,10 +58,15 @@ export function pagesHandlers (
     async getIndexPage (_request, reply) {
       return await send(reply, consolePage({ screen: 'home', identityProvider }))
     },
-    // An unknown screen is the console's own not-found screen (the same page, 404).
+    // An unknown screen is the console's own not-found screen (the same page, 404), or the
+    // ErrorResponse for a client that accepts JSON and not HTML (as the join page does).
     async getConsolePage (request, reply) {
       const { screen } = request.params
-      return await send(reply.code(isConsoleScreen(screen) ? 200 : 404), consolePage({ screen, identityProvider }))
+      if (isConsoleScreen(screen)) return await send(reply, consolePage({ screen, identityProvider }))
+      if (wantsJson(request.headers.accept)) {
+        return await reply.code(404).send({ message: SCREEN_NOT_FOUND.message, code: SCREEN_NOT_FOUND.code })
+      }
+      return await send(reply.code(404), consolePage({ screen, identityProvider }))
     },
     async getFavicon (_request, reply) {
       return await reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400')
@@ -70,8 +81,7 @@ export function pagesHandlers (
       const view = await services.inviteLinks.pageState(request.params.code)
       if (view.state === 'open') return await send(reply, joinPage(view))
       const status = view.state === 'not_found' ? 404 : 410
-      const accept = request.headers.accept ?? ''
-      if (accept.includes('application/json') && !accept.includes('text/html')) {
+      if (wantsJson(request.headers.accept)) {
         const error = JOIN_PAGE_ERRORS[view.state]
         return await reply.code(status).send({ message: error.message, code: error.code })
       }

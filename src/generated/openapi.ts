@@ -6851,8 +6851,16 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
-            /** @description No screen of that name. The console's page all the same, which shows its not-found screen with links to every screen. */
+            /** @description The screen's name is not one a screen could have (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No screen of that name (`NOT_FOUND`). The console's page all the same, which shows its not-found screen with links to every screen; a client that accepts JSON and not HTML gets the ErrorResponse. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6866,6 +6874,7 @@ export interface operations {
                      *     </html>
                      */
                     "text/html": string;
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             503: components["responses"]["ServiceUnavailable"];
