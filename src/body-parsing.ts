@@ -80,7 +80,7 @@ export function registerBodyParsing (app: FastifyInstance): void {
   })
   app.decorateRequest('rawBody', null)
   // Response-only media types in the contract: glue warns unless a parser is registered by name.
-  for (const type of ['text/html', 'text/event-stream', 'application/javascript', 'image/svg+xml']) {
+  for (const type of ['text/html', 'text/css', 'text/event-stream', 'application/javascript', 'image/svg+xml']) {
     app.addContentTypeParser(type, (request, _payload, done) => {
       done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
     })

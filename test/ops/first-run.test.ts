@@ -54,6 +54,8 @@ t.test(TITLE, { skip, timeout: 180_000 }, async t => {
   await page.fill('#name', 'Founder')
   await page.click('#setup-button')
   await page.waitForURL(`${base}/`)
+  // An admin lands on the overview; who is signed in is on the Profile screen.
+  await page.goto(`${base}/console/profile`)
   await t.resolves(
     page.locator('#me-email', { hasText: 'founder@example.com' }).waitFor({ state: 'visible' }),
     'the landing page shows the admin, signed in'
