@@ -133,8 +133,8 @@ t.test('forms and fetches from other origins act for nobody; the service\'s own 
   await t.test('the service\'s own page (same-origin fetch) signs out, and the session row is revoked', async t => {
     const page = await fresh()
     const problems = pageProblems(page)
-    await page.goto(`${base}/`)
-    // `/` is the console: its first screen is the profile, with the way out.
+    // The console's profile screen, with the way out (an admin lands on the overview at `/`).
+    await page.goto(`${base}/console/profile`)
     await page.locator('#me-email').waitFor({ state: 'visible' })
     const answer = page.waitForResponse(r => r.url() === `${base}/api/auth/logout`)
     await page.click('#logout')

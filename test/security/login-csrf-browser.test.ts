@@ -81,6 +81,8 @@ t.test('a login link opened by another site does not sign in; one asked for here
   t.notOk(await page.locator('#other-browser').isVisible(), 'no warning for a link asked for here')
   await page.click('#signin-button')
   await page.waitForURL(`${base}/`)
+  // Signed in: the profile screen says as whom (an admin lands on the overview at `/`).
+  await page.goto(`${base}/console/profile`)
   await page.locator('#me-email', { hasText: victim.email }).waitFor({ state: 'visible' })
   t.equal(await signedInAs(), victim.email, 'signed in by the click')
   t.same(problems, [], 'no script errors and no CSP violations')
