@@ -56,11 +56,26 @@ function date (value: unknown, where: string): number {
   return ms
 }
 
+/** The same day six calendar months later (a day that does not exist runs on: 08-31 → 03-03). */
+function sixMonthsAfter (ms: number): number {
+  const d = new Date(ms)
+  d.setUTCMonth(d.getUTCMonth() + 6)
+  return d.getTime()
+}
+
 /** The notice of a node marked `deprecated: true` (an operation, parameter or schema), or undefined. */
 function noticeOf (node: Json | undefined, use: string, where: string, link: string): Notice | undefined {
   if (node?.deprecated !== true) return undefined
   const since = date(node['x-deprecated-at'], `${where}: deprecated, so x-deprecated-at`)
   const sunset = node['x-sunset'] === undefined ? undefined : date(node['x-sunset'], `${where}: x-sunset`)
+  // The promise of docs/contract-versioning.md: a client hears of a removal six months ahead.
+  if (sunset !== undefined && sunset < sixMonthsAfter(since)) {
+    const earliest = new Date(sixMonthsAfter(since)).toISOString().slice(0, 10)
+    throw new Error(
+      `openapi.yaml: ${where}: x-sunset ${String(node['x-sunset'])} is less than six months after ` +
+      `x-deprecated-at ${String(node['x-deprecated-at'])}: set it to ${earliest} or later`
+    )
+  }
   const own = node['x-deprecation-link']
   return { use, since, sunset, link: typeof own === 'string' ? own : link }
 }

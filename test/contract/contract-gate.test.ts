@@ -124,6 +124,18 @@ t.test('additions pass with a patch bump, and need one', async t => {
   t.match(versionProblems('0.1.0', '0.1.3', changes)[0], /not a next version of 0\.1\.0 \(one of 0\.1\.1, 0\.2\.0, 1\.0\.0\)/)
 })
 
+t.test('from 1.0.0 on: a breaking change needs a major, an addition a minor', async t => {
+  const breaking = diffContracts(released, edited(breakingEdits['removed operation']?.edit ?? (() => {}), '1.4.3'))
+  t.match(versionProblems('1.4.2', '1.4.3', breaking)[0], /breaking change.* need info\.version 2\.0\.0 or later/)
+  t.match(versionProblems('1.4.2', '1.5.0', breaking)[0], /need info\.version 2\.0\.0 or later/, 'a minor is not enough')
+  t.same(versionProblems('1.4.2', '2.0.0', breaking), [], 'a major is')
+  const added = diffContracts(released, edited(d => {
+    schemas(d).InviteUserRequest.properties.note = { type: 'string', maxLength: 200 }
+  }, '1.4.3'))
+  t.match(versionProblems('1.4.2', '1.4.3', added)[0], /need info\.version 1\.5\.0 or later/, 'an addition needs a minor, not a patch')
+  t.same(versionProblems('1.4.2', '1.5.0', added), [])
+})
+
 t.test('prose is not a change', async t => {
   const changes = diffContracts(released, edited(d => {
     d.paths['/api/api-keys'].get.description = 'Reworded.'

@@ -126,3 +126,17 @@ t.test('a deprecated operation without x-deprecated-at is refused at start', asy
   contract.paths['/api/invitations'].get.deprecated = true
   await t.rejects(build(t, { contract }), /GET \/api\/invitations: deprecated, so x-deprecated-at needs a date/)
 })
+
+t.test('a sunset less than six months after the deprecation is refused at start (and by the gate)', async t => {
+  const contract = loadContract() as Json
+  Object.assign(contract.paths['/api/invitations'].get, {
+    deprecated: true, 'x-deprecated-at': '2026-12-01', 'x-sunset': '2027-05-31'
+  })
+  await t.rejects(
+    build(t, { contract }),
+    /GET \/api\/invitations: x-sunset 2027-05-31 is less than six months after x-deprecated-at 2026-12-01: set it to 2027-06-01 or later/
+  )
+  contract.paths['/api/invitations'].get['x-sunset'] = '2027-06-01'
+  const h = await build(t, { contract })
+  t.equal((await h.inject({ method: 'GET', url: '/api/health' })).statusCode, 200, 'six months to the day is enough')
+})

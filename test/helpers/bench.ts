@@ -14,11 +14,17 @@ import { ensureConsoleBuilt } from '../../scripts/lib/console-build.js'
 export const TINY = ['--no-build', '--no-pin', '--rounds', '1', '--duration', '1', '--warmup', '0', '--connections', '2']
 const run = promisify(execFile)
 
-/** `npm run bench -- …args` as npm runs it (tsx): its exit code and output. */
+/**
+ * `npm run bench -- …args` as npm runs it (tsx): its exit code and output. Without the coverage
+ * directory of `npm run test:coverage`: tsx compiles the same src/*.ts files to other JavaScript
+ * than the tests' loader does, under the same URLs, and c8 merges V8's ranges by URL before it
+ * maps them back — ranges of two different compilations made whole files vanish from the report.
+ */
 export async function bench (args: string[]): Promise<{ code: number, out: string }> {
+  const { NODE_V8_COVERAGE: _coverage, ...env } = process.env
   try {
     const r = await run(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
-      cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LOG_LEVEL: 'warn' }
+      cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...env, LOG_LEVEL: 'warn' }
     })
     return { code: 0, out: r.stdout + r.stderr }
   } catch (err) {
