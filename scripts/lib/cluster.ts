@@ -90,6 +90,7 @@ function instance (port: number, env: Record<string, string>, dataDir: string, n
       c.stdout?.on('data', (b: Buffer) => { out += b.toString() })
       c.stderr?.on('data', (b: Buffer) => { out += b.toString() })
       await healthy(`http://127.0.0.1:${port}`, 180_000, () => c.exitCode === null && c.signalCode === null)
+        .catch((err: Error) => { throw new Error(`${err.message}; its log ends:\n${out.slice(-2000)}`) })
     },
     async stop () {
       const c = child
