@@ -4,7 +4,7 @@ import type { Config } from '../src/config.js'
 import { withDeadline } from '../src/lib/deadline.js'
 import { serviceError } from '../src/errors.js'
 import { OVERLOADED } from '../src/plugins/load-shedding.js'
-import type { Mailer } from '../src/mail/mailer.js'
+import type { Mailer } from '../src/ports/mailer.js'
 
 type RelayState = ReturnType<NonNullable<Mailer['relayState']>>
 

@@ -8,7 +8,7 @@ import { sealWith, type Keyring } from '../lib/crypto.js'
 import type { OAuthStateRow } from '../db/oauth-states.js'
 import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
 import { findUserInWorkspace, type UserRow } from '../db/users.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 import {
   findChatInstallation, listSealedBotTokens, resealBotToken, upsertChatInstallation, type SealedBotToken
 } from '../db/chat-installations.js'
