@@ -17,7 +17,7 @@ import { invitationEmail, signupLink } from './email.js'
 import { sealToken } from './link-seal.js'
 import { tellInviter } from './inviter-notice.js'
 import type { InviterNoticeListener } from '../ports/inviter-notices.js'
-import { invitationReturnPath } from '../bounces/return-path.js'
+import { invitationReturnPath } from '../mail/return-path.js'
 
 // Getting a committed invitation to the invitee: through the identity provider when it is
 // configured for the workspace and answers, otherwise by our own e-mail with a signup link.

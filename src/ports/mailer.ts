@@ -7,7 +7,7 @@ export interface MailMessage {
   link?: string
   /**
    * The envelope sender (SMTP MAIL FROM), where delivery status notifications go: an invitation's
-   * signed return path (src/bounces/return-path.ts). Absent: MAIL_FROM's address, as always.
+   * signed return path (src/mail/return-path.ts). Absent: MAIL_FROM's address, as always.
    */
   returnPath?: string | undefined
   /** The Date header (default: when the message is built): a bounce report names its send by it. */
