@@ -1,27 +1,16 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { appendFile, cp, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { projectRoot } from '../../src/paths.js'
+import { runBin } from '../helpers/run-bin.js'
 
 // The layers of docs/architecture.md are `npm run lint:cycles`' dependency-cruiser command
 // (.dependency-cruiser.cjs). Run on a copy of src/ and handlers/: as they are, it passes; with an
 // upward import planted (a repository importing the composition root, type-only) and a loop between
 // two feature folders planted (type-only too, no module loop), it fails naming both rules.
 
-const run = promisify(execFile)
-
-async function depcruise (cwd: string, args: string[]): Promise<{ code: number, out: string }> {
-  try {
-    const { stdout } = await run(join(projectRoot, 'node_modules/.bin/depcruise'), args, { cwd, maxBuffer: 16 << 20 })
-    return { code: 0, out: stdout }
-  } catch (err) {
-    const e = err as { code?: number, stdout?: string }
-    return { code: e.code ?? -1, out: e.stdout ?? '' }
-  }
-}
+const depcruise = async (cwd: string, args: string[]) => await runBin('depcruise', args, cwd)
 
 t.test('a planted upward import and a planted folder loop fail lint:cycles; the tree without them passes', async t => {
   const pkg = JSON.parse(await readFile(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
