@@ -20,6 +20,16 @@ export default [
     }
   },
   {
+    // Handlers call services (docs/architecture.md): a handler never reaches the ports behind them
+    // (`services.ports.db`); what it needs from one is a service's (src/health/service.ts).
+    files: ['handlers/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error',
+        { selector: "MemberExpression[property.name='ports']", message: 'Handlers call services, never services.ports.' },
+        { selector: "ObjectPattern > Property[key.name='ports']", message: 'Handlers call services, never services.ports.' }]
+    }
+  },
+  {
     // Tests: lines whose length comes from a string, template or regular expression (expected
     // messages, fixtures; 40 lines) are not counted yet.
     files: ['test/**/*.ts'],
@@ -45,7 +55,7 @@ export default [
     }
   },
   {
-    // The pages' scripts run in the browser as classic scripts, loaded by src/auth/pages.ts
+    // The pages' scripts run in the browser as classic scripts, loaded by src/auth/pages.ts through the shell of src/http/page-shell.ts
     // (type-checked against the DOM by tsconfig.browser.json). The browser globals they may use,
     // by name: everything else is a no-undef error.
     files: ['src/auth/assets/**/*.js'],

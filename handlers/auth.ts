@@ -1,6 +1,6 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
-import { loginLinkBrowserCookie } from '../src/plugins/auth.js'
+import { loginLinkBrowserCookie } from '../src/http/cookies.js'
 import { LOGIN_TOKEN_TTL_MS } from '../src/auth/login-link.js'
 
 // The contract's 202 body for login links: one constant, so every answer is byte-identical.

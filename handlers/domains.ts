@@ -1,7 +1,7 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { domainJoinPage } from '../src/domains/page.js'
-import { loginLinkBrowserCookie } from '../src/plugins/auth.js'
+import { loginLinkBrowserCookie } from '../src/http/cookies.js'
 import { LOGIN_TOKEN_TTL_MS } from '../src/auth/login-link.js'
 
 export function domainHandlers ({ services, config }: HandlerDeps): HandlerGroup<

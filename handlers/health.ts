@@ -1,22 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import type { Config } from '../src/config.js'
-import { withDeadline } from '../src/lib/deadline.js'
 import { serviceError } from '../src/errors.js'
-import { OVERLOADED } from '../src/plugins/load-shedding.js'
-import type { Mailer } from '../src/mail/mailer.js'
-
-type RelayState = ReturnType<NonNullable<Mailer['relayState']>>
+import { OVERLOADED, type HealthService } from '../src/health/service.js'
+import type { RelayState } from '../src/ports/mailer.js'
 
 /** The checks besides the database's, as the request finds them. */
-function otherChecks (request: FastifyRequest, mailer: Mailer) {
+function otherChecks (request: FastifyRequest, health: HealthService) {
   // With load shedding on, the event loop is a check of its own; this operation is never
   // shed (contract: reportsLoad), it answers 503 saying so.
   const load = request.server.loadStatus()
   // Draining before a planned stop: not ready for new work, whatever the database says.
   const draining = request.server.draining()
-  // The relay as last seen (at start, then by sends): never a connection from here.
-  const relay = mailer.relayState?.()
+  const relay = health.relay()
   const more: {
     instance?: { status: 'draining' }
     eventLoop?: { status: 'ok' | 'overloaded', delayMs: number }
@@ -28,7 +24,7 @@ function otherChecks (request: FastifyRequest, mailer: Mailer) {
   return { load, draining, more }
 }
 type Found = ReturnType<typeof otherChecks>
-type Kind = HandlerDeps['services']['ports']['db']['kind']
+type Kind = HealthService['databaseKind']
 
 /** Both methods' answer once the database answered: the status, the body GET sends, a 503's Retry-After seconds. */
 function answer ({ load, draining, more }: Found, config: Config, kind: Kind, latencyMs: number) {
@@ -72,35 +68,14 @@ function retryAfter (a: Answer, reply: FastifyReply): void {
 }
 
 export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth' | 'headHealth'> {
-  const { db, mailer } = services.ports
-  // A load balancer polling hard must not load the database: concurrent checks share one ping,
-  // and a successful ping answers for HEALTH_CACHE_MS (default 1 s; 0: every check pings).
-  // A failed ping is never reused: the next check pings again. On the embedded database the
-  // ping runs on the request thread, so this is what keeps /api/health as cheap as a static
-  // route there.
-  let inFlight: Promise<number> | null = null
-  let okUntil = 0
-  let lastLatencyMs = 0
-  /** The database's latency in ms: a fresh cached one as it is (no promise, no await), else a ping's. */
-  const ping = (): number | Promise<number> => {
-    if (performance.now() < okUntil) return lastLatencyMs
-    inFlight ??= (async () => {
-      const started = performance.now()
-      await withDeadline(db.ping(), 2000, 'database ping')
-      const finished = performance.now()
-      lastLatencyMs = Math.round((finished - started) * 100) / 100
-      okUntil = finished + config.healthCacheMs
-      return lastLatencyMs
-    })().finally(() => { inFlight = null })
-    return inFlight
-  }
+  const { health } = services
   const check = (request: FastifyRequest): Answer | Promise<Answer> => {
-    const found = otherChecks(request, mailer)
-    const latency = ping()
-    if (typeof latency === 'number') return answer(found, config, db.kind, latency)
-    return latency.then(ms => answer(found, config, db.kind, ms), (err: unknown) => {
+    const found = otherChecks(request, health)
+    const latency = health.ping()
+    if (typeof latency === 'number') return answer(found, config, health.databaseKind, latency)
+    return latency.then(ms => answer(found, config, health.databaseKind, ms), (err: unknown) => {
       request.log.warn({ err: (err as Error).message }, 'health: database unavailable')
-      return unavailable(found, config, db.kind)
+      return unavailable(found, config, health.databaseKind)
     })
   }
   return {

@@ -1,6 +1,6 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
-import { loginLinkBrowserCookie } from '../src/plugins/auth.js'
+import { loginLinkBrowserCookie } from '../src/http/cookies.js'
 
 // Thin: the invite-links service creates, lists, revokes, regenerates; and for visitors of a
 // link, e-mails the confirmation and confirms (joining, or asking the admins).

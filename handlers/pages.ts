@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyReply } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
-import {
-  joinPage, loginPage, setupPage, signupPage, pageScriptsDir, type Page, type PageScript
-} from '../src/auth/pages.js'
+import { joinPage, loginPage, setupPage, signupPage } from '../src/auth/pages.js'
+import { pageScriptsDir, type Page, type PageScript } from '../src/http/page-shell.js'
 import { serviceError } from '../src/errors.js'
 import { consolePage, FAVICON_SVG, isConsoleScreen } from '../src/console/page.js'
 import { hashedAsset, IMMUTABLE } from '../src/console/assets.js'

@@ -1,7 +1,8 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 import { serviceError } from '../src/errors.js'
-import { oauthStateCookie } from '../src/plugins/auth.js'
+import { oauthStateCookie } from '../src/http/cookies.js'
+import { OAUTH_STATE_TTL_MS } from '../src/oauth/state.js'
 
 export function slackHandlers (
   { services, config }: HandlerDeps
@@ -10,7 +11,9 @@ export function slackHandlers (
 > {
   const { slack } = services
   // The state cookie is scoped to the Slack OAuth paths.
-  const stateCookie = oauthStateCookie(config, { name: 'slack_oauth_state', path: '/api/oauth/slack' })
+  const stateCookie = oauthStateCookie(config, {
+    name: 'slack_oauth_state', path: '/api/oauth/slack', maxAgeSeconds: OAUTH_STATE_TTL_MS / 1000
+  })
   return {
     async getOauthSlackInstall (request, reply) {
       const { location, state } = await slack.startInstall(principalOf(request))

@@ -7,7 +7,7 @@
 // APP_URL for the link). Exit 0 with the link; 1 with one line saying why otherwise.
 import { parseArgs } from 'node:util'
 import type { Database } from '../src/db/client.js'
-import type { Mailer } from '../src/mail/mailer.js'
+import type { Mailer } from '../src/ports/mailer.js'
 import type { Logger } from '../src/logger.js'
 import { validateFirstAdminInput } from '../src/invitations/validate.js'
 

@@ -5,7 +5,8 @@ import { userInfo } from 'node:os'
 import { DatabaseLockedError, openDatabase, type Database } from './db/client.js'
 import { databaseStartupCause } from './db/startup-cause.js'
 import { migrate } from './db/migrate.js'
-import { createMailer, type Mailer } from './mail/mailer.js'
+import { createMailer } from './mail/mailer.js'
+import type { Mailer } from './ports/mailer.js'
 
 // The real adapters of the Database and Mailer ports, opened for an app and closed with it. A
 // test's own (opts.db, opts.mailer) is used as given: whoever made it closes it.

@@ -9,7 +9,8 @@ import './lib/meta-schema-memo.js'
 import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Database } from './db/client.js'
-import { tracedMailer, type Mailer } from './mail/mailer.js'
+import { tracedMailer } from './mail/mailer.js'
+import type { Mailer } from './ports/mailer.js'
 import { openAppDatabase, openAppMailer } from './adapters.js'
 import { registerBodyParsing } from './body-parsing.js'
 import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
@@ -39,7 +40,7 @@ import type { LookupFunction } from 'node:net'
 import { startJobEngine } from './jobs/engine.js'
 import { createEventOutbox } from './events/outbox.js'
 import { createDnsResolver } from './domains/resolver.js'
-import type { Resolver } from './ports.js'
+import type { Resolver } from './ports/index.js'
 
 export interface AppOptions {
   config: Config

@@ -1,4 +1,6 @@
 import type { Role } from './db/users.js'
+import type { Queryable } from './db/client.js'
+import { findWorkspace } from './db/workspaces.js'
 import { serviceError, type ServiceError } from './errors.js'
 
 /** What an API key acting as a principal may do, and how audit rows and events name it. */
@@ -50,6 +52,15 @@ export function principalOf (request: { principal: Principal | null }): Principa
  */
 export function workspaceGone (): ServiceError {
   return serviceError('UNAUTHENTICATED')
+}
+
+/**
+ * The operation's own resource (`resource`, e.g. 'Invitation') is not in the caller's workspace:
+ * NOT_FOUND — unless the workspace itself is gone (its rows went with it), then workspaceGone().
+ * Every lookup by id that answers 404 throws this, so a deleted workspace is 401 everywhere.
+ */
+export async function notFoundIn (q: Queryable, workspaceId: string, resource: string): Promise<ServiceError> {
+  return await findWorkspace(q, workspaceId) === null ? workspaceGone() : serviceError('NOT_FOUND', [resource])
 }
 
 /** The scopes of `required` that the principal lacks: none for people (their role decides). */

@@ -1,4 +1,4 @@
-import type { Ports } from './ports.js'
+import type { Ports } from './ports/index.js'
 import type { SecurityServices } from './auth/security.js'
 import { createSessionService, type SessionService } from './sessions/service.js'
 import { createMemberService, type MemberService } from './members/service.js'
@@ -7,9 +7,6 @@ import { createAuthService, type AuthService } from './auth/service.js'
 import { createSetupService, type SetupService } from './auth/setup.js'
 import { createInvitationService, type InvitationService } from './invitations/service.js'
 import { createIdempotency } from './idempotency/idempotency.js'
-
-// Idempotency-Keys are remembered this long (as Stripe does); after that a key may be used afresh.
-const IDEMPOTENCY_RETENTION_MS = 86_400_000
 import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
 import { createSlackService, type SlackService } from './slack/service.js'
 import { createEventFeed, type EventFeed } from './events/feed.js'
@@ -26,6 +23,12 @@ import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './w
 import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
 import { createBounceService, type BounceService } from './bounces/service.js'
 import { createDomainService, type DomainService } from './domains/service.js'
+import { createHealthService, type HealthService } from './health/service.js'
+import type { InviterNotice } from './ports/inviter-notices.js'
+import { createRelay } from './lib/relay.js'
+
+// Idempotency-Keys are remembered this long (as Stripe does); after that a key may be used afresh.
+const IDEMPOTENCY_RETENTION_MS = 86_400_000
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -52,22 +55,22 @@ export interface Services {
   readonly bounces: BounceService
   /** Join by verified domain: the admins' domains and the join links. */
   readonly domains: DomainService
+  /** What GET /api/health reads: the database's ping, the mail relay as last seen. */
+  readonly health: HealthService
   close(): Promise<void>
 }
 
 export function createServices (given: Ports): Services {
-  // Inviters hear in Slack when their invitation is accepted, could not be delivered, or bounced.
-  const ports: Ports = { ...given, inviterNotices: notice => { slack.noticeInviter(notice) } }
+  // Slack is built from the services that tell it things (inviters hear when their invitation is
+  // accepted, could not be delivered, or bounced; admins hear of invite requests made through any
+  // door): they tell these relays, which Slack listens to once it is built (below). Every name
+  // here refers to one declared above it: no closure waits for a later constant.
+  const inviterNotices = createRelay<InviterNotice>()
+  const requestNotices = createRelay<InviteRequestNotice>()
+  const notifyRequest = requestNotices.tell
+  const ports: Ports = { ...given, inviterNotices: inviterNotices.tell }
   const sessions = createSessionService(ports)
   const apiKeys = createApiKeyService(ports)
-  const security: SecurityServices = {
-    authenticateSession: async token => await sessions.authenticate(token),
-    sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,
-    authenticateApiKey: async key => await apiKeys.authenticate(key),
-    verifySlackSignature: request => { slack.verifySignature(request) }
-  }
-  // Slack is told about invite requests made through any door; it is built below, called later.
-  const notifyRequest = (notice: InviteRequestNotice): void => { slack.noticeRequest(notice) }
   const domains = createDomainService({ ...ports, sessions, notifyRequest })
   // An address with no account that asks for a sign-in link may be offered to join by its domain.
   const auth = createAuthService({
@@ -78,6 +81,14 @@ export function createServices (given: Ports): Services {
   const inviteRequests = createInviteRequestService({ ...ports, invitations, notify: notifyRequest })
   const inviteLinks = createInviteLinkService({ ...ports, sessions, notifyRequest })
   const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
+  inviterNotices.listen(notice => { slack.noticeInviter(notice) })
+  requestNotices.listen(notice => { slack.noticeRequest(notice) })
+  const security: SecurityServices = {
+    authenticateSession: async token => await sessions.authenticate(token),
+    sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,
+    authenticateApiKey: async key => await apiKeys.authenticate(key),
+    verifySlackSignature: request => { slack.verifySignature(request) }
+  }
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = webhookKeyring(ports.config)
   const policy = createAddressPolicy({
@@ -124,6 +135,7 @@ export function createServices (given: Ports): Services {
     inviteLinks,
     bounces: createBounceService(ports),
     domains,
+    health: createHealthService(ports),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -1,8 +1,8 @@
 import type { components } from '../generated/openapi.js'
 import { randomInt } from 'node:crypto'
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 import {
   countLiveApiKeysLocked, findLiveApiKeyByPrefix, insertApiKey, listActiveApiKeys, revokeApiKey, touchApiKey,
   type ApiKeyRow

@@ -1,6 +1,6 @@
 import type { AuditActor, AuditEntry } from '../db/audit-events.js'
 import type { Queryable } from '../db/client.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 import type { Principal } from '../principal.js'
 
 /**

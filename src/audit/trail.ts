@@ -1,5 +1,5 @@
 import type { components } from '../generated/openapi.js'
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { queryInstant } from '../lib/date-time.js'

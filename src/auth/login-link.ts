@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { findUserByEmail } from '../db/users.js'
 import { emailAddress } from '../lib/email.js'
 import { consumeLoginToken, findLoginToken, insertLoginTokenWithinLimit } from '../db/login-tokens.js'

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { findActiveSession } from '../db/sessions.js'
 import type { SessionService } from '../sessions/service.js'
 import type { Principal } from '../principal.js'

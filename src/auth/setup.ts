@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { systemActor } from '../audit/actor.js'
 import { anyWorkspaceExists } from '../db/workspaces.js'
 import { insertSetupToken, takeSetupTokens } from '../db/setup-tokens.js'

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import {
   effectiveStatus, findInvitationByTokenHash, markInvitationAccepted, markInvitationViewed, type InvitationRow
 } from '../db/invitations.js'
@@ -12,7 +12,7 @@ import { loadMe, type Me } from '../members/directory.js'
 import { tellInviter } from '../invitations/inviter-notice.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 
 export type InvitationPreview = components['schemas']['InvitationPreview']
 

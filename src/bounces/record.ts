@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import { systemActor } from '../audit/actor.js'
 import { lockInvitation, markInvitationBounced, recordDeliveryDelay, type InvitationRow } from '../db/invitations.js'

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { components } from '../generated/openapi.js'
 import type { SignedDelivery } from '../webhooks/signing.js'
 import { receiveResendEvent } from './resend.js'

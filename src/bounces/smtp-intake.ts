@@ -2,7 +2,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import type { Config } from '../config.js'
 import { readDeliveryStatus } from './dsn.js'
 import { recordDeliveryReport, type BounceDeps } from './record.js'
-import { createReturnPaths } from './return-path.js'
+import { createReturnPaths } from '../mail/return-path.js'
 import { MemoryWindowCounter } from '../lib/window-counter.js'
 
 // The DSN listener (BOUNCE_SMTP_PORT; off by default): an SMTP server that takes mail for the

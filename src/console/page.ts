@@ -1,4 +1,4 @@
-import { htmlPage, type Page } from '../auth/pages.js'
+import { htmlPage, type Page } from '../http/page-shell.js'
 import { consoleAssets } from './assets.js'
 
 // The admin console's page: one HTML shell for `/` and every `/console/{screen}`. The screens are

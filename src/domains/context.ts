@@ -1,5 +1,5 @@
-import type { Ports } from '../ports.js'
-import type { Principal } from '../principal.js'
+import type { Ports } from '../ports/index.js'
+import { notFoundIn, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { AuditActor } from '../db/audit-events.js'
 import type { NotifyRequest } from '../invite-requests/context.js'
@@ -50,12 +50,12 @@ export function requireAdmin (actor: Principal): void {
   if (actor.role !== 'admin') throw serviceError('FORBIDDEN', ['admin'])
 }
 
-/** The actor's domain `id`, or 404 (MCP arguments and REST ids alike). */
+/** The actor's domain `id`, or 404 (MCP arguments and REST ids alike); 401 when the workspace is gone. */
 export async function domainOr404 (
   deps: Pick<DomainDeps, 'db'>, actor: Principal, id: string, opts: { forUpdate?: boolean, q?: Queryable } = {}
 ): Promise<DomainRow> {
   const row = isUuid(id) ? await findDomain(opts.q ?? deps.db, actor.workspaceId, id, opts) : null
-  if (row === null) throw serviceError('NOT_FOUND', ['Domain'])
+  if (row === null) throw await notFoundIn(opts.q ?? deps.db, actor.workspaceId, 'Domain')
   return row
 }
 

@@ -1,4 +1,4 @@
-import { layout, type Page } from '../auth/pages.js'
+import { layout, type Page } from '../http/page-shell.js'
 
 // The page a domain join link opens (/domain-join?token=…): the same for every token; its script
 // previews the link and acts only when the person confirms (src/auth/assets/domain-join.js).

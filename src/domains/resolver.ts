@@ -1,5 +1,5 @@
 import { Resolver as DnsResolver } from 'node:dns/promises'
-import type { Resolver } from '../ports.js'
+import type { Resolver } from '../ports/index.js'
 
 // The Resolver port's adapter: node:dns/promises (c-ares) on the configured name servers
 // (DNS_SERVERS; none: the system's), each query bounded by DNS_TIMEOUT_MS and tried twice.

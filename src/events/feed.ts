@@ -1,5 +1,5 @@
 import type { components } from '../generated/openapi.js'
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { listEvents, type EventType } from '../db/audit-events.js'
 import { decodeCursor, encodeCursor } from '../lib/pagination.js'
 import { toEventView } from './catalogue.js'

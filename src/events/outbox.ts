@@ -1,26 +1,10 @@
 import type { Queryable } from '../db/client.js'
-import { insertAuditEvent, insertAuditEvents, type AuditEntry } from '../db/audit-events.js'
+import { insertAuditEvent, insertAuditEvents } from '../db/audit-events.js'
 import { insertDeliveriesForEvent, insertDeliveriesForEvents } from '../db/webhook-deliveries.js'
-import type { JobEngine } from '../jobs/engine.js'
 import { uuidV7Source } from '../lib/uuid.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
+import type { JobEngine } from '../ports/job-engine.js'
 import { eventTypeOf } from './catalogue.js'
-
-/**
- * The one way the domain records what happened: `record(tx, entry)` inside the transaction of the
- * change. It writes the audit row (the outbox); when the action is in the event catalogue it also
- * writes one webhook delivery per subscribed endpoint and queues their jobs, in that same
- * transaction, so an event is delivered iff the change commits. Other consumers (chat DMs,
- * metrics) hook in here.
- */
-export interface EventOutbox {
-  /** Returns the audit row's id. */
-  record(tx: Queryable, entry: AuditEntry): Promise<string>
-  /**
-   * `record` for many entries at once (a batch of invitations): the same rows, deliveries and
-   * jobs, written by one statement each instead of two or more per entry. Returns the ids in order.
-   */
-  recordMany(tx: Queryable, entries: AuditEntry[]): Promise<string[]>
-}
 
 export function createEventOutbox (jobs: JobEngine): EventOutbox {
   // One source per outbox: the ids this process records sort in the order they were recorded.

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { ResealCount } from '../lib/reseal.js'
 import { resealIdempotencyAnswers } from '../idempotency/idempotency.js'
 import { resealInvitationLinks } from '../invitations/link-seal.js'

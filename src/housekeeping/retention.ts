@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import { deleteFinishedChatEvents } from '../db/chat-events.js'
 import { deleteCompletedBatchesBefore } from '../db/invitation-batches.js'

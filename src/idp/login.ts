@@ -1,16 +1,16 @@
 import { OauthException, type WorkOS } from '@workos-inc/node'
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import { findUserByEmail, insertUser, setUserWorkosId, type UserRow } from '../db/users.js'
 import { storedAddress } from '../lib/email.js'
 import { findWorkspaceByOrganization } from '../db/workspaces.js'
 import { serviceError } from '../errors.js'
-import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
+import { consumeBrowserOAuthState, issueOAuthState } from '../oauth/state.js'
 import { createWorkOS } from './workos-client.js'
 import type { SessionService } from '../sessions/service.js'
 import { isUniqueViolation } from '../db/errors.js'
 
-// WorkOS AuthKit login, with the browser-bound `state` of src/auth/oauth-state.ts.
+// WorkOS AuthKit login, with the browser-bound `state` of src/oauth/state.ts.
 
 interface CallbackInput {
   cookieState: string | undefined

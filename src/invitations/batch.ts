@@ -10,7 +10,7 @@ import {
 import { storedAddress } from '../lib/email.js'
 import { auditPrincipalActions } from '../audit/actor.js'
 import type { IdempotentAttempt } from '../idempotency/idempotency.js'
-import type { JobEngine } from '../jobs/engine.js'
+import type { JobEngine } from '../ports/job-engine.js'
 import { recordExpiry } from './expiry.js'
 import type { InvitationContext } from './context.js'
 

@@ -1,22 +1,11 @@
 import { windowSpent, type WindowCounter } from '../lib/window-counter.js'
+import type { InvitationBudget } from '../ports/invitation-budget.js'
 
 // The per-workspace invitation-e-mail budget (INVITE_EMAILS_PER_HOUR). Whoever invites — REST,
 // MCP, the chat bot — draws one e-mail just before sending, and gives it back when nothing was
 // handed to the SMTP server or the identity provider, so refused requests, replays and failed
 // sends do not count. The counter is the rate limits' (memory, or Redis with the same fail-open
 // policy).
-
-export interface InvitationBudget {
-  /** Draws one e-mail from the workspace's hourly budget; throws RATE_LIMITED (with Retry-After) when it is spent. */
-  take(workspaceId: string): Promise<void>
-  /**
-   * Draws up to `wanted` e-mails at once (a batch): all of them, or as many as are left in the
-   * window — never a refusal. `retryAfterSeconds` says when the window that refused the rest ends.
-   */
-  takeUpTo(workspaceId: string, wanted: number): Promise<{ granted: number, retryAfterSeconds: number }>
-  /** Gives back `count` (default one) e-mails drawn by `take` or `takeUpTo` (nothing was sent). */
-  refund(workspaceId: string, count?: number): Promise<void>
-}
 
 const HOUR_MS = 3_600_000
 

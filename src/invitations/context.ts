@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { workspaceGone, type Principal } from '../principal.js'
 import { findWorkspace, type WorkspaceRow } from '../db/workspaces.js'
 import type { Queryable } from '../db/client.js'

@@ -1,4 +1,4 @@
-import type { MailMessage } from '../mail/mailer.js'
+import type { MailMessage } from '../ports/mailer.js'
 import type { Role } from '../db/users.js'
 import { escapeHtml } from '../lib/html.js'
 

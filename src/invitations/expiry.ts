@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { Database, Queryable } from '../db/client.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 import { expireDueInvitations, type ExpiredInvitation } from '../db/invitations.js'
 import { systemActor } from '../audit/actor.js'
 

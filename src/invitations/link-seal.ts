@@ -3,7 +3,7 @@ import { openWith, sealWith, type Keyring } from '../lib/crypto.js'
 import { pages, resealStore, type ResealCount } from '../lib/reseal.js'
 import { listSealedLinks, resealLink, type SealedLink } from '../db/invitations.js'
 import { atRestKeyring } from '../lib/secret-keys.js'
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import { hashToken, safeEqual } from '../lib/tokens.js'
 
 // A reminder carries the invitation's current link (no rotation just to remind), but the row

@@ -1,4 +1,4 @@
-import { requireAdminScope, type Principal } from '../principal.js'
+import { notFoundIn, requireAdminScope, type Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
 import { isMemberEmail } from '../db/users.js'
 import { effectiveStatus, findInvitation, refreshInvitationToken, takeSendLease } from '../db/invitations.js'
@@ -12,7 +12,7 @@ export async function resendInvitation (
 ): Promise<InviteResult> {
   return await rotateAndSend(ctx, actor, async (tx, { ws, tokenHash, expiresAt, sendLease, now }) => {
     const current = await findInvitation(tx, ws.id, invitationId)
-    if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+    if (current === null) throw await notFoundIn(tx, ws.id, 'Invitation')
     // A fresh link for an admin's invitation makes an admin: a key needs members:admin.
     if (current.role === 'admin') requireAdminScope(actor)
     const status = effectiveStatus(current, now)

@@ -1,4 +1,4 @@
-import type { Principal } from '../principal.js'
+import { notFoundIn, type Principal } from '../principal.js'
 import type { Queryable } from '../db/client.js'
 import { serviceError } from '../errors.js'
 import { effectiveStatus, findInvitation, markInvitationRevoked } from '../db/invitations.js'
@@ -18,7 +18,7 @@ export async function revokeInvitation (
     const revoked = await markInvitationRevoked(tx, actor.workspaceId, invitationId, now)
     if (revoked === null) {
       const current = await findInvitation(tx, actor.workspaceId, invitationId)
-      if (current === null) throw serviceError('NOT_FOUND', ['Invitation'])
+      if (current === null) throw await notFoundIn(tx, actor.workspaceId, 'Invitation')
       throw serviceError('INVITATION_NOT_PENDING', [effectiveStatus(current, now)])
     }
     await auditPrincipalAction(ctx.ports.events, tx, actor, {

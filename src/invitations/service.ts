@@ -1,6 +1,6 @@
 import type { Principal } from '../principal.js'
 import type { Role } from '../db/users.js'
-import type { JobEngine } from '../jobs/engine.js'
+import type { JobEngine } from '../ports/job-engine.js'
 import type { Idempotency, IdempotencyKeyOf } from '../idempotency/idempotency.js'
 import { emailAddress } from '../lib/email.js'
 import { requireMayInvite } from '../workspaces/invite-policy.js'

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { components } from '../generated/openapi.js'
 import type { SessionService } from '../sessions/service.js'
 import type { NotifyRequest } from '../invite-requests/context.js'

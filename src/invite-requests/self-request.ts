@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import type { Role } from '../db/users.js'
 import { insertInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'

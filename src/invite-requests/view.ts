@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Principal } from '../principal.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { isUuid } from '../lib/uuid.js'

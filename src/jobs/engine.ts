@@ -1,6 +1,7 @@
 import PgBoss from 'pg-boss'
 import type { Database, Queryable } from '../db/client.js'
 import type { Logger } from '../logger.js'
+import type { JobEngine, JobQueue } from '../ports/job-engine.js'
 
 // The job engine: pg-boss 10 (the last major that runs on Node 20) on the service's own Database
 // port, so it works on a PostgreSQL server and on the embedded PGlite alike. Jobs live in their
@@ -10,26 +11,6 @@ import type { Logger } from '../logger.js'
 // On PostgreSQL a job due now also sends NOTIFY in that transaction, which the server delivers at
 // commit to every instance LISTENing (see startJobEngine): whichever is free takes it at once,
 // not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
-
-type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
-  | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned'
-
-export interface JobEngine {
-  /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
-  send(tx: Queryable, queue: JobQueue, data: object, opts?: { delayMs?: number }): Promise<void>
-  /** Queue many jobs, due now, in the caller's transaction: one statement (and one NOTIFY). */
-  sendMany(tx: Queryable, queue: JobQueue, data: object[]): Promise<void>
-  /**
-   * Run `handler` for each job of `queue` (one at a time per worker; `workers` of them in this
-   * process, default one); a throw retries the job.
-   */
-  work(queue: JobQueue, handler: (data: unknown) => Promise<void>, opts?: { workers?: number }): Promise<void>
-  /** Queue a job on a cron schedule (UTC); pg-boss runs each slot once across instances. */
-  schedule(queue: JobQueue, cron: string): Promise<void>
-  /** Look for work now instead of at the next poll (after a commit that queued jobs). */
-  wake(queue: JobQueue): void
-  stop(): Promise<void>
-}
 
 export interface JobEngineOptions {
   db: Database

@@ -5,41 +5,7 @@ import nodemailer, { type SendMailOptions, type Transporter, type TransportOptio
 import type { Logger } from '../logger.js'
 import type { Tracer } from '../lib/telemetry.js'
 import { makeDataDir } from '../config/data-dir.js'
-
-export interface MailMessage {
-  to: string
-  subject: string
-  text: string
-  html: string
-  /** The one link the message exists to deliver; the dev mailbox (local only) logs it in its text. */
-  link?: string
-  /**
-   * The envelope sender (SMTP MAIL FROM), where delivery status notifications go: an invitation's
-   * signed return path (src/bounces/return-path.ts). Absent: MAIL_FROM's address, as always.
-   */
-  returnPath?: string | undefined
-  /** The Date header (default: when the message is built): a bounce report names its send by it. */
-  date?: Date | undefined
-}
-
-/** The mail relay as last seen: at start (verify), then by every send. */
-interface RelayState {
-  status: 'ok' | 'unavailable' | 'unknown'
-  /** When it entered this state (ISO 8601). */
-  since: string
-}
-
-/** The Mailer port: SMTP through nodemailer, or the dev mailbox (.eml files) when SMTP is not set. */
-export interface Mailer {
-  readonly kind: 'smtp' | 'dev-mailbox'
-  /** Resolves when the server accepted the message; rejects (bounded by timeouts) otherwise. */
-  send(msg: MailMessage): Promise<void>
-  close(): Promise<void>
-  /** A relay only: connect and greet it now (at start), within the send deadline; rejects if it fails. */
-  verify?(): Promise<void>
-  /** A relay only: its state as last seen, never by a new connection (health reads it). */
-  relayState?(): RelayState
-}
+import type { Mailer, RelayState } from '../ports/mailer.js'
 
 /** How long the SMTP pool keeps its connections once nothing is being sent. */
 const POOL_IDLE_MS = 2000

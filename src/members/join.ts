@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { SessionService } from '../sessions/service.js'
 import type { AuditActor } from '../db/audit-events.js'
 import type { Queryable } from '../db/client.js'

@@ -5,11 +5,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
 import { SESSION_COOKIE } from '../sessions/service.js'
-import type { SessionTokenSigner } from '../sessions/signer.js'
+import type { SessionTokenSigner } from '../ports/session-token-signer.js'
 import type { SecurityServices } from '../auth/security.js'
-import { OAUTH_STATE_TTL_MS } from '../auth/oauth-state.js'
 import type { BearerFailures } from './rate-limit.js'
-import { randomToken } from '../lib/tokens.js'
+import { browserCookie } from '../http/cookies.js'
 import { requireScopes } from '../principal.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
@@ -79,63 +78,6 @@ function verifyWithAny (fastify: FastifyInstance, token: string, previous: reado
       } catch {}
     }
     throw err
-  }
-}
-
-/**
- * Options for every cookie the service sets in a browser (the session, OAuth states): HttpOnly;
- * SameSite=Lax, so a provider's top-level redirect back carries it; Secure unless this is
- * plain-http local — behind a TLS-terminating proxy (TRUST_PROXY), X-Forwarded-Proto: https also
- * makes it Secure.
- */
-function browserCookie (config: Config, reply: FastifyReply, path: string, sameSite: 'lax' | 'strict' = 'lax') {
-  return {
-    httpOnly: true,
-    sameSite,
-    path,
-    secure: config.session.secureCookie || reply.request.protocol === 'https'
-  }
-}
-
-/**
- * A browser's OAuth state cookie, one per flow: set at the redirect, read and cleared at the
- * callback (single use, whatever the outcome).
- */
-export function oauthStateCookie (config: Config, cookie: { name: string, path: string }) {
-  const options = (reply: FastifyReply) => browserCookie(config, reply, cookie.path)
-  return {
-    set (reply: FastifyReply, state: string): void {
-      reply.setCookie(cookie.name, state, { ...options(reply), maxAge: OAUTH_STATE_TTL_MS / 1000 })
-    },
-    take (request: FastifyRequest, reply: FastifyReply): string | undefined {
-      reply.clearCookie(cookie.name, options(reply))
-      return request.cookies[cookie.name]
-    }
-  }
-}
-
-/**
- * The secret that binds an e-mailed sign-in link to the browser that asked for it — a login link,
- * a domain's join link (both asked for by POST /api/auth/login-link), an invite link's
- * confirmation (POST /api/join/{code}): set (or kept, so two requests in a row both bind) when the
- * link is asked for, read by the previews. SameSite=Strict and HttpOnly: only this service's own
- * pages ever send it; its path is /api, where those operations are.
- */
-export function loginLinkBrowserCookie (config: Config, ttlSeconds: number) {
-  const name = 'login_link_browser'
-  const options = (reply: FastifyReply) => browserCookie(config, reply, '/api', 'strict')
-  const read = (request: FastifyRequest): string | null => {
-    const value = request.cookies[name]
-    return value !== undefined && /^[\w-]{43}$/.test(value) ? value : null
-  }
-  return {
-    read,
-    /** This browser's secret, made and set when it has none yet; the cookie's life starts again. */
-    ensure (request: FastifyRequest, reply: FastifyReply): string {
-      const value = read(request) ?? randomToken()
-      reply.setCookie(name, value, { ...options(reply), maxAge: ttlSeconds })
-      return value
-    }
   }
 }
 

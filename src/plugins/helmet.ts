@@ -17,7 +17,7 @@ import type { Config } from '../config.js'
 //   they can be left off non-document answers).
 // - document: text/html. helmet's document set (COOP, Origin-Agent-Cluster, Referrer-Policy
 //   no-referrer, X-Frame-Options DENY, nosniff, …) and `Cache-Control: no-store`; each page sets
-//   its own CSP with its nonce (src/auth/pages.ts), which replaces the one here.
+//   its own CSP with its nonce (src/http/page-shell.ts), which replaces the one here.
 // - asset: scripts, styles, images, fonts. nosniff, CORP, the API's CSP (an SVG opened as a
 //   document runs nothing); their Cache-Control is their route's.
 //

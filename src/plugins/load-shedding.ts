@@ -3,6 +3,7 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
+import { OVERLOADED } from '../health/service.js'
 
 // Load shedding (@fastify/under-pressure), when LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS is set: while
 // the event loop's mean delay over the last sample interval (LOAD_SHED_SAMPLE_INTERVAL_MS) is
@@ -11,9 +12,6 @@ import { serviceError } from '../errors.js'
 // The check runs first in onRequest: before authentication, before the body is read.
 // Operations marked `reportsLoad` in the contract (GET /api/health) are not shed: they answer
 // with the overload in their own body, so a load balancer sees why it should look elsewhere.
-
-/** Why a request was shed (the ErrorResponse message: "The service is unavailable: …"). */
-export const OVERLOADED = 'the service is overloaded; retry shortly'
 
 interface LoadStatus {
   overloaded: boolean

@@ -5,6 +5,7 @@ import { BEARER_REALM } from '../principal.js'
 import type { SecurityServices } from '../auth/security.js'
 import { createSecurityHandlers, createSessionPrecheck } from './auth.js'
 import { createCrossOriginCheck, isUnsafeMethod } from './cross-origin.js'
+import { literalSegmentGuard } from './literal-segments.js'
 import type { RateLimitPolicy } from './rate-limit.js'
 
 // Each operation's hooks, built from the contract when glue creates its route (glue's documented
@@ -130,6 +131,9 @@ async function securityPlugin (
     const alternatives: Requirement[] = (op.security ?? global).map(req => Object.entries(req))
     const onRequest: Hook[] = []
     const preHandler: Hook[] = []
+    // First: a literal segment of another path in a parameter's place is no route of this one.
+    const literalGuard = literalSegmentGuard(Object.keys(paths), openapiPath)
+    if (literalGuard !== null) onRequest.push(literalGuard)
     const browserCanSend = alternatives.length === 0 ||
       alternatives.some(r => r.length === 0 || r.some(([scheme]) => scheme === 'sessionCookie'))
     if (op['x-api-key'] === 'never') onRequest.push(refuseKey)

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import { findActiveSession, insertSession, revokeSession, type SessionMethod } from '../db/sessions.js'
 import type { Principal } from '../principal.js'

@@ -8,7 +8,7 @@ import type { InvitePolicy } from '../db/workspaces.js'
 import type { InviteRequestRow, InviteRequestStatus } from '../db/invite-requests.js'
 import type { components } from '../generated/openapi.js'
 import type { SlackWebApi } from './web-api.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 
 // What the Slack app's handlers (bot.ts, interactions.ts, home.ts, notices.ts) are built from:
 // the services they act through, declared here so the Slack code does not reach into them.

@@ -6,9 +6,9 @@ import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
 import { sealWith, type Keyring } from '../lib/crypto.js'
 import type { OAuthStateRow } from '../db/oauth-states.js'
-import { consumeBrowserOAuthState, issueOAuthState } from '../auth/oauth-state.js'
+import { consumeBrowserOAuthState, issueOAuthState } from '../oauth/state.js'
 import { findUserInWorkspace, type UserRow } from '../db/users.js'
-import type { EventOutbox } from '../events/outbox.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 import {
   findChatInstallation, listSealedBotTokens, resealBotToken, upsertChatInstallation, type SealedBotToken
 } from '../db/chat-installations.js'
@@ -16,7 +16,7 @@ import { encryptionKeyring, type SecretSettings } from '../lib/secret-keys.js'
 import { pages, resealStore, type ResealCount } from '../lib/reseal.js'
 import { SlackApiError, type OAuthAccess, type SlackWebApi } from './web-api.js'
 
-// The Slack app's OAuth v2 install: a browser-bound state (src/auth/oauth-state.ts) tied to the
+// The Slack app's OAuth v2 install: a browser-bound state (src/oauth/state.ts) tied to the
 // installing admin, the code exchanged for a bot token, and the installation stored with its
 // token encrypted for its own team.
 

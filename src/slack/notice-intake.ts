@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../logger.js'
 import type { InviteRequestNotice } from '../invite-requests/context.js'
-import type { InviterNotice } from '../invitations/inviter-notice.js'
+import type { InviterNotice } from '../ports/inviter-notices.js'
 import type { EventQueue } from './event-queue.js'
 
 // Notices of changes made through any door are recorded in the durable queue like events (a

@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import { findEvent, type EventType } from '../db/audit-events.js'
 import { disableWebhookEndpoint, findWebhookEndpoint, recordEndpointOutcome } from '../db/webhook-endpoints.js'

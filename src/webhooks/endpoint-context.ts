@@ -1,4 +1,4 @@
-import type { Ports } from '../ports.js'
+import type { Ports } from '../ports/index.js'
 import type { components } from '../generated/openapi.js'
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'

@@ -5,7 +5,7 @@ import { startFakeHttp, type FakeHttp } from '../helpers/fake-http.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser } from '../../src/db/users.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
-import { OAUTH_STATE_TTL_MS } from '../../src/auth/oauth-state.js'
+import { OAUTH_STATE_TTL_MS } from '../../src/oauth/state.js'
 
 // WorkOS AuthKit login, driven through the real @workos-inc/node SDK against a loopback fake of
 // WorkOS's HTTP API (POST /user_management/authenticate).

@@ -2,7 +2,7 @@ import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadContract } from '../../src/app.js'
-import { pageScriptsDir } from '../../src/auth/pages.js'
+import { pageScriptsDir } from '../../src/http/page-shell.js'
 import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 

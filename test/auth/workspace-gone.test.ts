@@ -12,6 +12,12 @@ t.test('every service answers a principal of a deleted workspace with UNAUTHENTI
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
   const principal = principalOf(admin, 'admin')
+  // An invitation made before the workspace goes: resending or revoking it afterwards is not a
+  // 404 for the invitation (it went with the workspace) but the caller signed in to nothing.
+  await h.app.services.invitations.invite(principal, { email: 'grace@example.com', role: 'member' })
+  const made = await h.db.query<{ id: string }>('SELECT id FROM invitations WHERE workspace_id = $1', [admin.workspaceId])
+  t.equal(made.rows.length, 1, 'an invitation exists before the workspace is deleted')
+  const invitationId = made.rows[0]?.id as string
   await h.db.query('DELETE FROM workspaces WHERE id = $1', [admin.workspaceId])
   const { services } = h.app
   const calls: Record<string, () => Promise<unknown>> = {
@@ -22,7 +28,11 @@ t.test('every service answers a principal of a deleted workspace with UNAUTHENTI
     'workspaceSettings.get': async () => await services.workspaceSettings.get(principal),
     'workspace.get': async () => await services.workspace.get(principal),
     'workspaceSettings.update': async () => await services.workspaceSettings.update(principal, { invitePolicy: 'members' }),
-    'inviteLinks.create': async () => await services.inviteLinks.create(principal, {})
+    'inviteLinks.create': async () => await services.inviteLinks.create(principal, {}),
+    'invitations.resend': async () => await services.invitations.resend(principal, invitationId),
+    'invitations.revoke': async () => await services.invitations.revoke(principal, invitationId),
+    // Reading one resource by id: the checklist's worked example (docs/architecture.md).
+    'domains.get': async () => await services.domains.get(principal, '3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c')
   }
   for (const [name, call] of Object.entries(calls)) {
     const err = await call().then(() => null, (e: unknown) => e)

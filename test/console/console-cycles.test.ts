@@ -1,26 +1,15 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { appendFile, cp, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { projectRoot } from '../../src/paths.js'
+import { runBin } from '../helpers/run-bin.js'
 
 // The console is inside `npm run lint:cycles`: the script's madge command for console/, run on a
 // copy of console/ with an import circle planted (a screen importing the app that routes to it),
 // fails naming the circle; on the same copy without the plant it passes.
 
-const run = promisify(execFile)
-
-async function madge (args: string[]): Promise<{ code: number, out: string }> {
-  try {
-    const { stdout } = await run(join(projectRoot, 'node_modules/.bin/madge'), args, { cwd: projectRoot })
-    return { code: 0, out: stdout }
-  } catch (err) {
-    const e = err as { code?: number, stdout?: string }
-    return { code: e.code ?? -1, out: e.stdout ?? '' }
-  }
-}
+const madge = async (args: string[]) => await runBin('madge', args)
 
 t.test('a planted console import circle fails lint:cycles', async t => {
   const pkg = JSON.parse(await readFile(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }

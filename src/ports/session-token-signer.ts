@@ -1,4 +1,4 @@
-// A port of its own module: src/ports.ts names it, and the session service is built from Ports.
+// A port: src/ports/index.ts names it; @fastify/jwt implements it (src/plugins/auth.ts).
 
 /** The JWT half of a session; @fastify/jwt provides it, pinned to HS256 with iss/aud/exp required. */
 export interface SessionTokenSigner {
