@@ -15,7 +15,7 @@ const isTemplate = (segment: string): boolean => segment.startsWith('{') && segm
  * For each path parameter of `openapiPath`, the literal segments other paths of the contract declare
  * in its place after the same prefix (`/api/invitations/{invitationId}`: invitationId → batch, funnel).
  */
-export function shadowedLiterals (paths: readonly string[], openapiPath: string): Map<string, Set<string>> {
+function shadowedLiterals (paths: readonly string[], openapiPath: string): Map<string, Set<string>> {
   const segments = openapiPath.split('/')
   const out = new Map<string, Set<string>>()
   segments.forEach((segment, i) => {
