@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { contractCacheDir } from '../src/contract-cache.js'
+import { mkdtempSync, renameSync, rmSync } from 'node:fs'
+import { compiledContractPath } from '../src/contract-file.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startCommand } from '../scripts/lib/start-command.js'
@@ -14,8 +14,8 @@ import type { Target } from './report.js'
 //    meanwhile (the service and that child);
 //  - restart: `npm start` (its incremental build finds nothing to do) against
 //    `node dist/src/server.js`, alternating, `runs` of each; the median wall time of each;
-//  - restart without the contract cache: `node dist/src/server.js` with node_modules/.cache's
-//    parsed openapi.yaml removed first (src/contract-cache.ts), as after an edit of the contract.
+//  - restart without the compiled contract: `node dist/src/server.js` with dist/contract.json
+//    moved aside (src/contract-file.ts), as after an edit of the contract not built yet.
 
 const env = (dataDir: string): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH, HOME: process.env.HOME, APP_ENV: 'local', LOG_LEVEL: 'warn', DATA_DIR: dataDir
@@ -40,18 +40,28 @@ export async function measureStarts (runs: number, write: (line: string) => void
     for (let i = 0; i < runs; i++) {
       direct.push(await timeToFirst200(node[0], [...node[1]], env(dir)))
       npm.push(await timeToFirst200('npm', ['start', '--silent'], env(dir)))
-      rmSync(contractCacheDir, { recursive: true, force: true })
-      uncached.push(await timeToFirst200(node[0], [...node[1]], env(dir)))
+      renameSync(compiledContractPath, `${compiledContractPath}.aside`)
+      try {
+        uncached.push(await timeToFirst200(node[0], [...node[1]], env(dir)))
+      } finally {
+        renameSync(`${compiledContractPath}.aside`, compiledContractPath)
+      }
     }
     const cpu = (xs: StartTime[]): string => `${median(xs.map(x => x.cpuSeconds)).toFixed(2)} CPU-s`
     write(`start: restart to first 200, node dist/src/server.js ${seconds(direct)}, npm start ${seconds(npm)}; ` +
       `restart peak RSS ${Math.max(...direct.map(x => x.peakGroupRssMb)).toFixed(0)} MB\n`)
-    write(`start: restart with the contract cache ${seconds(direct)} (${cpu(direct)}), ` +
+    write(`start: restart with the compiled contract ${seconds(direct)} (${cpu(direct)}), ` +
       `without it ${seconds(uncached)} (${cpu(uncached)})\n`)
     const ratio = median(npm.map(x => x.ms)) / median(direct.map(x => x.ms))
     return [
       {
-        target: 'restart: npm start ≤ 1.5× node dist/src/server.js (PGlite)', value: ratio, max: 1.5, met: ratio <= 1.5
+        target: 'restart: npm start ≤ 1.3× node dist/src/server.js (PGlite)', value: ratio, max: 1.3, met: ratio <= 1.3
+      },
+      {
+        target: 'first start: first 200 < 3.8 s on an empty DATA_DIR (PGlite)',
+        value: first.ms / 1000,
+        max: 3.8,
+        met: first.ms < 3800
       },
       {
         target: 'first start: peak RSS of the service and initdb ≤ 500 MB (PGlite)',

@@ -5,7 +5,6 @@ import Fastify, {
   type RouteOptions
 } from 'fastify'
 import glue from 'fastify-openapi-glue'
-import './lib/meta-schema-memo.js'
 import type { Config } from './config.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Database } from './db/client.js'
@@ -14,7 +13,7 @@ import type { Mailer } from './ports/mailer.js'
 import { openAppDatabase, openAppMailer } from './adapters.js'
 import { registerBodyParsing } from './body-parsing.js'
 import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
-import { readContractFile } from './contract-cache.js'
+import { readContractFile } from './contract-file.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
 import { answerOverCap, capConnections } from './connection-caps.js'
@@ -80,7 +79,7 @@ declare module 'fastify' {
 
 /**
  * The contract as an object: a fresh deep copy per app (glue may annotate what it is given).
- * Parsed once per process and version of the file (src/contract-cache.ts).
+ * Compiled by `npm run build`, read once per process and version of the file (src/contract-file.ts).
  */
 export function loadContract (): Record<string, unknown> {
   return structuredClone(readContractFile().doc)

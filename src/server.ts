@@ -8,9 +8,6 @@ import { MigrationError } from './db/migrate.js'
 import { projectRoot } from './paths.js'
 import { keepTickShape } from './lib/tick-shape.js'
 
-// First of all, before the embedded database's start runs full garbage collections (src/lib/tick-shape.ts).
-keepTickShape()
-
 const warnings: string[] = []
 let config: Config
 try {
@@ -18,6 +15,10 @@ try {
 } catch (err) {
   failedToStart(err)
 }
+
+// On the embedded database only, and before its start runs full garbage collections
+// (src/lib/tick-shape.ts: measured there, and not on PostgreSQL).
+if (config.databaseUrl === null) keepTickShape()
 
 const started = performance.now()
 // A first start on the embedded database makes its cluster now, before the app's modules are

@@ -18,6 +18,9 @@
 // esbuild and Node versions and this file's version: a run compiles only what changed since the
 // last one, and concurrent test processes write each entry atomically (rename).
 //
+// Once the hooks are in place it loads test/helpers/meta-schema-memo.ts (see its header): a
+// device that only speeds tests lives with the tests.
+//
 // Where Node has in-thread hooks (module.registerHooks: Node 22.15+, 24) they are used; on
 // Node 20 the same functions run on the loader thread through module.register.
 import * as nodeModule from 'node:module'
@@ -98,4 +101,7 @@ if (isMainThread) {
   process.setSourceMapsEnabled(true)
   if (typeof nodeModule.registerHooks === 'function') nodeModule.registerHooks({ resolve, load })
   else nodeModule.register(self)
+  // What only speeds tests, in every test process and every service a test starts, never in the
+  // service as users run it: the OpenAPI meta-schema check remembered across binds and processes.
+  await import('./meta-schema-memo.ts')
 }

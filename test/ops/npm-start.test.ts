@@ -1,11 +1,13 @@
 import t, { type Test } from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { projectRoot } from '../../src/paths.js'
 import { freePort } from '../../scripts/lib/free-port.js'
+import { startCommand } from '../../scripts/lib/start-command.js'
 import { seededDataDir } from '../helpers/build.js'
-import { until } from '../helpers/service-process.js'
+import { stopProcess, until } from '../helpers/service-process.js'
 
 // A supervisor stops `npm start` by signalling npm: Docker's `docker stop` and a plain
 // `kill <pid>` send SIGTERM to the npm process alone; Ctrl-C at a terminal (and systemd's default
@@ -95,4 +97,45 @@ t.test('SIGINT to the npm process: the same', async t => {
 t.test('SIGINT to the whole process group (Ctrl-C at a terminal): one stop, with the drain', async t => {
   const s = await npmStart(t)
   await stopsCleanly(t, s, 'SIGINT', () => { process.kill(-(s.npm.pid as number), 'SIGINT') })
+})
+
+// Built once (issue 44): what the service runs was made by the build (the tests above ran it
+// through npm start), and the service writes nowhere but its data directory — never under
+// node_modules, which a read-only image or another user's install does not let it write. As root
+// (CI) it runs as `nobody`, who can write only DATA_DIR; every path it writes is recorded by an
+// observer preloaded into it (test/helpers/write-observer.mjs).
+t.test('the built service as a user who cannot write the install: starts, serves, writes only DATA_DIR', async t => {
+  const dir = await seededDataDir(t, 'ws-read-only-')
+  const writes = `${dir}.writes`
+  writeFileSync(writes, '')
+  chmodSync(writes, 0o666) // the service's user appends to it
+  t.teardown(() => { rmSync(writes, { force: true }) })
+  const asNobody = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv')
+  if (asNobody) spawnSync('chown', ['-R', '65534:65534', dir])
+  else t.comment('not root: the service runs as this user (the observer still sees every write)')
+  const port = await freePort()
+  // The service as it runs: without the test runner's loaders, coverage and process records.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) =>
+    !['DATABASE_URL', 'REDIS_URL', 'NODE_OPTIONS', 'NODE_V8_COVERAGE'].includes(name) && !name.startsWith('_TAPJS_')))
+  const { nodeFlags, script } = startCommand()
+  const observer = pathToFileURL(join(projectRoot, 'test/helpers/write-observer.mjs')).href
+  const node = [process.execPath, '--import', observer, ...nodeFlags, script]
+  // Through env -u: the test runner adds its process records' loader to every child's NODE_OPTIONS.
+  const user = asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+  const child = spawn('env', ['-u', 'NODE_OPTIONS', ...user, ...node], {
+    cwd: projectRoot,
+    env: { ...env, PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'warn', METRICS_PORT: '', WRITE_OBSERVER_LOG: writes },
+    stdio: 'ignore'
+  })
+  t.teardown(async () => { await stopProcess(child) })
+  const base = `http://127.0.0.1:${port}`
+  await until('the service', async () => (await fetch(`${base}/api/health`)).status === 200 ? true : undefined, 120_000)
+  t.equal((await fetch(`${base}/api/openapi.json`)).status, 200, 'the contract is served')
+  t.equal((await fetch(`${base}/api/docs`)).status, 200, 'the API reference (read from node_modules) is served')
+  await stopProcess(child, 'SIGTERM')
+  t.same([child.exitCode, child.signalCode], [0, null], 'and stops cleanly')
+  const written = [...new Set(readFileSync(writes, 'utf8').split('\n').filter(l => l !== ''))]
+  t.ok(written.some(p => p.startsWith(`${dir}/`)), 'the observer saw the data directory written')
+  t.same(written.filter(p => p.startsWith(join(projectRoot, 'node_modules'))), [], 'nothing under node_modules')
+  t.same(written.filter(p => p !== dir && !p.startsWith(`${dir}/`)), [], 'nothing outside DATA_DIR')
 })

@@ -11,10 +11,11 @@ import { readProfile, selfTimeByNode, type Profile } from '../../bench/profile.j
 import { seededDataDir } from '../helpers/build.js'
 import { stopProcess, tsImport, until } from '../helpers/service-process.js'
 
-// src/lib/tick-shape.ts: the service keeps one of Node's tick objects alive from its first line,
-// so that the full garbage collections of the embedded database's start cannot collect their
-// shape; without it, every tick of every request was defined through V8's runtime for the life of
-// the process (docs/performance.md, "Node's tick objects").
+// src/lib/tick-shape.ts: on the embedded database the service keeps one of Node's tick objects
+// alive from before the database starts, so that the full garbage collections of that start cannot
+// collect their shape; without it, every tick of every request was defined through V8's runtime for
+// the life of the process (docs/performance.md, "Run-time devices"). The service is started as
+// users run it here: src/server.ts on PGlite, where it is on (on PostgreSQL it is off: no gain measured).
 
 const autocannonCli = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
 

@@ -3,24 +3,27 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import { contractCacheDir } from '../contract-cache.js'
+import { projectRoot } from '../../src/paths.js'
 
+// Tests only: preloaded into every test process, and every service or script a test starts, by
+// test/helpers/ts-loader.mjs. The service itself does not patch a library (issue 44).
+//
 // fastify-openapi-glue checks the contract against the OpenAPI meta-schema every time it binds
 // routes (lib/Parser.js preProcessSpec), with a `new Validator()` each time, and the Validator
 // compiles that meta-schema with a new Ajv per instance: 130 ms of CPU warm, 0.5 s cold, for the
 // same compiled function every time. Checking the contract with it costs another 0.2–0.4 s. A
-// production start paid both once; every app a test file builds paid them again, and every
+// production start pays both once; every app a test file builds paid them again, and every
 // process (each test file, each service a test starts) paid them for the same document.
 //
 // So, around the Validator's own method (when a later version renames or drops it, nothing
-// breaks: each parse compiles and checks again, and test/ops/contract-cache.test.ts says so):
+// breaks: each parse compiles and checks again, and test/ops/contract-file.test.ts says so):
 // - one compiled function per meta-schema version and Ajv options (glue passes none), compiled
 //   only when a document needs checking;
 // - a document found valid is remembered by the SHA-256 of its JSON text, the meta-schema version,
-//   the options and this package's version: in this process, and for the next one as an empty
-//   marker file beside the parsed contract (node_modules/.cache/workspace-service/). An edited
-//   contract, or a test's altered copy, is another text: compiled and checked. A document found
-//   invalid is never remembered: it is checked again, with its errors, every time.
+//   the options and the validator's version: in this process, and for the next one as an empty
+//   marker file in node_modules/.cache/workspace-service-tests/ (beside the test loader's compiled
+//   files). An edited contract, or a test's altered copy, is another text: compiled and checked.
+//   A document found invalid is never remembered: it is checked again, with its errors, every time.
 // The compiled function is used synchronously (its `errors` are read right after the call).
 
 type Compiled = ((data: unknown) => boolean) & { errors?: unknown }
@@ -30,7 +33,7 @@ const proto = Validator.prototype as unknown as WithCompiler
 const compile = proto.getAjvValidator
 const compiledFor = new Map<string, Compiled>()
 const knownValid = new Set<string>()
-const markerDir = join(contractCacheDir, 'valid-contracts')
+const markerDir = join(projectRoot, 'node_modules', '.cache', 'workspace-service-tests', 'valid-contracts')
 const validatorPackage = '@seriousme/openapi-schema-validator/package.json'
 const packageVersion = (createRequire(import.meta.url)(validatorPackage) as { version: string }).version
 
