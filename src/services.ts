@@ -75,7 +75,9 @@ export function createServices (given: Ports): Services {
   })
   const idempotency = createIdempotency({ ...ports, retentionMs: IDEMPOTENCY_RETENTION_MS })
   const invitations = createInvitationService({ ...ports, idempotency })
-  const inviteRequests = createInviteRequestService({ ...ports, invitations, notify: notifyRequest })
+  const inviteRequests = createInviteRequestService({
+    ...ports, invitations, notify: notifyRequest, tellInSlack: async notice => { await slack.tellAdminDigest(notice) }
+  })
   const inviteLinks = createInviteLinkService({ ...ports, sessions, notifyRequest })
   const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
@@ -117,6 +119,10 @@ export function createServices (given: Ports): Services {
         'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: chunkWorkers }
       )
       await ports.jobs.work('invitation-batch-abandoned', async data => { await invitations.abandonBatchChunk(data) })
+      // Admins hear of invite requests at most once an hour: the digests are swept each minute.
+      await ports.jobs.work('admin-notice', async data => { await inviteRequests.sendNotice(data) })
+      await ports.jobs.work('admin-notice-digests', async () => { await inviteRequests.queueDueDigests() })
+      await ports.jobs.schedule('admin-notice-digests', '* * * * *')
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),

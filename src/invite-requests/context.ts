@@ -5,6 +5,7 @@ import type { InviteResult } from '../invitations/delivery.js'
 import { serviceError } from '../errors.js'
 import type { Role } from '../db/users.js'
 import { isUuid } from '../lib/uuid.js'
+import type { TellInSlack } from './admin-notices.js'
 import { effectiveRequestStatus, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
 
 // What the invite-request operations share (request.ts, view.ts, approve.ts, deny.ts): their
@@ -23,9 +24,11 @@ export interface InviteRequestNotice {
 /** Told after an invite request's change is committed; must not throw (Slack queues its own work). */
 export type NotifyRequest = (notice: InviteRequestNotice) => void
 
-export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events'> & {
+export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events' | 'mailer' | 'jobs'> & {
   invitations: { invite(actor: Principal, input: { email: string, role: Role }): Promise<InviteResult> }
   notify: NotifyRequest
+  /** Posts a digest of waiting requests to an admin in Slack (admin-notices.ts). */
+  tellInSlack: TellInSlack
 }
 
 export function requireAdmin (actor: Principal): void {

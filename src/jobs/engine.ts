@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js'
 // not at its next poll. PGlite is one process: the committing instance's wake() is enough there.
 
 type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
-  | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned'
+  | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned' | 'admin-notice' | 'admin-notice-digests'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */
@@ -84,7 +84,7 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 // A queue's dead letter is made before it (pg-boss refers to it by a foreign key).
 const QUEUES: readonly JobQueue[] = [
   'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification',
-  'invitation-batch-abandoned', 'invitation-batch'
+  'invitation-batch-abandoned', 'invitation-batch', 'admin-notice', 'admin-notice-digests'
 ]
 
 /**
