@@ -9,7 +9,7 @@ import {
   claimDueDigests, findNoticeChannel, holdForDigest, lockNoticeStates, markNoticeSent, recordRequestNotice,
   setNoticeChannel
 } from '../db/admin-notices.js'
-import { requireAdmin } from './context.js'
+import { requireAdmin, type TellInSlack } from './context.js'
 import { requestNoticeEmail } from './notice-email.js'
 
 // Telling admins that invite requests wait (issue 43). Each admin chooses e-mail, Slack (the
@@ -28,10 +28,6 @@ const BATCH = 200
 
 /** A digest (or one request's notice) for one admin, as the job engine carries it. */
 interface NoticeJob { workspaceId: string, userId: string, requestIds: string[], digest: boolean }
-
-export type TellInSlack = (notice: {
-  workspaceId: string, adminEmail: string, requests: InviteRequestRow[]
-}) => Promise<void>
 
 export type AdminNoticeDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'mailer' | 'jobs'> & {
   /** Posts a digest to the admin in Slack (the Slack app; nothing when it is not installed). */

@@ -5,7 +5,6 @@ import type { InviteResult } from '../invitations/delivery.js'
 import { serviceError } from '../errors.js'
 import type { Role } from '../db/users.js'
 import { isUuid } from '../lib/uuid.js'
-import type { TellInSlack } from './admin-notices.js'
 import { effectiveRequestStatus, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
 
 // What the invite-request operations share (request.ts, view.ts, approve.ts, deny.ts): their
@@ -20,6 +19,11 @@ export interface InviteRequestNotice {
   /** The requester (created) or the deciding admin; null: the person asked for themselves. */
   actor: Principal | null
 }
+
+/** Posts a digest of the requests waiting for one admin in Slack (nothing when it is not installed). */
+export type TellInSlack = (notice: {
+  workspaceId: string, adminEmail: string, requests: InviteRequestRow[]
+}) => Promise<void>
 
 /** Told after an invite request's change is committed; must not throw (Slack queues its own work). */
 export type NotifyRequest = (notice: InviteRequestNotice) => void
