@@ -30,12 +30,8 @@ export const consoleBuildOptions = {
   minify: true,
   format: 'iife' as const,
   target: 'es2022',
-  // The classic transform, h() injected from console/jsx.ts: fewer bytes than the automatic runtime.
-  jsx: 'transform' as const,
-  jsxFactory: 'h',
-  jsxFragment: 'Fragment',
-  inject: [join(sourceDir, 'jsx.ts')],
-  charset: 'utf8' as const,
+  jsx: 'automatic' as const,
+  jsxImportSource: 'preact',
   legalComments: 'none' as const,
   logLevel: 'warning' as const
 }
