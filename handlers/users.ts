@@ -1,11 +1,21 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 
-export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<'getUsersMe' | 'getUsers'> {
-  const { auth, members } = services
+export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<
+  'getUsersMe' | 'getUsers' | 'getUsersMeNotifications' | 'putUsersMeNotifications'
+> {
+  const { auth, members, inviteRequests } = services
   return {
     async getUsersMe (request) {
       return await auth.me(principalOf(request))
+    },
+
+    async getUsersMeNotifications (request) {
+      return await inviteRequests.noticeSettings(principalOf(request))
+    },
+
+    async putUsersMeNotifications (request) {
+      return await inviteRequests.setNoticeSettings(principalOf(request), request.body)
     },
 
     async getUsers (request) {

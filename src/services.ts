@@ -25,7 +25,7 @@ import { createBounceService, type BounceService } from './bounces/service.js'
 import { createDomainService, type DomainService } from './domains/service.js'
 import { createHealthService, type HealthService } from './health/service.js'
 import type { InviterNotice } from './ports/inviter-notices.js'
-import { createRelay } from './lib/relay.js'
+import { createAsyncRelay, createRelay } from './lib/relay.js'
 
 // Idempotency-Keys are remembered this long (as Stripe does); after that a key may be used afresh.
 const IDEMPOTENCY_RETENTION_MS = 86_400_000
@@ -68,6 +68,7 @@ export function createServices (given: Ports): Services {
   const inviterNotices = createRelay<InviterNotice>()
   const requestNotices = createRelay<InviteRequestNotice>()
   const notifyRequest = requestNotices.tell
+  const requestDigests = createAsyncRelay<Parameters<SlackService['tellAdminDigest']>[0]>()
   const ports: Ports = { ...given, inviterNotices: inviterNotices.tell }
   const sessions = createSessionService(ports)
   const apiKeys = createApiKeyService(ports)
@@ -78,11 +79,14 @@ export function createServices (given: Ports): Services {
   })
   const idempotency = createIdempotency({ ...ports, retentionMs: IDEMPOTENCY_RETENTION_MS })
   const invitations = createInvitationService({ ...ports, idempotency })
-  const inviteRequests = createInviteRequestService({ ...ports, invitations, notify: notifyRequest })
+  const inviteRequests = createInviteRequestService({
+    ...ports, invitations, notify: notifyRequest, tellInSlack: requestDigests.tell
+  })
   const inviteLinks = createInviteLinkService({ ...ports, sessions, notifyRequest })
   const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
   inviterNotices.listen(notice => { slack.noticeInviter(notice) })
   requestNotices.listen(notice => { slack.noticeRequest(notice) })
+  requestDigests.listen(async notice => { await slack.tellAdminDigest(notice) })
   const security: SecurityServices = {
     authenticateSession: async token => await sessions.authenticate(token),
     sessionTokenVerifies: token => sessions.sessionIdOf(token) !== null,
@@ -128,6 +132,10 @@ export function createServices (given: Ports): Services {
         'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: chunkWorkers }
       )
       await ports.jobs.work('invitation-batch-abandoned', async data => { await invitations.abandonBatchChunk(data) })
+      // Admins hear of invite requests at most once an hour: the digests are swept each minute.
+      await ports.jobs.work('admin-notice', async data => { await inviteRequests.sendNotice(data) })
+      await ports.jobs.work('admin-notice-digests', async () => { await inviteRequests.queueDueDigests() })
+      await ports.jobs.schedule('admin-notice-digests', '* * * * *')
     },
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),

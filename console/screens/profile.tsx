@@ -4,6 +4,7 @@ import type { ScreenProps } from '../screen.js'
 import { when } from '../format.js'
 import { AddressForm, invite, refusal, type Result } from '../components/address-form.js'
 import { ProblemNote } from '../components/problem-note.js'
+import { NoticeChoice } from '../components/notice-choice.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
 
@@ -55,7 +56,8 @@ function MyRequests ({ tick }: { tick: number }) {
 }
 
 // Everyone's first screen: who is signed in, in which workspace, and the way out. A member also
-// invites or asks for invitations here, as the invite policy allows, and sees their requests.
+// invites or asks for invitations here, as the invite policy allows, and sees their requests; an
+// admin chooses how they hear of new invite requests.
 export function Profile ({ me }: ScreenProps) {
   const [problem, setProblem] = useState<Problem | null>(null)
   const [policy, setPolicy] = useState<Schemas['InvitePolicy'] | null>(null)
@@ -90,6 +92,7 @@ export function Profile ({ me }: ScreenProps) {
         <ProblemNote problem={problem} />
         <button id='logout' type='button' onClick={signOut}>Sign out</button>
       </section>
+      {!member && <NoticeChoice />}
       {member && policy === 'members' && (
         <AddressForm id='invite' title='Invite people' roles={['member']} action={['Send invitations', 'Inviting…', 'invited']} send={invite} onDone={done} />
       )}

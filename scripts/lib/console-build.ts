@@ -5,6 +5,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { build, type Plugin } from 'esbuild'
 import { projectRoot } from '../../src/paths.js'
 import { ASSET_MANIFEST, HASHED_ASSET, consoleBuildDir, type AssetManifest } from '../../src/console/assets.js'
+import { pageScriptsDir } from '../../src/http/page-shell.js'
 
 // The admin console's bundle (console/*.tsx → dist/console/console.js and console.css), built by
 // esbuild during `npm run build` (and so `npm start`'s prestart). Written to a scratch directory
@@ -14,8 +15,15 @@ import { ASSET_MANIFEST, HASHED_ASSET, consoleBuildDir, type AssetManifest } fro
 // its brotli (.br) and gzip (.gz) forms compressed once here at their best levels, and named by
 // dist/console/assets.json, which the console page reads (src/console/assets.ts serves them,
 // immutable). A name is its content: a file once published never changes.
+//
+// The same build compiles the sign-in pages' scripts (page-scripts/*.ts → dist/page-scripts/*.js):
+// one file each, not bundled, so they stay classic scripts — page-helpers.js's functions are the
+// globals the others call — served as they are by getPageScript (src/auth/pages.ts names them).
 
 const sourceDir = join(projectRoot, 'console')
+const pageSourceDir = join(projectRoot, 'page-scripts')
+/** Written last by a page-scripts build: what its freshness is measured by. */
+const PAGES_BUILT = '.built'
 export const consoleBuildOptions = {
   entryPoints: { console: join(sourceDir, 'main.tsx') },
   bundle: true,
@@ -96,8 +104,27 @@ async function newestSource (dir: string): Promise<number> {
   return newest
 }
 
-/** Build unless dist/console/assets.json is newer than every file of console/ (the tests' way). */
+/** The pages' scripts, each compiled on its own (TypeScript taken away, nothing bundled or minified). */
+async function buildPageScripts (outdir = pageScriptsDir): Promise<void> {
+  await mkdir(outdir, { recursive: true })
+  const scratch = await mkdtemp(join(outdir, '.build-'))
+  try {
+    const entryPoints = (await readdir(pageSourceDir)).filter(f => f.endsWith('.ts')).map(f => join(pageSourceDir, f))
+    await build({ entryPoints, outdir: scratch, target: 'es2022', logLevel: 'warning' })
+    for (const file of await readdir(scratch)) await rename(join(scratch, file), join(outdir, file))
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
+  await writeFile(join(outdir, PAGES_BUILT), '')
+}
+
+const builtAt = async (file: string): Promise<number> => await stat(file).then(s => s.mtimeMs, () => 0)
+
+/**
+ * Build the console unless dist/console/assets.json is newer than every file of console/, and the
+ * pages' scripts unless they are newer than every file of page-scripts/ (the tests' way).
+ */
 export async function ensureConsoleBuilt (): Promise<void> {
-  const built = await stat(join(consoleBuildDir, ASSET_MANIFEST)).then(s => s.mtimeMs, () => 0)
-  if (built < await newestSource(sourceDir)) await buildConsole()
+  if (await builtAt(join(consoleBuildDir, ASSET_MANIFEST)) < await newestSource(sourceDir)) await buildConsole()
+  if (await builtAt(join(pageScriptsDir, PAGES_BUILT)) < await newestSource(pageSourceDir)) await buildPageScripts()
 }

@@ -16,7 +16,7 @@ import { verificationRecord } from './name.js'
 
 export type DomainView = components['schemas']['Domain']
 
-export type DomainDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events' | 'mailer' | 'resolver'> & {
+export type DomainDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events' | 'mailer' | 'resolver' | 'jobs'> & {
   /** Told of a join that became an invite request (a domain under `suggest`). */
   notifyRequest: NotifyRequest
 }

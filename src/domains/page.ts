@@ -1,7 +1,7 @@
 import { layout, type Page } from '../http/page-shell.js'
 
 // The page a domain join link opens (/domain-join?token=…): the same for every token; its script
-// previews the link and acts only when the person confirms (src/auth/assets/domain-join.js).
+// previews the link and acts only when the person confirms (page-scripts/domain-join.ts).
 export function domainJoinPage (): Page {
   return layout('Join a workspace', `
 <h1>Join a workspace</h1>

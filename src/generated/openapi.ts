@@ -826,6 +826,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the signed-in admin hears of new invite requests
+         * @description `inviteRequests`: `email`, `slack` (a direct message from the Slack app, when the workspace
+         *     installed it and Slack knows the admin's address; the default) or `off`. Whichever the
+         *     channel, an admin hears at most once an hour: the first request after a quiet hour at once,
+         *     the requests that arrive within the hour after it in one digest when the hour ends.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): each admin chooses for themselves.
+         */
+        get: operations["getUsersMeNotifications"];
+        /**
+         * Choose how the signed-in admin hears of new invite requests
+         * @description Replaces the admin's choice (see `GET /api/users/me/notifications`); other admins' choices
+         *     are their own. Requests held for a digest are sent by the channel chosen when it is due.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): each admin chooses for themselves.
+         */
+        put: operations["putUsersMeNotifications"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -2395,6 +2425,14 @@ export interface components {
         Me: {
             user: components["schemas"]["User"];
             workspace: components["schemas"]["Workspace"];
+        };
+        /** @description How an admin hears of new invite requests; at most once an hour, a digest after that. */
+        NotificationSettings: {
+            /**
+             * @description `email`, `slack` (a direct message from the Slack app) or `off`.
+             * @enum {string}
+             */
+            inviteRequests: "email" | "slack" | "off";
         };
         UserList: {
             items: components["schemas"]["User"][];
@@ -5085,6 +5123,69 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ApiKeyNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUsersMeNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The admin's choice. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrKeyRefused"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putUsersMeNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationSettings"];
+            };
+        };
+        responses: {
+            /** @description The admin's choice after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleCrossOriginOrKeyRefused"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

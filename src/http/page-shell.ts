@@ -18,10 +18,11 @@ export const PAGE_STYLE = [
   'dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{font-weight:600}[hidden]{display:none}'
 ].join('\n')
 
-// The pages' scripts are real files in ./assets (linted, type-checked with checkJs), served by
+// The pages' scripts are TypeScript files in page-scripts/ (linted, type-checked against the
+// contract's types), compiled by the console's build into dist/page-scripts/ and served by
 // getPageScript. Each page loads the shared helpers, then its own script, both with the nonce.
 export type PageScript = operations['getPageScript']['parameters']['path']['script']
-export const pageScriptsDir = join(projectRoot, 'src', 'auth', 'assets')
+export const pageScriptsDir = join(projectRoot, 'dist', 'page-scripts')
 
 /** The headers of every HTML page: its CSP, which lets run only what carries this response's nonce. */
 function pageHeaders (nonce: string): Record<string, string> {

@@ -15,7 +15,7 @@ import type { Queryable } from '../db/client.js'
 export type InviteLinkView = components['schemas']['InviteLink']
 export type InviteLinkCreated = components['schemas']['InviteLinkCreated']
 
-export type InviteLinkDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events'> & {
+export type InviteLinkDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'events' | 'jobs'> & {
   sessions: SessionService
   /** Told of a join that became an invite request (a link that needs approval). */
   notifyRequest: NotifyRequest

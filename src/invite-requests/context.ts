@@ -20,12 +20,19 @@ export interface InviteRequestNotice {
   actor: Principal | null
 }
 
+/** Posts a digest of the requests waiting for one admin in Slack (nothing when it is not installed). */
+export type TellInSlack = (notice: {
+  workspaceId: string, adminEmail: string, requests: InviteRequestRow[]
+}) => Promise<void>
+
 /** Told after an invite request's change is committed; must not throw (Slack queues its own work). */
 export type NotifyRequest = (notice: InviteRequestNotice) => void
 
-export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events'> & {
+export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 'events' | 'mailer' | 'jobs'> & {
   invitations: { invite(actor: Principal, input: { email: string, role: Role }): Promise<InviteResult> }
   notify: NotifyRequest
+  /** Posts a digest of waiting requests to an admin in Slack (admin-notices.ts). */
+  tellInSlack: TellInSlack
 }
 
 export function requireAdmin (actor: Principal): void {

@@ -8,6 +8,7 @@ import {
 } from '../db/invite-requests.js'
 import { requireMayRequest } from '../workspaces/invite-policy.js'
 import type { InviteRequestDeps } from './context.js'
+import { decideRequestNotices } from './admin-notices.js'
 
 /** Requests lapse after a week, like invitations by default. */
 const REQUEST_TTL_MS = 7 * 86_400_000
@@ -54,6 +55,7 @@ export async function requestInvite (
         payload: { email, role: input.role },
         now
       })
+      await decideRequestNotices(deps, tx, inserted.row, now)
     }
     return inserted
   })

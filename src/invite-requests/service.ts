@@ -9,6 +9,9 @@ import { requestInvite } from './request.js'
 import { findInviteRequestView, listInviteRequestPage, type InviteRequestListQuery } from './view.js'
 import { approveInviteRequest } from './approve.js'
 import { denyInviteRequest } from './deny.js'
+import {
+  getNoticeSettings, putNoticeSettings, queueDueDigests, sendAdminNotice, type NoticeSettings
+} from './admin-notices.js'
 
 // Invite requests: under the `request` policy a member asks for someone to be invited, and an
 // admin of the workspace approves (the invitation is then sent in the admin's name) or denies.
@@ -29,6 +32,13 @@ export interface InviteRequestService {
   }>
   deny(actor: Principal, requestId: string, input: { reason?: string }): Promise<InviteRequestView>
   toView(row: InviteRequestRow): InviteRequestView
+  /** How the signed-in admin hears of new requests (e-mail, Slack, not at all). */
+  noticeSettings(actor: Principal): Promise<NoticeSettings>
+  setNoticeSettings(actor: Principal, input: NoticeSettings): Promise<NoticeSettings>
+  /** The scheduled sweep: queue each digest that is due. */
+  queueDueDigests(): Promise<number>
+  /** The job: one admin's notice or digest. */
+  sendNotice(data: unknown): Promise<void>
 }
 
 export function createInviteRequestService (deps: InviteRequestDeps): InviteRequestService {
@@ -39,6 +49,10 @@ export function createInviteRequestService (deps: InviteRequestDeps): InviteRequ
     list: async (actor, q) => await listInviteRequestPage(deps, actor, q),
     find: async (actor, requestId) => await findInviteRequestView(deps, actor, requestId),
     approve: async (actor, requestId, input) => await approveInviteRequest(deps, actor, requestId, input),
-    deny: async (actor, requestId, input) => await denyInviteRequest(deps, actor, requestId, input)
+    deny: async (actor, requestId, input) => await denyInviteRequest(deps, actor, requestId, input),
+    noticeSettings: async actor => await getNoticeSettings(deps, actor),
+    setNoticeSettings: async (actor, input) => await putNoticeSettings(deps, actor, input),
+    queueDueDigests: async () => await queueDueDigests(deps),
+    sendNotice: async data => { await sendAdminNotice(deps, data) }
   }
 }

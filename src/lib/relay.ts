@@ -10,3 +10,18 @@ export function createRelay<T> (): { tell: (notice: T) => void, listen: (listene
     listen: l => { listener = l }
   }
 }
+
+/**
+ * The same for a notice the teller waits on (a job that sends it, retried when it throws): `tell`
+ * resolves when the listener has done its work, and rejects with the listener's error.
+ */
+export function createAsyncRelay<T> (): {
+  tell: (notice: T) => Promise<void>
+  listen: (listener: (notice: T) => Promise<void>) => void
+} {
+  let listener: ((notice: T) => Promise<void>) | null = null
+  return {
+    tell: async notice => { await listener?.(notice) },
+    listen: l => { listener = l }
+  }
+}

@@ -3,7 +3,7 @@ import type { Queryable } from '../db/client.js'
 // A port: the durable job queue; src/jobs/engine.ts implements it (pg-boss on the Database port).
 
 export type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
-  | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned'
+  | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned' | 'admin-notice' | 'admin-notice-digests'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */

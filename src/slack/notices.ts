@@ -1,6 +1,7 @@
 import { openWith } from '../lib/crypto.js'
 import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
+import { listToldInSlackAtOnce } from '../db/admin-notices.js'
 import { addInviteRequestMessage, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
 import { str, type Outcome } from './event-queue.js'
 import type { InviteRequestNotice } from '../invite-requests/context.js'
@@ -113,13 +114,34 @@ async function askAdmins (
   requester: Person
 ): Promise<void> {
   const message = requestMessage(request, request.requestedBy === null ? null : requester.name ?? requester.email)
+  // Only those who hear of requests in Slack and whose hour was quiet: the others get e-mail,
+  // nothing, or the digest (src/invite-requests/admin-notices.ts decided it with the request).
+  const told = new Set(await listToldInSlackAtOnce(deps.db, request.id))
   for (const admin of await listActiveAdmins(deps.db, request.workspaceId)) {
+    if (!told.has(admin.id)) continue
     const slackId = await deps.api.userIdByEmail(token, admin.email)
     if (slackId === null) continue
     const posted = await deps.api.postMessage(token, { channel: slackId, ...message })
     // Remembered so the message can say who decided once someone has.
     await addInviteRequestMessage(deps.db, request.id, posted)
   }
+}
+
+/** The hourly digest of invite requests that arrived after an admin's last notice: one DM. */
+export async function tellAdminDigest (
+  deps: Deps,
+  notice: { workspaceId: string, adminEmail: string, requests: InviteRequestRow[] }
+): Promise<void> {
+  const team = await workspaceTeam(deps, notice.workspaceId)
+  if (team === null) return
+  const slackId = await deps.api.userIdByEmail(team.token, notice.adminEmail)
+  if (slackId === null) return
+  const n = notice.requests.length
+  const lines = notice.requests.map(r =>
+    `• ${escapeSlackText(r.email)} as ${r.role === 'admin' ? 'an admin' : 'a member'}`)
+  const text = `${n === 1 ? 'An invite request waits' : `${n} invite requests wait`} ` +
+    `for a decision:\n${lines.join('\n')}\nApprove or deny them in the App Home or the admin console.`
+  await deps.api.postMessage(team.token, { channel: slackId, text })
 }
 
 /**

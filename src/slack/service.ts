@@ -13,6 +13,8 @@ import type { InviterNotice } from '../ports/inviter-notices.js'
 import { acknowledgeCommand, acknowledgeInteraction, type CommandAck, type InteractionAck } from './intake.js'
 import { createNoticeIntake } from './notice-intake.js'
 import { uninstallSlack } from './uninstall.js'
+import { tellAdminDigest } from './notices.js'
+import type { InviteRequestRow } from '../db/invite-requests.js'
 import type { Principal } from '../principal.js'
 
 // The Slack app, composed: OAuth v2 install (install.ts), signed requests (signature.ts),
@@ -36,6 +38,8 @@ export interface SlackService extends SlackInstall, EventQueue {
   noticeRequest(notice: InviteRequestNotice): void
   /** Tell an inviter about their invitation (accepted, delivery failed) in a DM; never throws. */
   noticeInviter(notice: InviterNotice): void
+  /** The hourly digest of waiting invite requests to one admin in a DM; nothing when not installed. */
+  tellAdminDigest(notice: { workspaceId: string, adminEmail: string, requests: InviteRequestRow[] }): Promise<void>
   /** The slackSignature security scheme: throws CHAT_PLATFORM_NOT_CONFIGURED or SIGNATURE_INVALID. */
   verifySignature(request: { headers: Record<string, string | string[] | undefined>, rawBody: Buffer | null }): void
 }
@@ -117,6 +121,9 @@ export function createSlackService (deps: SlackDeps): SlackService {
     },
     noticeRequest: notice => { notices.request(notice) },
     noticeInviter: notice => { notices.inviter(notice) },
+    tellAdminDigest: async notice => {
+      if (configured) await tellAdminDigest(bot, notice)
+    },
     whenIdle: async () => { await notices.settle() },
     close: async () => {
       await queue.close()

@@ -48,7 +48,7 @@ t.test('pages and the identity-provider operations of a service without WorkOS',
     const named = contract.paths['/assets/{script}']?.get.parameters[0]?.schema.enum ?? []
     t.same(
       [...named].sort(), readdirSync(pageScriptsDir).filter(f => f.endsWith('.js')).sort(),
-      'the contract\'s enum lists every file in src/auth/assets (the console\'s bundle is a hashed asset)'
+      'the contract\'s enum lists every page script the build makes (the console\'s bundle is a hashed asset)'
     )
     for (const name of named) {
       const url = `/assets/${name}`

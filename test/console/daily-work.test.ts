@@ -249,6 +249,21 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     await checkPage(t, page, 'Activity (what each event concerns)')
   })
 
+  await t.test('an admin chooses, on their Profile, how they hear of new invite requests', async t => {
+    await open(page, 'Profile')
+    const group = page.getByRole('group', { name: 'Tell me of new invite requests' })
+    const slack = group.getByRole('radio', { name: /In Slack/ })
+    await slack.waitFor()
+    t.ok(await slack.isChecked(), 'Slack by default')
+    await group.getByRole('radio', { name: 'By e-mail' }).check()
+    await page.locator('#live', { hasText: 'Saved: new invite requests are told to you by e-mail.' }).waitFor()
+    const saved = await h.inject({ method: 'GET', url: '/api/users/me/notifications', headers: { cookie: admin.cookie } })
+    t.same(saved.json(), { inviteRequests: 'email' }, 'kept by the service')
+    await page.reload()
+    t.ok(await page.getByRole('radio', { name: 'By e-mail' }).isChecked(), 'shown after a reload')
+    await checkPage(t, page, 'Profile (admin, how requests are told)')
+  })
+
   await t.test('live updates back off on 429 as Retry-After says, and sign out on 401', async t => {
     const { context: ctx, page: p } = await signedInPage(browser, base, admin.cookie)
     await p.clock.install()

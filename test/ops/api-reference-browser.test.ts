@@ -4,7 +4,7 @@ import { closedPort } from '../helpers/smtp.js'
 import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
 
 // The API reference (/api/docs: Scalar's renderer under handlers/meta.ts's theme and options, and
-// the page script src/auth/assets/api-docs.js) in headless Chromium: axe-core finds no serious or
+// the page script page-scripts/api-docs.ts) in headless Chromium: axe-core finds no serious or
 // critical violation, and its Test Request sends with the browser's own session (same origin:
 // PUBLIC_URL is the page's origin, so the HttpOnly cookie goes with the request).
 

@@ -5,6 +5,7 @@ import { principalOf } from '../helpers/build.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { SIGNING_SECRET, TEAM_ID, buildWithSlack, install } from '../helpers/slack.js'
 import { slackSignature } from '../../src/slack/signature.js'
+import { until } from '../helpers/service-process.js'
 
 // Slack as the admin's console: the slash command, Block Kit buttons and modals, invite requests
 // under the `request` policy, the App Home, against the loopback fake of Slack's Web API. Every
@@ -444,6 +445,10 @@ await t.test('a button value that names no request of this workspace is told as 
 })
 
 await t.test('Slack answering 429 with Retry-After: the SDK waits and retries, the message arrives once', async t => {
+  // Each admin hears at most once an hour (earlier requests of this file went to their digests):
+  // their last notice was two hours ago, so this request is told at once.
+  await h.db.query('UPDATE admin_notice_settings SET last_notice_at = $1, digest_due_at = NULL',
+    [new Date(h.clock.now().getTime() - 2 * 3_600_000)])
   const before = slack.calls('chat.postMessage').length
   slack.rateLimitPosts = 1
   t.equal((await signedForm(COMMANDS, command('U0MEMBER', 'kim@example.com'))).statusCode, 200)
@@ -454,4 +459,22 @@ await t.test('Slack answering 429 with Retry-After: the SDK waits and retries, t
   t.same(posts.map(p => p.channel).sort(), ['U0ADMIN1', 'U0ADMIN1', 'U0ADMIN2'])
   const stored = await rows("SELECT jsonb_array_length(chat_messages) AS n FROM invite_requests WHERE email = 'kim@example.com'")
   t.same(stored, [{ n: 2 }], 'one message per admin remembered: the 429 was not taken as a post')
+})
+
+await t.test('within the hour after a notice, requests reach each admin as one digest DM when the hour ends', async t => {
+  const before = slack.posts().length
+  await h.app.services.inviteRequests.request(principalOf(member, 'member'), { email: 'lee@example.com', role: 'member' })
+  await h.app.services.inviteRequests.request(principalOf(member, 'member'), { email: 'max@example.com', role: 'member' })
+  await idle()
+  t.equal(slack.posts().length, before, 'nothing yet: the kim@ request was told less than an hour ago')
+  h.clock.advance(3_600_000)
+  t.teardown(() => { h.clock.advance(-3_600_000) })
+  // Three admins: the third (signed in by the expiry test) is unknown to Slack, so gets no DM.
+  t.equal(await h.app.services.inviteRequests.queueDueDigests(), 3, 'one digest per admin')
+  const dms = await until('both digests', async () => {
+    const p = slack.posts().slice(before)
+    return p.length >= 2 ? p : undefined
+  })
+  t.same(dms.map(p => p.channel).sort(), ['U0ADMIN1', 'U0ADMIN2'])
+  for (const dm of dms) t.match(dm.text, /2 invite requests wait for a decision:\n• lee@example\.com as a member\n• max@example\.com as a member/)
 })

@@ -1,6 +1,4 @@
-// @ts-check
 // The login page: ask for a sign-in link, or complete one (?token=…).
-/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {

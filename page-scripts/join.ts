@@ -1,10 +1,8 @@
-// @ts-check
 // An invite link's page (/join/{code}): ask for a confirmation link, or (?confirm=…) confirm it.
-/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
-  const code = encodeURIComponent(decodeURIComponent(location.pathname.split('/').pop() ?? ''))
+  const code = decodeURIComponent(location.pathname.split('/').pop() ?? '')
   const token = new URLSearchParams(location.search).get('confirm') ?? ''
   const form = byId('join')
   const confirm = byId('confirm')
@@ -17,7 +15,7 @@
     if (token === '') return
     form.hidden = true
     show('status', 'Checking your link…')
-    const r = await postJson(`/api/join/${code}/confirm/preview`, { token })
+    const r = await postJson('/api/join/{code}/confirm/preview', { token }, { code })
     byId('status').hidden = true
     if (!r.ok) { show('error', errorText(r)); return }
     const approval = r.body.requiresApproval
@@ -35,8 +33,8 @@
   })()
 
   onSubmit(confirm, 'confirm-button', async () => {
-    const r = await postJson(`/api/join/${code}/confirm`, { token })
-    if (r.status === 201) { location.replace('/'); return }
+    const r = await postJson('/api/join/{code}/confirm', { token }, { code })
+    if (r.ok && r.status === 201) { location.replace('/'); return }
     confirm.hidden = true
     if (r.ok) show('status', r.body.message)
     else show('error', errorText(r))
@@ -44,10 +42,10 @@
 
   onSubmit(form, 'join-button', async () => {
     const name = inputById('name').value.trim()
-    const r = await postJson(`/api/join/${code}`, {
+    const r = await postJson('/api/join/{code}', {
       email: inputById('email').value.trim(),
       ...(name !== '' ? { name } : {})
-    })
+    }, { code })
     if (r.ok) { form.hidden = true; show('status', r.body.message) } else show('error', errorText(r))
   })
 })()

@@ -1,7 +1,5 @@
-// @ts-check
 // The first-run page: the token comes from the link the service logged (?token=…); the form
 // creates the workspace and its first admin, who lands on / signed in.
-/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {

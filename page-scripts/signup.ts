@@ -1,6 +1,4 @@
-// @ts-check
 // The signup page: preview the invitation named by ?token=…, then accept it.
-/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {

@@ -1,6 +1,4 @@
-// @ts-check
 // The domain join page: preview the join link named by ?token=…, then join (or ask to) on confirm.
-/* global byId, inputById, postJson, show, errorText, onSubmit, showCurrentSession */
 'use strict'
 
 ;(() => {
@@ -36,12 +34,10 @@
   onSubmit(form, 'join-button', async () => {
     const name = inputById('name').value.trim()
     const r = await postJson('/api/domain-joins', name === '' ? { token } : { token, name })
+    if (!r.ok) { show('error', errorText(r)); return }
+    // 201: joined and signed in; 202: the admins are asked.
     if (r.status === 201) { location.assign('/'); return }
-    if (r.status === 202) {
-      form.hidden = true
-      show('status', r.body.message)
-      return
-    }
-    show('error', errorText(r))
+    form.hidden = true
+    show('status', r.body.message)
   })
 })()
