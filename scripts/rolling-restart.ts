@@ -149,6 +149,8 @@ try {
     ? readFileSync(errors, 'utf8').split('\n').filter(l => /\[(error|warn)\]/.test(l))
     : []
   for (const l of lost) console.log(`LOST ${l}`)
+  // Every upstream error but a refused connection (an instance stopped: nginx goes to the next).
+  for (const l of nginxLog) if (!l.includes('(111: Connection refused)')) console.log(`NGINX ${l}`)
   const upstreamErrors = new Map<string, number>()
   for (const l of nginxLog) {
     const what = /\] \d+#\d+: \*\d+ (.*?) while /.exec(l)?.[1] ?? l.slice(0, 100)

@@ -102,10 +102,15 @@ function instance (port: number, env: Record<string, string>, dataDir: string, n
   }
 }
 
-function nginxConf (prefix: string, listen: number, upstreams: number[]): string {
+/** The nginx.conf of docs/operating.md's deployment: nginx on `listen`, the instances on `upstreams`. */
+export function nginxConf (prefix: string, listen: number, upstreams: number[]): string {
   return `${nginxPreamble(prefix)}
   upstream workspace {
-${upstreams.map(p => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=1s;`).join('\n')}
+    # max_fails=0: no instance is ever taken out for a while. With max_fails=1, while one instance
+    # restarted (its refusals count) a single 503 or error from another took that one out too,
+    # and every request for fail_timeout was answered 502 "no live upstreams". A stopped instance
+    # costs a refused connection, then the request goes on to the next.
+${upstreams.map(p => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
     keepalive 32;
     # Shorter than each instance's drain (SHUTDOWN_DRAIN_MS): an idle connection is closed by
     # nginx, never by an instance that is stopping.

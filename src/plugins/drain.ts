@@ -8,8 +8,16 @@ import type { FastifyInstance } from 'fastify'
 // us right after an answer instead of sitting idle, and GET/HEAD /api/health answer 503 so a
 // proxy that checks health stops routing here. Only then does it stop listening: a connection
 // the proxy then opens is refused before any byte of a request is sent, which nginx passes to
-// another instance, POSTs included. Without the drain, closing idle keep-alive connections races
-// a proxy that picks one at that instant; a POST lost that way cannot be retried by the proxy.
+// another instance, POSTs included.
+//
+// Nor does it close a kept-alive connection under a peer that may be sending on it. Node's
+// server.close() destroys at once every connection with no request in progress: one whose
+// request reached the kernel an instant before, unread yet, is destroyed with it unread, and the
+// kernel answers that with a reset — a request the proxy had sent, which it retries for no PATCH
+// or POST (issue 45 item 9; test/ops/close-race.test.ts makes that instant). So once the listener
+// is closed the connections still open stay served (each answer closing its connection), their
+// peers close the idle ones (a proxy within its keep-alive timeout, shorter than the drain), and
+// only those still idle the drain's length later are closed by us.
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,12 +30,25 @@ declare module 'fastify' {
 
 async function drainPlugin (fastify: FastifyInstance): Promise<void> {
   let since: number | null = null
+  /** How long idle connections are left to their peers once the listener is closed: the drain's. */
+  let idleGraceMs = 0
   fastify.decorate('draining', () => since !== null)
   fastify.decorate('drain', async (ms: number) => {
     since ??= Date.now()
+    idleGraceMs = Math.max(idleGraceMs, ms)
     const left = since + ms - Date.now()
     if (left > 0) await sleep(left)
   })
+  // Node's server.close() calls this first of all (and only it does: Fastify calls it with a
+  // serverFactory alone). Without a drain (a fatal error, SHUTDOWN_DRAIN_MS=0) idle connections
+  // are closed at once, as before.
+  const server = fastify.server
+  const closeIdleNow = server.closeIdleConnections.bind(server)
+  server.closeIdleConnections = () => {
+    if (idleGraceMs === 0) { closeIdleNow(); return }
+    const later = setTimeout(closeIdleNow, idleGraceMs)
+    server.once('close', () => { clearTimeout(later) })
+  }
   // A callback hook (not async): every answer passes here, and a promise each for a flag is waste.
   fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (since !== null) reply.header('connection', 'close')

@@ -221,6 +221,8 @@ export interface SignedIn { cookie: string, userId: string, workspaceId: string,
 
 export interface BuildOptions extends Partial<Omit<AppOptions, 'config'>> {
   env?: Record<string, string>
+  /** Runs on the built app before it is ready: a test's own hooks (they cannot be added later). */
+  beforeReady?: (app: FastifyInstance) => void
 }
 
 let consoleBuilt: Promise<void> | undefined
@@ -232,9 +234,10 @@ export async function build (t: Teardown, opts: BuildOptions = {}): Promise<Test
   const db = opts.db ?? await testDatabase(t)
   const config = testConfig(opts.env)
   const clock = opts.clock instanceof FakeClock ? opts.clock : new FakeClock()
-  const { env: _env, ...rest } = opts
+  const { env: _env, beforeReady, ...rest } = opts
   const app = await buildApp({ logger: false, ...rest, config, clock, db })
   t.teardown(async () => { await app.close() })
+  beforeReady?.(app)
   await app.ready()
   let n = 0
   const signIn: TestApp['signIn'] = async (o = {}) => {
