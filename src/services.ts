@@ -26,6 +26,8 @@ import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './w
 import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
 import { createBounceService, type BounceService } from './bounces/service.js'
 import { createDomainService, type DomainService } from './domains/service.js'
+import { createScimUserService, type ScimUserService } from './scim/users.js'
+import { createScimGroupService, type ScimGroupService } from './scim/groups.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -52,6 +54,8 @@ export interface Services {
   readonly bounces: BounceService
   /** Join by verified domain: the admins' domains and the join links. */
   readonly domains: DomainService
+  /** SCIM 2.0 for company directories: Users and Groups under /scim/v2. */
+  readonly scim: { readonly users: ScimUserService, readonly groups: ScimGroupService }
   close(): Promise<void>
 }
 
@@ -80,6 +84,8 @@ export function createServices (given: Ports): Services {
   const slack = createSlackService({ ...ports, invitations, inviteRequests, inviteLinks })
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = webhookKeyring(ports.config)
+  // A member the directory creates gets a sign-in link when the workspace asks for a welcome e-mail.
+  const scimDeps = { ...ports, welcome: (email: string) => { auth.requestLoginLink(email, null) } }
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })
@@ -124,6 +130,7 @@ export function createServices (given: Ports): Services {
     inviteLinks,
     bounces: createBounceService(ports),
     domains,
+    scim: { users: createScimUserService(scimDeps), groups: createScimGroupService(scimDeps) },
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

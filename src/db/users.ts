@@ -142,7 +142,9 @@ export async function lockUserInWorkspace (q: Queryable, workspaceId: string, us
  */
 export async function revokeApiKeysCreatedBy (q: Queryable, userId: string, now: Date): Promise<number> {
   const r = await q.query(
-    'UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL', [userId, now]
+    // The directory's key (scim alone) belongs to the workspace: it outlives the admin who made it.
+    "UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL AND scopes <> ARRAY['scim']",
+    [userId, now]
   )
   return r.rowCount
 }
