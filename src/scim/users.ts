@@ -29,6 +29,9 @@ const USER_COLUMNS: FilterColumns = {
   externalid: { sql: 'directory_external_id', kind: 'text' },
   'emails.value': { sql: 'email', kind: 'ci' },
   emails: { sql: 'email', kind: 'ci' },
+  // A member has one address, shown as the primary work address.
+  'emails.type': { sql: "'work'", kind: 'ci' },
+  'emails.primary': { sql: 'TRUE', kind: 'bool' },
   displayname: { sql: 'name', kind: 'ci' },
   'name.givenname': { sql: 'given_name', kind: 'ci' },
   'name.familyname': { sql: 'family_name', kind: 'ci' },
