@@ -2480,7 +2480,7 @@ export interface components {
         /** @description A SCIM error (RFC 7644 §3.12); every error answer under `/scim/v2` is one. */
         ScimError: {
             schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
-            /** @description The HTTP status */
+            /** @description The HTTP status, as a string. */
             status: string;
             /** @enum {string} */
             scimType?: "invalidFilter" | "tooMany" | "uniqueness" | "mutability" | "invalidSyntax" | "invalidPath" | "noTarget" | "invalidValue" | "invalidVers" | "sensitive";
@@ -7378,6 +7378,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["ScimBadRequest"];
             401: components["responses"]["ScimUnauthorized"];
             403: components["responses"]["ScimForbidden"];
             404: components["responses"]["ScimNotFound"];
@@ -7597,6 +7598,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["ScimBadRequest"];
             401: components["responses"]["ScimUnauthorized"];
             403: components["responses"]["ScimForbidden"];
             404: components["responses"]["ScimNotFound"];
