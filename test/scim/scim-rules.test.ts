@@ -176,3 +176,28 @@ t.test("the admins' group sets roles of the directory's members only, and keeps 
   const gone = await scim('DELETE', `/scim/v2/Users/${provisioned}`)
   t.equal(gone.status, 409, 'nor is the last active admin removed')
 })
+
+t.test('active=false suspends through the member status core: sessions end at once, events say directory', async t => {
+  const { h, admin, scim } = await scimFixture(t)
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  const me = async () => (await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: member.cookie } })).statusCode
+  t.equal(await me(), 200)
+  const linked = await scim('POST', '/scim/v2/Users', user(member.email))
+  t.equal(linked.body.id, member.userId)
+  const off = await scim('PATCH', `/scim/v2/Users/${member.userId}`, {
+    schemas: [], Operations: [{ op: 'Replace', path: 'active', value: 'False' }]
+  })
+  t.equal(off.body.active, false)
+  t.equal(await me(), 401, 'their session is refused at once')
+  const events = await h.db.query<{ action: string, source: string, actor_type: string }>(
+    "SELECT action, source, actor_type FROM audit_events WHERE target_id = $1 AND action LIKE 'member.%' ORDER BY created_at, id",
+    [member.userId])
+  t.match(events.rows, [{ action: 'member.suspended', source: 'directory', actor_type: 'api_key' }])
+  const on = await scim('PUT', `/scim/v2/Users/${member.userId}`, user(member.email, { active: true }))
+  t.equal(on.body.active, true, 'PUT active=true reactivates')
+  const last = await scim('PATCH', `/scim/v2/Users/${admin.userId}`, {
+    schemas: [], Operations: [{ op: 'replace', value: { active: false } }]
+  })
+  t.equal(last.status, 409, 'the last active admin is not suspended')
+  t.ok(isScimError(last.body, 409), last.res.body)
+})
