@@ -23,7 +23,7 @@ import type { Principal } from '../principal.js'
 const KEY_PATTERN = /^(wsk_[0-9a-z]{12})_[A-Za-z0-9_-]{43}$/
 const PREFIX_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 /** The directory's key holds the `scim` scope alone; it belongs to the workspace, not to its creator. */
-export function isDirectoryKey (scopes: readonly string[]): boolean {
+function isDirectoryKey (scopes: readonly string[]): boolean {
   return scopes.length === 1 && scopes[0] === 'scim'
 }
 /** last_used_at is written at most this often per key (it is shown to admins, not used for limits). */

@@ -6,7 +6,7 @@ import type { ServiceError } from '../errors.js'
 // everywhere else; only their shape on the wire differs.
 
 /** The SCIM base path: everything under it answers errors as SCIM errors. */
-export const SCIM_BASE_PATH = '/scim/v2'
+const SCIM_BASE_PATH = '/scim/v2'
 export const SCIM_MEDIA_TYPE = 'application/scim+json; charset=utf-8'
 const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error'
 

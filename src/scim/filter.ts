@@ -7,7 +7,7 @@ import { serviceError } from '../errors.js'
 // names an attribute or operator the resource does not support, is 400 invalidFilter.
 
 /** How one filterable attribute reads in SQL. */
-export interface FilterColumn {
+interface FilterColumn {
   /** An SQL expression over the resource's row (it is never built from the request). */
   sql: string
   /** text: compared as given; ci: compared case-insensitively; bool: true/false only. */
@@ -29,7 +29,7 @@ function invalid (why: string): Error {
 }
 
 /** The filter's tree, or 400 invalidFilter (the parser's own words name nothing internal). */
-export function parseFilter (text: string): Filter {
+function parseFilter (text: string): Filter {
   try {
     return parse(text)
   } catch (err) {

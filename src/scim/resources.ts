@@ -9,7 +9,7 @@ export type ScimUser = components['schemas']['ScimUser']
 export type ScimGroup = components['schemas']['ScimGroup']
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User'
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group'
-export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse'
+const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse'
 
 /** A string attribute when present and not empty. */
 const text = (v: unknown): string | undefined => typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined

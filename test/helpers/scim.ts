@@ -17,7 +17,7 @@ export interface ScimFixture {
   scim(method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<ScimAnswer>
 }
 
-export interface ScimAnswer { res: LightMyRequestResponse, status: number, body: any, problems: string[] }
+interface ScimAnswer { res: LightMyRequestResponse, status: number, body: any, problems: string[] }
 
 export async function scimFixture (
   t: { teardown(fn: () => unknown): void }, opts: BuildOptions = {}
