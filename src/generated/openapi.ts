@@ -3246,6 +3246,12 @@ export interface components {
                 /** @description Whether this workspace is linked to an organization of the identity provider. */
                 organizationLinked: boolean;
             };
+            directory: components["schemas"]["DirectorySettings"];
+        };
+        /** @description The company directory (SCIM, `/scim/v2`). `adminGroup`: the displayName of the directory group whose members are admins (compared case-insensitively; null: the directory sets no roles). It sets roles only for members the directory provisioned or linked, when the directory next changes that group or those members; never the last active admin's. `welcomeEmail`: a member the directory creates gets an e-mail with a sign-in link (off unless turned on). */
+        DirectorySettings: {
+            adminGroup: string | null;
+            welcomeEmail: boolean;
         };
         /**
          * @description How many days before it expires a pending invitation gets its one reminder e-mail (1 to 7;
@@ -3260,6 +3266,11 @@ export interface components {
             name?: string;
             invitePolicy?: components["schemas"]["InvitePolicy"];
             invitationReminderDays?: components["schemas"]["InvitationReminderDays"];
+            /** @description The company directory's settings to change (see `DirectorySettings`). */
+            directory?: {
+                adminGroup?: string | null;
+                welcomeEmail?: boolean;
+            };
         };
         /** @enum {string} */
         InviteRequestStatus: "pending" | "approved" | "denied" | "expired";

@@ -153,7 +153,14 @@ t.test('the directory key belongs to the workspace: it outlives its creator; an 
 
 t.test("the admins' group sets roles of the directory's members only, and keeps an active admin", async t => {
   const { h, admin, scim } = await scimFixture(t)
-  await h.db.query("UPDATE workspaces SET directory_admin_group = 'Workspace Admins' WHERE id = $1", [admin.workspaceId])
+  const settings = await h.inject({
+    method: 'PATCH',
+    url: '/api/workspace/settings',
+    headers: { cookie: admin.cookie },
+    payload: { directory: { adminGroup: 'Workspace Admins' } }
+  })
+  t.equal(settings.statusCode, 200, settings.body)
+  t.same(settings.json().directory, { adminGroup: 'Workspace Admins', welcomeEmail: false }, 'welcome e-mails are off by default')
   const provisioned = (await scim('POST', '/scim/v2/Users', user(`boss-${randomUUID().slice(0, 6)}@example.com`))).body.id as string
   const group = await scim('POST', '/scim/v2/Groups', {
     schemas: [], displayName: 'workspace admins', members: [{ value: provisioned }, { value: admin.userId }]
