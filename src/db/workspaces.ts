@@ -96,7 +96,9 @@ export async function renameWorkspace (q: Queryable, workspaceId: string, name: 
 /** The company directory's settings of a workspace (SCIM): the admins' group and the welcome e-mail. */
 export interface DirectorySettingsRow { adminGroup: string | null, welcomeEmail: boolean }
 
-export async function findDirectorySettings (q: Queryable, workspaceId: string): Promise<DirectorySettingsRow | undefined> {
+export async function findDirectorySettings (
+  q: Queryable, workspaceId: string
+): Promise<DirectorySettingsRow | undefined> {
   const r = await q.query<DirectorySettingsRow>(
     `SELECT directory_admin_group AS "adminGroup", directory_welcome_email AS "welcomeEmail"
        FROM workspaces WHERE id = $1`, [workspaceId])
