@@ -55,7 +55,8 @@ export function normalizeOperations (operations: RawOperation[], kept: ReadonlyS
       return
     }
     // A complex attribute's sub-attributes one by one: they merge with the ones not given.
-    if (isObject(value) && !bare.includes('[') && !bare.includes('.')) {
+    if (isObject(value) && !bare.includes('[') && !bare.includes('.') &&
+      Object.keys(value).every(sub => /^[A-Za-z][\w$-]*$/.test(sub))) {
       for (const [sub, v] of Object.entries(value)) {
         out.push({ op: op as 'add', path: `${bare}.${sub}`, value: booleanish(sub, v) })
       }
@@ -82,7 +83,8 @@ export function applyPatch<T extends Record<string, unknown>> (resource: T, oper
     const options = { mutateDocument: false, treatMissingAsAdd: true }
     return scimPatch(resource as unknown as ScimResource, operations, options) as unknown as T
   } catch (err) {
-    if (!(err instanceof ScimError)) throw err
+    // What the library refuses is the request's doing (a path or value it cannot apply): 400.
+    if (!(err instanceof ScimError)) throw serviceError('SCIM_INVALID_PATH', ['the operation cannot be applied'])
     const why = err.message.slice(0, 200)
     throw err.scimCode === 'invalidValue' || err.scimCode === 'invalidSyntax'
       ? serviceError('VALIDATION_FAILED', [why])
