@@ -33,6 +33,7 @@ import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { runJobPickup } from './jobs.js'
 import { runFunnel } from './funnel.js'
+import { runDirectory } from './directory.js'
 import { runBatchBench } from './batch.js'
 import { runInstructions } from './instructions.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
@@ -69,6 +70,9 @@ npm run bench -- --jobs                         # commit-to-delivery across inst
 npm run bench -- --jobs --events 50             # fewer events (default 200)
 npm run bench -- --funnel                       # the funnel over 1M invitations, PostgreSQL (bench/funnel.ts)
 npm run bench -- --funnel --invitations 100000 --runs 5
+npm run bench -- --directory                    # a directory's first import of 1,000 people and lookups
+                                                # among 10,000 members, embedded database (bench/directory.ts)
+npm run bench -- --directory --people 100 --members 1000 --lookups 200
 npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
                                                 # 200 concurrent invites, PostgreSQL (bench/batch.ts);
                                                 # --batch-rows 10000 e-mails a measure, --concurrent 200
@@ -109,6 +113,10 @@ const options = {
   jobs: { type: 'boolean', default: false },
   events: { type: 'string', default: '200' },
   funnel: { type: 'boolean', default: false },
+  directory: { type: 'boolean', default: false },
+  people: { type: 'string', default: '1000' },
+  members: { type: 'string', default: '10000' },
+  lookups: { type: 'string', default: '1000' },
   runs: { type: 'string', default: '20' },
   batch: { type: 'boolean', default: false },
   'batch-rows': { type: 'string', default: '10000' },
@@ -355,7 +363,13 @@ else if (values.scale) {
     concurrentInvites: whole('concurrent', values.concurrent)
   })
 } else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: whole('events', values.events) })
-else if (values.funnel) {
+else if (values.directory) {
+  await runDirectory({
+    people: whole('people', values.people),
+    members: whole('members', values.members),
+    lookups: whole('lookups', values.lookups)
+  })
+} else if (values.funnel) {
   await runFunnel({
     pgUrl: values['pg-url'],
     invitations: whole('invitations', values.invitations ?? '1000000'),

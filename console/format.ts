@@ -4,7 +4,7 @@ import type { Schemas } from './api.js'
 
 /** The door an action came through, as the contract's `source` names it (audit events, inviters). */
 export const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
-  web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system'
+  web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system', directory: 'directory (SCIM)'
 }
 
 /** Who invited, through which door: "ada@example.com (web)"; a dash when nobody did. */

@@ -16,6 +16,7 @@ import { inviteRequestHandlers } from './invite-requests.js'
 import { inviteLinkHandlers } from './invite-links.js'
 import { emailEventHandlers } from './email-events.js'
 import { domainHandlers } from './domains.js'
+import { scimHandlers } from './scim.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -36,6 +37,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...inviteRequestHandlers(deps),
     ...inviteLinkHandlers(deps),
     ...emailEventHandlers(deps),
-    ...domainHandlers(deps)
+    ...domainHandlers(deps),
+    ...scimHandlers(deps)
   } satisfies HandlerMap
 }

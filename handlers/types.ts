@@ -11,7 +11,8 @@ type OperationId = Exclude<keyof operations, `webhook${string}`>
 type Op<K extends OperationId> = operations[K]
 
 // The body's one media type: JSON, or a form for Slack's commands and interactions (app.ts).
-type BodyContent<B> = { 'application/json': B } | { 'application/x-www-form-urlencoded': B }
+type BodyContent<B> = { 'application/json': B } | { 'application/x-www-form-urlencoded': B } |
+  { 'application/scim+json': B }
 type JsonBody<K extends OperationId> = Op<K> extends { requestBody: { content: BodyContent<infer B> } }
   ? B
   : Op<K> extends { requestBody?: { content: BodyContent<infer B> } } ? B | undefined : undefined
@@ -36,8 +37,9 @@ type StatusOf<K extends OperationId> = Extract<keyof Responses<K>, number>
  */
 export type ResponseOf<K extends OperationId, S extends StatusOf<K>> = S extends unknown
   ? Responses<K>[S] extends { content: { 'application/json': infer B } } ? B
-    : Responses<K>[S] extends { content?: never } ? undefined
-      : string | Buffer
+    : Responses<K>[S] extends { content: { 'application/scim+json': infer B } } ? B
+      : Responses<K>[S] extends { content?: never } ? undefined
+        : string | Buffer
   : never
 
 /** The bodies of K's declared 2xx answers (a union when it declares more than one). */

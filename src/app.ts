@@ -18,6 +18,7 @@ import { createSerializerCompiler, createValidatorCompiler } from './validation.
 import { serviceError } from './errors.js'
 import { answerOverCap, capConnections } from './connection-caps.js'
 import errors, { createClientErrorHandler, errorBody, formatSchemaErrors } from './plugins/errors.js'
+import { isScimUrl, SCIM_MEDIA_TYPE, scimErrorBody } from './scim/errors.js'
 import { authTokens } from './plugins/auth.js'
 import redis from './plugins/redis.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -113,9 +114,11 @@ function serverOptions (
         [error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed']
       )
       // No hook has run for it (no route matched), so the API's headers are set here.
+      const scim = isScimUrl(request.url)
       ;(reply as unknown as FastifyReply).code(400)
         .headers(securityHeaders(config, 'api', request.protocol === 'https', apiHeaders))
-        .type('application/json; charset=utf-8').send(errorBody(err))
+        .type(scim ? SCIM_MEDIA_TYPE : 'application/json; charset=utf-8')
+        .send(scim ? scimErrorBody(err) : errorBody(err))
     },
     // What Node's HTTP parser refuses (an unknown method, a bad request line) is an ErrorResponse too.
     clientErrorHandler: createClientErrorHandler(securityHeaders(config, 'api', false, apiHeaders)),

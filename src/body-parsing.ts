@@ -21,7 +21,7 @@ export function registerBodyParsing (app: FastifyInstance): void {
   // Route by route, once, what would otherwise be worked out on every request:
   //  - "body is required" is a preValidation hook of the operations with a request body only
   //    (an operation without one runs no hook for it);
-  //  - a status whose contract declares one media type, application/json, gets its serializer as
+  //  - a status whose contract declares one media type, JSON or SCIM's, gets its serializer as
   //    the status's own (Fastify otherwise parses each reply's Content-Type to pick it by media type).
   const bodyRequired: preValidationAsyncHookHandler = async request => {
     if (request.body === undefined) {
@@ -39,12 +39,28 @@ export function registerBodyParsing (app: FastifyInstance): void {
     const response = route.schema?.response as Record<string, Answer> | undefined
     for (const [status, answer] of Object.entries(response ?? {})) {
       const types = Object.keys(answer.content ?? {})
-      const json = answer.content?.['application/json']?.schema
+      const json = (answer.content?.['application/json'] ?? answer.content?.['application/scim+json'])?.schema
       if (types.length === 1 && json !== undefined && response !== undefined) response[status] = json as never
     }
   })
   const routeConfig = (request: { routeOptions: { config: unknown } }) =>
-    (request.routeOptions.config ?? {}) as { rawBody?: boolean, formBody?: boolean }
+    (request.routeOptions.config ?? {}) as { rawBody?: boolean, formBody?: boolean, bodyTypes?: string[] }
+  // SCIM's own media type (RFC 7644 §3.1), for the operations whose contract declares it only.
+  app.addContentTypeParser('application/scim+json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!takesBody(request)) {
+      done(null, undefined)
+      return
+    }
+    if (routeConfig(request).bodyTypes?.includes('application/scim+json') !== true) {
+      done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined)
+      return
+    }
+    try {
+      done(null, parseJsonBody(body as Buffer))
+    } catch (err) {
+      done(err as Error, undefined)
+    }
+  })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (!takesBody(request)) {
       done(null, undefined)

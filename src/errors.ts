@@ -46,7 +46,15 @@ export const Errors = {
     'NOT_ACCEPTABLE', 'The Accept header does not allow any response this operation produces', 406
   ),
   USER_EXISTS: define('USER_EXISTS', 'A user with this e-mail already exists', 409),
-  LAST_ADMIN: define('LAST_ADMIN', 'The last admin of a workspace cannot be demoted or removed', 409),
+  LAST_ADMIN: define('LAST_ADMIN', 'The last active admin of a workspace cannot be demoted, suspended or removed', 409),
+  MEMBER_SUSPENDED: define(
+    'MEMBER_SUSPENDED', 'This address belongs to a suspended member of the workspace; reactivate them instead', 409
+  ),
+  // SCIM (under /scim/v2, answered as SCIM errors with these scimTypes: src/scim/errors.ts).
+  SCIM_INVALID_FILTER: define('SCIM_INVALID_FILTER', 'The filter is not valid: %s', 400),
+  SCIM_INVALID_PATH: define('SCIM_INVALID_PATH', 'The PATCH path is not valid: %s', 400),
+  SCIM_MUTABILITY: define('SCIM_MUTABILITY', 'This attribute cannot be changed: %s', 400),
+  SCIM_UNIQUENESS: define('SCIM_UNIQUENESS', 'Another directory identity holds %s', 409),
   DOMAIN_NOT_ALLOWED: define('DOMAIN_NOT_ALLOWED', 'The domain cannot be added: %s', 400),
   DOMAIN_EXISTS: define('DOMAIN_EXISTS', 'The workspace has added %s already', 409),
   DOMAIN_CLAIMED: define('DOMAIN_CLAIMED', '%s is verified by another workspace', 409),

@@ -8,8 +8,11 @@ interface KeyGrant {
   name: string
   /** The contract's ApiKeyScope values the key holds. */
   scopes: readonly string[]
-  /** The door the key came through: a REST operation (`api`) or the MCP endpoint (`mcp`). */
-  door: 'api' | 'mcp'
+  /**
+   * The door the key came through: a REST operation (`api`), the MCP endpoint (`mcp`), or SCIM
+   * under /scim/v2 (`directory`).
+   */
+  door: 'api' | 'mcp' | 'directory'
 }
 
 /** Who is calling, as established by a security handler; read by handlers and services. */

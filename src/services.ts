@@ -29,6 +29,8 @@ import { createAsyncRelay, createRelay } from './lib/relay.js'
 
 // Idempotency-Keys are remembered this long (as Stripe does); after that a key may be used afresh.
 const IDEMPOTENCY_RETENTION_MS = 86_400_000
+import { createScimUserService, type ScimUserService } from './scim/users.js'
+import { createScimGroupService, type ScimGroupService } from './scim/groups.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -57,6 +59,8 @@ export interface Services {
   readonly domains: DomainService
   /** What GET /api/health reads: the database's ping, the mail relay as last seen. */
   readonly health: HealthService
+  /** SCIM 2.0 for company directories: Users and Groups under /scim/v2. */
+  readonly scim: { readonly users: ScimUserService, readonly groups: ScimGroupService }
   close(): Promise<void>
 }
 
@@ -95,6 +99,8 @@ export function createServices (given: Ports): Services {
   }
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = webhookKeyring(ports.config)
+  // A member the directory creates gets a sign-in link when the workspace asks for a welcome e-mail.
+  const scimDeps = { ...ports, welcome: (email: string) => { auth.requestLoginLink(email, null) } }
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })
@@ -144,6 +150,7 @@ export function createServices (given: Ports): Services {
     bounces: createBounceService(ports),
     domains,
     health: createHealthService(ports),
+    scim: { users: createScimUserService(scimDeps), groups: createScimGroupService(scimDeps) },
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -14,7 +14,8 @@ const ACTIONS = [
   'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',
   'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked',
   'invitation.bounced', 'invitation.delivery_delayed', 'invitation.bounce_superseded',
-  'domain.added', 'domain.verified', 'domain.failed', 'domain.removed', 'domain.policy_changed'
+  'domain.added', 'domain.verified', 'domain.failed', 'domain.removed', 'domain.policy_changed',
+  'member.suspended', 'member.reactivated'
 ] as const satisfies readonly Action[]
 const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true
 void complete

@@ -19,7 +19,7 @@ const CATALOGUE = [
   'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked', 'chat.installed', 'chat.uninstalled',
   'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked', 'invite_request.created',
   'invite_request.approved', 'invite_request.denied', 'domain.added', 'domain.verified',
-  'domain.failed', 'domain.removed'
+  'domain.failed', 'domain.removed', 'member.suspended', 'member.reactivated'
 ] as const satisfies readonly EventType[]
 const complete: Exclude<EventType, typeof CATALOGUE[number] | 'webhook.test'> extends never ? true : never = true
 void complete

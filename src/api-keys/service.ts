@@ -16,10 +16,16 @@ import type { Principal } from '../principal.js'
 // 16 characters (`wsk_` + id part) are the stored, listed and looked-up prefix; the database keeps
 // only the SHA-256 of the whole key. A key acts in its workspace with the scopes it was given, while
 // the admin who created it is still an active admin there and until it expires; audit rows and
-// events name the key itself as the actor.
+// events name the key itself as the actor. The directory's key (scope `scim` and no other) belongs
+// to the workspace instead: it outlives its creator's role and membership and ends only when an
+// admin revokes it (or it expires). A key holding `scim` beside other scopes is an ordinary key.
 
 const KEY_PATTERN = /^(wsk_[0-9a-z]{12})_[A-Za-z0-9_-]{43}$/
 const PREFIX_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
+/** The directory's key holds the `scim` scope alone; it belongs to the workspace, not to its creator. */
+function isDirectoryKey (scopes: readonly string[]): boolean {
+  return scopes.length === 1 && scopes[0] === 'scim'
+}
 /** last_used_at is written at most this often per key (it is shown to admins, not used for limits). */
 const LAST_USED_RESOLUTION_MS = 60_000
 /** The furthest ahead a key's expiry may be set: a little over a year. */
@@ -141,18 +147,23 @@ export function createApiKeyService (
       const now = clock.now()
       if (found.expiresAt !== null && found.expiresAt.getTime() <= now.getTime()) return null
       const u = found.creator
-      // Read on every request, so demoting, disabling or removing the creator stops the key at once.
-      if (u === null || u.status !== 'active' || u.role !== 'admin' || u.workspaceId !== found.workspaceId) return null
+      const workspaceKey = isDirectoryKey(found.scopes)
+      // Read on every request, so demoting, disabling or removing the creator stops the key at once
+      // (not the directory's key: it belongs to the workspace).
+      if (!workspaceKey && (
+        u === null || u.status !== 'active' || u.role !== 'admin' || u.workspaceId !== found.workspaceId
+      )) return null
       if (found.lastUsedAt === null || now.getTime() - found.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
         await touchApiKey(db, found.id, now, LAST_USED_RESOLUTION_MS)
       }
       return {
         kind: 'apiKey',
-        userId: u.id,
+        // The directory's key acts for no person: its creator is only on record.
+        userId: u?.id ?? '',
         workspaceId: found.workspaceId,
-        email: u.email,
-        name: u.name,
-        role: u.role,
+        email: u?.email ?? '',
+        name: u?.name ?? null,
+        role: workspaceKey ? 'member' : (u?.role ?? 'member'),
         sessionId: null,
         apiKeyId: found.id,
         key: { name: found.name, scopes: found.scopes, door: 'api' },

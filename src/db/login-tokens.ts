@@ -80,3 +80,15 @@ export async function deleteExpiredLoginTokens (q: Queryable, before: Date, limi
   )
   return r.rowCount
 }
+
+/**
+ * A suspended member's login links stop at once: those still unused expire now. (Using one also
+ * checks that the member is active; this keeps a link sent before a suspension from working
+ * after a reactivation.)
+ */
+export async function expireUserLoginTokens (q: Queryable, userId: string, now: Date): Promise<number> {
+  const r = await q.query(
+    'UPDATE login_tokens SET expires_at = $2 WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2', [userId, now]
+  )
+  return r.rowCount
+}

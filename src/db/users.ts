@@ -4,7 +4,9 @@ import type { Queryable } from './client.js'
 // the columns' CHECK holds them to lower case).
 
 export type Role = 'admin' | 'member'
-export type UserStatus = 'active' | 'disabled' | 'removed'
+export type UserStatus = 'active' | 'suspended' | 'removed'
+/** What a member is to the workspace: removed members are gone from every listing. */
+export type MemberStatus = Exclude<UserStatus, 'removed'>
 
 export interface UserRow {
   id: string
@@ -32,7 +34,7 @@ export async function insertUser (
   return r.rows[0] as UserRow
 }
 
-/** The user (active or disabled, not removed) holding this e-mail anywhere in the service. */
+/** The user (active or suspended, not removed) holding this e-mail anywhere in the service. */
 export async function findUserByEmail (q: Queryable, email: string): Promise<UserRow | null> {
   const r = await q.query<UserRow>(
     `SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed'`, [email]
@@ -69,8 +71,8 @@ function startsWith (text: string): string {
 /**
  * Members of a workspace, oldest first, keyset-paginated on (created_at, id). `search`: those
  * whose e-mail or name begins with it, case-insensitively (users_workspace_*_prefix_idx);
- * `role`: those of one role. Each filter adds its clause only when given, so every statement
- * is planned with the index that fits it.
+ * `role`: those of one role; `status`: those active, or those suspended. Each filter adds its
+ * clause only when given, so every statement is planned with the index that fits it.
  */
 export async function listUsers (
   q: Queryable,
@@ -79,7 +81,8 @@ export async function listUsers (
     limit: number,
     after?: { createdAt: Date, id: string } | undefined,
     search?: string | undefined,
-    role?: Role | undefined
+    role?: Role | undefined,
+    status?: MemberStatus | undefined
   }
 ): Promise<UserRow[]> {
   const params: unknown[] = [workspaceId, page.limit]
@@ -90,6 +93,7 @@ export async function listUsers (
     where.push(`(email LIKE ${like} OR lower(name) LIKE ${like})`)
   }
   if (page.role !== undefined) where.push(`role = ${param(page.role)}`)
+  if (page.status !== undefined) where.push(`status = ${param(page.status)}`)
   if (page.after !== undefined) {
     where.push(`(created_at, id) > (${param(page.after.createdAt)}, ${param(page.after.id)})`)
   }
@@ -105,8 +109,15 @@ export async function updateUserRole (q: Queryable, userId: string, role: Role, 
   return r.rows[0] ?? null
 }
 
-export async function setUserStatus (q: Queryable, userId: string, status: UserStatus, now: Date): Promise<void> {
-  await q.query('UPDATE users SET status = $2, updated_at = $3 WHERE id = $1', [userId, status, now])
+/** Sets a user's status; suspended_at follows it (the time of suspension, null otherwise). */
+export async function setUserStatus (
+  q: Queryable, userId: string, status: UserStatus, now: Date
+): Promise<UserRow | null> {
+  const r = await q.query<UserRow>(
+    `UPDATE users SET status = $2, updated_at = $3,
+            suspended_at = CASE WHEN $2 = 'suspended' THEN $3::timestamptz END
+      WHERE id = $1 RETURNING ${COLUMNS}`, [userId, status, now])
+  return r.rows[0] ?? null
 }
 
 export async function setUserWorkosId (q: Queryable, userId: string, workosUserId: string, now: Date): Promise<void> {
@@ -142,7 +153,9 @@ export async function lockUserInWorkspace (q: Queryable, workspaceId: string, us
  */
 export async function revokeApiKeysCreatedBy (q: Queryable, userId: string, now: Date): Promise<number> {
   const r = await q.query(
-    'UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL', [userId, now]
+    // The directory's key (scim alone) belongs to the workspace: it outlives the admin who made it.
+    "UPDATE api_keys SET revoked_at = $2 WHERE created_by = $1 AND revoked_at IS NULL AND scopes <> ARRAY['scim']",
+    [userId, now]
   )
   return r.rowCount
 }

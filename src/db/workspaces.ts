@@ -92,3 +92,31 @@ export async function renameWorkspace (q: Queryable, workspaceId: string, name: 
       WHERE w.id = $1 RETURNING old.name AS previous`, [workspaceId, name])
   return r.rows[0]?.previous ?? null
 }
+
+/** The company directory's settings of a workspace (SCIM): the admins' group and the welcome e-mail. */
+export interface DirectorySettingsRow { adminGroup: string | null, welcomeEmail: boolean }
+
+export async function findDirectorySettings (
+  q: Queryable, workspaceId: string
+): Promise<DirectorySettingsRow | undefined> {
+  const r = await q.query<DirectorySettingsRow>(
+    `SELECT directory_admin_group AS "adminGroup", directory_welcome_email AS "welcomeEmail"
+       FROM workspaces WHERE id = $1`, [workspaceId])
+  return r.rows[0]
+}
+
+/** Sets what `change` names; returns the settings it replaced (undefined: no such workspace). */
+export async function updateDirectorySettings (
+  q: Queryable, workspaceId: string, change: Partial<DirectorySettingsRow>
+): Promise<DirectorySettingsRow | undefined> {
+  const previous = await q.query<DirectorySettingsRow>(
+    `SELECT directory_admin_group AS "adminGroup", directory_welcome_email AS "welcomeEmail"
+       FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId])
+  const before = previous.rows[0]
+  if (before === undefined) return undefined
+  await q.query(
+    'UPDATE workspaces SET directory_admin_group = $2, directory_welcome_email = $3 WHERE id = $1',
+    [workspaceId, change.adminGroup !== undefined ? change.adminGroup : before.adminGroup,
+      change.welcomeEmail ?? before.welcomeEmail])
+  return before
+}

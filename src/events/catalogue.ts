@@ -21,6 +21,8 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'member.joined': 'member.joined',
   'member.role_changed': 'member.role_changed',
   'member.removed': 'member.removed',
+  'member.suspended': 'member.suspended',
+  'member.reactivated': 'member.reactivated',
   'api_key.created': 'api_key.created',
   'api_key.revoked': 'api_key.revoked',
   'chat.installed': 'chat.installed',

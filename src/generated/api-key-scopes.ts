@@ -72,5 +72,9 @@ export const apiKeyScopes: ReadonlyArray<{ scope: components['schemas']['ApiKeyS
   {
     "scope": "audit:read",
     "description": "Read the audit trail."
+  },
+  {
+    "scope": "scim",
+    "description": "The company directory's SCIM 2.0 access under `/scim/v2` (provision, suspend and remove members; groups). A key holding it alone belongs to the workspace, not to the admin who made it."
   }
 ]

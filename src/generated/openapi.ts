@@ -1541,6 +1541,233 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What this SCIM service provider supports (RFC 7643 §5)
+         * @description PATCH, filters (up to 100 results a page), sorting none, bulk none, ETags none; the one
+         *     authentication scheme is the workspace's directory key (`Authorization: Bearer`).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The resource types this service provides (User, Group)
+         * @description A SCIM ListResponse of the two resource types, `User` and `Group`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schemas of the resources (RFC 7643 §7)
+         * @description A SCIM ListResponse of the User and Group schemas, with the attributes this service keeps.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's members as SCIM Users, filtered and paged
+         * @description Every member of the workspace, oldest first (a stable order), `count` at a time (at most
+         *     100; more is read as 100) from `startIndex` (1-based). `filter` (RFC 7644 §3.4.2.2)
+         *     compares `userName` (case-insensitively), `externalId`, `emails.value`, `displayName`,
+         *     `id` and `active` with `eq`, `ne`, `co`, `sw`, `ew`, `pr`, combined with `and`, `or`,
+         *     `not`; anything else is 400 `invalidFilter`. `attributes` / `excludedAttributes` choose
+         *     what each resource carries (`id` and `schemas` always).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimUsers"];
+        put?: never;
+        /**
+         * Provision a member (the directory is the authority)
+         * @description Makes an active member at once (role `member`; event `member.joined` from the door
+         *     `directory`), with a welcome e-mail and a sign-in link only when the workspace's
+         *     `directory.welcomeEmail` setting is on. The address is the primary (else the first) of
+         *     `emails`, else `userName` when it is an address. A member of this workspace who already
+         *     holds that address is linked to the directory instead (their `externalId` and `userName`
+         *     set; 201 with that member), unless another directory identity holds them. A `userName`
+         *     or `externalId` another member holds, or an address held outside this workspace, is 409
+         *     `uniqueness`. `active: false` makes the member suspended.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        post: operations["postScimUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users/{scimUserId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One member as a SCIM User
+         * @description An id that is not a member of this workspace (another workspace's included) is 404.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimUser"];
+        /**
+         * Replace a member's directory attributes
+         * @description Sets `userName`, `externalId`, the name and the address as given (what is left out is
+         *     cleared where it may be); `active` suspends or reactivates. Changing `id` is 400
+         *     `mutability`. The last active admin cannot be suspended (409, `LAST_ADMIN`'s rule).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        put: operations["putScimUser"];
+        post?: never;
+        /**
+         * Remove a member
+         * @description Removes the member as `DELETE /api/users/{userId}` does (sessions and their API keys end;
+         *     event `member.removed`). The last active admin is not removed (409).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        delete: operations["deleteScimUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some of a member's directory attributes (RFC 7644 §3.5.2)
+         * @description Operations as Okta and Entra ID send them: with or without `path`, value filters in paths
+         *     (`emails[type eq "work"].value`), `op` in any case (`Replace`), `"True"`/`"False"` for
+         *     booleans, and a path-less `replace` whose value has dotted keys (`name.givenName`).
+         *     `active` false suspends the member, true reactivates them. A path this service does not
+         *     keep is ignored as RFC 7644 allows; a malformed one is 400 `invalidPath`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        patch: operations["patchScimUser"];
+        trace?: never;
+    };
+    "/scim/v2/Groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The directory's groups, filtered and paged
+         * @description Groups oldest first, paged as `GET /scim/v2/Users` is; `filter` compares `displayName`
+         *     (case-insensitively), `externalId` and `id`; `excludedAttributes=members` leaves the
+         *     members out (Entra ID and Okta ask so).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimGroups"];
+        put?: never;
+        /**
+         * Create a group
+         * @description A `displayName` another group of the workspace has (case-insensitively) is 409
+         *     `uniqueness`; members must be members of this workspace (400 `invalidValue` otherwise).
+         *     When its name is the workspace's `directory.adminGroup`, its directory-managed members
+         *     become admins.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        post: operations["postScimGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Groups/{scimGroupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One group
+         * @description An id that is not a group of this workspace is 404.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        get: operations["getScimGroup"];
+        /**
+         * Replace a group's name and members
+         * @description The members given become the group's members (roles follow when it is the admins' group;
+         *     removing the last active admin this way is refused, 409).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        put: operations["putScimGroup"];
+        post?: never;
+        /**
+         * Delete a group
+         * @description The members stay members; deleting the admins' group makes its directory-managed members
+         *     members again (refused, 409, when that would leave no active admin).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        delete: operations["deleteScimGroup"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a group, add and remove members
+         * @description `add` of `members`, `remove` of `members[value eq "…"]` or of `members` with a value
+         *     array, `replace` of `displayName` (with or without path), ops in any case.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         */
+        patch: operations["patchScimGroup"];
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -2097,6 +2324,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "member.suspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * member.suspended
+         * @description An admin (or the company directory) suspended a member: their sessions are revoked, their API keys refused and no sign-in link is sent until they are reactivated; their role and the invitations they sent are kept. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookMemberSuspended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.reactivated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * member.reactivated
+         * @description An admin (or the company directory) reactivated a suspended member, with the role they had; their API keys work again. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookMemberReactivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "member.removed": {
         parameters: {
             query?: never;
@@ -2280,6 +2547,171 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description A SCIM error (RFC 7644 §3.12); every error answer under `/scim/v2` is one. */
+        ScimError: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
+            /** @description The HTTP status, as a string. */
+            status: string;
+            /** @enum {string} */
+            scimType?: "invalidFilter" | "tooMany" | "uniqueness" | "mutability" | "invalidSyntax" | "invalidPath" | "noTarget" | "invalidValue" | "invalidVers" | "sensitive";
+            detail?: string;
+        };
+        ScimMeta: {
+            resourceType?: string;
+            /** Format: date-time */
+            created?: string;
+            /** Format: date-time */
+            lastModified?: string;
+            /** Format: uri */
+            location?: string;
+        };
+        ScimName: {
+            givenName?: string;
+            familyName?: string;
+            formatted?: string;
+        };
+        /** @description A member as a SCIM User (RFC 7643 §4.1). `userName` is the directory's name for them, else their address. */
+        ScimUser: {
+            schemas: string[];
+            /** Format: uuid */
+            id: string;
+            externalId?: string;
+            userName?: string;
+            name?: components["schemas"]["ScimName"];
+            displayName?: string;
+            emails?: {
+                value: string;
+                type?: string;
+                primary?: boolean;
+            }[];
+            /** @description false: the member is suspended. */
+            active?: boolean;
+            groups?: {
+                /** Format: uuid */
+                value: string;
+                display?: string;
+            }[];
+            meta?: components["schemas"]["ScimMeta"];
+        };
+        /** @description A boolean, or Entra ID's `"True"` / `"False"`. */
+        ScimBoolean: boolean | ("True" | "False" | "true" | "false");
+        /** @description A User as Okta and Entra ID send it. Attributes this service does not keep (`locale`, `phoneNumbers`, the enterprise extension …) are accepted and ignored. */
+        ScimUserInput: {
+            schemas?: string[];
+            id?: string;
+            externalId?: string;
+            userName: string;
+            displayName?: string;
+            name?: {
+                givenName?: string;
+                familyName?: string;
+                formatted?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            emails?: ({
+                value?: string;
+                type?: string;
+                primary?: components["schemas"]["ScimBoolean"];
+            } & {
+                [key: string]: unknown;
+            })[];
+            active?: components["schemas"]["ScimBoolean"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A SCIM PatchOp (RFC 7644 §3.5.2), `op` in any case. */
+        ScimPatchRequest: {
+            schemas?: string[];
+            Operations: ({
+                /** @enum {string} */
+                op: "add" | "remove" | "replace" | "Add" | "Remove" | "Replace" | "ADD" | "REMOVE" | "REPLACE";
+                path?: string;
+                value?: unknown;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
+        ScimUserList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimUser"][];
+        };
+        ScimGroup: {
+            schemas: string[];
+            /** Format: uuid */
+            id: string;
+            externalId?: string;
+            displayName?: string;
+            members?: {
+                /** Format: uuid */
+                value: string;
+                display?: string;
+            }[];
+            meta?: components["schemas"]["ScimMeta"];
+        };
+        ScimGroupInput: {
+            schemas?: string[];
+            id?: string;
+            externalId?: string;
+            displayName: string;
+            members?: ({
+                value: string;
+                display?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
+        ScimGroupList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimGroup"][];
+        };
+        ScimServiceProviderConfig: {
+            schemas: string[];
+            patch: {
+                [key: string]: unknown;
+            };
+            bulk: {
+                [key: string]: unknown;
+            };
+            filter: {
+                [key: string]: unknown;
+            };
+            changePassword: {
+                [key: string]: unknown;
+            };
+            sort: {
+                [key: string]: unknown;
+            };
+            etag: {
+                [key: string]: unknown;
+            };
+            authenticationSchemes: {
+                [key: string]: unknown;
+            }[];
+            meta?: components["schemas"]["ScimMeta"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A ListResponse of ResourceType or Schema definitions (RFC 7643 §6, §7). */
+        ScimDefinitionList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: {
+                [key: string]: unknown;
+            }[];
+        };
         InviteUserRequest: {
             /**
              * Format: email
@@ -2331,7 +2763,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2405,6 +2837,7 @@ export interface components {
             email: string;
             name: string | null;
             role: components["schemas"]["Role"];
+            status: components["schemas"]["MemberStatus"];
             /** Format: date-time */
             createdAt: string;
             /**
@@ -2422,6 +2855,14 @@ export interface components {
                 source: "api" | "mcp" | "chat" | "web" | "system";
             } | null;
         };
+        /**
+         * @description `suspended`: the member cannot sign in (no session, sign-in link, join or single sign-on
+         *     lets them in; their sessions were revoked when suspended), their API keys are refused and
+         *     the chat bot answers them as a stranger, until an admin reactivates them. The role and
+         *     the invitations they sent are kept.
+         * @enum {string}
+         */
+        MemberStatus: "active" | "suspended";
         Me: {
             user: components["schemas"]["User"];
             workspace: components["schemas"]["Workspace"];
@@ -2652,7 +3093,7 @@ export interface components {
             nextCursor: string | null;
         };
         /** @enum {string} */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated";
         AuditEvent: {
             /**
              * Format: uuid
@@ -2667,13 +3108,14 @@ export interface components {
                 label: string | null;
             };
             /**
-             * @description The door the action came through: `web` (the browser: the console, signup, login
+             * @description The door the action came through: `directory` (a company directory through SCIM,
+             *     `/scim/v2`), `web` (the browser: the console, signup, login
              *     links, the Slack install), `mcp` (an API key on the MCP endpoint), `chat` (the Slack
              *     bot), `system` (the service itself: expiry, deliveries, an identity provider's answer),
              *     `api` (none today; kept for REST callers other than the browser).
              * @enum {string}
              */
-            source: "api" | "mcp" | "chat" | "web" | "system";
+            source: "api" | "mcp" | "chat" | "web" | "system" | "directory";
             target: {
                 type: string;
                 id: string;
@@ -2702,7 +3144,7 @@ export interface components {
          * @description The scope catalogue: what an API key may do. Each operation open to keys names the scopes it needs on its `apiKey` security requirement; `members:admin` is needed besides an operation's own scope for anything that makes or unmakes an admin (`x-api-key-admin-scope`).
          * @enum {string}
          */
-        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "events:read" | "audit:read";
+        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "events:read" | "audit:read" | "scim";
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -2842,6 +3284,12 @@ export interface components {
                 /** @description Whether this workspace is linked to an organization of the identity provider. */
                 organizationLinked: boolean;
             };
+            directory: components["schemas"]["DirectorySettings"];
+        };
+        /** @description The company directory (SCIM, `/scim/v2`). `adminGroup`: the displayName of the directory group whose members are admins (compared case-insensitively; null: the directory sets no roles). It sets roles only for members the directory provisioned or linked, when the directory next changes that group or those members; never the last active admin's. `welcomeEmail`: a member the directory creates gets an e-mail with a sign-in link (off unless turned on). */
+        DirectorySettings: {
+            adminGroup: string | null;
+            welcomeEmail: boolean;
         };
         /**
          * @description How many days before it expires a pending invitation gets its one reminder e-mail (1 to 7;
@@ -2856,6 +3304,11 @@ export interface components {
             name?: string;
             invitePolicy?: components["schemas"]["InvitePolicy"];
             invitationReminderDays?: components["schemas"]["InvitationReminderDays"];
+            /** @description The company directory's settings to change (see `DirectorySettings`). */
+            directory?: {
+                adminGroup?: string | null;
+                welcomeEmail?: boolean;
+            };
         };
         /** @enum {string} */
         InviteRequestStatus: "pending" | "approved" | "denied" | "expired";
@@ -2997,7 +3450,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent" | "member.suspended" | "member.reactivated";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -3022,7 +3475,7 @@ export interface components {
              * @description The door the change came through.
              * @enum {string}
              */
-            source: "api" | "mcp" | "chat" | "web" | "system";
+            source: "api" | "mcp" | "chat" | "web" | "system" | "directory";
             /** @description The HTTP request (or chat event) that caused the change. */
             requestId: string | null;
             /** @description The request's Idempotency-Key, if it had one. */
@@ -3256,6 +3709,117 @@ export interface components {
         };
     };
     responses: {
+        /** @description The member as a SCIM User. */
+        ScimUserAnswer: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimUser"];
+            };
+        };
+        /** @description The group. */
+        ScimGroupAnswer: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroup"];
+            };
+        };
+        /** @description The request is not valid: a parameter or the body fails validation (`invalidValue`, or `invalidSyntax` for a body that is not JSON), a filter that does not parse or compares what this service does not keep (`invalidFilter`), a PATCH path that does not parse (`invalidPath`), an attempt to change `id` (`mutability`). */
+        ScimBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description No key, or not a live key (`WWW-Authenticate: Bearer`). */
+        ScimUnauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The key lacks the `scim` scope. */
+        ScimForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description No such resource in this workspace, or no such path under `/scim/v2`. */
+        ScimNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description A `userName`, `externalId`, address or group name another resource holds (`uniqueness`), or a change that would leave the workspace without an active admin. */
+        ScimConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The body is over the size limit. */
+        ScimPayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The body is neither `application/scim+json` nor `application/json`. */
+        ScimUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Over the key's limit; `Retry-After` says when to try again. */
+        ScimTooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Something failed inside the service (no internal detail is shown). */
+        ScimInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The database does not answer or the service is overloaded; `Retry-After` says when to try again. */
+        ScimServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
         /** @description No such webhook endpoint in the caller's workspace (`NOT_FOUND`). */
         EndpointNotFound: {
             headers: {
@@ -3547,6 +4111,41 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description A SCIM filter (RFC 7644 §3.4.2.2).
+         * @example userName eq "grace@example.com"
+         */
+        ScimFilter: string;
+        /**
+         * @description The 1-based index of the first result (below 1 is read as 1).
+         * @example 1
+         */
+        ScimStartIndex: number;
+        /**
+         * @description How many results at most (0 to count only; above 100 is read as 100).
+         * @example 100
+         */
+        ScimCount: number;
+        /**
+         * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+         * @example userName,active
+         */
+        ScimAttributes: string;
+        /**
+         * @description Attributes to leave out, comma-separated.
+         * @example members
+         */
+        ScimExcludedAttributes: string;
+        /**
+         * @description The member's id (an id of no member of this workspace is 404).
+         * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+         */
+        ScimUserId: string;
+        /**
+         * @description The group's id (an id of no group of this workspace is 404).
+         * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+         */
+        ScimGroupId: string;
         /** @example 20 */
         Limit: number;
         /**
@@ -5761,7 +6360,7 @@ export interface operations {
                  * @description Only what came through this door.
                  * @example web
                  */
-                source?: "api" | "mcp" | "chat" | "web" | "system";
+                source?: "api" | "mcp" | "chat" | "web" | "system" | "directory";
                 /**
                  * @description Only what happened at or after this moment.
                  * @example 2026-11-23T00:00:00.000Z
@@ -6688,6 +7287,521 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getScimServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service provider's configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimServiceProviderConfig"];
+                };
+            };
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource types. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDefinitionList"];
+                };
+            };
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schemas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDefinitionList"];
+                };
+            };
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter (RFC 7644 §3.4.2.2).
+                 * @example userName eq "grace@example.com"
+                 */
+                filter?: components["parameters"]["ScimFilter"];
+                /**
+                 * @description The 1-based index of the first result (below 1 is read as 1).
+                 * @example 1
+                 */
+                startIndex?: components["parameters"]["ScimStartIndex"];
+                /**
+                 * @description How many results at most (0 to count only; above 100 is read as 100).
+                 * @example 100
+                 */
+                count?: components["parameters"]["ScimCount"];
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUserList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    postScimUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserInput"];
+                "application/json": components["schemas"]["ScimUserInput"];
+            };
+        };
+        responses: {
+            /** @description The member, provisioned or linked. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ScimUserAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    putScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserInput"];
+                "application/json": components["schemas"]["ScimUserInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimUserAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    deleteScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    patchScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimUserAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimGroups: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter (RFC 7644 §3.4.2.2).
+                 * @example userName eq "grace@example.com"
+                 */
+                filter?: components["parameters"]["ScimFilter"];
+                /**
+                 * @description The 1-based index of the first result (below 1 is read as 1).
+                 * @example 1
+                 */
+                startIndex?: components["parameters"]["ScimStartIndex"];
+                /**
+                 * @description How many results at most (0 to count only; above 100 is read as 100).
+                 * @example 100
+                 */
+                count?: components["parameters"]["ScimCount"];
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroupList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    postScimGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroupInput"];
+                "application/json": components["schemas"]["ScimGroupInput"];
+            };
+        };
+        responses: {
+            /** @description The group. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimGroup: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ScimGroupAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    putScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroupInput"];
+                "application/json": components["schemas"]["ScimGroupInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimGroupAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    deleteScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    patchScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimGroupAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
     getIndexPage: {
         parameters: {
             query?: never;
@@ -7554,6 +8668,58 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "member.role_changed";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMemberSuspended: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "member.suspended";
+                    data?: components["schemas"]["EventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMemberReactivated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "member.reactivated";
                     data?: components["schemas"]["EventData"];
                 };
             };

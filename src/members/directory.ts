@@ -11,7 +11,15 @@ export type ApiUser = components['schemas']['User']
 export type UserList = components['schemas']['UserList']
 
 export function toApiUser (u: UserRow): ApiUser {
-  return { id: u.id, email: u.email, name: u.name, role: u.role, createdAt: u.createdAt.toISOString() }
+  return {
+    id: u.id,
+    email: u.email,
+    name: u.name,
+    role: u.role,
+    // A removed user is never shown (every read excludes them); should one reach here, it is not active.
+    status: u.status === 'active' ? 'active' : 'suspended',
+    createdAt: u.createdAt.toISOString()
+  }
 }
 
 /** The signed-in user and their workspace, read fresh (a removed user or workspace is signed out). */

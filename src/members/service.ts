@@ -63,19 +63,33 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
         const { target, lastAdmin } = await lockForChange(tx, actor, userId)
         if (lastAdmin) throw serviceError('LAST_ADMIN', [], { userId })
         if (target.role === 'admin') requireAdminScope(actor) // removing an admin unmakes one
-        const now = clock.now()
-        await setUserStatus(tx, target.id, 'removed', now)
-        // Sessions are checked against the row on every request; revoking them also ends them
-        // for good should the status ever be changed back.
-        const sessions = await revokeUserSessions(tx, target.id, now)
-        const apiKeys = await revokeApiKeysCreatedBy(tx, target.id, now)
-        await auditPrincipalAction(deps.events, tx, actor, {
-          action: 'member.removed',
-          target: { type: 'user', id: target.id },
-          payload: { email: target.email, role: target.role, revokedSessions: sessions, revokedApiKeys: apiKeys },
-          now
-        })
+        await removeLockedMember(deps, tx, actor, target)
       })
     }
   }
+}
+
+/**
+ * Removes a member whose row (and the workspace's admins) the caller has locked and checked
+ * against the last-admin rule: status 'removed', sessions and the API keys they created revoked at
+ * once, `member.removed` recorded. The admins' REST operation and the directory (SCIM) both end here.
+ */
+export async function removeLockedMember (
+  deps: Pick<Ports, 'clock' | 'events'>,
+  tx: Queryable,
+  actor: Principal,
+  target: { id: string, email: string, role: Role }
+): Promise<void> {
+  const now = deps.clock.now()
+  await setUserStatus(tx, target.id, 'removed', now)
+  // Sessions are checked against the row on every request; revoking them also ends them
+  // for good should the status ever be changed back.
+  const sessions = await revokeUserSessions(tx, target.id, now)
+  const apiKeys = await revokeApiKeysCreatedBy(tx, target.id, now)
+  await auditPrincipalAction(deps.events, tx, actor, {
+    action: 'member.removed',
+    target: { type: 'user', id: target.id },
+    payload: { email: target.email, role: target.role, revokedSessions: sessions, revokedApiKeys: apiKeys },
+    now
+  })
 }

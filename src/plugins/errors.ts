@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { serviceError } from '../errors.js'
 import { errorBody, toServiceError } from '../error-response.js'
+import { isScimUrl, SCIM_MEDIA_TYPE, scimErrorBody } from '../scim/errors.js'
 
 export { errorBody, formatSchemaErrors } from '../error-response.js'
 
@@ -68,6 +69,10 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
       return await reply.redirect(redirect, 302)
     }
     if (error.headers !== undefined) reply.headers(error.headers)
+    // Under /scim/v2 (routes and paths the contract does not list alike): a SCIM error.
+    if (isScimUrl(request.url)) {
+      return await reply.code(error.statusCode).type(SCIM_MEDIA_TYPE).send(scimErrorBody(error))
+    }
     return await reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error))
   })
 
@@ -95,7 +100,9 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
   })
   fastify.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/'
-    return await reply.code(404).send(errorBody(serviceError('NOT_FOUND', [`${request.method} ${path}`])))
+    const error = serviceError('NOT_FOUND', [`${request.method} ${path}`])
+    if (isScimUrl(request.url)) return await reply.code(404).type(SCIM_MEDIA_TYPE).send(scimErrorBody(error))
+    return await reply.code(404).send(errorBody(error))
   })
 }
 

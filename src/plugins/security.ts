@@ -36,12 +36,18 @@ type SchemeHandler = (request: FastifyRequest, reply: FastifyReply, scopes: stri
 /** One alternative of an operation's `security`: every scheme in it must pass. */
 type Requirement = Array<[scheme: string, scopes: string[]]>
 
-interface OperationConfig { authAfterBody?: boolean, bodyOptional?: boolean, [key: string]: unknown }
+interface OperationConfig {
+  authAfterBody?: boolean,
+  bodyOptional?: boolean,
+  /** The media types the operation's request body may have (body-parsing.ts reads SCIM's). */
+  bodyTypes?: string[],
+  [key: string]: unknown
+}
 interface ContractOperation {
   security?: Array<Record<string, string[]>>,
   /** `never`: the operation refuses API keys (sign-in flows, key management, callbacks). */
   'x-api-key'?: 'never',
-  requestBody?: { required?: boolean },
+  requestBody?: { required?: boolean, content?: Record<string, unknown> },
   'x-fastify-config'?: OperationConfig & {
     rateLimit?: RateLimitPolicy | false,
     /** The operation's own body limit in bytes, above BODY_LIMIT_BYTES (the invitation batch's 1,000 rows). */
@@ -167,6 +173,7 @@ async function securityPlugin (
     // A request body the contract marks optional (requestBody.required is false by default) may be
     // left out: body-parsing.ts requires a body only of the operations that do not say this.
     if (op.requestBody !== undefined && op.requestBody.required !== true) route.config.bodyOptional = true
+    if (op.requestBody?.content !== undefined) route.config.bodyTypes = Object.keys(op.requestBody.content)
     if (rateLimit !== undefined && rateLimit !== false) {
       const limited = fastify.rateLimitedRoute(rateLimit)
       route.config.rateLimit = limited.rateLimit

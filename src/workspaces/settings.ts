@@ -3,7 +3,8 @@ import { workspaceGone, type Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import type { Queryable } from '../db/client.js'
 import {
-  findInvitePolicy, findReminderDays, findWorkspace, renameWorkspace, updateInvitePolicy, updateReminderDays
+  findDirectorySettings, findInvitePolicy, findReminderDays, findWorkspace, renameWorkspace, updateDirectorySettings,
+  updateInvitePolicy, updateReminderDays
 } from '../db/workspaces.js'
 import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
@@ -42,7 +43,10 @@ export function createWorkspaceSettingsService (
     const invitePolicy = await findInvitePolicy(q, actor.workspaceId)
     const reminderDays = await findReminderDays(q, actor.workspaceId)
     const slack = await findActiveInstallationOfWorkspace(q, 'slack', actor.workspaceId)
-    if (workspace === null || invitePolicy === null || reminderDays === undefined) throw workspaceGone()
+    const directory = await findDirectorySettings(q, actor.workspaceId)
+    if (workspace === null || invitePolicy === null || reminderDays === undefined || directory === undefined) {
+      throw workspaceGone()
+    }
     return {
       name: workspace.name,
       invitePolicy,
@@ -55,7 +59,8 @@ export function createWorkspaceSettingsService (
       },
       identityProvider: {
         available: config.workos !== null, organizationLinked: workspace.workosOrganizationId !== null
-      }
+      },
+      directory
     }
   }
   return {
@@ -79,6 +84,22 @@ export function createWorkspaceSettingsService (
           const previous = await updateReminderDays(tx, actor.workspaceId, days)
           if (previous === undefined) throw workspaceGone()
           if (previous !== days) changed.invitationReminderDays = { from: previous, to: days }
+        }
+        if (patch.directory !== undefined) {
+          const adminGroup = patch.directory.adminGroup?.trim()
+          const previous = await updateDirectorySettings(tx, actor.workspaceId, {
+            ...(adminGroup !== undefined ? { adminGroup: adminGroup === '' ? null : adminGroup } : {}),
+            ...(patch.directory.adminGroup === null ? { adminGroup: null } : {}),
+            ...(patch.directory.welcomeEmail !== undefined ? { welcomeEmail: patch.directory.welcomeEmail } : {})
+          })
+          if (previous === undefined) throw workspaceGone()
+          const now = await findDirectorySettings(tx, actor.workspaceId)
+          if (now !== undefined && now.adminGroup !== previous.adminGroup) {
+            changed.directoryAdminGroup = { from: previous.adminGroup, to: now.adminGroup }
+          }
+          if (now !== undefined && now.welcomeEmail !== previous.welcomeEmail) {
+            changed.directoryWelcomeEmail = { from: String(previous.welcomeEmail), to: String(now.welcomeEmail) }
+          }
         }
         if (Object.keys(changed).length > 0) {
           await auditPrincipalAction(events, tx, actor, {

@@ -200,7 +200,7 @@ t.test('the last active admin can be neither demoted nor removed', async t => {
 
   // A disabled admin does not count: they cannot act, so the rule still holds.
   const disabled = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
-  await h.db.query("UPDATE users SET status = 'disabled' WHERE id = $1", [disabled.userId])
+  await h.db.query("UPDATE users SET status = 'suspended', suspended_at = now() WHERE id = $1", [disabled.userId])
   t.equal(
     (await patchRole(h, admin, admin.userId, 'member')).res.statusCode, 409, 'a disabled second admin does not help'
   )

@@ -168,7 +168,7 @@ t.test('a key acts as its creator only while the creator is an active admin', as
   await setRole('admin')
   t.equal((await useKey(key.secret)).statusCode, 200, 'promoted again: it works again (rights are read per request)')
 
-  await h.db.query("UPDATE users SET status = 'disabled' WHERE id = $1", [creator.userId])
+  await h.db.query("UPDATE users SET status = 'suspended', suspended_at = now() WHERE id = $1", [creator.userId])
   t.equal((await useKey(key.secret)).statusCode, 401, 'creator disabled: refused')
   await h.db.query("UPDATE users SET status = 'active' WHERE id = $1", [creator.userId])
 

@@ -79,7 +79,7 @@ t.test('login links through a real SMTP peer', async t => {
     await post(h, '/api/auth/login-link', { email: 'ADA@Example.COM' })
     await h.app.services.auth.idle()
     t.equal(smtp.messages.length, 2)
-    await h.db.query("UPDATE users SET status = 'disabled' WHERE email = 'dee@example.com'")
+    await h.db.query("UPDATE users SET status = 'suspended', suspended_at = now() WHERE email = 'dee@example.com'")
     const disabled = await post(h, '/api/auth/login-link', { email: 'dee@example.com' })
     t.equal(disabled.rawPayload.compare(known.rawPayload), 0)
     await h.app.services.auth.idle()

@@ -104,7 +104,7 @@ t.test('session cookies', async t => {
       }
     )
 
-    await h.db.query("UPDATE users SET status = 'disabled' WHERE id = $1", [me.userId])
+    await h.db.query("UPDATE users SET status = 'suspended', suspended_at = now() WHERE id = $1", [me.userId])
     const disabled = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: me.cookie } })
     t.equal(disabled.statusCode, 401, 'a disabled user is signed out at once')
     assertContract(t, 'GET', '/api/users/me', disabled)

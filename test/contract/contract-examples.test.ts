@@ -178,6 +178,18 @@ t.test('each error response shows one example per code it names, as the service 
         t.equal(response.content, undefined, `${op.operationId} ${status}: a HEAD answer declares no body`)
         continue
       }
+      // Under /scim/v2 an error is a SCIM error (RFC 7644 §3.12): its examples say its status.
+      const scim = (response.content?.['application/scim+json'] ?? undefined) as never
+      if (scim !== undefined) {
+        for (const { name, value } of examplesOf(scim)) {
+          const body = value as { schemas?: string[], status?: string }
+          t.same(
+            [body.schemas, body.status], [['urn:ietf:params:scim:api:messages:2.0:Error'], status],
+            `${op.operationId} ${status} ${name}: a SCIM error with this status`
+          )
+        }
+        continue
+      }
       const named = [
         ...response.description.matchAll(/`([A-Z_]+)`/g)
       ].map(m => m[1] as string).filter(c => codes.has(c))

@@ -80,7 +80,8 @@ export function contractProblems (method: string, url: string, res: ContractResp
     `${op.operationId} ${status} content-type ${type} not declared (${Object.keys(content).join(', ')})`
     ]
   }
-  if (type !== 'application/json') return []
+  // JSON bodies are checked against their schema: the API's and SCIM's (/scim/v2).
+  if (type !== 'application/json' && type !== 'application/scim+json') return []
   let body: unknown
   try { body = JSON.parse(res.body) } catch {
     return [

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { insertUser } from '../src/db/users.js'
+import { insertWorkspace } from '../src/db/workspaces.js'
+
+// `npm run bench -- --directory`: a company directory's load on the embedded database (PGlite in a
+// data directory, as `npm start` with nothing configured). Measured in process through inject, so
+// the figures are the server's own time per request (no network, no load generator):
+//  - first import: `people` people as Okta imports them, one by one: a lookup by
+//    `userName eq "…"`, then a POST of the User (target: at least 50 people/s);
+//  - lookups: with `members` members in the workspace, `lookups` filtered lookups
+//    (`userName eq`, `externalId eq`, `emails.value eq`, in turn) — median and p99 (target: p99
+//    under 20 ms).
+
+const write = (s: string): void => { process.stdout.write(s) }
+const SECRET = 'bench-directory-secret-0123456789abcdef'
+const SCIM = 'application/scim+json'
+
+function quantile (sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
+}
+
+async function directoryKey (app: FastifyInstance, workspaceId: string): Promise<string> {
+  const now = new Date()
+  const email = `admin@${workspaceId}.bench.test`
+  const admin = await insertUser(app.db, { workspaceId, email, name: null, role: 'admin', now })
+  const actor = {
+    kind: 'session' as const, userId: admin.id, workspaceId, email, name: null, role: 'admin' as const
+  }
+  const key = await app.services.apiKeys.create(
+    { ...actor, sessionId: null, apiKeyId: null, requestId: null }, { name: 'Okta', scopes: ['scim'] }
+  )
+  return key.secret
+}
+
+export async function runDirectory (o: { people: number, members: number, lookups: number }): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-directory-'))
+  const config = loadConfig(
+    { LOG_LEVEL: 'silent', SESSION_SECRET: SECRET, DATA_DIR: dir, API_KEY_REST_RATE_LIMIT_PER_MINUTE: '1000000' },
+    { root: process.cwd() }
+  )
+  const app = await buildApp({ config, logger: false })
+  await app.ready()
+  try {
+    const scim = async (key: string, method: 'GET' | 'POST', url: string, body?: unknown) => await app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': SCIM } : {}) },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {})
+    })
+    // 1. The first import, one person at a time: lookup, then create.
+    const ws = await insertWorkspace(app.db, { name: 'Import', now: new Date() })
+    const key = await directoryKey(app, ws.id)
+    const started = performance.now()
+    for (let i = 0; i < o.people; i++) {
+      const userName = `person${i}@import.bench.test`
+      const lookup = `/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`
+      const found = await scim(key, 'GET', lookup)
+      if (found.statusCode !== 200 || (found.json() as { totalResults: number }).totalResults !== 0) {
+        throw new Error(`lookup ${i}: ${found.statusCode} ${found.body.slice(0, 200)}`)
+      }
+      const created = await scim(key, 'POST', '/scim/v2/Users', {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+        userName,
+        externalId: `00u${i}`,
+        name: { givenName: 'Person', familyName: String(i) },
+        emails: [{ primary: true, type: 'work', value: userName }],
+        active: true
+      })
+      if (created.statusCode !== 201) {
+        throw new Error(`create ${i}: ${created.statusCode} ${created.body.slice(0, 200)}`)
+      }
+    }
+    const seconds = (performance.now() - started) / 1000
+    const rate = o.people / seconds
+    write(`first import: ${o.people} people (lookup + create each) in ${seconds.toFixed(1)} s: ` +
+      `${rate.toFixed(0)} people/s (target ≥ 50) ${rate >= 50 ? 'ok' : 'MISSED'}\n`)
+
+    // 2. Lookups among `members` members (set-based seed, as the directory would have made them).
+    const big = await insertWorkspace(app.db, { name: 'Lookups', now: new Date() })
+    const bigKey = await directoryKey(app, big.id)
+    await app.db.query(
+      `INSERT INTO users (workspace_id, email, name, role, directory_user_name, directory_external_id,
+                          directory_linked_at, created_at, updated_at)
+       SELECT $1, 'm' || k || '@lookup.bench.test', 'Member ' || k, 'member', 'M' || k || '@lookup.bench.test',
+              'ext-' || k, now(), now() - k * interval '1 minute', now() - k * interval '1 minute'
+         FROM generate_series(1, $2::int) AS k`, [big.id, o.members])
+    await app.db.exec('ANALYZE users')
+    const filters = [
+      (k: number) => `userName eq "m${k}@LOOKUP.bench.test"`,
+      (k: number) => `externalId eq "ext-${k}"`,
+      (k: number) => `emails.value eq "m${k}@lookup.bench.test"`
+    ]
+    const ms: number[] = []
+    for (let i = 0; i < o.lookups; i++) {
+      const k = 1 + (i * 7919) % o.members
+      const filter = (filters[i % filters.length] as (k: number) => string)(k)
+      const t = performance.now()
+      const res = await scim(bigKey, 'GET', `/scim/v2/Users?filter=${encodeURIComponent(filter)}`)
+      ms.push(performance.now() - t)
+      if (res.statusCode !== 200 || (res.json() as { totalResults: number }).totalResults !== 1) {
+        throw new Error(`lookup ${filter}: ${res.statusCode} ${res.body.slice(0, 200)}`)
+      }
+    }
+    ms.sort((a, b) => a - b)
+    const p99 = quantile(ms, 0.99)
+    write(`lookups among ${o.members} members: ${o.lookups} filtered lookups, ` +
+      `median ${quantile(ms, 0.5).toFixed(2)} ms, ` +
+      `p99 ${p99.toFixed(2)} ms (target < 20 ms) ${p99 < 20 ? 'ok' : 'MISSED'}\n`)
+  } finally {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,130 @@
+import type { Queryable } from './client.js'
+import type { Role, UserStatus } from './users.js'
+
+// Members as a company directory sees them (SCIM Users): the member's row plus what the directory
+// calls them. userName is the directory's name for a member it provisioned or linked, else their
+// address; it is unique in a workspace case-insensitively (users_directory_user_name_key).
+
+export interface DirectoryUserRow {
+  id: string
+  workspaceId: string
+  email: string
+  name: string | null
+  role: Role
+  status: UserStatus
+  userName: string
+  externalId: string | null
+  givenName: string | null
+  familyName: string | null
+  /** When the directory provisioned or linked the member; null: not the directory's. */
+  linkedAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** The userName expression the unique index is built on (lower() of it). */
+export const USER_NAME_SQL = 'coalesce(directory_user_name, email)'
+
+const COLUMNS = `id, workspace_id AS "workspaceId", email, name, role, status,
+  ${USER_NAME_SQL} AS "userName", directory_external_id AS "externalId", given_name AS "givenName",
+  family_name AS "familyName", directory_linked_at AS "linkedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
+
+/** What the directory sets on a member (PUT and PATCH set all of it, as the resource now reads). */
+export interface DirectoryAttributes {
+  userName: string
+  externalId: string | null
+  email: string
+  name: string | null
+  givenName: string | null
+  familyName: string | null
+}
+
+/** A filter as a WHERE clause over the users table; its parameters are numbered from $2. */
+export interface RowFilter { where: string, params: unknown[] }
+
+/**
+ * One page of a workspace's members in a stable order (created_at, id), and how many match in
+ * all. One statement when the page has rows (a directory's lookups match 0 or 1).
+ */
+export async function listDirectoryUsers (
+  q: Queryable, workspaceId: string, page: { offset: number, limit: number, filter: RowFilter | null }
+): Promise<{ rows: DirectoryUserRow[], total: number }> {
+  const where = `workspace_id = $1 AND status <> 'removed'${page.filter !== null ? ` AND ${page.filter.where}` : ''}`
+  const params = [workspaceId, ...(page.filter?.params ?? [])]
+  const n = params.length
+  if (page.limit > 0) {
+    const r = await q.query<DirectoryUserRow & { total: number }>(
+      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM users WHERE ${where}
+        ORDER BY created_at, id LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, page.limit, page.offset])
+    if (r.rows.length > 0) return { rows: r.rows, total: r.rows[0]?.total ?? 0 }
+  }
+  // count=0 (a count only), or past the end: no rows, and the total still counts.
+  const c = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${where}`, params)
+  return { rows: [], total: c.rows[0]?.n ?? 0 }
+}
+
+export async function findDirectoryUser (
+  q: Queryable, workspaceId: string, userId: string, opts: { forUpdate?: boolean } = {}
+): Promise<DirectoryUserRow | null> {
+  const r = await q.query<DirectoryUserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE id = $1 AND workspace_id = $2 AND status <> 'removed'
+      ${opts.forUpdate === true ? 'FOR UPDATE' : ''}`,
+    [userId, workspaceId])
+  return r.rows[0] ?? null
+}
+
+/** The member (any workspace, not removed) holding `email`, locked: a create links or refuses it. */
+export async function lockUserByEmail (q: Queryable, email: string): Promise<DirectoryUserRow | null> {
+  const r = await q.query<DirectoryUserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE email = $1 AND status <> 'removed' FOR UPDATE`, [email])
+  return r.rows[0] ?? null
+}
+
+/** Members of the workspace other than `exceptId` holding this userName (case-insensitively) or externalId. */
+export async function findDirectoryClash (
+  q: Queryable, workspaceId: string, exceptId: string | null, userName: string, externalId: string | null
+): Promise<{ field: 'userName' | 'externalId', value: string } | null> {
+  const r = await q.query<{ userName: string, externalId: string | null }>(
+    `SELECT ${USER_NAME_SQL} AS "userName", directory_external_id AS "externalId" FROM users
+      WHERE workspace_id = $1 AND status <> 'removed' AND ($2::uuid IS NULL OR id <> $2)
+        AND (lower(${USER_NAME_SQL}) = lower($3) OR ($4::text IS NOT NULL AND directory_external_id = $4))
+      LIMIT 1`,
+    [workspaceId, exceptId, userName, externalId])
+  const row = r.rows[0]
+  if (row === undefined) return null
+  return row.userName.toLowerCase() === userName.toLowerCase()
+    ? { field: 'userName', value: userName }
+    : { field: 'externalId', value: externalId ?? '' }
+}
+
+/** A new member the directory provisions (active, role member). */
+export async function insertDirectoryUser (
+  q: Queryable, workspaceId: string, attrs: DirectoryAttributes, now: Date
+): Promise<DirectoryUserRow> {
+  const r = await q.query<DirectoryUserRow>(
+    `INSERT INTO users (workspace_id, email, name, role, directory_user_name, directory_external_id, given_name,
+                        family_name, directory_linked_at, created_at, updated_at)
+     VALUES ($1, $2, $3, 'member', $4, $5, $6, $7, $8, $8, $8) RETURNING ${COLUMNS}`,
+    [workspaceId, attrs.email, attrs.name, attrs.userName, attrs.externalId, attrs.givenName, attrs.familyName, now])
+  return r.rows[0] as DirectoryUserRow
+}
+
+/** Sets what the directory says of a member, and marks them the directory's (linked). */
+export async function updateDirectoryUser (
+  q: Queryable, userId: string, attrs: DirectoryAttributes, now: Date
+): Promise<DirectoryUserRow> {
+  const r = await q.query<DirectoryUserRow>(
+    `UPDATE users SET email = $2, name = $3, directory_user_name = $4, directory_external_id = $5, given_name = $6,
+            family_name = $7, directory_linked_at = coalesce(directory_linked_at, $8), updated_at = $8
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [userId, attrs.email, attrs.name, attrs.userName, attrs.externalId, attrs.givenName, attrs.familyName, now])
+  return r.rows[0] as DirectoryUserRow
+}
+
+/** The groups a member is in (for the User resource's read-only `groups`). */
+export async function groupsOfUser (q: Queryable, userId: string): Promise<Array<{ id: string, displayName: string }>> {
+  const r = await q.query<{ id: string, displayName: string }>(
+    `SELECT g.id, g.display_name AS "displayName" FROM directory_group_members m
+       JOIN directory_groups g ON g.id = m.group_id WHERE m.user_id = $1 ORDER BY g.created_at, g.id`, [userId])
+  return r.rows
+}

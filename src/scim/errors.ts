@@ -1,0 +1,41 @@
+import type { ServiceError } from '../errors.js'
+
+// Every error answer under /scim/v2 is a SCIM error (RFC 7644 §3.12), the framework's own
+// included: the registry's error, its status as a string, its message as `detail`, and the
+// scimType a directory acts on where one applies. The service raises registry errors as
+// everywhere else; only their shape on the wire differs.
+
+/** The SCIM base path: everything under it answers errors as SCIM errors. */
+const SCIM_BASE_PATH = '/scim/v2'
+export const SCIM_MEDIA_TYPE = 'application/scim+json; charset=utf-8'
+const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error'
+
+type ScimType = 'invalidFilter' | 'uniqueness' | 'mutability' | 'invalidSyntax' | 'invalidPath' | 'invalidValue'
+
+const SCIM_TYPE: Partial<Record<string, ScimType>> = {
+  SCIM_INVALID_FILTER: 'invalidFilter',
+  SCIM_INVALID_PATH: 'invalidPath',
+  SCIM_MUTABILITY: 'mutability',
+  SCIM_UNIQUENESS: 'uniqueness',
+  USER_EXISTS: 'uniqueness',
+  VALIDATION_FAILED: 'invalidValue',
+  INVALID_JSON: 'invalidSyntax'
+}
+
+export interface ScimErrorBody { schemas: [string], status: string, scimType?: ScimType, detail: string }
+
+/** Whether a request's URL (path and query) is under the SCIM base path. */
+export function isScimUrl (url: string): boolean {
+  return url === SCIM_BASE_PATH || url.startsWith(`${SCIM_BASE_PATH}/`) || url.startsWith(`${SCIM_BASE_PATH}?`)
+}
+
+export function scimErrorBody (err: ServiceError): ScimErrorBody {
+  const body: ScimErrorBody = { schemas: [ERROR_SCHEMA], status: String(err.statusCode), detail: err.message }
+  const scimType = SCIM_TYPE[err.code]
+  if (scimType !== undefined) body.scimType = scimType
+  // The registry's words name the JSON media type only; SCIM takes its own as well.
+  if (err.code === 'UNSUPPORTED_MEDIA_TYPE') {
+    body.detail = 'Content-Type must be application/scim+json or application/json'
+  }
+  return body
+}

@@ -1,0 +1,105 @@
+import { parse, type Filter } from 'scim2-parse-filter'
+import { serviceError } from '../errors.js'
+
+// A SCIM filter (RFC 7644 §3.4.2.2) as SQL: scim2-parse-filter parses the grammar; this walks its
+// tree into a WHERE clause over the columns a resource type names, with every value a parameter.
+// Attribute names compare case-insensitively (the RFC says so); a filter that does not parse, or
+// names an attribute or operator the resource does not support, is 400 invalidFilter.
+
+/** How one filterable attribute reads in SQL. */
+interface FilterColumn {
+  /** An SQL expression over the resource's row (it is never built from the request). */
+  sql: string
+  /** text: compared as given; ci: compared case-insensitively; bool: true/false only. */
+  kind: 'text' | 'ci' | 'bool'
+}
+
+/** A resource type's filterable attributes, by lower-case attribute path (`emails.value`). */
+export type FilterColumns = Readonly<Record<string, FilterColumn>>
+
+/** A custom test for one attribute (e.g. a group's members): SQL over one parameter. */
+export type FilterSpecial = Readonly<Record<string, (param: string) => string>>
+
+export interface SqlFilter { where: string, params: unknown[] }
+
+const CORE_PREFIX = /^urn:ietf:params:scim:schemas:core:2\.0:(user|group):/i
+
+function invalid (why: string): Error {
+  return serviceError('SCIM_INVALID_FILTER', [why])
+}
+
+/** The filter's tree, or 400 invalidFilter (the parser's own words name nothing internal). */
+function parseFilter (text: string): Filter {
+  try {
+    return parse(text)
+  } catch (err) {
+    throw invalid((err as Error).message.slice(0, 200))
+  }
+}
+
+/**
+ * `filter` as a WHERE clause whose parameters are numbered from `firstParam` (`$3`, …) and
+ * returned in order.
+ */
+export function filterToSql (
+  text: string, columns: FilterColumns, firstParam: number, special: FilterSpecial = {}
+): SqlFilter {
+  const params: unknown[] = []
+  const param = (v: unknown) => { params.push(v); return `$${firstParam + params.length - 1}` }
+  const attr = (path: string) => path.replace(CORE_PREFIX, '').toLowerCase()
+
+  const walk = (f: Filter, prefix: string): string => {
+    switch (f.op) {
+      case 'and': case 'or':
+        return '(' + f.filters.map(x => walk(x, prefix)).join(f.op === 'and' ? ' AND ' : ' OR ') + ')'
+      case 'not': return `(NOT ${walk(f.filter, prefix)})`
+      case '[]': return walk(f.valFilter, `${attr(f.attrPath)}.`)
+      case 'pr': {
+        const column = columns[prefix + attr(f.attrPath)]
+        if (column === undefined) throw invalid(`${f.attrPath} is not an attribute this filter can compare`)
+        return column.kind === 'bool' ? 'TRUE' : `(${column.sql} IS NOT NULL AND ${column.sql} <> '')`
+      }
+      default: {
+        const name = prefix + attr(f.attrPath)
+        const value = f.compValue
+        const custom = special[name]
+        if (custom !== undefined) {
+          if (f.op !== 'eq' || typeof value !== 'string') throw invalid(`${f.attrPath} takes eq "…" only`)
+          return custom(param(value))
+        }
+        const column = columns[name]
+        if (column === undefined) throw invalid(`${f.attrPath} is not an attribute this filter can compare`)
+        return compare(column, f.op, value, param, f.attrPath)
+      }
+    }
+  }
+  return { where: walk(parseFilter(text), ''), params }
+}
+
+const LIKE = { co: (v: string) => `%${v}%`, sw: (v: string) => `${v}%`, ew: (v: string) => `%${v}` }
+const escapeLike = (v: string) => v.replace(/[\\%_]/g, m => `\\${m}`)
+
+function compare (
+  column: FilterColumn, op: string, value: unknown, param: (v: unknown) => string, attrPath: string
+): string {
+  if (column.kind === 'bool') {
+    // Entra ID writes booleans as strings in places; a filter may too.
+    const b = typeof value === 'string' ? value.toLowerCase() : value
+    const truth = b === true || b === 'true' ? true : b === false || b === 'false' ? false : null
+    if (truth === null || (op !== 'eq' && op !== 'ne')) {
+      throw invalid(`${attrPath} compares with eq or ne to true or false`)
+    }
+    return (op === 'eq') === truth ? `(${column.sql})` : `(NOT (${column.sql}))`
+  }
+  if (typeof value !== 'string') throw invalid(`${attrPath} compares with a string`)
+  const ci = column.kind === 'ci'
+  const left = ci ? `lower(${column.sql})` : column.sql
+  const v = ci ? value.toLowerCase() : value
+  switch (op) {
+    case 'eq': return `${left} = ${param(v)}`
+    case 'ne': return `${left} IS DISTINCT FROM ${param(v)}`
+    case 'co': case 'sw': case 'ew':
+      return `${left} LIKE ${param(LIKE[op](escapeLike(v)))}`
+    default: throw invalid(`${op} is not supported on ${attrPath}`)
+  }
+}
