@@ -44,9 +44,10 @@ export async function findUserByEmail (q: Queryable, email: string): Promise<Use
 
 /**
  * The status of the member of this workspace holding the address, or null when it is no member's.
- * Inviting asks only this: a person can hold one account (users.email is unique across workspaces), but whether that account is in
- * another workspace is not the inviter's to learn — their invitation is made and sent as for
- * anyone else, and accepting it fails for that person alone (USER_EXISTS at signup).
+ * Inviting asks only this: a person can hold one account (users.email is unique across
+ * workspaces), but whether that account is in another workspace is not the inviter's to learn —
+ * their invitation is made and sent as for anyone else, and accepting it fails for that person
+ * alone (USER_EXISTS at signup).
  */
 export async function memberStatusOf (
   q: Queryable, workspaceId: string, email: string
