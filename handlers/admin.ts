@@ -4,7 +4,9 @@ import { toApiUser } from '../src/members/directory.js'
 
 export function adminHandlers (
   { services }: HandlerDeps
-): HandlerGroup<'patchUsersUserId' | 'deleteUsersUserId' | 'getAuditEvents'> {
+): HandlerGroup<
+  'patchUsersUserId' | 'deleteUsersUserId' | 'postUsersUserIdSuspend' | 'postUsersUserIdReactivate' | 'getAuditEvents'
+> {
   return {
     async patchUsersUserId (request) {
       const user = await services.members.changeRole(principalOf(request), request.params.userId, request.body.role)
@@ -13,6 +15,12 @@ export function adminHandlers (
     async deleteUsersUserId (request, reply) {
       await services.members.remove(principalOf(request), request.params.userId)
       return await reply.code(204).send()
+    },
+    async postUsersUserIdSuspend (request) {
+      return toApiUser(await services.members.suspend(principalOf(request), request.params.userId))
+    },
+    async postUsersUserIdReactivate (request) {
+      return toApiUser(await services.members.reactivate(principalOf(request), request.params.userId))
     },
     async getAuditEvents (request) {
       const { action, targetType, targetId, actor, source, since, until, limit, cursor } = request.query

@@ -19,8 +19,8 @@ export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<
     },
 
     async getUsers (request) {
-      const { limit, cursor, q, role } = request.query
-      return await members.list(principalOf(request), { limit: limit ?? 50, cursor, search: q, role })
+      const { limit, cursor, q, role, status } = request.query
+      return await members.list(principalOf(request), { limit: limit ?? 50, cursor, search: q, role, status })
     }
   }
 }

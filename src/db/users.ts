@@ -43,17 +43,20 @@ export async function findUserByEmail (q: Queryable, email: string): Promise<Use
 }
 
 /**
- * Whether the address belongs to a member of this workspace. Inviting asks only this: a person
- * can hold one account (users.email is unique across workspaces), but whether that account is in
- * another workspace is not the inviter's to learn — their invitation is made and sent as for
- * anyone else, and accepting it fails for that person alone (USER_EXISTS at signup).
+ * The status of the member of this workspace holding the address, or null when it is no member's.
+ * Inviting asks only this: a person can hold one account (users.email is unique across
+ * workspaces), but whether that account is in another workspace is not the inviter's to learn —
+ * their invitation is made and sent as for anyone else, and accepting it fails for that person
+ * alone (USER_EXISTS at signup).
  */
-export async function isMemberEmail (q: Queryable, workspaceId: string, email: string): Promise<boolean> {
-  const r = await q.query(
-    'SELECT 1 FROM users WHERE email = $1 AND workspace_id = $2 AND status <> \'removed\'',
+export async function memberStatusOf (
+  q: Queryable, workspaceId: string, email: string
+): Promise<MemberStatus | null> {
+  const r = await q.query<{ status: MemberStatus }>(
+    'SELECT status FROM users WHERE email = $1 AND workspace_id = $2 AND status <> \'removed\'',
     [email, workspaceId]
   )
-  return r.rows.length > 0
+  return r.rows[0]?.status ?? null
 }
 
 export async function findUserInWorkspace (q: Queryable, workspaceId: string, userId: string): Promise<UserRow | null> {

@@ -866,8 +866,9 @@ export interface paths {
         /**
          * Members of the caller's workspace
          * @description Oldest first, paged on the server. `q` keeps the members whose e-mail address or name begins
-         *     with it (case-insensitive), `role` those of one role; both together keep those matching
-         *     both. Pass the same filters with `cursor` for the next page.
+         *     with it (case-insensitive), `role` those of one role, `status` those active or those
+         *     suspended; together they keep those matching all. Pass the same filters with `cursor` for
+         *     the next page.
          *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         get: operations["getUsers"];
@@ -946,6 +947,62 @@ export interface paths {
          *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         patch: operations["patchUsersUserId"];
+        trace?: never;
+    };
+    "/api/users/{userId}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a member (reversible; the role is kept)
+         * @description At once, on every instance: the member's sessions are revoked, their API keys are refused,
+         *     no sign-in link is sent to them (`POST /api/auth/login-link` answers as for an unknown
+         *     address), every way in that sets the `service_session` cookie refuses them (links and
+         *     tokens issued before included) and the chat bot answers them as a stranger. Their role and
+         *     the invitations they sent are kept. Suspending a suspended member changes nothing. The last
+         *     active admin cannot be suspended (`LAST_ADMIN`). Records `member.suspended`.
+         *     An API key also needs `members:admin` for suspending an admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postUsersUserIdSuspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reactivate a suspended member (with the role they had)
+         * @description The member may sign in again (their old sessions stay ended) and their API keys work
+         *     again. Reactivating an active member changes nothing. Records `member.reactivated`.
+         *     An API key also needs `members:admin` for reactivating an admin (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postUsersUserIdReactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/invitations": {
@@ -5193,7 +5250,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InviteNotAllowedCrossOriginOrKeyRefused"];
-            /** @description The address is a member's already (`USER_EXISTS`), or the caller has as many pending requests as one member may (`INVITE_REQUEST_LIMIT_REACHED`). */
+            /** @description The address is a member's already (`USER_EXISTS`; `MEMBER_SUSPENDED` for a suspended member), or the caller has as many pending requests as one member may (`INVITE_REQUEST_LIMIT_REACHED`). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5799,6 +5856,8 @@ export interface operations {
                 q?: string;
                 /** @example admin */
                 role?: components["schemas"]["Role"];
+                /** @example suspended */
+                status?: components["schemas"]["MemberStatus"];
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -5877,7 +5936,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InviteNotAllowedScopeOrCrossOrigin"];
-            /** @description A user with this e-mail exists (`USER_EXISTS`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
+            /** @description A user with this e-mail exists (`USER_EXISTS`; `MEMBER_SUSPENDED` when it is a suspended member of the workspace, who is reactivated rather than invited), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after it finished). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6017,6 +6076,109 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postUsersUserIdSuspend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member, suspended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The user id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            /** @description No such user in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The member is the workspace's last active admin (`LAST_ADMIN`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postUsersUserIdReactivate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The user id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            /** @description No such user in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getInvitations: {
         parameters: {
             query?: {
@@ -6147,7 +6309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The invitation is no longer pending (`INVITATION_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`). */
+            /** @description The invitation is no longer pending (`INVITATION_NOT_PENDING`), or its e-mail has become a user (`USER_EXISTS`; `MEMBER_SUSPENDED` for a suspended member). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,6 @@
 import type { Principal } from '../principal.js'
-import { serviceError } from '../errors.js'
-import { isMemberEmail, type Role } from '../db/users.js'
+import type { Role } from '../db/users.js'
+import { refuseMemberAddress } from '../members/status.js'
 import {
   expireStalePendingInvitation, findPendingInvitationWithToken, takeSendLease, upsertPendingInvitation
 } from '../db/invitations.js'
@@ -44,7 +44,7 @@ export async function inviteMember (
   const { events } = ctx.ports
   // A retry of a failed send re-sends the same pending invitation; the upsert takes the lease.
   return await rotateAndSend(ctx, actor, async (tx, { ws, token, tokenHash, expiresAt, sendLease, now }) => {
-    if (await isMemberEmail(tx, ws.id, email)) throw serviceError('USER_EXISTS')
+    await refuseMemberAddress(tx, ws.id, email)
     // Past its expiry but not yet swept: expired (with its event) before a new one is made.
     const stale = await expireStalePendingInvitation(tx, ws.id, email, now)
     if (stale !== null) await recordExpiry(tx, events, stale, now)

@@ -1,6 +1,6 @@
 import { notFoundIn, requireAdminScope, type Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
-import { isMemberEmail } from '../db/users.js'
+import { refuseMemberAddress } from '../members/status.js'
 import { effectiveStatus, findInvitation, refreshInvitationToken, takeSendLease } from '../db/invitations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import type { InviteResult } from './delivery.js'
@@ -17,7 +17,7 @@ export async function resendInvitation (
     if (current.role === 'admin') requireAdminScope(actor)
     const status = effectiveStatus(current, now)
     if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
-    if (await isMemberEmail(tx, ws.id, current.email)) throw serviceError('USER_EXISTS')
+    await refuseMemberAddress(tx, ws.id, current.email)
     if (!await takeSendLease(tx, current.id, sendLease, now)) return null
     const row = await refreshInvitationToken(tx, current.id, tokenHash, expiresAt, now)
     // Accepted or revoked between the read and the update.

@@ -1,6 +1,7 @@
 import type { Principal } from '../principal.js'
 import { serviceError } from '../errors.js'
-import { isMemberEmail, type Role } from '../db/users.js'
+import type { Role } from '../db/users.js'
+import { refuseMemberAddress } from '../members/status.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import { emailAddress } from '../lib/email.js'
 import {
@@ -22,7 +23,7 @@ export async function requestInvite (
   const { db, clock } = deps
   await requireMayRequest(db, actor, input.role)
   const email = emailAddress(input.email)
-  if (await isMemberEmail(db, actor.workspaceId, email)) throw serviceError('USER_EXISTS')
+  await refuseMemberAddress(db, actor.workspaceId, email)
   const now = clock.now()
   const cap = deps.config.inviteRequestsPerMember
   const result = await db.transaction(async tx => {

@@ -2,7 +2,8 @@ import type { ValidateFunction } from 'ajv'
 import { missingScopes, requireScopes, type Principal } from '../principal.js'
 import type { Services } from '../services.js'
 import type { InvitationStatus } from '../db/invitations.js'
-import type { Role } from '../db/users.js'
+import type { MemberStatus, Role } from '../db/users.js'
+import { toApiUser } from '../members/directory.js'
 import type { BatchInput } from '../invitations/batch.js'
 import type { InviteRequestStatus } from '../db/invite-requests.js'
 import type { DomainPolicy } from '../db/domains.js'
@@ -97,13 +98,31 @@ const DEFS: ToolDef[] = [
     name: 'list_members',
     operationId: 'getUsers',
     description: 'List the members of the workspace, oldest first; q keeps those whose e-mail or name begins ' +
-      'with it, role those of one role. Pass nextCursor as cursor (with the same q and role) for the next page.',
+      'with it, role those of one role, status those active or suspended. Pass nextCursor as cursor (with the ' +
+      'same filters) for the next page.',
     run: async (s, p, a) => await s.members.list(p, {
       limit: a.limit as number,
       cursor: a.cursor as string | undefined,
       search: a.q as string | undefined,
-      role: a.role as Role | undefined
+      role: a.role as Role | undefined,
+      status: a.status as MemberStatus | undefined
     })
+  },
+  {
+    name: 'suspend_member',
+    operationId: 'postUsersUserIdSuspend',
+    description: 'Suspend a member by their user id: their sessions end, their API keys are refused and they ' +
+      'cannot sign in until reactivated; their role and the invitations they sent are kept. The last active ' +
+      'admin cannot be suspended (LAST_ADMIN).',
+    rename: { userId: 'id' },
+    run: async (s, p, a) => toApiUser(await s.members.suspend(p, a.id as string))
+  },
+  {
+    name: 'reactivate_member',
+    operationId: 'postUsersUserIdReactivate',
+    description: 'Reactivate a suspended member by their user id, with the role they had; their API keys work again.',
+    rename: { userId: 'id' },
+    run: async (s, p, a) => toApiUser(await s.members.reactivate(p, a.id as string))
   },
   {
     name: 'list_invite_requests',

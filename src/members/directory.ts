@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/client.js'
-import { findUserInWorkspace, listUsers, type Role, type UserRow } from '../db/users.js'
+import { findUserInWorkspace, listUsers, type MemberStatus, type Role, type UserRow } from '../db/users.js'
 import { findWorkspace } from '../db/workspaces.js'
 import { findInviters } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
@@ -31,8 +31,10 @@ export async function loadMe (q: Queryable, workspaceId: string, userId: string)
   return { user: toApiUser(user), workspace: { id: workspace.id, name: workspace.name } }
 }
 
-/** Which members a page lists: those whose e-mail or name begins with `search`, of one `role`. */
-export interface MemberFilter { search?: string | undefined, role?: Role | undefined }
+/** Which members a page lists: e-mail or name beginning with `search`, of one `role`, of one `status`. */
+export interface MemberFilter {
+  search?: string | undefined, role?: Role | undefined, status?: MemberStatus | undefined
+}
 
 /** One page of a workspace's members, oldest first; nextCursor is null on the last page. */
 export async function listMembers (
@@ -41,7 +43,9 @@ export async function listMembers (
   page: { limit: number, cursor?: string | undefined } & MemberFilter
 ): Promise<UserList> {
   const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined
-  const rows = await listUsers(q, workspaceId, { limit: page.limit + 1, after, search: page.search, role: page.role })
+  const rows = await listUsers(q, workspaceId, {
+    limit: page.limit + 1, after, search: page.search, role: page.role, status: page.status
+  })
   const { page: items, nextCursor } = pageOf(rows, page.limit, u => u)
   const inviters = new Map(
     (await findInviters(q, workspaceId, { acceptedBy: items.map(u => u.id) })).map(i => [i.userId, i])

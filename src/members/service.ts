@@ -7,7 +7,8 @@ import {
 } from '../db/users.js'
 import { serviceError } from '../errors.js'
 import { requireAdminScope, type Principal } from '../principal.js'
-import { auditPrincipalAction } from '../audit/actor.js'
+import { auditActorOf, auditPrincipalAction } from '../audit/actor.js'
+import { reactivateMember, suspendMember, type StatusChange } from './status.js'
 import { listMembers, type MemberFilter, type UserList } from './directory.js'
 
 export interface MemberService {
@@ -17,6 +18,10 @@ export interface MemberService {
   changeRole(actor: Principal, userId: string, role: Role): Promise<UserRow>
   /** Removes a member: status 'removed', sessions and created API keys revoked at once. */
   remove(actor: Principal, userId: string): Promise<void>
+  /** Suspends a member (src/members/status.ts); the last active admin is refused (LAST_ADMIN). */
+  suspend(actor: Principal, userId: string): Promise<UserRow>
+  /** Reactivates a suspended member with the role they had. */
+  reactivate(actor: Principal, userId: string): Promise<UserRow>
 }
 
 export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'>): MemberService {
@@ -36,8 +41,17 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
     return { target, lastAdmin: isCountedAdmin && admins.length <= 1 }
   }
 
+  /** A status change by an admin (session, key or chat): they must still be one; an admin's needs members:admin. */
+  const byAdmin = async (change: StatusChange, actor: Principal, userId: string) =>
+    await change(deps, actor.workspaceId, userId, auditActorOf(actor), {
+      actingAdminId: actor.userId,
+      authorize: member => { if (member.role === 'admin') requireAdminScope(actor) }
+    })
+
   return {
     list: async (actor, page) => await listMembers(db, actor.workspaceId, page),
+    suspend: async (actor, userId) => await byAdmin(suspendMember, actor, userId),
+    reactivate: async (actor, userId) => await byAdmin(reactivateMember, actor, userId),
 
     async changeRole (actor, userId, role) {
       return await db.transaction(async tx => {

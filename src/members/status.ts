@@ -3,7 +3,7 @@ import type { AuditActor } from '../db/audit-events.js'
 import type { Queryable } from '../db/client.js'
 import { revokeUserSessions } from '../db/sessions.js'
 import { expireUserLoginTokens } from '../db/login-tokens.js'
-import { lockActiveAdmins, lockUserInWorkspace, setUserStatus, type UserRow } from '../db/users.js'
+import { lockActiveAdmins, lockUserInWorkspace, memberStatusOf, setUserStatus, type UserRow } from '../db/users.js'
 import { serviceError } from '../errors.js'
 
 // Suspension: reversible, keeps the member's role and the invitations they sent. It takes effect
@@ -27,6 +27,8 @@ interface StatusChangeOptions {
    * locking the member's row yourself: the admins are locked first, in one order for every caller.
    */
   tx?: Queryable
+  /** Checked with the member's row locked, before any change (an API key needs `members:admin` for an admin). */
+  authorize?: (member: UserRow) => void
 }
 
 async function inTransaction<T> (
@@ -43,6 +45,7 @@ async function lockMember (tx: Queryable, workspaceId: string, userId: string, o
   }
   const member = await lockUserInWorkspace(tx, workspaceId, userId)
   if (member === null) throw serviceError('NOT_FOUND', ['User'])
+  options.authorize?.(member)
   return { member, admins }
 }
 
@@ -99,3 +102,13 @@ export const reactivateMember: StatusChange = async (deps, workspaceId, userId, 
     })
     return updated
   })
+
+/**
+ * An address that is a member's already is not invited (nor requested): USER_EXISTS, or
+ * MEMBER_SUSPENDED when that member is suspended — the admin reactivates them instead.
+ */
+export async function refuseMemberAddress (q: Queryable, workspaceId: string, email: string): Promise<void> {
+  const status = await memberStatusOf(q, workspaceId, email)
+  if (status === 'suspended') throw serviceError('MEMBER_SUSPENDED')
+  if (status !== null) throw serviceError('USER_EXISTS')
+}

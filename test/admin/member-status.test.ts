@@ -2,13 +2,16 @@ import t from 'tap'
 import { build, type SignedIn, type TestApp } from '../helpers/build.js'
 import { suspendMember, reactivateMember } from '../../src/members/status.js'
 import { systemActor } from '../../src/audit/actor.js'
+import { assertContract } from '../helpers/contract.js'
 import type { AuditActor } from '../../src/db/audit-events.js'
 
 // The member-status service (src/members/status.ts), as every door calls it (REST, MCP, the
 // company directory): suspension ends the member's sessions at once and keeps their role,
 // reactivation restores them, the last active admin is never suspended.
 
-const h = await build(t)
+// Two instances share a database and the session secret, as in production.
+const env = { SESSION_SECRET: 'member-status-two-instances-'.repeat(2) }
+const h = await build(t, { env })
 const deps = h.app.services.ports
 const directory: AuditActor = { ...systemActor('directory'), type: 'api_key', id: null, source: 'api' }
 
@@ -65,4 +68,50 @@ t.test('another workspace\'s member, or an unknown id, is NOT_FOUND; a removed a
     suspendMember(deps, admin.workspaceId, admin.userId, directory, { actingAdminId: member.userId }),
     { code: 'FORBIDDEN' }, 'a person acting must be an active admin'
   )
+})
+
+async function post (app: TestApp, url: string, headers: Record<string, string>, payload?: Record<string, unknown>) {
+  if (payload === undefined) return await app.inject({ method: 'POST', url, headers })
+  return await app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload })
+}
+
+t.test('REST: suspend on one instance is refused on the other at once; keys come back on reactivation', async t => {
+  const other = await build(t, { db: h.db, clock: h.clock, env }) // a second instance on the same database
+  const admin = await h.signIn({ role: 'admin' })
+  const second = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
+  const keyRes = await post(h, '/api/api-keys', { cookie: second.cookie }, { name: 'script', scopes: ['members:read'] })
+  t.equal(keyRes.statusCode, 201)
+  const bearer = { authorization: `Bearer ${(keyRes.json() as { secret: string }).secret}` }
+  const listWithKey = async () => (await other.inject({ method: 'GET', url: '/api/users', headers: bearer })).statusCode
+  t.equal(await listWithKey(), 200)
+  t.equal((await other.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: second.cookie } })).statusCode, 200)
+
+  const url = `/api/users/${second.userId}/suspend`
+  const res = await post(h, url, { cookie: admin.cookie })
+  t.equal(res.statusCode, 200)
+  assertContract(t, 'POST', url, res)
+  t.match(res.json(), { id: second.userId, role: 'admin', status: 'suspended' })
+  t.equal((await other.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: second.cookie } })).statusCode,
+    401, 'the other instance refuses the session at once')
+  t.equal(await listWithKey(), 401, 'their key is refused while suspended')
+
+  const listed = await h.inject({ method: 'GET', url: '/api/users?status=suspended', headers: { cookie: admin.cookie } })
+  assertContract(t, 'GET', '/api/users', listed)
+  t.same((listed.json() as { items: Array<{ id: string }> }).items.map(u => u.id), [second.userId])
+
+  const last = await post(h, `/api/users/${admin.userId}/suspend`, { cookie: admin.cookie })
+  t.equal(last.statusCode, 409)
+  t.equal(last.json().code, 'LAST_ADMIN')
+  assertContract(t, 'POST', `/api/users/${admin.userId}/suspend`, last)
+
+  const invite = await post(h, '/api/users/invite', { cookie: admin.cookie }, { email: second.email, role: 'member' })
+  t.equal(invite.statusCode, 409)
+  t.equal(invite.json().code, 'MEMBER_SUSPENDED', 'inviting a suspended member says so')
+  assertContract(t, 'POST', '/api/users/invite', invite)
+
+  const back = await post(other, `/api/users/${second.userId}/reactivate`, { cookie: admin.cookie })
+  t.equal(back.statusCode, 200)
+  assertContract(t, 'POST', `/api/users/${second.userId}/reactivate`, back)
+  t.match(back.json(), { role: 'admin', status: 'active' })
+  t.equal(await listWithKey(), 200, 'their key works again after reactivation')
 })
