@@ -31,16 +31,17 @@ export async function seedWorkspaces (q: Queryable, opts: { count: number, now: 
 }
 
 /**
- * `count` members of each workspace, one hour apart, oldest last: 2 % disabled, 3 % removed (they
+ * `count` members of each workspace, one hour apart, oldest last: 2 % suspended, 3 % removed (they
  * stay for the audit trail), the rest active; e-mails m{k}@{workspace id}.seed.test.
  */
 export async function seedMembers (
   q: Queryable, opts: { workspaceIds: readonly string[], count: number, now: Date }
 ): Promise<void> {
   await q.query(
-    `INSERT INTO users (workspace_id, email, name, role, status, created_at, updated_at)
+    `INSERT INTO users (workspace_id, email, name, role, status, suspended_at, created_at, updated_at)
      SELECT w, 'm' || k || '@' || w || '.seed.test', 'Member ' || k, 'member',
-            CASE WHEN k % 50 = 7 THEN 'disabled' WHEN k % 100 IN (3, 13, 23) THEN 'removed' ELSE 'active' END,
+            CASE WHEN k % 50 = 7 THEN 'suspended' WHEN k % 100 IN (3, 13, 23) THEN 'removed' ELSE 'active' END,
+            CASE WHEN k % 50 = 7 THEN $3::timestamptz - (k + 1) * ${HOUR} END,
             $3::timestamptz - (k + 1) * ${HOUR}, $3::timestamptz - (k + 1) * ${HOUR}
        FROM unnest($1::uuid[]) AS w CROSS JOIN generate_series(0, $2::int - 1) AS k`,
     [opts.workspaceIds, opts.count, opts.now])

@@ -170,7 +170,7 @@ t.test('a key acts as its creator only while the creator is an active admin', as
 
   await h.db.query("UPDATE users SET status = 'suspended', suspended_at = now() WHERE id = $1", [creator.userId])
   t.equal((await useKey(key.secret)).statusCode, 401, 'creator disabled: refused')
-  await h.db.query("UPDATE users SET status = 'active' WHERE id = $1", [creator.userId])
+  await h.db.query("UPDATE users SET status = 'active', suspended_at = NULL WHERE id = $1", [creator.userId])
 
   const removed = await h.inject({
     method: 'DELETE',

@@ -73,7 +73,7 @@ t.test('initialize, tools/list and a notification', async t => {
   t.same(tools.map(x => x.name).sort(), [
     'add_domain', 'approve_invite_request', 'create_invite_link', 'deny_invite_request', 'invite_many', 'invite_user',
     'list_domains', 'list_invitations', 'list_invite_links', 'list_invite_requests', 'list_members',
-    'revoke_invitation', 'revoke_invite_link', 'verify_domain'
+    'reactivate_member', 'revoke_invitation', 'revoke_invite_link', 'suspend_member', 'verify_domain'
   ])
   const approveTool = tools.find(x => x.name === 'approve_invite_request')
   t.match(approveTool?.inputSchema, { required: ['id'], properties: { id: { format: 'uuid' }, role: {} } })
