@@ -347,7 +347,7 @@ t.test('the SDK\'s own client over real HTTP', async t => {
   t.match(client.getServerVersion(), { name: 'workspace-service' })
 
   const { tools } = await client.listTools()
-  t.equal(tools.length, 14)
+  t.equal(tools.length, 16)
   // The client checks structuredContent against each tool's outputSchema (the contract's).
   const invited = await client.callTool({ name: 'invite_user', arguments: { email: 'e2e@example.com' } })
   t.match(invited, { structuredContent: { success: true } })
