@@ -24,8 +24,9 @@ const urlOf = (path: string) => path.replace(/\{[^}]+\}/g, ID)
 t.test('the contract names which unsafe operations are checked', async t => {
   t.ok(browserOps.length >= 20, `${browserOps.length} cookie or public operations`)
   t.same(otherOps.map(o => o.operationId).sort(), [
-    'postMcp', 'postSlackCommands', 'postSlackEvents', 'postSlackInteractions'
-  ], 'only API-key and Slack-signed operations are exempt')
+    'deleteScimGroup', 'deleteScimUser', 'patchScimGroup', 'patchScimUser', 'postMcp', 'postScimGroups', 'postScimUsers',
+    'postSlackCommands', 'postSlackEvents', 'postSlackInteractions', 'putScimGroup', 'putScimUser'
+  ], 'only API-key (MCP, the directory\'s SCIM) and Slack-signed operations are exempt')
 })
 
 t.test('every checked operation refuses another origin with 403 CSRF_REJECTED, before anything else', async t => {
