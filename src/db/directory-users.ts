@@ -1,25 +1,18 @@
 import type { Queryable } from './client.js'
-import type { Role, UserStatus } from './users.js'
+import type { UserRow } from './users.js'
 
 // Members as a company directory sees them (SCIM Users): the member's row plus what the directory
 // calls them. userName is the directory's name for a member it provisioned or linked, else their
 // address; it is unique in a workspace case-insensitively (users_directory_user_name_key).
 
-export interface DirectoryUserRow {
-  id: string
-  workspaceId: string
-  email: string
-  name: string | null
-  role: Role
-  status: UserStatus
+/** The member's own columns (src/db/users.ts) and what the directory adds. */
+export interface DirectoryUserRow extends Pick<UserRow, 'id' | 'workspaceId' | 'email' | 'name' | 'role' | 'status' | 'createdAt' | 'updatedAt'> {
   userName: string
   externalId: string | null
   givenName: string | null
   familyName: string | null
   /** When the directory provisioned or linked the member; null: not the directory's. */
   linkedAt: Date | null
-  createdAt: Date
-  updatedAt: Date
 }
 
 /** The userName expression the unique index is built on (lower() of it). */
