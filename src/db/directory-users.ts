@@ -6,7 +6,8 @@ import type { UserRow } from './users.js'
 // address; it is unique in a workspace case-insensitively (users_directory_user_name_key).
 
 /** The member's own columns (src/db/users.ts) and what the directory adds. */
-export interface DirectoryUserRow extends Pick<UserRow, 'id' | 'workspaceId' | 'email' | 'name' | 'role' | 'status' | 'createdAt' | 'updatedAt'> {
+type MemberColumns = 'id' | 'workspaceId' | 'email' | 'name' | 'role' | 'status' | 'createdAt' | 'updatedAt'
+export interface DirectoryUserRow extends Pick<UserRow, MemberColumns> {
   userName: string
   externalId: string | null
   givenName: string | null
