@@ -85,8 +85,10 @@ export function isDatabaseUnavailable (err: unknown): boolean {
   const e = err as { code?: unknown, message?: unknown } | null
   const code = typeof e?.code === 'string' ? e.code : ''
   // SQLSTATE class 08 (connection exception), 57014 (statement_timeout / cancel), 57P01–57P05
-  // (server shutting down or restarting), 53300 (too many connections).
+  // (server shutting down or restarting), 53300 (too many connections);
+  // 25P03 / 25P04: the server ended a session whose transaction sat idle or ran past its timeout.
   if (/^08...$/.test(code) || code === '57014' || /^57P0[1-5]$/.test(code) || code === '53300') return true
+  if (code === '25P03' || code === '25P04') return true
   if (NETWORK_CODES.has(code)) return true
   return typeof e?.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)
 }
@@ -167,6 +169,15 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
     async transaction (fn) {
       const client = await guarded(pool.connect())
       let broken: Error | undefined
+      // While a client is checked out the pool no longer listens for its errors: a backend that
+      // goes away between two statements (terminated, idle_in_transaction_session_timeout under
+      // load) made pg emit 'error' with no listener, an uncaught exception that ended the process.
+      // Here it breaks this transaction only: its next statement fails (503), the client is dropped.
+      const lost = (err: Error): void => {
+        broken ??= err
+        opts.onError?.(err)
+      }
+      client.on('error', lost)
       // The whole transaction has one deadline too: when it passes, the connection is cut, so
       // the statement in flight fails at once, the server rolls back, and the caller gets 503.
       let expired = false
@@ -198,7 +209,9 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
         throw expired ? new DatabaseUnavailableError(broken) : err
       } finally {
         clearTimeout(timer)
-        // A client whose ROLLBACK failed (or whose deadline passed) is not returned to the pool.
+        // A client whose ROLLBACK failed (or whose deadline passed, or whose connection was lost) is
+        // not returned to the pool; it keeps the listener above while it is ended.
+        if (broken === undefined) client.removeListener('error', lost)
         client.release(broken)
       }
     },

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { buildApp } from '../../src/app.js'
-import { openDatabase, DatabaseLockedError } from '../../src/db/client.js'
+import { openDatabase, DatabaseLockedError, isDatabaseUnavailable } from '../../src/db/client.js'
 import { loadMigrations, migrate, MigrationError } from '../../src/db/migrate.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser } from '../../src/db/users.js'
@@ -276,6 +276,34 @@ t.test('PostgreSQL: terminated backends are replaced by the pool', {
   let ok = 0
   for (let i = 0; i < 10; i++) if ((await h.inject({ method: 'GET', url: '/api/health' })).statusCode === 200) ok++
   t.ok(ok >= 9, `the next requests succeed (${ok}/10)`)
+})
+
+t.test('PostgreSQL: a backend lost between two statements of a transaction fails that transaction, not the process', {
+  skip: TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL not set' : false
+}, async t => {
+  // Seen under load: idle_in_transaction_session_timeout ended a session while its transaction
+  // waited, pg emitted 'error' on the checked-out client (the pool listens only to idle ones),
+  // and the uncaught exception ended the process. The report through onError is the signal the
+  // test waits for: the server's message has arrived before the next statement is sent.
+  const reported: Error[] = []
+  let onReport = (): void => {}
+  const db = await testDatabase(t, { onError: err => { reported.push(err); onReport() } })
+  const admin = new pg.Client({ connectionString: db.url as string })
+  await admin.connect()
+  t.teardown(async () => { await admin.end() })
+  const failed = await db.transaction(async tx => {
+    const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid
+    await new Promise<void>(resolve => {
+      onReport = resolve
+      admin.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => {})
+    })
+    await tx.query('SELECT 1')
+    return 'committed'
+  }).then(() => null, (err: unknown) => err)
+  t.match(reported[0], { code: '57P01' }, 'the lost connection was reported, not thrown')
+  t.ok(isDatabaseUnavailable(failed), `the transaction failed as "database unavailable" (${String(failed)})`)
+  const after = await db.query<{ one: number }>('SELECT 1 AS one')
+  t.equal(after.rows[0]?.one, 1, 'the pool serves the next query on a new connection')
 })
 
 t.test('APP_ENV=production refuses an in-memory database and a missing secret', async t => {
