@@ -9,6 +9,7 @@ import { Webhooks } from './screens/webhooks.js'
 import { Activity } from './screens/activity.js'
 import { Settings } from './screens/settings.js'
 import { Domains } from './screens/domains.js'
+import { Directory } from './screens/directory.js'
 import { Profile } from './screens/profile.js'
 import { Overview } from './screens/overview.js'
 
@@ -35,6 +36,7 @@ export const ROUTES: Route[] = [
   { path: '/console/api-keys', title: 'API keys', adminOnly: true, view: ApiKeys, aliases: [] },
   { path: '/console/webhooks', title: 'Webhooks', adminOnly: true, view: Webhooks, aliases: ['/console/webhook-endpoints'] },
   { path: '/console/domains', title: 'Domains', adminOnly: true, view: Domains, aliases: [] },
+  { path: '/console/directory', title: 'Directory', adminOnly: true, view: Directory, aliases: [] },
   { path: '/console/activity', title: 'Activity', adminOnly: true, view: Activity, aliases: ['/console/audit-events'] },
   { path: '/console/settings', title: 'Settings', adminOnly: true, view: Settings, aliases: ['/console/workspace'] },
   { path: '/console/profile', title: 'Profile', adminOnly: false, view: Profile, aliases: ['/console/me'] }

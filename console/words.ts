@@ -25,7 +25,8 @@ const FIELD_WORDS: Record<string, string> = {
   q: 'Shorten the search.',
   actor: 'Enter an e-mail address, such as ada@example.com.',
   since: 'Enter a date and time.',
-  until: 'Enter a date and time after the start.'
+  until: 'Enter a date and time after the start.',
+  adminGroup: 'Enter the group\'s name as the directory shows it: at most 200 characters, no line breaks.'
 }
 
 /** Codes that always concern one field of the form that sent them. */
@@ -34,7 +35,8 @@ const CODE_FIELD: Partial<Record<Code, string>> = {
   DOMAIN_NOT_ALLOWED: 'domain',
   DOMAIN_EXISTS: 'domain',
   DOMAIN_CLAIMED: 'domain',
-  USER_EXISTS: 'email'
+  USER_EXISTS: 'email',
+  MEMBER_SUSPENDED: 'email'
 }
 
 /** The words for a code that concerns a field, when they say more than the field's own words. */
@@ -44,6 +46,7 @@ const CODE_WORDS: Partial<Record<Code, string>> = {
   DOMAIN_EXISTS: 'This workspace has added this domain already.',
   DOMAIN_CLAIMED: 'Another workspace has verified this domain.',
   USER_EXISTS: 'This person is a member already.',
+  MEMBER_SUSPENDED: 'This person is a suspended member: reactivate them on Members instead.',
   LAST_ADMIN: 'A workspace always keeps one admin: make another member an admin first.',
   DOMAIN_LIMIT_REACHED: 'This workspace has as many domains as it may: remove one first.',
   API_KEY_LIMIT_REACHED: 'This workspace has as many API keys as it may: revoke one first.',

@@ -27,6 +27,7 @@ export function pagesHandlers (
   'getPageScript' | 'getJoinPage' | 'getHashedAsset'
 > {
   const identityProvider = config.workos !== null
+  const pageOptions = { identityProvider, publicUrl: config.publicUrl }
   const send = async (
     reply: FastifyReply,
     page: Page
@@ -55,17 +56,17 @@ export function pagesHandlers (
         .code(200).send(asset.body)
     },
     async getIndexPage (_request, reply) {
-      return await send(reply, consolePage({ screen: 'home', identityProvider }))
+      return await send(reply, consolePage({ screen: 'home', ...pageOptions }))
     },
     // An unknown screen is the console's own not-found screen (the same page, 404), or the
     // ErrorResponse for a client that accepts JSON and not HTML (as the join page does).
     async getConsolePage (request, reply) {
       const { screen } = request.params
-      if (isConsoleScreen(screen)) return await send(reply, consolePage({ screen, identityProvider }))
+      if (isConsoleScreen(screen)) return await send(reply, consolePage({ screen, ...pageOptions }))
       if (wantsJson(request.headers.accept)) {
         return await reply.code(404).send({ message: SCREEN_NOT_FOUND.message, code: SCREEN_NOT_FOUND.code })
       }
-      return await send(reply.code(404), consolePage({ screen, identityProvider }))
+      return await send(reply.code(404), consolePage({ screen, ...pageOptions }))
     },
     async getFavicon (_request, reply) {
       return await reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400')

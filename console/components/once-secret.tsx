@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import { announce } from '../announce.js'
+import { copy } from './copyable.js'
 
 /** A secret shown once, with a copy button; dismissed, it is gone from the page. */
 export function OnceSecret ({ label, secret, onDone, after = 'Afterwards the console shows only its prefix.' }: {
@@ -11,15 +12,7 @@ export function OnceSecret ({ label, secret, onDone, after = 'Afterwards the con
       <p class='warning'><strong>Copy it now: it is shown only this once.</strong> {after}</p>
       <label for='secret-value'>{label}</label>
       <input id='secret-value' readOnly value={secret} onFocus={e => { e.currentTarget.select() }} />
-      <button
-        type='button' onClick={() => {
-          void navigator.clipboard.writeText(secret).then(
-            () => { setCopied(true); announce('Copied to the clipboard.') },
-            () => { announce('Could not copy: select the text and copy it yourself.') }
-          )
-        }}
-      >{copied ? 'Copied' : 'Copy'}
-      </button>
+      <button type='button' onClick={() => { copy(secret, () => { setCopied(true); announce('Copied to the clipboard.') }) }}>{copied ? 'Copied' : 'Copy'}</button>
       <button type='button' onClick={onDone}>I have copied it</button>
     </div>
   )

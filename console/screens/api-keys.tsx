@@ -8,19 +8,25 @@ import { OnceSecret } from '../components/once-secret.js'
 import { ListState, Table } from '../components/table.js'
 import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
 
-/** The areas of the scope catalogue, in the picker's order, with their headings. */
-const AREAS: Array<{ area: string, title: string }> = [
-  { area: 'invitations', title: 'Invite people and manage invitations' },
-  { area: 'members', title: 'Members and their roles' },
-  { area: 'requests', title: 'Invite requests' },
-  { area: 'links', title: 'Invite links' },
-  { area: 'domains', title: 'Verified domains' },
-  { area: 'workspace', title: 'The workspace and its settings' },
-  { area: 'webhooks', title: 'Webhooks' },
-  { area: 'events', title: 'The event feed' },
-  { area: 'audit', title: 'The audit trail' }
-]
 type Scope = Schemas['ApiKeyScope']
+/** A scope's area: what comes before its colon (`members:write` → `members`; `scim` is its own). */
+const areaOf = (scope: Scope): string => scope.split(':')[0] ?? scope
+/** The headings of the areas the console knows; an area new to the contract shows under its own name. */
+const TITLES: Record<string, string> = {
+  invitations: 'Invite people and manage invitations',
+  members: 'Members and their roles',
+  requests: 'Invite requests',
+  links: 'Invite links',
+  domains: 'Verified domains',
+  workspace: 'The workspace and its settings',
+  webhooks: 'Webhooks',
+  events: 'The event feed',
+  audit: 'The audit trail',
+  scim: 'The company directory (a key with this alone is the Directory screen\'s)'
+}
+/** The areas, each once: those above in their order, then any other of the catalogue (every scope is offered). */
+const AREAS = [...new Set([...Object.keys(TITLES), ...apiKeyScopes.map(s => areaOf(s.scope))])]
+  .filter(area => apiKeyScopes.some(s => areaOf(s.scope) === area))
 const WORDS = new Map(apiKeyScopes.map(s => [s.scope, s.description]))
 /** The scope's words, from the contract's catalogue. */
 const wordsOf = (scope: Scope): string => WORDS.get(scope) ?? scope
@@ -48,10 +54,10 @@ function ScopePicker ({ chosen, onChange }: { chosen: Set<Scope>, onChange: (nex
   }
   return (
     <div class='scopes'>
-      {AREAS.map(({ area, title }) => (
+      {AREAS.map(area => (
         <fieldset key={area}>
-          <legend>{title}</legend>
-          {apiKeyScopes.filter(s => s.scope.startsWith(`${area}:`)).map(({ scope, description }) => (
+          <legend>{TITLES[area] ?? area}</legend>
+          {apiKeyScopes.filter(s => areaOf(s.scope) === area).map(({ scope, description }) => (
             <label key={scope} class='check'>
               <input type='checkbox' checked={chosen.has(scope)} onChange={e => { toggle(scope, e.currentTarget.checked) }} />
               <span>{description} <code>{scope}</code></span>

@@ -3,6 +3,7 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import { announce } from '../announce.js'
 import { when } from '../format.js'
 import { ConfirmButton } from '../components/confirm-button.js'
+import { Copyable } from '../components/copyable.js'
 import { ListState } from '../components/table.js'
 import { ProblemNote } from '../components/problem-note.js'
 import { useCall } from '../hooks/use-call.js'
@@ -23,24 +24,6 @@ function PolicySelect ({ id, value, onChange }: { id: string, value: Policy, onC
     <select id={id} value={value} onChange={e => { onChange(e.currentTarget.value as Policy) }}>
       {POLICIES.map(([p, label]) => <option key={p} value={p}>{label}</option>)}
     </select>
-  )
-}
-
-function Copyable ({ id, label, value }: { id: string, label: string, value: string }) {
-  return (
-    <div class='copyable'>
-      <label for={id}>{label}</label>
-      <input id={id} readOnly value={value} onFocus={e => { e.currentTarget.select() }} />
-      <button
-        type='button' onClick={() => {
-          void navigator.clipboard.writeText(value).then(
-            () => { announce(`${label} copied to the clipboard.`) },
-            () => { announce('Could not copy: select the text and copy it yourself.') }
-          )
-        }}
-      >Copy {label.toLowerCase()}
-      </button>
-    </div>
   )
 }
 

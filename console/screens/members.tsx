@@ -9,13 +9,14 @@ import { ListState, Table } from '../components/table.js'
 import { useCall } from '../hooks/use-call.js'
 import { usePaged } from '../hooks/use-paged.js'
 
-const LAST_ADMIN_RULE = 'A workspace always keeps at least one admin: the last admin can be neither made a member nor removed. Make someone else an admin first.'
+const LAST_ADMIN_RULE = 'A workspace always keeps at least one active admin: the last one can be neither made a member, suspended nor removed. Make someone else an admin first. A suspended member cannot sign in, and their API keys are refused, until they are reactivated; their role is kept.'
 
 function lastAdminSentence (u: Schemas['User'], doing: string): string {
   return `${u.email} was not ${doing}: they are the workspace's last admin, and a workspace always keeps one. Make another member an admin first.`
 }
 
 type RoleFilter = Schemas['Role'] | ''
+type StatusFilter = Schemas['MemberStatus'] | ''
 
 /**
  * A member's role: picking the other one asks first ("Make ada@… an admin?"), the confirm button
@@ -60,7 +61,8 @@ export function Members ({ me }: ScreenProps) {
   // The search and the role are the server's filters (GET /api/users?q=&role=), paged there too.
   const [search, setSearch] = useState('')
   const [role, setRole] = useState<RoleFilter>('')
-  const [applied, setApplied] = useState<{ q: string, role: RoleFilter }>({ q: '', role: '' })
+  const [status, setStatus] = useState<StatusFilter>('')
+  const [applied, setApplied] = useState<{ q: string, role: RoleFilter, status: StatusFilter }>({ q: '', role: '', status: '' })
   const { items, problem, reload, pager } = usePaged(
     async cursor => await call(api.GET('/api/users', {
       params: {
@@ -68,14 +70,15 @@ export function Members ({ me }: ScreenProps) {
           limit: 25,
           ...(cursor === undefined ? {} : { cursor }),
           ...(applied.q === '' ? {} : { q: applied.q }),
-          ...(applied.role === '' ? {} : { role: applied.role })
+          ...(applied.role === '' ? {} : { role: applied.role }),
+          ...(applied.status === '' ? {} : { status: applied.status })
         }
       }
     })),
     [applied]
   )
-  // The admins, two at most: one alone is the last admin, whose role and removal are refused.
-  const admins = useCall(async () => await call(api.GET('/api/users', { params: { query: { role: 'admin', limit: 2 } } })), [], { live: true })
+  // The active admins, two at most: one alone is the last, whose role, suspension and removal are refused.
+  const admins = useCall(async () => await call(api.GET('/api/users', { params: { query: { role: 'admin', status: 'active', limit: 2 } } })), [], { live: true })
   const lastAdminId = admins.data?.items.length === 1 ? admins.data.items[0]?.id : undefined
   const [rowProblem, setRowProblem] = useState<{ id: string, problem: Problem } | null>(null)
   const changed = () => { reload(); admins.reload() }
@@ -92,6 +95,16 @@ export function Members ({ me }: ScreenProps) {
     else fail(u, r.problem, role === 'member' ? 'made a member' : 'made an admin')
     changed()
   }
+  // Suspend an active member, reactivate a suspended one (POST /api/users/{userId}/suspend | reactivate).
+  const toggle = async (u: Schemas['User']) => {
+    setRowProblem(null)
+    const path = { params: { path: { userId: u.id } } }
+    const suspend = u.status === 'active'
+    const r = await call(suspend ? api.POST('/api/users/{userId}/suspend', path) : api.POST('/api/users/{userId}/reactivate', path))
+    if (r.ok) announce(suspend ? `${u.email} is suspended: signed out everywhere, their keys refused.` : `${u.email} is active again.`)
+    else fail(u, r.problem, suspend ? 'suspended' : 'reactivated')
+    changed()
+  }
   const remove = async (u: Schemas['User']) => {
     setRowProblem(null)
     const r = await call(api.DELETE('/api/users/{userId}', { params: { path: { userId: u.id } } }))
@@ -105,7 +118,7 @@ export function Members ({ me }: ScreenProps) {
       <p class='muted' id='last-admin-rule'>{LAST_ADMIN_RULE}</p>
       <form
         class='card filters' role='search' aria-label='Find members'
-        onSubmit={e => { e.preventDefault(); setApplied({ q: search.trim(), role }) }}
+        onSubmit={e => { e.preventDefault(); setApplied({ q: search.trim(), role, status }) }}
       >
         <div>
           <label for='member-search'>Name or e-mail begins with</label>
@@ -119,23 +132,37 @@ export function Members ({ me }: ScreenProps) {
             <option value='member'>member</option>
           </select>
         </div>
+        <div>
+          <label for='member-status'>Status</label>
+          <select id='member-status' value={status} onChange={e => { setStatus(e.currentTarget.value as StatusFilter) }}>
+            <option value=''>any</option>
+            <option value='active'>active</option>
+            <option value='suspended'>suspended</option>
+          </select>
+        </div>
         <button type='submit'>Find</button>
       </form>
-      <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' ? 'No members yet.' : 'No member matches.'}>
-        <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Role', 'Joined', 'Invited by', '']} pager={pager}>
+      <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' && applied.status === '' ? 'No members yet.' : 'No member matches.'}>
+        <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Status', 'Role', 'Joined', 'Invited by', '']} pager={pager}>
           {items?.map(u => {
             const last = u.id === lastAdminId
             return (
               <tr key={u.id}>
                 <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> (you)</span>}</td>
                 <td class='address'>{u.email}</td>
+                <td><span class={u.status === 'active' ? 'tag' : 'tag off'}>{u.status}</span></td>
                 <td>
                   <RoleCell u={u} lastAdmin={last} onChange={async r => { await changeRole(u, r) }} />
-                  {last && <p class='reason' id={`last-admin-${u.id}`}>The last admin: make another member an admin before changing this role or removing them.</p>}
+                  {last && <p class='reason' id={`last-admin-${u.id}`}>The last admin: make another member an admin before changing this role, suspending or removing them.</p>}
                 </td>
                 <td>{when(u.createdAt)}</td>
                 <td class='inviter'>{inviterText(u.invitedBy)}</td>
                 <td>
+                  <ConfirmButton
+                    label={u.status === 'active' ? 'Suspend' : 'Reactivate'} name={`${u.status === 'active' ? 'Suspend' : 'Reactivate'} ${u.email}`}
+                    confirm={`Yes, ${u.status === 'active' ? 'suspend' : 'reactivate'} ${u.email}`} danger={u.status === 'active'} disabled={last}
+                    describedBy={last ? `last-admin-${u.id}` : undefined} onConfirm={async () => { await toggle(u) }}
+                  />
                   <ConfirmButton
                     label='Remove' name={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} disabled={last}
                     describedBy={last ? `last-admin-${u.id}` : undefined} onConfirm={async () => { await remove(u) }}

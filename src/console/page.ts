@@ -1,4 +1,5 @@
 import { htmlPage, type Page } from '../http/page-shell.js'
+import { escapeHtml } from '../lib/html.js'
 import { consoleAssets } from './assets.js'
 
 // The admin console's page: one HTML shell for `/` and every `/console/{screen}`. The screens are
@@ -22,6 +23,7 @@ const SCREEN_TITLES: Record<string, string> = {
   activity: 'Activity',
   settings: 'Settings',
   domains: 'Domains',
+  directory: 'Directory',
   profile: 'Profile'
 }
 /** The API's names of the screens (/console/invite-requests is the Invite requests screen). */
@@ -40,13 +42,15 @@ export function isConsoleScreen (screen: string): boolean {
   return Object.hasOwn(SCREEN_TITLES, ALIASES[screen] ?? screen)
 }
 
-export function consolePage (opts: { screen: string, identityProvider: boolean }): Page {
+export function consolePage (opts: { screen: string, identityProvider: boolean, publicUrl: string }): Page {
   // Missing means the console was never built (npm run build).
   const assets = consoleAssets()
   const styles = { href: `/static/${assets['console.css']}` }
   const title = SCREEN_TITLES[ALIASES[opts.screen] ?? opts.screen] ?? 'Not found'
+  // The public address (PUBLIC_URL) is what the Directory screen gives a company directory.
   return htmlPage(title, styles, nonce => `<div id="app" data-identity-provider="${
-    opts.identityProvider ? 'yes' : 'no'}"><p class="muted">Loading the console…</p></div>
+    opts.identityProvider ? 'yes' : 'no'}" data-public-url="${
+    escapeHtml(opts.publicUrl)}"><p class="muted">Loading the console…</p></div>
 <script nonce="${nonce}" src="/static/${assets['console.js']}"></script>`)
 }
 

@@ -1951,7 +1951,7 @@ export interface paths {
         /**
          * A screen of the admin console (the same page as `/`, opened on that screen)
          * @description The screens: `members`, `invitations`, `invite-links`, `requests`, `api-keys`, `webhooks`,
-         *     `activity`, `settings`, `domains`, `profile`; the API's names answer too, as aliases (`users`,
+         *     `activity`, `settings`, `domains`, `directory`, `profile`; the API's names answer too, as aliases (`users`,
          *     `invite-requests`, `webhook-endpoints`, `audit-events`, `workspace`, `me`, `overview`). Any
          *     other name is the console's own not-found screen (404, the same page, with links to every
          *     screen).

@@ -1,0 +1,17 @@
+import { announce } from '../announce.js'
+
+/** Puts `value` on the clipboard; `done` says so, else the person is told to copy it themselves. */
+export function copy (value: string, done: () => void): void {
+  void navigator.clipboard.writeText(value).then(done, () => { announce('Could not copy: select the text and copy it yourself.') })
+}
+
+/** A value to paste elsewhere (a DNS record, the SCIM base URL): read-only, selected on focus, and a copy button. */
+export function Copyable ({ id, label, value }: { id: string, label: string, value: string }) {
+  return (
+    <div class='copyable'>
+      <label for={id}>{label}</label>
+      <input id={id} readOnly value={value} onFocus={e => { e.currentTarget.select() }} />
+      <button type='button' onClick={() => { copy(value, () => { announce(`${label} copied to the clipboard.`) }) }}>Copy {label}</button>
+    </div>
+  )
+}
