@@ -1,11 +1,13 @@
-import { useState, useEffect } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import type { ScreenProps } from '../screen.js'
 import { announce } from '../announce.js'
 import { when } from '../format.js'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { OnceSecret } from '../components/once-secret.js'
+import { ProblemNote } from '../components/problem-note.js'
 import { ListState, Table } from '../components/table.js'
+import { useCall } from '../hooks/use-call.js'
 import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
 
 type Scope = Schemas['ApiKeyScope']
@@ -22,7 +24,7 @@ const TITLES: Record<string, string> = {
   webhooks: 'Webhooks',
   events: 'The event feed',
   audit: 'The audit trail',
-  scim: 'The company directory (a key with this alone is the Directory screen\'s)'
+  scim: 'The company directory (its key is made on the Directory screen)'
 }
 /** The areas, each once: those above in their order, then any other of the catalogue (every scope is offered). */
 const AREAS = [...new Set([...Object.keys(TITLES), ...apiKeyScopes.map(s => areaOf(s.scope))])]
@@ -70,16 +72,13 @@ function ScopePicker ({ chosen, onChange }: { chosen: Set<Scope>, onChange: (nex
 }
 
 export function ApiKeys (_props: ScreenProps) {
-  const [items, setItems] = useState<Array<Schemas['ApiKey']> | null>(null)
+  const keys = useCall(async () => await call(api.GET('/api/api-keys')), [])
+  const items = keys.data?.items ?? null
   const [problem, setProblem] = useState<Problem | null>(null)
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<Set<Scope>>(new Set())
   const [expiry, setExpiry] = useState<number | null>(90)
   const [created, setCreated] = useState<Schemas['ApiKeyCreated'] | null>(null)
-  const load = () => {
-    void call(api.GET('/api/api-keys')).then(r => { if (r.ok) { setItems(r.data.items); setProblem(null) } else setProblem(r.problem) })
-  }
-  useEffect(load, [])
   const create = async (e: Event) => {
     e.preventDefault()
     if (scopes.size === 0) { announce('Choose at least one thing the key may do.'); return }
@@ -91,16 +90,16 @@ export function ApiKeys (_props: ScreenProps) {
     }
     const r = await call(api.POST('/api/api-keys', { body }))
     if (r.ok) {
-      setCreated(r.data); setName(''); setScopes(new Set())
+      setCreated(r.data); setName(''); setScopes(new Set()); setProblem(null)
       announce(`API key ${r.data.name} created: copy it now, it is shown once.`)
     } else { setProblem(r.problem); announce(r.problem.text) }
-    load()
+    keys.reload()
   }
   const revoke = async (k: Schemas['ApiKey']) => {
     const r = await call(api.DELETE('/api/api-keys/{apiKeyId}', { params: { path: { apiKeyId: k.id } } }))
-    if (r.ok) announce(`API key ${k.name} was revoked.`)
-    else { setProblem(r.problem); announce(r.problem.text) }
-    load()
+    setProblem(r.ok ? null : r.problem)
+    announce(r.ok ? `API key ${k.name} was revoked.` : r.problem.text)
+    keys.reload()
   }
   const now = Date.now()
   const expiring = (items ?? []).filter(k => expiryWarning(k, now) !== null)
@@ -134,7 +133,8 @@ export function ApiKeys (_props: ScreenProps) {
         <button type='submit'>Create the key</button>
       </form>
       {created !== null && <OnceSecret label={`The key ${created.name}`} secret={created.secret} onDone={() => { setCreated(null) }} />}
-      <ListState items={items} problem={problem} retry={load} empty='No API keys.'>
+      <ProblemNote problem={problem} />
+      <ListState items={items} problem={keys.problem} retry={keys.reload} empty='No API keys.'>
         <Table caption='API keys' heads={['Name', 'May', 'Expires', 'Made by', 'Last used', '']}>
           {items?.map(k => {
             const warning = expiryWarning(k, now)

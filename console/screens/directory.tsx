@@ -27,7 +27,7 @@ function DirectorySettings ({ directory }: { directory: Schemas['DirectorySettin
     const adminGroup = group.trim() === '' ? null : group.trim()
     const r = await call(api.PATCH('/api/workspace/settings', { body: { directory: { adminGroup, welcomeEmail: welcome } } }))
     form.fail(r.ok ? null : r.problem)
-    if (r.ok) announce(`Directory settings saved: ${adminGroup === null ? 'no group makes admins' : `members of ${adminGroup} are admins`}; welcome e-mails ${welcome ? 'on' : 'off'}.`)
+    if (r.ok) announce(`Directory settings saved: ${adminGroup === null ? 'no group makes admins' : `${adminGroup} makes admins`}; welcome e-mails ${welcome ? 'on' : 'off'}.`)
   }
   return (
     <form class='card' onSubmit={save} aria-labelledby='dir-title' ref={form.form}>
@@ -35,10 +35,10 @@ function DirectorySettings ({ directory }: { directory: Schemas['DirectorySettin
       <label for='dir-group'>Admins' group</label>
       <input id='dir-group' maxLength={200} placeholder='Workspace admins' value={group} {...form.control('directory.adminGroup', 'dir-group', 'dir-group-hint')} onInput={e => { setGroup(e.currentTarget.value) }} />
       {form.error('directory.adminGroup', 'dir-group')}
-      <p id='dir-group-hint' class='muted'>The directory group whose members are admins, as the directory names it (empty: the directory sets no roles). It sets roles only for the members the directory provisioned or linked, never the last active admin's.</p>
+      <p id='dir-group-hint' class='muted'>Its members are admins (empty: the directory sets no roles), if the directory provisioned or linked them; never the last active admin's role.</p>
       <label class='check' for='dir-welcome'>
         <input id='dir-welcome' type='checkbox' checked={welcome} onChange={e => { setWelcome(e.currentTarget.checked) }} />
-        Welcome e-mail: each member the directory creates gets a sign-in link
+        Welcome e-mail: a sign-in link to each member the directory creates
       </label>
       <button type='submit'>Save the directory settings</button>
       {form.note}
@@ -58,22 +58,21 @@ export function Directory () {
     e.preventDefault()
     const r = await call(api.POST('/api/api-keys', { body: { name: name.trim(), scopes: ['scim'] } }))
     form.fail(r.ok ? null : r.problem)
-    if (r.ok) { setCreated(r.data); setName(''); announce(`Directory key ${r.data.name} created: copy it now, it is shown once.`) }
+    if (r.ok) { setCreated(r.data); setName(''); announce(`Key ${r.data.name} created: copy it now, it is shown once.`) }
     keys.reload()
   }
   const revoke = async (k: Schemas['ApiKey']) => {
     const r = await call(api.DELETE('/api/api-keys/{apiKeyId}', { params: { path: { apiKeyId: k.id } } }))
     setProblem(r.ok ? null : r.problem)
-    announce(r.ok ? `Directory key ${k.name} was revoked: the directory can no longer provision.` : r.problem.text)
+    announce(r.ok ? `Key ${k.name} was revoked.` : r.problem.text)
     keys.reload()
   }
   const items = keys.data?.items.filter(isDirectoryKey) ?? null
   return (
     <>
       <p>
-        A company directory (Okta, Microsoft Entra ID) adds, suspends and removes this workspace's members through
-        SCIM 2.0. In Okta, paste the base URL as the SCIM connector base URL and the key as the HTTP header's Bearer
-        token; in Entra ID, as the Tenant URL and the Secret Token.
+        Okta or Microsoft Entra ID adds, suspends and removes members through SCIM 2.0: paste the base URL and the key
+        as Okta's SCIM connector base URL and Bearer token, or Entra ID's Tenant URL and Secret Token.
       </p>
       <section class='card' aria-labelledby='scim-title'>
         <h2 id='scim-title'>Connect the directory</h2>
@@ -85,12 +84,12 @@ export function Directory () {
           <button type='submit'>Create the directory key</button>
           {form.note}
         </form>
-        <p class='muted'>It may only provision (the <code>scim</code> scope), never expires, and belongs to the workspace: it keeps working when the admin who made it leaves, until an admin revokes it.</p>
+        <p class='muted'>The <code>scim</code> scope alone; it never expires and belongs to the workspace: it works after its maker leaves, until revoked.</p>
       </section>
-      {created !== null && <OnceSecret label={`The directory key ${created.name}`} secret={created.secret} onDone={() => { setCreated(null) }} />}
+      {created !== null && <OnceSecret label={`The key ${created.name}`} secret={created.secret} onDone={() => { setCreated(null) }} />}
       <ProblemNote problem={problem} />
       <div id='scim-keys'>
-        <ListState items={items} problem={keys.problem} retry={keys.reload} empty='No directory key: the directory cannot connect yet.'>
+        <ListState items={items} problem={keys.problem} retry={keys.reload} empty='No directory key yet.'>
           <Table caption='Directory keys' heads={['Name', 'Made', 'Last used', '']}>
             {items?.map(k => (
               <tr key={k.id}>

@@ -9,7 +9,7 @@ import { ListState, Table } from '../components/table.js'
 import { useCall } from '../hooks/use-call.js'
 import { usePaged } from '../hooks/use-paged.js'
 
-const LAST_ADMIN_RULE = 'A workspace always keeps at least one active admin: the last one can be neither made a member, suspended nor removed. Make someone else an admin first. A suspended member cannot sign in, and their API keys are refused, until they are reactivated; their role is kept.'
+const LAST_ADMIN_RULE = 'A workspace always keeps at least one admin: the last active admin can be neither made a member, suspended nor removed. Make someone else an admin first. A suspended member cannot sign in and their keys are refused until reactivated; their role is kept.'
 
 function lastAdminSentence (u: Schemas['User'], doing: string): string {
   return `${u.email} was not ${doing}: they are the workspace's last admin, and a workspace always keeps one. Make another member an admin first.`
@@ -101,7 +101,7 @@ export function Members ({ me }: ScreenProps) {
     const path = { params: { path: { userId: u.id } } }
     const suspend = u.status === 'active'
     const r = await call(suspend ? api.POST('/api/users/{userId}/suspend', path) : api.POST('/api/users/{userId}/reactivate', path))
-    if (r.ok) announce(suspend ? `${u.email} is suspended: signed out everywhere, their keys refused.` : `${u.email} is active again.`)
+    if (r.ok) announce(suspend ? `${u.email} is suspended.` : `${u.email} is active again.`)
     else fail(u, r.problem, suspend ? 'suspended' : 'reactivated')
     changed()
   }
