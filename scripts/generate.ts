@@ -1,6 +1,8 @@
-// Generates from openapi.yaml: src/generated/openapi.ts (openapi-typescript) and
+// Generates from openapi.yaml: src/generated/openapi.ts (openapi-typescript),
 // src/generated/api-key-scopes.ts (the scope catalogue, `ApiKeyScope`, with its descriptions: the
-// console's scope picker and the tests read the contract's list, not a copy).
+// console's scope picker and the tests read the contract's list, not a copy) and
+// src/generated/catalogues.ts (the `EventType` and `AuditAction` enums as lists: the console's
+// event picker and its Activity filter list what the contract lists).
 // `--check` regenerates in memory and exits 1 when a committed file differs (CI).
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -29,10 +31,24 @@ function scopeCatalogue (): string {
     JSON.stringify(values.map(scope => ({ scope, description: words[scope] })), null, 2) + '\n'
 }
 
+function enumCatalogues (): string {
+  type Contract = { components: { schemas: Record<'EventType' | 'AuditAction', { enum: string[] }> } }
+  const { schemas } = (parse(readFileSync(contractPath, 'utf8')) as Contract).components
+  const list = (name: keyof typeof schemas): string =>
+    `ReadonlyArray<components['schemas']['${name}']> = ${JSON.stringify(schemas[name].enum, null, 2)}\n`
+  return HEADER.replace('(openapi-typescript)', '(the EventType and AuditAction schemas)') +
+    'import type { components } from \'./openapi.js\'\n\n' +
+    '/** The event catalogue (webhooks, the feed), in the contract\'s order. */\n' +
+    `export const eventTypes: ${list('EventType')}\n` +
+    '/** The audit trail\'s actions, in the contract\'s order. */\n' +
+    `export const auditActions: ${list('AuditAction')}`
+}
+
 const types = HEADER + astToString(await openapiTS(pathToFileURL(contractPath)))
 const outputs: Array<[string, string]> = [
   [join(projectRoot, 'src', 'generated', 'openapi.ts'), types],
-  [join(projectRoot, 'src', 'generated', 'api-key-scopes.ts'), scopeCatalogue()]
+  [join(projectRoot, 'src', 'generated', 'api-key-scopes.ts'), scopeCatalogue()],
+  [join(projectRoot, 'src', 'generated', 'catalogues.ts'), enumCatalogues()]
 ]
 
 if (process.argv.includes('--check')) {

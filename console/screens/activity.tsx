@@ -4,21 +4,9 @@ import type { operations } from '../../src/generated/openapi.js'
 import { DOORS, when } from '../format.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
+import { auditActions } from '../../src/generated/catalogues.js'
 
 type Action = Schemas['AuditAction']
-const ACTIONS = [
-  'invitation.created', 'invitation.resent', 'invitation.revoked', 'invitation.accepted', 'invitation.email_failed',
-  'invitation.expired', 'invitation.viewed', 'invitation.reminder_sent', 'member.joined', 'member.role_changed', 'member.removed', 'api_key.created', 'api_key.revoked',
-  'chat.installed', 'chat.uninstalled', 'invite_request.created', 'invite_request.approved', 'invite_request.denied',
-  'workspace.settings_changed', 'session.login', 'session.logout', 'webhook_endpoint.created', 'webhook_endpoint.updated',
-  'webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.disabled', 'webhook_endpoint.tested',
-  'invite_link.created', 'invite_link.regenerated', 'invite_link.revoked',
-  'invitation.bounced', 'invitation.delivery_delayed', 'invitation.bounce_superseded',
-  'domain.added', 'domain.verified', 'domain.failed', 'domain.removed', 'domain.policy_changed',
-  'member.suspended', 'member.reactivated'
-] as const satisfies readonly Action[]
-const complete: Exclude<Action, typeof ACTIONS[number]> extends never ? true : never = true
-void complete
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
 const TARGETS: TargetType[] = [
   'user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace', 'invite_link',
@@ -108,7 +96,7 @@ export function Activity () {
           <label for='f-action'>What</label>
           <select id='f-action' value={filters.action} onChange={e => { set('action', e.currentTarget.value as Action | '') }}>
             <option value=''>everything</option>
-            {ACTIONS.map(a => <option key={a} value={a}>{a}</option>)}
+            {auditActions.map(a => <option key={a} value={a}>{a}</option>)}
           </select>
         </div>
         <div>
