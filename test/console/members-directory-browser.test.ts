@@ -112,7 +112,15 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), `${publicUrl}/scim/v2`, 'copied')
     await page.locator('#scim-keys', { hasText: 'No directory key' }).waitFor()
 
+    // A refusal is said in words beside the form: the workspace holds as many keys as it may (10).
+    const fillers = await Promise.all(Array.from({ length: 9 }, async (_, i) =>
+      (await h.inject({ method: 'POST', url: '/api/api-keys', headers: as, payload: { name: `filler ${i}`, scopes: ['audit:read'] } })).json<{ id: string }>().id))
     await page.getByLabel('Name of the key').fill('Okta')
+    await page.getByRole('button', { name: 'Create the directory key' }).click()
+    const refused = page.locator('form:has(#scim-name) .problem')
+    await refused.waitFor()
+    t.equal(await refused.textContent(), 'This workspace has as many API keys as it may: revoke one first.', 'a refusal in words, beside the form')
+    for (const id of fillers) await h.inject({ method: 'DELETE', url: `/api/api-keys/${id}`, headers: as })
     await page.getByRole('button', { name: 'Create the directory key' }).click()
     const secret = await page.locator('#secret-value').inputValue()
     t.match(secret, /^wsk_/, 'the key shown once')
