@@ -57,6 +57,21 @@ function RoleCell ({ u, lastAdmin, onChange }: { u: Schemas['User'], lastAdmin: 
   )
 }
 
+/** A filter of the list: one of `values`, or any (''). */
+function Filter<T extends string> ({ id, label, value, values, onChange }: {
+  id: string, label: string, value: T | '', values: T[], onChange: (v: T | '') => void
+}) {
+  return (
+    <div>
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={e => { onChange(e.currentTarget.value as T | '') }}>
+        <option value=''>any</option>
+        {values.map(v => <option key={v} value={v}>{v}</option>)}
+      </select>
+    </div>
+  )
+}
+
 export function Members ({ me }: ScreenProps) {
   // The search and the role are the server's filters (GET /api/users?q=&role=), paged there too.
   const [search, setSearch] = useState('')
@@ -124,22 +139,8 @@ export function Members ({ me }: ScreenProps) {
           <label for='member-search'>Name or e-mail begins with</label>
           <input id='member-search' type='search' maxLength={254} value={search} onInput={e => { setSearch(e.currentTarget.value) }} />
         </div>
-        <div>
-          <label for='member-role'>Role</label>
-          <select id='member-role' value={role} onChange={e => { setRole(e.currentTarget.value as RoleFilter) }}>
-            <option value=''>any</option>
-            <option value='admin'>admin</option>
-            <option value='member'>member</option>
-          </select>
-        </div>
-        <div>
-          <label for='member-status'>Status</label>
-          <select id='member-status' value={status} onChange={e => { setStatus(e.currentTarget.value as StatusFilter) }}>
-            <option value=''>any</option>
-            <option value='active'>active</option>
-            <option value='suspended'>suspended</option>
-          </select>
-        </div>
+        <Filter id='member-role' label='Role' value={role} values={['admin', 'member']} onChange={setRole} />
+        <Filter id='member-status' label='Status' value={status} values={['active', 'suspended']} onChange={setStatus} />
         <button type='submit'>Find</button>
       </form>
       <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' && applied.status === '' ? 'No members yet.' : 'No member matches.'}>
