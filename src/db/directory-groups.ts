@@ -1,6 +1,6 @@
 import type { Queryable } from './client.js'
 import type { Role, UserStatus } from './users.js'
-import type { RowFilter } from './directory-users.js'
+import { pageWithTotal, type RowFilter } from './directory-users.js'
 
 // The directory's groups and who is in them (SCIM Groups). Members are the workspace's members;
 // a removed member is in no group (their rows stay until the group changes; reads skip them).
@@ -17,20 +17,19 @@ export interface DirectoryGroupRow {
 const COLUMNS = `id, workspace_id AS "workspaceId", display_name AS "displayName", external_id AS "externalId",
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
+/** One page of the workspace's groups in a stable order, and how many match (one statement, as for Users). */
 export async function listDirectoryGroups (
   q: Queryable, workspaceId: string, page: { offset: number, limit: number, filter: RowFilter | null }
 ): Promise<{ rows: DirectoryGroupRow[], total: number }> {
-  const where = `workspace_id = $1${page.filter !== null ? ` AND ${page.filter.where}` : ''}`
+  const where = `g.workspace_id = $1${page.filter !== null ? ` AND ${page.filter.where}` : ''}`
   const params = [workspaceId, ...(page.filter?.params ?? [])]
-  const n = params.length
-  if (page.limit > 0) {
-    const r = await q.query<DirectoryGroupRow & { total: number }>(
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM directory_groups g WHERE ${where}
-        ORDER BY created_at, id LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, page.limit, page.offset])
-    if (r.rows.length > 0) return { rows: r.rows, total: r.rows[0]?.total ?? 0 }
-  }
-  const c = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM directory_groups g WHERE ${where}`, params)
-  return { rows: [], total: c.rows[0]?.n ?? 0 }
+  return await pageWithTotal<DirectoryGroupRow>(q, {
+    select: `SELECT ${COLUMNS}, (SELECT count(*)::int FROM directory_groups g WHERE ${where}) AS total
+      FROM directory_groups g WHERE ${where}`,
+    count: `SELECT count(*)::int AS n FROM directory_groups g WHERE ${where}`,
+    params,
+    page
+  })
 }
 
 export async function findDirectoryGroup (
@@ -76,10 +75,20 @@ export async function deleteDirectoryGroup (q: Queryable, id: string): Promise<v
 
 /** The group's members (not removed) with their addresses, in a stable order. */
 export async function groupMembers (q: Queryable, groupId: string): Promise<Array<{ id: string, email: string }>> {
-  const r = await q.query<{ id: string, email: string }>(
-    `SELECT u.id, u.email FROM directory_group_members m JOIN users u ON u.id = m.user_id
-      WHERE m.group_id = $1 AND u.status <> 'removed' ORDER BY u.created_at, u.id`, [groupId])
-  return r.rows
+  return (await membersOfGroups(q, [groupId])).get(groupId) ?? []
+}
+
+/** The members of each of `groupIds` (as groupMembers): one statement for a page of groups. */
+export async function membersOfGroups (
+  q: Queryable, groupIds: readonly string[]
+): Promise<Map<string, Array<{ id: string, email: string }>>> {
+  const members = new Map<string, Array<{ id: string, email: string }>>(groupIds.map(id => [id, []]))
+  if (groupIds.length === 0) return members
+  const r = await q.query<{ groupId: string, id: string, email: string }>(
+    `SELECT m.group_id AS "groupId", u.id, u.email FROM directory_group_members m JOIN users u ON u.id = m.user_id
+      WHERE m.group_id = ANY ($1::uuid[]) AND u.status <> 'removed' ORDER BY u.created_at, u.id`, [groupIds])
+  for (const { groupId, ...member } of r.rows) members.get(groupId)?.push(member)
+  return members
 }
 
 /** Of `ids`, those that are members (not removed) of the workspace. */

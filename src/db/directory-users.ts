@@ -38,22 +38,43 @@ export interface RowFilter { where: string, params: unknown[] }
 
 /**
  * One page of a workspace's members in a stable order (created_at, id), and how many match in
- * all. One statement when the page has rows (a directory's lookups match 0 or 1).
+ * all: one statement. The count is a subquery the database runs only when the page has a row, so
+ * a directory's lookup that finds nobody (each person of a first import) costs one index probe,
+ * and a long list walks users_workspace_idx in order instead of sorting every match.
  */
 export async function listDirectoryUsers (
   q: Queryable, workspaceId: string, page: { offset: number, limit: number, filter: RowFilter | null }
 ): Promise<{ rows: DirectoryUserRow[], total: number }> {
   const where = `workspace_id = $1 AND status <> 'removed'${page.filter !== null ? ` AND ${page.filter.where}` : ''}`
   const params = [workspaceId, ...(page.filter?.params ?? [])]
-  const n = params.length
-  if (page.limit > 0) {
-    const r = await q.query<DirectoryUserRow & { total: number }>(
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM users WHERE ${where}
-        ORDER BY created_at, id LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, page.limit, page.offset])
-    if (r.rows.length > 0) return { rows: r.rows, total: r.rows[0]?.total ?? 0 }
+  return await pageWithTotal<DirectoryUserRow>(q, {
+    select: `SELECT ${COLUMNS}, (SELECT count(*)::int FROM users WHERE ${where}) AS total FROM users WHERE ${where}`,
+    count: `SELECT count(*)::int AS n FROM users WHERE ${where}`,
+    params,
+    page
+  })
+}
+
+/**
+ * A page (`select` with a `total` column, ordered by created_at, id) and the count of all that
+ * match. Nothing on a first page means nothing matches; only past the end, or for count=0 (a
+ * count only), does the count run alone.
+ */
+export async function pageWithTotal<R> (
+  q: Queryable,
+  s: { select: string, count: string, params: unknown[], page: { offset: number, limit: number } }
+): Promise<{ rows: R[], total: number }> {
+  const n = s.params.length
+  if (s.page.limit > 0) {
+    const r = await q.query<R & { total: number }>(
+      `${s.select} ORDER BY created_at, id LIMIT $${n + 1} OFFSET $${n + 2}`,
+      [...s.params, s.page.limit, s.page.offset]
+    )
+    const first = r.rows[0]
+    if (first !== undefined) return { rows: r.rows.map(({ total: _, ...row }) => row as R), total: first.total }
+    if (s.page.offset === 0) return { rows: [], total: 0 }
   }
-  // count=0 (a count only), or past the end: no rows, and the total still counts.
-  const c = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${where}`, params)
+  const c = await q.query<{ n: number }>(s.count, s.params)
   return { rows: [], total: c.rows[0]?.n ?? 0 }
 }
 
@@ -115,10 +136,16 @@ export async function updateDirectoryUser (
   return r.rows[0] as DirectoryUserRow
 }
 
-/** The groups a member is in (for the User resource's read-only `groups`). */
-export async function groupsOfUser (q: Queryable, userId: string): Promise<Array<{ id: string, displayName: string }>> {
-  const r = await q.query<{ id: string, displayName: string }>(
-    `SELECT g.id, g.display_name AS "displayName" FROM directory_group_members m
-       JOIN directory_groups g ON g.id = m.group_id WHERE m.user_id = $1 ORDER BY g.created_at, g.id`, [userId])
-  return r.rows
+/** The groups each of `userIds` is in (for the User resource's read-only `groups`): one statement for a page. */
+export async function groupsOfUsers (
+  q: Queryable, userIds: readonly string[]
+): Promise<Map<string, Array<{ id: string, displayName: string }>>> {
+  const groups = new Map<string, Array<{ id: string, displayName: string }>>(userIds.map(id => [id, []]))
+  if (userIds.length === 0) return groups
+  const r = await q.query<{ userId: string, id: string, displayName: string }>(
+    `SELECT m.user_id AS "userId", g.id, g.display_name AS "displayName" FROM directory_group_members m
+       JOIN directory_groups g ON g.id = m.group_id WHERE m.user_id = ANY ($1::uuid[])
+      ORDER BY g.created_at, g.id`, [userIds])
+  for (const { userId, ...group } of r.rows) groups.get(userId)?.push(group)
+  return groups
 }

@@ -1,5 +1,6 @@
 import { parse, type Filter } from 'scim2-parse-filter'
 import { serviceError } from '../errors.js'
+import { isUuid } from '../lib/uuid.js'
 
 // A SCIM filter (RFC 7644 §3.4.2.2) as SQL: scim2-parse-filter parses the grammar; this walks its
 // tree into a WHERE clause over the columns a resource type names, with every value a parameter.
@@ -10,8 +11,14 @@ import { serviceError } from '../errors.js'
 interface FilterColumn {
   /** An SQL expression over the resource's row (it is never built from the request). */
   sql: string
-  /** text: compared as given; ci: compared case-insensitively; bool: true/false only. */
-  kind: 'text' | 'ci' | 'bool'
+  /**
+   * text: compared as given; ci: compared case-insensitively (lower() of both sides); lower: a
+   * column stored in lower case (a CHECK says so), compared case-insensitively by lowering the
+   * value only, so that the column's own index serves `eq`; uuid: a uuid column, `eq` / `ne` as
+   * uuids (its primary key serves them; a value that is no uuid equals nothing), other operators
+   * on its text; bool: true/false only.
+   */
+  kind: 'text' | 'ci' | 'lower' | 'uuid' | 'bool'
 }
 
 /** A resource type's filterable attributes, by lower-case attribute path (`emails.value`). */
@@ -57,7 +64,9 @@ export function filterToSql (
       case 'pr': {
         const column = columns[prefix + attr(f.attrPath)]
         if (column === undefined) throw invalid(`${f.attrPath} is not an attribute this filter can compare`)
-        return column.kind === 'bool' ? 'TRUE' : `(${column.sql} IS NOT NULL AND ${column.sql} <> '')`
+        if (column.kind === 'bool') return 'TRUE'
+        if (column.kind === 'uuid') return `(${column.sql} IS NOT NULL)`
+        return `(${column.sql} IS NOT NULL AND ${column.sql} <> '')`
       }
       default: {
         const name = prefix + attr(f.attrPath)
@@ -92,9 +101,14 @@ function compare (
     return (op === 'eq') === truth ? `(${column.sql})` : `(NOT (${column.sql}))`
   }
   if (typeof value !== 'string') throw invalid(`${attrPath} compares with a string`)
-  const ci = column.kind === 'ci'
-  const left = ci ? `lower(${column.sql})` : column.sql
-  const v = ci ? value.toLowerCase() : value
+  if (column.kind === 'uuid' && (op === 'eq' || op === 'ne')) {
+    if (!isUuid(value)) return op === 'eq' ? 'FALSE' : 'TRUE'
+    return `${column.sql} ${op === 'eq' ? '=' : 'IS DISTINCT FROM'} ${param(value.toLowerCase())}::uuid`
+  }
+  const left = column.kind === 'ci'
+    ? `lower(${column.sql})`
+    : column.kind === 'uuid' ? `${column.sql}::text` : column.sql
+  const v = column.kind === 'text' ? value : value.toLowerCase()
   switch (op) {
     case 'eq': return `${left} = ${param(v)}`
     case 'ne': return `${left} IS DISTINCT FROM ${param(v)}`

@@ -1,9 +1,10 @@
 import type { Queryable } from '../db/client.js'
 import {
   deleteDirectoryGroup, existingMembers, findDirectoryGroup, groupMembers, groupNameTaken, insertDirectoryGroup,
-  listDirectoryGroups, setGroupMembers, updateDirectoryGroup, type DirectoryGroupRow
+  listDirectoryGroups, membersOfGroups, setGroupMembers, updateDirectoryGroup, type DirectoryGroupRow
 } from '../db/directory-groups.js'
 import { serviceError } from '../errors.js'
+import { isUuid } from '../lib/uuid.js'
 import type { Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import { filterToSql, type FilterColumns } from './filter.js'
@@ -23,10 +24,9 @@ type PatchRequest = components['schemas']['ScimPatchRequest']
 const GROUP_COLUMNS: FilterColumns = {
   displayname: { sql: 'display_name', kind: 'ci' },
   externalid: { sql: 'external_id', kind: 'text' },
-  id: { sql: 'id::text', kind: 'ci' }
+  id: { sql: 'id', kind: 'uuid' }
 }
 const PATCHABLE = new Set(['displayname', 'externalid', 'members', 'id'])
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const notFound = () => serviceError('NOT_FOUND', ['Group'])
 /** The filter `members[value eq "…"]` (Entra ID asks whether someone is in a group so). */
 const hasMember = (p: string) =>
@@ -50,7 +50,7 @@ function inputOf (body: Record<string, unknown>): GroupInput {
   }
   const members = Array.isArray(body.members) ? body.members as unknown[] : []
   const ids = members.map(m => (m !== null && typeof m === 'object' ? (m as { value?: unknown }).value : undefined))
-  if (ids.some(v => typeof v !== 'string' || !UUID.test(v))) {
+  if (ids.some(v => typeof v !== 'string' || !isUuid(v))) {
     throw serviceError('VALIDATION_FAILED', ['members[].value must be the id of a member of this workspace'])
   }
   const externalId = typeof body.externalId === 'string' && body.externalId !== '' ? body.externalId : null
@@ -62,27 +62,33 @@ export function createScimGroupService (deps: ScimDeps): ScimGroupService {
   const baseUrl = `${deps.config.publicUrl}/scim/v2`
 
   async function load (q: Queryable, actor: Principal, id: string, forUpdate = false): Promise<DirectoryGroupRow> {
-    if (!UUID.test(id)) throw notFound()
+    if (!isUuid(id)) throw notFound()
     const row = await findDirectoryGroup(q, actor.workspaceId, id, { forUpdate })
     if (row === null) throw notFound()
     return row
   }
-  async function resourceOf (q: Queryable, row: DirectoryGroupRow, withMembers = true): Promise<ScimGroup> {
-    const group: ScimGroup = {
-      schemas: [GROUP_SCHEMA],
-      id: row.id,
-      displayName: row.displayName,
-      meta: {
-        resourceType: 'Group',
-        created: row.createdAt.toISOString(),
-        lastModified: row.updatedAt.toISOString(),
-        location: `${baseUrl}/Groups/${row.id}`
+  /** The groups as resources, their members (unless left out) read in one statement. */
+  async function resourcesOf (q: Queryable, rows: DirectoryGroupRow[], withMembers = true): Promise<ScimGroup[]> {
+    const members = withMembers ? await membersOfGroups(q, rows.map(r => r.id)) : null
+    return rows.map(row => {
+      const group: ScimGroup = {
+        schemas: [GROUP_SCHEMA],
+        id: row.id,
+        displayName: row.displayName,
+        meta: {
+          resourceType: 'Group',
+          created: row.createdAt.toISOString(),
+          lastModified: row.updatedAt.toISOString(),
+          location: `${baseUrl}/Groups/${row.id}`
+        }
       }
-    }
-    if (row.externalId !== null) group.externalId = row.externalId
-    if (withMembers) group.members = (await groupMembers(q, row.id)).map(m => ({ value: m.id, display: m.email }))
-    return group
+      if (row.externalId !== null) group.externalId = row.externalId
+      if (members !== null) group.members = (members.get(row.id) ?? []).map(m => ({ value: m.id, display: m.email }))
+      return group
+    })
   }
+  const resourceOf = async (q: Queryable, row: DirectoryGroupRow, withMembers = true): Promise<ScimGroup> =>
+    (await resourcesOf(q, [row], withMembers))[0] as ScimGroup
 
   /** Checks and stores a group's name and members, then the roles of everyone it concerns. */
   async function store (
@@ -113,9 +119,8 @@ export function createScimGroupService (deps: ScimDeps): ScimGroupService {
       const { offset, limit, startIndex } = pageOf(query)
       const { rows, total } = await listDirectoryGroups(db, actor.workspaceId, { offset, limit, filter })
       const withMembers = !/(^|,)\s*members\s*(,|$)/i.test(query.excludedAttributes ?? '')
-      const resources = await Promise.all(rows.map(async r => selectAttributes(
-        await resourceOf(db, r, withMembers), query.attributes, query.excludedAttributes
-      )))
+      const resources = (await resourcesOf(db, rows, withMembers))
+        .map(r => selectAttributes(r, query.attributes, query.excludedAttributes))
       return listResponse(total, startIndex, resources)
     },
 

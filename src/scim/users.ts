@@ -1,11 +1,12 @@
 import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import {
-  findDirectoryClash, findDirectoryUser, groupsOfUser, insertDirectoryUser, listDirectoryUsers, lockUserByEmail,
+  findDirectoryClash, findDirectoryUser, groupsOfUsers, insertDirectoryUser, listDirectoryUsers, lockUserByEmail,
   updateDirectoryUser, USER_NAME_SQL, type DirectoryAttributes, type DirectoryUserRow
 } from '../db/directory-users.js'
 import { lockActiveAdmins } from '../db/users.js'
 import { serviceError } from '../errors.js'
+import { isUuid } from '../lib/uuid.js'
 import type { Principal } from '../principal.js'
 import { auditActorOf } from '../audit/actor.js'
 import { removeLockedMember } from '../members/service.js'
@@ -27,8 +28,9 @@ type PatchRequest = components['schemas']['ScimPatchRequest']
 const USER_COLUMNS: FilterColumns = {
   username: { sql: USER_NAME_SQL, kind: 'ci' },
   externalid: { sql: 'directory_external_id', kind: 'text' },
-  'emails.value': { sql: 'email', kind: 'ci' },
-  emails: { sql: 'email', kind: 'ci' },
+  // Addresses are stored in lower case: `email = $n` is read through the workspace's e-mail index.
+  'emails.value': { sql: 'email', kind: 'lower' },
+  emails: { sql: 'email', kind: 'lower' },
   // A member has one address, shown as the primary work address.
   'emails.type': { sql: "'work'", kind: 'ci' },
   'emails.primary': { sql: 'TRUE', kind: 'bool' },
@@ -36,7 +38,7 @@ const USER_COLUMNS: FilterColumns = {
   'name.givenname': { sql: 'given_name', kind: 'ci' },
   'name.familyname': { sql: 'family_name', kind: 'ci' },
   'name.formatted': { sql: 'name', kind: 'ci' },
-  id: { sql: 'id::text', kind: 'ci' },
+  id: { sql: 'id', kind: 'uuid' },
   active: { sql: "status = 'active'", kind: 'bool' }
 }
 /** The attributes a PATCH may change; paths into anything else are ignored. */
@@ -56,7 +58,6 @@ export type ScimDeps = Pick<Ports, 'db' | 'clock' | 'events' | 'config'> & {
   welcome: (email: string) => void
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const notFound = () => serviceError('NOT_FOUND', ['User'])
 
 export function createScimUserService (deps: ScimDeps): ScimUserService {
@@ -93,9 +94,11 @@ export function createScimUserService (deps: ScimDeps): ScimUserService {
       const filter = query.filter === undefined ? null : filterToSql(query.filter, USER_COLUMNS, 2)
       const { offset, limit, startIndex } = pageOf(query)
       const { rows, total } = await listDirectoryUsers(db, actor.workspaceId, { offset, limit, filter })
-      const resources = await Promise.all(rows.map(async r => selectAttributes(
-        await resourceOf(db, r), query.attributes, query.excludedAttributes
-      )))
+      // The page's groups in one statement, not one per member.
+      const groups = await groupsOfUsers(db, rows.map(r => r.id))
+      const resources = rows.map(r => selectAttributes(
+        userResource(r, groups.get(r.id) ?? [], baseUrl), query.attributes, query.excludedAttributes
+      ))
       return listResponse(total, startIndex, resources)
     },
 
@@ -106,35 +109,9 @@ export function createScimUserService (deps: ScimDeps): ScimUserService {
 
     async create (actor, body) {
       const attrs = attributesOf(body)
-      const { resource, created } = await db.transaction(async tx => {
-        const now = clock.now()
-        const holder = await lockUserByEmail(tx, attrs.email)
-        if (holder !== null) {
-          // The address is a member's: link them, unless another directory identity holds them.
-          if (holder.workspaceId !== actor.workspaceId) {
-            throw serviceError('SCIM_UNIQUENESS', [`emails.value ${attrs.email}`])
-          }
-          // A member the directory already holds is a duplicate (RFC 7644 §3.3: 409 uniqueness).
-          if (holder.linkedAt !== null) throw serviceError('SCIM_UNIQUENESS', [`userName ${holder.userName}`])
-          await refuseClash(tx, actor, holder.id, attrs)
-          const linked = await updateDirectoryUser(tx, holder.id, attrs, now)
-          await setActive(tx, actor, linked, attrs.active)
-          await applyAdminGroup(deps, tx, actor, [linked.id])
-          return { resource: await resourceOf(tx, await load(tx, actor, linked.id)), created: false }
-        }
-        await refuseClash(tx, actor, null, attrs)
-        const row = await insertDirectoryUser(tx, actor.workspaceId, attrs, now)
-        await deps.events.record(tx, {
-          workspaceId: actor.workspaceId,
-          actor: auditActorOf(actor),
-          action: 'member.joined',
-          target: { type: 'user', id: row.id },
-          payload: { email: row.email, role: row.role },
-          now
-        })
-        if (attrs.active === false) await setActive(tx, actor, row, false)
-        return { resource: await resourceOf(tx, await load(tx, actor, row.id)), created: true }
-      })
+      const { resource, created } = await db.transaction(
+        async tx => await createOrLink(deps, tx, actor, attrs, baseUrl)
+      )
       if (created && resource.active === true && await welcomeWanted(db, actor.workspaceId)) {
         deps.welcome(resource.emails?.[0]?.value ?? '')
       }
@@ -168,14 +145,52 @@ export function createScimUserService (deps: ScimDeps): ScimUserService {
 }
 
 async function loadUser (q: Queryable, actor: Principal, id: string, forUpdate = false): Promise<DirectoryUserRow> {
-  if (!UUID.test(id)) throw notFound()
+  if (!isUuid(id)) throw notFound()
   const row = await findDirectoryUser(q, actor.workspaceId, id, { forUpdate })
   if (row === null) throw notFound()
   return row
 }
 
+/**
+ * A POST of a User, in the caller's transaction: a new active member (door `directory`), or the
+ * member who holds the address linked to the directory, unless another directory identity holds them.
+ */
+async function createOrLink (
+  deps: ScimDeps, tx: Queryable, actor: Principal, attrs: ReturnType<typeof attributesOf>, baseUrl: string
+): Promise<{ resource: ScimUser, created: boolean }> {
+  const now = deps.clock.now()
+  const holder = await lockUserByEmail(tx, attrs.email)
+  if (holder !== null) {
+    // The address is a member's: link them, unless another directory identity holds them.
+    if (holder.workspaceId !== actor.workspaceId) throw serviceError('SCIM_UNIQUENESS', [`emails.value ${attrs.email}`])
+    // A member the directory already holds is a duplicate (RFC 7644 §3.3: 409 uniqueness).
+    if (holder.linkedAt !== null) throw serviceError('SCIM_UNIQUENESS', [`userName ${holder.userName}`])
+    await refuseClash(tx, actor, holder.id, attrs)
+    const linked = await updateDirectoryUser(tx, holder.id, attrs, now)
+    await setUserActive(deps, tx, actor, linked, attrs.active)
+    await applyAdminGroup(deps, tx, actor, [linked.id])
+    return { resource: await userResourceOf(tx, await loadUser(tx, actor, linked.id), baseUrl), created: false }
+  }
+  await refuseClash(tx, actor, null, attrs)
+  const row = await insertDirectoryUser(tx, actor.workspaceId, attrs, now)
+  await deps.events.record(tx, {
+    workspaceId: actor.workspaceId,
+    actor: auditActorOf(actor),
+    action: 'member.joined',
+    target: { type: 'user', id: row.id },
+    payload: { email: row.email, role: row.role },
+    now
+  })
+  if (attrs.active === false) {
+    await setUserActive(deps, tx, actor, row, false)
+    return { resource: await userResourceOf(tx, await loadUser(tx, actor, row.id), baseUrl), created: true }
+  }
+  // As inserted: active, and in no group yet.
+  return { resource: userResource(row, [], baseUrl), created: true }
+}
+
 async function userResourceOf (q: Queryable, row: DirectoryUserRow, baseUrl: string): Promise<ScimUser> {
-  return userResource(row, await groupsOfUser(q, row.id), baseUrl)
+  return userResource(row, (await groupsOfUsers(q, [row.id])).get(row.id) ?? [], baseUrl)
 }
 
 /** 409 uniqueness when another member holds the userName (case-insensitively) or the externalId. */

@@ -11,6 +11,7 @@ import {
   seedApiKeys, seedAuditEvents, seedInvitations, seedInviteRequests, seedMembers, seedWebhooks, seedWorkspaces
 } from '../../bench/scale-seed.js'
 import { build, testDatabase } from '../helpers/build.js'
+import { createApiKey } from '../helpers/mcp.js'
 import { planOf, recording, type Sent } from '../helpers/plans.js'
 import { loadContract } from '../../src/app.js'
 
@@ -293,17 +294,11 @@ function variants (op: Operation): Array<Record<string, string>> {
   return out
 }
 
-const LARGE_ROWS = 1000
-
-t.test('every statement of every list operation reads the large tables through an index', async t => {
-  t.ok(listOperations.length >= 7, `the list operations, from the contract: ${listOperations.map(l => l.path).join(', ')}`)
-  const large = new Set((await db.query<{ relname: string }>(
-    "SELECT relname FROM pg_class WHERE relkind = 'r' AND reltuples >= $1 AND relnamespace = to_regnamespace(current_schema())",
-    [LARGE_ROWS]
-  )).rows.map(r => r.relname))
-  t.ok(large.has('invitations') && large.has('audit_events'), `the large tables: ${[...large].join(', ')}`)
-
-  // The app on this database, its statements recorded while a list request runs.
+/**
+ * The test's database as the app's, each statement recorded while `record` runs a request (the
+ * app outlives nothing: the test's database is closed by the test).
+ */
+function recordedDatabase (): { appDb: Database, record: <T>(into: Sent[], fn: () => Promise<T>) => Promise<T> } {
   let sent: Sent[] | null = null
   const keep = (text: string, params: readonly unknown[] | undefined): void => {
     sent?.push({ text, params: params ?? [] })
@@ -321,6 +316,24 @@ t.test('every statement of every list operation reads the large tables through a
     poolStats: () => db.poolStats(),
     close: async () => {} // the test's database outlives the app
   }
+  const record = async <T>(into: Sent[], fn: () => Promise<T>): Promise<T> => {
+    sent = into
+    try { return await fn() } finally { sent = null }
+  }
+  return { appDb, record }
+}
+
+const LARGE_ROWS = 1000
+
+t.test('every statement of every list operation reads the large tables through an index', async t => {
+  t.ok(listOperations.length >= 7, `the list operations, from the contract: ${listOperations.map(l => l.path).join(', ')}`)
+  const large = new Set((await db.query<{ relname: string }>(
+    "SELECT relname FROM pg_class WHERE relkind = 'r' AND reltuples >= $1 AND relnamespace = to_regnamespace(current_schema())",
+    [LARGE_ROWS]
+  )).rows.map(r => r.relname))
+  t.ok(large.has('invitations') && large.has('audit_events'), `the large tables: ${[...large].join(', ')}`)
+
+  const { appDb, record } = recordedDatabase()
   const h = await build(t, { db: appDb })
   const jobsSchema = h.config.jobs.schema
   let checked = 0
@@ -336,9 +349,9 @@ t.test('every statement of every list operation reads the large tables through a
       for (const query of variants(op)) {
         const statements: Sent[] = []
         const get = async (q: Record<string, string>): Promise<{ nextCursor?: string | null }> => {
-          sent = statements
-          const res = await h.inject({ method: 'GET', url: `${url}?${new URLSearchParams(q).toString()}`, headers: { cookie: admin.cookie } })
-          sent = null
+          const res = await record(statements, async () => await h.inject({
+            method: 'GET', url: `${url}?${new URLSearchParams(q).toString()}`, headers: { cookie: admin.cookie }
+          }))
           t.equal(res.statusCode, 200, `${op.operationId} ${new URLSearchParams(q).toString()}: ${w.label}`)
           return res.json()
         }
@@ -358,4 +371,75 @@ t.test('every statement of every list operation reads the large tables through a
     }
   }
   t.ok(checked > 50, `${checked} statements EXPLAINed`)
+})
+
+// A company directory's lookups (SCIM, RFC 7644 §3.4.2.2): before it creates each person Okta
+// asks for them by userName, Entra ID by externalId or address, either by id. The contract's SCIM
+// lists are not `items` lists, so the sweep above does not reach them: each lookup reads users
+// through the index that fits it, and a page reads its members' groups in one statement.
+
+const SCIM_LOOKUPS: Array<{ filter: (member: { id: string, email: string }) => string, indexes: string[] }> = [
+  // userName is compared case-insensitively: lower() of what the unique index is built on
+  { filter: m => `userName eq "${m.email.toUpperCase()}"`, indexes: ['users_directory_user_name_key'] },
+  { filter: () => 'userName eq "nobody@example.com"', indexes: ['users_directory_user_name_key'] },
+  { filter: () => 'externalId eq "00u1ab2cd3EF4gh5ij6"', indexes: ['users_directory_external_id_key'] },
+  // addresses are stored in lower case: no lower() on the column, so its index serves
+  { filter: m => `emails.value eq "${m.email.toUpperCase()}"`, indexes: ['users_workspace_email_idx', 'users_email_key'] },
+  { filter: m => `emails[type eq "work" and value eq "${m.email}"]`, indexes: ['users_workspace_email_idx', 'users_email_key'] },
+  { filter: m => `id eq "${m.id}"`, indexes: ['users_pkey'] },
+  { filter: m => `userName eq "${m.email}" and active eq true`, indexes: ['users_directory_user_name_key'] }
+]
+
+t.test('SCIM: a directory\'s lookups read users through their index; a page reads its groups in one statement', async t => {
+  const { appDb, record } = recordedDatabase()
+  const h = await build(t, { db: appDb })
+  for (const w of [await fixture('a typical workspace', others[0] as string), await fixture('the big workspace', big)]) {
+    const admin = await h.signIn({ role: 'admin', workspaceId: w.id })
+    const key = await createApiKey(h, admin, 'Okta', ['scim'])
+    const scim = async (url: string, into: Sent[] = []) => await record(into, async () => await h.inject({
+      method: 'GET', url, headers: { authorization: `Bearer ${key.secret}` }
+    }))
+    const member = (await db.query<{ id: string, email: string }>(
+      'SELECT id, email FROM users WHERE id = $1', [w.member])).rows[0] as { id: string, email: string }
+    for (const lookup of SCIM_LOOKUPS) {
+      const filter = lookup.filter(member)
+      const statements: Sent[] = []
+      const res = await scim(`/scim/v2/Users?filter=${encodeURIComponent(filter)}`, statements)
+      t.equal(res.statusCode, 200, `${filter}: ${w.label}`)
+      const reads: Sent[] = []
+      for (const statement of statements.filter(s => /\bFROM users\b/.test(s.text) && !/api_keys/.test(s.text))) {
+        const nodes = await planOf(db, statement)
+        const shape = nodes.map(n => `${n['Node Type']}${n['Index Name'] !== undefined ? ` (${n['Index Name']})` : ''}`)
+        // the page and its count each read users through a fitting index, never a scan of the table
+        const indexes = nodes.filter(n => (n['Index Name'] ?? '').startsWith('users_')).map(n => n['Index Name'] ?? '')
+        t.ok(!nodes.some(n => n['Node Type'] === 'Seq Scan') && indexes.length > 0 &&
+          indexes.every(i => lookup.indexes.includes(i)),
+        `${filter}, ${w.label}: users through ${lookup.indexes.join(' or ')}: ${shape.join(' > ')}`)
+        reads.push(statement)
+      }
+      t.equal(reads.length, 1, `${filter}, ${w.label}: one statement reads the page and its count`)
+    }
+
+    // Groups: the member and two others in a group; a page of 1 and one of 100 cost as many statements.
+    const three = (await db.query<{ id: string }>(
+      "SELECT id FROM users WHERE workspace_id = $1 AND status = 'active' ORDER BY created_at, id LIMIT 3", [w.id])).rows
+    const created = await h.inject({
+      method: 'POST',
+      url: '/scim/v2/Groups',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/scim+json' },
+      payload: JSON.stringify({ displayName: `Engineering ${w.label}`, members: three.map(u => ({ value: u.id })) })
+    })
+    t.equal(created.statusCode, 201)
+    const count = async (n: number) => {
+      const statements: Sent[] = []
+      const res = await scim(`/scim/v2/Users?count=${n}`, statements)
+      const body = res.json() as { Resources: Array<{ id: string, groups: unknown[] }> }
+      t.equal(body.Resources.length, n)
+      return { statements: statements.length, grouped: body.Resources.filter(r => r.groups.length > 0).map(r => r.id) }
+    }
+    const one = await count(1)
+    const hundred = await count(100)
+    t.same(hundred.grouped.sort(), three.map(u => u.id).sort(), `each member's groups: ${w.label}`)
+    t.equal(hundred.statements, one.statements, `as many statements for 100 members as for one: ${w.label}`)
+  }
 })
