@@ -69,6 +69,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_FAIL_OPEN: Type.Boolean({ default: true }),
   API_KEY_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 100),
   API_KEY_REST_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 6000),
+  API_KEY_SCIM_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30000),
   AUTH_RATE_LIMIT_PER_MINUTE: Int(1, 1000000, 30),
   API_KEY_FAILURES_PER_MINUTE: Int(1, 1000000, 20),
   RATE_LIMIT_IPV6_PREFIX: Int(1, 128, 64),
@@ -217,6 +218,8 @@ export interface Config {
     readonly apiKeyPerMinute: number,
     /** Requests per key a minute on the REST operations open to keys (one budget for all of them). */
     readonly apiKeyRestPerMinute: number,
+    /** Requests per key a minute under /scim/v2 (a directory's budget, apart from the REST one). */
+    readonly apiKeyScimPerMinute: number,
     readonly authPerMinute: number,
     /** Failed API-key attempts per client address a minute, before its bearer attempts get 429. */
     readonly apiKeyFailuresPerMinute: number,
@@ -374,6 +377,7 @@ function configOf (env: Env, derived: Derived): Config {
       failOpen: env.RATE_LIMIT_FAIL_OPEN,
       apiKeyPerMinute: env.API_KEY_RATE_LIMIT_PER_MINUTE,
       apiKeyRestPerMinute: env.API_KEY_REST_RATE_LIMIT_PER_MINUTE,
+      apiKeyScimPerMinute: env.API_KEY_SCIM_RATE_LIMIT_PER_MINUTE,
       authPerMinute: env.AUTH_RATE_LIMIT_PER_MINUTE,
       apiKeyFailuresPerMinute: env.API_KEY_FAILURES_PER_MINUTE,
       ipv6Prefix: env.RATE_LIMIT_IPV6_PREFIX

@@ -1609,7 +1609,7 @@ export interface paths {
          * What this SCIM service provider supports (RFC 7643 §5)
          * @description PATCH, filters (up to 100 results a page), sorting none, bulk none, ETags none; the one
          *     authentication scheme is the workspace's directory key (`Authorization: Bearer`).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimServiceProviderConfig"];
         put?: never;
@@ -1630,7 +1630,7 @@ export interface paths {
         /**
          * The resource types this service provides (User, Group)
          * @description A SCIM ListResponse of the two resource types, `User` and `Group`.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimResourceTypes"];
         put?: never;
@@ -1651,7 +1651,7 @@ export interface paths {
         /**
          * The schemas of the resources (RFC 7643 §7)
          * @description A SCIM ListResponse of the User and Group schemas, with the attributes this service keeps.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimSchemas"];
         put?: never;
@@ -1677,7 +1677,7 @@ export interface paths {
          *     `id` and `active` with `eq`, `ne`, `co`, `sw`, `ew`, `pr`, combined with `and`, `or`,
          *     `not`; anything else is 400 `invalidFilter`. `attributes` / `excludedAttributes` choose
          *     what each resource carries (`id` and `schemas` always).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimUsers"];
         put?: never;
@@ -1691,7 +1691,7 @@ export interface paths {
          *     set; 201 with that member), unless another directory identity holds them. A `userName`
          *     or `externalId` another member holds, or an address held outside this workspace, is 409
          *     `uniqueness`. `active: false` makes the member suspended.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         post: operations["postScimUsers"];
         delete?: never;
@@ -1716,7 +1716,7 @@ export interface paths {
         /**
          * One member as a SCIM User
          * @description An id that is not a member of this workspace (another workspace's included) is 404.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimUser"];
         /**
@@ -1724,7 +1724,7 @@ export interface paths {
          * @description Sets `userName`, `externalId`, the name and the address as given (what is left out is
          *     cleared where it may be); `active` suspends or reactivates. Changing `id` is 400
          *     `mutability`. The last active admin cannot be suspended (409, `LAST_ADMIN`'s rule).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         put: operations["putScimUser"];
         post?: never;
@@ -1732,7 +1732,7 @@ export interface paths {
          * Remove a member
          * @description Removes the member as `DELETE /api/users/{userId}` does (sessions and their API keys end;
          *     event `member.removed`). The last active admin is not removed (409).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         delete: operations["deleteScimUser"];
         options?: never;
@@ -1744,7 +1744,7 @@ export interface paths {
          *     booleans, and a path-less `replace` whose value has dotted keys (`name.givenName`).
          *     `active` false suspends the member, true reactivates them. A path this service does not
          *     keep is ignored as RFC 7644 allows; a malformed one is 400 `invalidPath`.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         patch: operations["patchScimUser"];
         trace?: never;
@@ -1761,7 +1761,7 @@ export interface paths {
          * @description Groups oldest first, paged as `GET /scim/v2/Users` is; `filter` compares `displayName`
          *     (case-insensitively), `externalId` and `id`; `excludedAttributes=members` leaves the
          *     members out (Entra ID and Okta ask so).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimGroups"];
         put?: never;
@@ -1771,7 +1771,7 @@ export interface paths {
          *     `uniqueness`; members must be members of this workspace (400 `invalidValue` otherwise).
          *     When its name is the workspace's `directory.adminGroup`, its directory-managed members
          *     become admins.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         post: operations["postScimGroups"];
         delete?: never;
@@ -1796,14 +1796,14 @@ export interface paths {
         /**
          * One group
          * @description An id that is not a group of this workspace is 404.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimGroup"];
         /**
          * Replace a group's name and members
          * @description The members given become the group's members (roles follow when it is the admins' group;
          *     removing the last active admin this way is refused, 409).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         put: operations["putScimGroup"];
         post?: never;
@@ -1811,7 +1811,7 @@ export interface paths {
          * Delete a group
          * @description The members stay members; deleting the admins' group makes its directory-managed members
          *     members again (refused, 409, when that would leave no active admin).
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         delete: operations["deleteScimGroup"];
         options?: never;
@@ -1820,7 +1820,7 @@ export interface paths {
          * Rename a group, add and remove members
          * @description `add` of `members`, `remove` of `members[value eq "…"]` or of `members` with a value
          *     array, `replace` of `displayName` (with or without path), ops in any case.
-         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys, high enough for a first import; 429 beyond).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         patch: operations["patchScimGroup"];
         trace?: never;

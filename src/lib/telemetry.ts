@@ -6,7 +6,8 @@
 /** How an invitation went out: the identity provider's invitation, or our own e-mail. */
 type DeliveryPath = 'identity_provider' | 'email'
 /** What the rate limits count per: a client address, an API key, a workspace's invitation e-mails. */
-export type RateLimitScope = 'client-ip' | 'api-key' | 'api-key-only' | 'invitation-emails' | 'api-key-failures'
+export type RateLimitScope =
+  'client-ip' | 'api-key' | 'api-key-only' | 'directory' | 'invitation-emails' | 'api-key-failures'
 
 export interface Meter {
   /** One delivery attempt on one path: handed over (`sent`) or not (`failed`). */

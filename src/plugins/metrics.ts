@@ -51,7 +51,7 @@ function instruments (register: Registry, poolStats: () => PoolStats) {
     refusals: new Counter({
       name: 'rate_limit_refusals_total',
       help: 'Requests refused by a rate limit or budget, by scope ' +
-        '(client-ip, api-key, api-key-only, invitation-emails, api-key-failures).',
+        '(client-ip, api-key, api-key-only, directory, invitation-emails, api-key-failures).',
       labelNames: ['scope'] as const,
       registers
     }),

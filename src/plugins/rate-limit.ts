@@ -20,8 +20,12 @@ import {
 //    (onRequest), so the key is known; a request without one got 401. `countBodyItems: true` counts
 //    a JSON array body (a JSON-RPC batch) once per item, after the body is read.
 //  - api-key-only: per key, one budget shared by every REST operation open to keys
-//    (API_KEY_REST_RATE_LIMIT_PER_MINUTE, high enough for a directory's first import): API-key
-//    callers count, cookie callers of the same operations are not limited (allowList).
+//    (API_KEY_REST_RATE_LIMIT_PER_MINUTE): API-key callers count, cookie callers of the same
+//    operations are not limited (allowList).
+//  - directory: per key, the SCIM operations under /scim/v2 (API_KEY_SCIM_RATE_LIMIT_PER_MINUTE). A
+//    directory's first import is a lookup and a create per person, one by one: 50 people a second
+//    is 6,000 requests a minute, all of the REST budget; a budget of its own lets it run at what the
+//    service can serve while a script's key stays limited as before.
 //  - failed bearer attempts: per client address (API_KEY_FAILURES_PER_MINUTE), see BearerFailures.
 //
 // Store: memory (one instance) or Redis (REDIS_URL, shared by every instance). When Redis fails:
@@ -128,6 +132,11 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: { config: Config
       max: config.rateLimit.apiKeyRestPerMinute,
       key: r => `rest:${r.principal?.apiKeyId ?? 'none:' + r.ip}`,
       skip: r => r.principal?.kind !== 'apiKey'
+    },
+    // SCIM is for keys only (scope scim): their requests there draw on this budget, not the REST one.
+    directory: {
+      max: config.rateLimit.apiKeyScimPerMinute,
+      key: r => `scim:${r.principal?.apiKeyId ?? 'none:' + r.ip}`
     }
   }
   const failures = counterIn('bearer-failures:')

@@ -1,13 +1,15 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { build, type TestApp } from '../helpers/build.js'
+import { build, testConfig, type TestApp } from '../helpers/build.js'
+import { isScimError, scimFixture } from '../helpers/scim.js'
 import { assertContract } from '../helpers/contract.js'
 import { assertLimited } from '../helpers/rate-limit.js'
 import { createApiKey, MCP, MCP_ACCEPT, mcpRequest as mcpCall } from '../helpers/mcp.js'
 import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // What each rate limit counts: a JSON-RPC batch once per message, IPv6 clients per /64, one budget
-// for all public auth operations, and at most API_KEYS_PER_WORKSPACE keys (each with its limit).
+// for all public auth operations, at most API_KEYS_PER_WORKSPACE keys (each with its limit), and a
+// directory's SCIM requests apart from the REST budget.
 
 const PREVIEW = '/api/auth/invitation'
 
@@ -146,4 +148,50 @@ t.test('a workspace holds at most API_KEYS_PER_WORKSPACE live keys (its MCP budg
     payload: { name: 'k', scopes: ALL_SCOPES }
   })
   t.equal(elsewhere.statusCode, 201, 'another workspace has its own cap')
+})
+
+t.test('a directory\'s SCIM requests have a budget of their own: an import past the REST budget goes on, a script\'s key is limited as before', async t => {
+  // The defaults: a first import at 50 people a second (a lookup and a create each, one by one) is
+  // 6,000 requests a minute, the whole REST budget; the directory's own budget holds it with room.
+  const defaults = testConfig().rateLimit
+  t.equal(defaults.apiKeyRestPerMinute, 6000, 'the REST budget is what it was')
+  t.ok(defaults.apiKeyScimPerMinute >= 2 * 2 * 50 * 60, `the SCIM budget holds twice that import (${defaults.apiKeyScimPerMinute})`)
+
+  // The same, scaled down: a REST budget of 4 and a SCIM budget of 24 a minute.
+  const { h, admin, scim } = await scimFixture(t, {
+    env: { API_KEY_REST_RATE_LIMIT_PER_MINUTE: '4', API_KEY_SCIM_RATE_LIMIT_PER_MINUTE: '24' }
+  })
+  const script = (await createApiKey(h, admin, 'script', ['members:read'])).secret
+  const both = (await createApiKey(h, admin, 'both', ['members:read', 'scim'])).secret
+  const rest = async (key: string) => (await h.inject({ method: 'GET', url: '/api/users', headers: { authorization: `Bearer ${key}` } })).statusCode
+
+  // An import of 10 people, one by one as Okta does: 20 requests, five times the REST budget.
+  const answers: number[] = []
+  for (let i = 0; i < 10; i++) {
+    const userName = `person${i}@import.example.com`
+    answers.push((await scim('GET', `/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`)).status)
+    answers.push((await scim('POST', '/scim/v2/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName, emails: [{ value: userName, primary: true }], active: true
+    })).status)
+  }
+  t.same([...new Set(answers)].sort(), [200, 201], 'the import: 20 requests, none refused')
+
+  const byScript: number[] = []
+  for (let i = 0; i < 5; i++) byScript.push(await rest(script))
+  t.same(byScript, [200, 200, 200, 200, 429], 'a script\'s key: 4 a minute, then 429')
+
+  // A key holding scim beside other scopes: its SCIM requests do not spend its REST budget.
+  const withBoth = async (url: string) => (await h.inject({ method: 'GET', url, headers: { authorization: `Bearer ${both}` } })).statusCode
+  t.same([await withBoth('/scim/v2/Users?count=1'), await withBoth('/scim/v2/Users?count=1')], [200, 200])
+  const restOfBoth: number[] = []
+  for (let i = 0; i < 5; i++) restOfBoth.push(await rest(both))
+  t.same(restOfBoth, [200, 200, 200, 200, 429], 'its REST budget is whole, then spent')
+
+  // Past its own budget the directory is refused as SCIM says, with Retry-After.
+  for (let i = answers.length; i < 24; i++) t.equal((await scim('GET', '/scim/v2/Users?count=0')).status, 200)
+  const refused = await scim('GET', '/scim/v2/Users?count=0')
+  t.ok(isScimError(refused.body, 429), `a SCIM error: ${JSON.stringify(refused.body)}`)
+  t.same(refused.problems, [], 'as the contract declares')
+  t.equal(refused.res.headers['x-ratelimit-limit'], '24')
+  t.ok(Number(refused.res.headers['retry-after']) >= 1, 'Retry-After')
 })

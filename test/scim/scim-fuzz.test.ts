@@ -52,7 +52,7 @@ const operation = fc.record({
 }).map(o => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)))
 
 t.test(`a fuzz over /scim/v2 finds only SCIM error objects (FUZZ_SEED=${SEED})`, async t => {
-  const { scim } = await scimFixture(t, { env: { API_KEY_REST_RATE_LIMIT_PER_MINUTE: '1000000' } })
+  const { scim } = await scimFixture(t, { env: { API_KEY_SCIM_RATE_LIMIT_PER_MINUTE: '1000000' } })
   const user = await scim('POST', '/scim/v2/Users', {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'fuzz-target@example.com', active: true
   })
