@@ -35,6 +35,11 @@ export async function insertLoginTokenWithinLimit (
 export async function consumeLoginToken (
   q: Queryable, tokenHash: string, now: Date
 ): Promise<LoginTokenUse | { reason: 'unknown' | 'used' | 'expired' }> {
+  // The user's row first, as a suspension locks it before it expires their tokens: one lock
+  // order, so a sign-in and a suspension of the same person wait for each other, never deadlock.
+  await q.query(
+    'SELECT 1 FROM login_tokens lt JOIN users u ON u.id = lt.user_id WHERE lt.token_hash = $1 FOR SHARE OF u',
+    [tokenHash])
   const r = await q.query<LoginTokenUse>(
     `UPDATE login_tokens lt SET used_at = $2
        FROM users u

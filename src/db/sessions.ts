@@ -3,14 +3,22 @@ import type { Role } from './users.js'
 
 export type SessionMethod = 'signup' | 'login_link' | 'identity_provider'
 
+/**
+ * A session for an active user; null when the user is not active (suspended or removed). The
+ * user's row is locked (FOR SHARE) until the caller's transaction ends, so a suspension or removal
+ * either waits and then revokes this session with the others, or went first and none is made: a
+ * session never outlives a suspension it raced.
+ */
 export async function insertSession (
   q: Queryable,
   session: { userId: string, method: SessionMethod, now: Date, expiresAt: Date }
-): Promise<{ id: string }> {
+): Promise<{ id: string } | null> {
   const r = await q.query<{ id: string }>(
-    'INSERT INTO sessions (user_id, method, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id',
+    `INSERT INTO sessions (user_id, method, created_at, expires_at)
+     SELECT id, $2, $3, $4 FROM users WHERE id = $1 AND status = 'active' FOR SHARE
+     RETURNING id`,
     [session.userId, session.method, session.now, session.expiresAt])
-  return r.rows[0] as { id: string }
+  return r.rows[0] ?? null
 }
 
 export interface ActiveSession {

@@ -3,11 +3,16 @@ import type { Queryable } from '../db/client.js'
 import { findActiveSession, insertSession, revokeSession, type SessionMethod } from '../db/sessions.js'
 import type { Principal } from '../principal.js'
 import { isUuid } from '../lib/uuid.js'
+import { serviceError } from '../errors.js'
 
 export const SESSION_COOKIE = 'service_session'
 
 export interface SessionService {
-  /** Creates the session row (in the caller's transaction) and returns the cookie value. */
+  /**
+   * Creates the session row (in the caller's transaction) and returns the cookie value. Only for
+   * an active member (TOKEN_INVALID otherwise, as for an unknown link): their row stays locked
+   * until the transaction ends, so a suspension racing the sign-in ends this session too.
+   */
   start(tx: Queryable, userId: string, method: SessionMethod): Promise<{ sessionId: string, token: string }>
   /** The principal named by a cookie value, or null when the token or the session is not valid now. */
   authenticate(token: string): Promise<Principal | null>
@@ -36,10 +41,12 @@ export function createSessionService (
     sessionIdOf,
     async start (tx, userId, method) {
       const now = clock.now()
-      const { id } = await insertSession(
+      const session = await insertSession(
         tx, { userId, method, now, expiresAt: new Date(now.getTime() + ttlSeconds * 1000) }
       )
-      return { sessionId: id, token: signer.sign({ sid: id }) }
+      // Suspended or removed since the door checked: the link or code that led here is as good as unknown.
+      if (session === null) throw serviceError('TOKEN_INVALID')
+      return { sessionId: session.id, token: signer.sign({ sid: session.id }) }
     },
     async authenticate (token) {
       const sid = sessionIdOf(token)

@@ -4,10 +4,14 @@ import { suspendMember, reactivateMember } from '../../src/members/status.js'
 import { systemActor } from '../../src/audit/actor.js'
 import { assertContract } from '../helpers/contract.js'
 import type { AuditActor } from '../../src/db/audit-events.js'
+import { insertLoginTokenWithinLimit } from '../../src/db/login-tokens.js'
+import { hashToken, randomToken } from '../../src/lib/tokens.js'
+import { SESSION_COOKIE } from '../../src/sessions/service.js'
 
 // The member-status service (src/members/status.ts), as every door calls it (REST, MCP, the
 // company directory): suspension ends the member's sessions at once and keeps their role,
-// reactivation restores them, the last active admin is never suspended.
+// reactivation restores them, the last active admin is never suspended, and a sign-in racing a
+// suspension neither deadlocks with it nor keeps its session (PostgreSQL).
 
 // Two instances share a database and the session secret, as in production.
 const env = { SESSION_SECRET: 'member-status-two-instances-'.repeat(2) }
@@ -114,4 +118,60 @@ t.test('REST: suspend on one instance is refused on the other at once; keys come
   assertContract(t, 'POST', `/api/users/${second.userId}/reactivate`, back)
   t.match(back.json(), { role: 'admin', status: 'active' })
   t.equal(await listWithKey(), 200, 'their key works again after reactivation')
+})
+
+t.test('a sign-in racing a suspension: the session it starts ends with the others', {
+  skip: h.db.kind === 'pglite' ? 'PGlite has one connection: two transactions never interleave there' : false
+}, async t => {
+  const admin = await h.signIn({ role: 'admin' })
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  // A sign-in link, e-mailed before the suspension (as /api/auth/login-link stores it).
+  const token = randomToken()
+  const now = h.clock.now()
+  await insertLoginTokenWithinLimit(h.db, {
+    userId: member.userId,
+    tokenHash: hashToken(token),
+    browserHash: null,
+    expiresAt: new Date(now.getTime() + 600_000),
+    now,
+    since: now,
+    max: 10
+  })
+  // Another connection holds the sessions table, so the sign-in stops where it inserts its session,
+  // its link used; then the suspension starts. Before the fix the suspension locked the member,
+  // revoked their sessions (not the uncommitted one) and waited for the link's row while the sign-in
+  // waited for the member's row: a deadlock, one of them answered 500. Now the sign-in holds the
+  // member's row from the start: the suspension waits for it, then ends its session too.
+  let release = (): void => {}
+  const released = new Promise<void>(resolve => { release = resolve })
+  let locked = (): void => {}
+  const holding = new Promise<void>(resolve => { locked = resolve })
+  const holder = h.db.transaction(async tx => {
+    await tx.query('LOCK TABLE sessions IN SHARE MODE')
+    locked()
+    await released
+  })
+  await holding
+  // Connections of this test's database waiting for a lock (each test file has a database of its own).
+  const waiting = async () => (await h.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+  )).rows[0]?.n ?? 0
+  const waitFor = async (n: number) => {
+    while (await waiting() < n) await new Promise(resolve => setImmediate(resolve))
+  }
+
+  const signIn = post(h, '/api/auth/verify', {}, { token })
+  await waitFor(1)
+  const suspended = post(h, `/api/users/${member.userId}/suspend`, { cookie: admin.cookie })
+  await waitFor(2)
+  release()
+  await holder
+  const [verified, suspension] = await Promise.all([signIn, suspended])
+  t.equal(suspension.statusCode, 200)
+  const cookie = verified.cookies.find(c => c.name === SESSION_COOKIE)
+  t.equal(verified.statusCode, 200, 'the sign-in began first and was let finish')
+  t.equal((await post(h, `/api/users/${member.userId}/reactivate`, { cookie: admin.cookie })).statusCode, 200)
+  t.equal((await h.inject({
+    method: 'GET', url: '/api/users/me', headers: { cookie: `${SESSION_COOKIE}=${cookie?.value ?? ''}` }
+  })).statusCode, 401, 'its session was ended by the suspension and stays ended after reactivation')
 })
