@@ -6,6 +6,8 @@ import { insertWorkspace } from '../../src/db/workspaces.js'
 import { insertUser } from '../../src/db/users.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
 import { OAUTH_STATE_TTL_MS } from '../../src/oauth/state.js'
+import { suspendMember } from '../../src/members/status.js'
+import { systemActor } from '../../src/audit/actor.js'
 
 // WorkOS AuthKit login, driven through the real @workos-inc/node SDK against a loopback fake of
 // WorkOS's HTTP API (POST /user_management/authenticate).
@@ -94,6 +96,8 @@ t.test('WorkOS AuthKit login', async t => {
       WORKOS_API_PORT: String(fake.port),
       WORKOS_API_HTTPS: 'false',
       WORKOS_TIMEOUT_MS: '2000',
+      // Every login and callback here comes from one address; the limit is not what is tested.
+      AUTH_RATE_LIMIT_PER_MINUTE: '1000',
       PUBLIC_URL: 'http://service.example.test',
       APP_URL: 'http://app.example.test'
     }
@@ -116,6 +120,7 @@ t.test('WorkOS AuthKit login', async t => {
       workosUser({ id: 'user_unverified', email: 'invited@fallback.example', verified: false })
     ),
     'code-hijack': authenticated(workosUser({ id: 'user_other_identity', email: 'invited@fallback.example' })),
+    'code-suspended': authenticated(workosUser({ id: 'user_suspended', email: 'suspended@fallback.example' })),
     'code-5xx': { status: 500, json: { message: 'internal secret detail' } },
     'code-hang': { hang: true }
   })
@@ -206,6 +211,28 @@ t.test('WorkOS AuthKit login', async t => {
       "SELECT workos_user_id AS id FROM users WHERE email = 'invited@fallback.example'"
     )
     t.same(row.rows, [{ id: 'user_existing' }], 'the account is linked to the WorkOS user')
+  })
+
+  await t.test('a suspended member: the session the provider gave ends, and the provider signs them in no more', async t => {
+    const member = await insertUser(
+      h.db, { workspaceId: other.id, email: 'suspended@fallback.example', name: null, role: 'member', now: h.clock.now() }
+    )
+    const signIn = async () => {
+      const { state, cookie } = await startLogin(t, h)
+      return await callback(t, h, { code: 'code-suspended', state }, cookie)
+    }
+    const first = await signIn()
+    t.equal(first.statusCode, 302, 'an active member signs in')
+    const session = `${SESSION_COOKIE}=${first.cookies.find(c => c.name === SESSION_COOKIE)?.value ?? ''}`
+    const me = async () => (await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: session } })).statusCode
+    t.equal(await me(), 200)
+
+    await suspendMember(h.app.services.ports, other.id, member.id, systemActor('directory'))
+    t.equal(await me(), 401, 'the session from the provider ends at once')
+    const refused = await signIn()
+    t.equal(refused.statusCode, 403, 'the provider\'s word does not bring them back')
+    t.match(refused.json(), { code: 'FORBIDDEN', details: { reason: /disabled/ } })
+    t.equal(refused.cookies.find(c => c.name === SESSION_COOKIE), undefined, 'no session cookie')
   })
 
   await t.test('bad state: missing, not this browser\'s, mismatched, stale, unknown — 400, no code exchange', async t => {

@@ -394,3 +394,40 @@ t.test('invite requests: list, approve (without the signup link), deny; one deci
   t.match(denied.structuredContent, { id: b.row.id, status: 'denied', reason: 'not now' })
   t.equal(toolErrorOf(await callTool(key, 'deny_invite_request', { id: 'nope' })).code, 'VALIDATION_FAILED')
 })
+
+t.test('suspend_member and reactivate_member: the member is refused at once, the role kept; the rules REST holds', async t => {
+  const admin = await h.signIn()
+  const key = await newKey(admin)
+  const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  const otherAdmin = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
+  const me = async (who: SignedIn) =>
+    (await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie: who.cookie } })).statusCode
+
+  const suspended = await callTool(key, 'suspend_member', { id: member.userId })
+  t.notOk(suspended.isError)
+  t.match(suspended.structuredContent, { id: member.userId, role: 'member', status: 'suspended' })
+  t.equal(await me(member), 401, 'their session is refused at once')
+  const audit = await h.inject({
+    method: 'GET', url: `/api/audit-events?targetType=user&targetId=${member.userId}`, headers: { cookie: admin.cookie }
+  })
+  t.match(audit.json().items, [{ action: 'member.suspended', actor: { type: 'api_key' }, source: 'mcp' }],
+    'recorded as the key, through the MCP door')
+
+  // A key that may not make or unmake admins does not suspend one; the last active admin is kept.
+  const writer = (await createApiKey(h, admin, 'writer', ['members:read', 'members:write'])).secret
+  t.equal(toolErrorOf(await callTool(writer, 'suspend_member', { id: otherAdmin.userId })).code, 'INSUFFICIENT_SCOPE')
+  t.equal(await me(otherAdmin), 200, 'the admin is untouched')
+  t.notOk((await callTool(key, 'suspend_member', { id: otherAdmin.userId })).isError)
+  t.equal(toolErrorOf(await callTool(key, 'suspend_member', { id: admin.userId })).code, 'LAST_ADMIN')
+  t.equal(toolErrorOf(await callTool(key, 'suspend_member', { id: 'nope' })).code, 'VALIDATION_FAILED')
+  const stranger = await newKey(await h.signIn())
+  t.equal(toolErrorOf(await callTool(stranger, 'suspend_member', { id: member.userId })).code, 'NOT_FOUND')
+
+  const back = await callTool(key, 'reactivate_member', { id: otherAdmin.userId })
+  t.match(back.structuredContent, { id: otherAdmin.userId, role: 'admin', status: 'active' }, 'with the role they had')
+  t.equal(await me(otherAdmin), 401, 'their old session stays ended')
+  t.match((await callTool(key, 'reactivate_member', { id: member.userId })).structuredContent, { status: 'active' })
+  t.match((await h.inject({
+    method: 'GET', url: '/api/audit-events?action=member.reactivated', headers: { cookie: admin.cookie }
+  })).json().items, [{ source: 'mcp' }, { source: 'mcp' }])
+})

@@ -482,3 +482,54 @@ await t.test('within the hour after a notice, requests reach each admin as one d
   t.same(dms.map(p => p.channel).sort(), ['U0ADMIN1', 'U0ADMIN2'])
   for (const dm of dms) t.match(dm.text, /2 invite requests wait for a decision:\n• lee@example\.com as a member\n• max@example\.com as a member/)
 })
+
+await t.test('a suspended admin is answered as a stranger: /invite and a button click do nothing', async t => {
+  // An admin of the workspace known to Slack, suspended: Slack still names them, we do not.
+  const admin3 = await h.signIn({ role: 'admin', workspaceId: admin.workspaceId })
+  const asker = await h.signIn({ role: 'member', workspaceId: admin.workspaceId })
+  slack.emails.set('U0ADMIN3', admin3.email)
+  slack.emails.set('U0STRANGE', 'stranger@elsewhere.example')
+  await setPolicy('request')
+  const { row } = await h.app.services.inviteRequests.request(
+    principalOf(asker, 'member'), { email: 'olga@example.com', role: 'member' }
+  )
+  const suspend = await h.inject({ method: 'POST', url: `/api/users/${admin3.userId}/suspend`, headers: { cookie: admin.cookie } })
+  t.equal(suspend.statusCode, 200)
+  const before = await invitations()
+
+  /** What Slack shows the person after they acted: the ephemeral answer on their response_url. */
+  const answerTo = (responseUrl: string) => slack.fake.requests.find(q => responseUrl.endsWith(q.path))?.json as
+    { text?: string } | undefined
+  const invite = async (user: string) => {
+    const form = command(user, 'pavel@example.com')
+    const res = await signedForm(COMMANDS, form)
+    t.equal(res.statusCode, 200, `${user}: acknowledged`)
+    await idle()
+    return { ack: res.json(), answer: answerTo(String(form.response_url)) }
+  }
+  // Slack retries a click with its message and action as they were: each click here is on a message of its own.
+  let message = 0
+  const approve = async (user: string) => {
+    const c = click(user, 'request_approve_member', row.id, { channel: 'DADMIN3', ts: `1700000000.00010${++message}` })
+    t.equal((await interact(c)).statusCode, 200, `${user}: acknowledged`)
+    await idle()
+    return answerTo(c.response_url)
+  }
+
+  const stranger = await invite('U0STRANGE')
+  const suspended = await invite('U0ADMIN3')
+  t.ok(stranger.answer?.text !== undefined, `the stranger is answered: ${stranger.answer?.text ?? ''}`)
+  t.same(suspended, stranger, '/invite: the suspended admin gets the stranger\'s answer, word for word')
+  const strangerClick = await approve('U0STRANGE')
+  t.ok(strangerClick?.text !== undefined, `the stranger's click is answered: ${strangerClick?.text ?? ''}`)
+  t.same(await approve('U0ADMIN3'), strangerClick, 'Approve: the same answer as the stranger\'s')
+  t.same(await invitations(), before, 'no invitation')
+  t.match(await rows('SELECT status FROM invite_requests WHERE id = $1', [row.id]), [{ status: 'pending' }], 'still pending')
+
+  // The refusal was the suspension: reactivated, the same admin is an admin in Slack again.
+  const back = await h.inject({ method: 'POST', url: `/api/users/${admin3.userId}/reactivate`, headers: { cookie: admin.cookie } })
+  t.equal(back.statusCode, 200)
+  await approve('U0ADMIN3')
+  t.match(await rows('SELECT status, decided_by FROM invite_requests WHERE id = $1', [row.id]),
+    [{ status: 'approved', decided_by: admin3.userId }], 'reactivated: the same click approves')
+})
