@@ -1,6 +1,6 @@
 import type { Queryable } from './client.js'
 import type { Role, UserStatus } from './users.js'
-import { pageWithTotal, type RowFilter } from './directory-users.js'
+import { byOwner, pageWithTotal, type RowFilter } from './directory-users.js'
 
 // The directory's groups and who is in them (SCIM Groups). Members are the workspace's members;
 // a removed member is in no group (their rows stay until the group changes; reads skip them).
@@ -82,13 +82,11 @@ export async function groupMembers (q: Queryable, groupId: string): Promise<Arra
 export async function membersOfGroups (
   q: Queryable, groupIds: readonly string[]
 ): Promise<Map<string, Array<{ id: string, email: string }>>> {
-  const members = new Map<string, Array<{ id: string, email: string }>>(groupIds.map(id => [id, []]))
-  if (groupIds.length === 0) return members
-  const r = await q.query<{ groupId: string, id: string, email: string }>(
-    `SELECT m.group_id AS "groupId", u.id, u.email FROM directory_group_members m JOIN users u ON u.id = m.user_id
+  if (groupIds.length === 0) return new Map()
+  const r = await q.query<{ owner: string, id: string, email: string }>(
+    `SELECT m.group_id AS owner, u.id, u.email FROM directory_group_members m JOIN users u ON u.id = m.user_id
       WHERE m.group_id = ANY ($1::uuid[]) AND u.status <> 'removed' ORDER BY u.created_at, u.id`, [groupIds])
-  for (const { groupId, ...member } of r.rows) members.get(groupId)?.push(member)
-  return members
+  return byOwner(groupIds, r.rows)
 }
 
 /** Of `ids`, those that are members (not removed) of the workspace. */

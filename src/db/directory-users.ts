@@ -140,12 +140,19 @@ export async function updateDirectoryUser (
 export async function groupsOfUsers (
   q: Queryable, userIds: readonly string[]
 ): Promise<Map<string, Array<{ id: string, displayName: string }>>> {
-  const groups = new Map<string, Array<{ id: string, displayName: string }>>(userIds.map(id => [id, []]))
-  if (userIds.length === 0) return groups
-  const r = await q.query<{ userId: string, id: string, displayName: string }>(
-    `SELECT m.user_id AS "userId", g.id, g.display_name AS "displayName" FROM directory_group_members m
+  if (userIds.length === 0) return new Map()
+  const r = await q.query<{ owner: string, id: string, displayName: string }>(
+    `SELECT m.user_id AS owner, g.id, g.display_name AS "displayName" FROM directory_group_members m
        JOIN directory_groups g ON g.id = m.group_id WHERE m.user_id = ANY ($1::uuid[])
       ORDER BY g.created_at, g.id`, [userIds])
-  for (const { userId, ...group } of r.rows) groups.get(userId)?.push(group)
-  return groups
+  return byOwner(userIds, r.rows)
+}
+
+/** Rows that name their `owner` (a member, a group), in order under each of `owners`; none: []. */
+export function byOwner<R extends { owner: string }> (
+  owners: readonly string[], rows: readonly R[]
+): Map<string, Array<Omit<R, 'owner'>>> {
+  const grouped = new Map<string, Array<Omit<R, 'owner'>>>(owners.map(id => [id, []]))
+  for (const { owner, ...row } of rows) grouped.get(owner)?.push(row)
+  return grouped
 }
