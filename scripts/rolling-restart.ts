@@ -23,7 +23,8 @@ const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '50000' },
     connections: { type: 'string', default: '8' },
-    instances: { type: 'string', default: '2' }
+    instances: { type: 'string', default: '2' },
+    procedure: { type: 'string', default: 'proxy' }
   }
 })
 const wanted = Number(values.requests)
@@ -132,11 +133,10 @@ try {
   const restartsDone = (async () => {
     await new Promise(resolve => setTimeout(resolve, 1000))
     while (running.load) {
-      for (const instance of cluster.instances) {
+      for (const [i, instance] of cluster.instances.entries()) {
         if (!running.load) break
-        const code = await instance.stop()
+        const code = await cluster.restart(i, values.procedure as 'signal' | 'proxy')
         if (code !== 0) lost.push(`instance on ${instance.port} exited ${code}`)
-        await instance.start()
         restarts++
         await new Promise(resolve => setTimeout(resolve, 300))
       }
@@ -148,7 +148,12 @@ try {
   const nginxLog = existsSync(errors)
     ? readFileSync(errors, 'utf8').split('\n').filter(l => /\[(error|warn)\]/.test(l))
     : []
-  for (const l of lost) console.log(`LOST ${l}`)
+  for (const l of lost) {
+    console.log(`LOST ${l}`)
+    const at = Date.parse(l.slice(0, 24))
+    const near = cluster.events.map(e => ({ ...e, d: e.at - at })).sort((a, b) => Math.abs(a.d) - Math.abs(b.d)).slice(0, 3)
+    for (const e of near) console.log(`  ${e.d} ms: ${e.what}`)
+  }
   // Every upstream error but a refused connection (an instance stopped: nginx goes to the next).
   for (const l of nginxLog) if (!l.includes('(111: Connection refused)')) console.log(`NGINX ${l}`)
   const upstreamErrors = new Map<string, number>()

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
@@ -33,7 +34,24 @@ export interface Cluster {
   instances: Instance[]
   /** Where nginx and the instances keep their files: removed by close() when startCluster made it. */
   dir: string
+  /** EXPERIMENT: restart one instance: 'signal' = SIGTERM alone; 'proxy' = down + reload first. */
+  restart(i: number, how: 'signal' | 'proxy'): Promise<number | null>
+  events: Array<{ at: number, what: string }>
   close(): Promise<void>
+}
+
+/** The processes whose parent is `pid`. */
+function childrenOf (pid: number): number[] {
+  const out: number[] = []
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === pid) out.push(Number(e))
+    } catch {}
+  }
+  return out
 }
 
 export interface ClusterOptions {
@@ -103,14 +121,14 @@ function instance (port: number, env: Record<string, string>, dataDir: string, n
 }
 
 /** The nginx.conf of docs/operating.md's deployment: nginx on `listen`, the instances on `upstreams`. */
-export function nginxConf (prefix: string, listen: number, upstreams: number[]): string {
+export function nginxConf (prefix: string, listen: number, upstreams: number[], down: ReadonlySet<number> = new Set()): string {
   return `${nginxPreamble(prefix)}
   upstream workspace {
     # max_fails=0: no instance is ever taken out for a while. With max_fails=1, while one instance
     # restarted (its refusals count) a single 503 or error from another took that one out too,
     # and every request for fail_timeout was answered 502 "no live upstreams". A stopped instance
     # costs a refused connection, then the request goes on to the next.
-${upstreams.map(p => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
+${upstreams.map(p => `    server 127.0.0.1:${p} max_fails=0${down.has(p) ? ' down' : ''};`).join('\n')}
     keepalive 32;
     # Shorter than each instance's drain (SHUTDOWN_DRAIN_MS): an idle connection is closed by
     # nginx, never by an instance that is stopping.
@@ -175,7 +193,33 @@ export async function startCluster (opts: ClusterOptions): Promise<Cluster> {
       if (n.exitCode !== null) throw new Error(`nginx exited: ${err}`)
       return true
     })
-    return { url, instances, dir: root, close }
+    const down = new Set<number>()
+    const reload = async (): Promise<void> => {
+      writeFileSync(join(prefix, 'nginx.conf'), nginxConf(prefix, listen, ports, down))
+      const test = spawnSync(nginx, [...args.slice(0, 6), '-t', '-q'], { encoding: 'utf8' })
+      if (test.status !== 0) throw new Error(`nginx -t: ${test.stderr}`)
+      const old = childrenOf(n.pid as number)
+      n.kill('SIGHUP')
+      const gone = (p: number): boolean => { try { process.kill(p, 0); return false } catch { return true } }
+      while (!old.every(gone)) await new Promise(resolve => setTimeout(resolve, 50))
+    }
+    const events: Array<{ at: number, what: string }> = []
+    const restart = async (i: number, how: 'signal' | 'proxy'): Promise<number | null> => {
+      const instance = instances[i] as Instance
+      const p = instance.port
+      if (how === 'proxy') { events.push({ at: Date.now(), what: `reload ${p} down` }); down.add(instance.port); await reload(); events.push({ at: Date.now(), what: `old workers gone ${p} down` }) }
+      events.push({ at: Date.now(), what: `SIGTERM ${p}` })
+      const code = await instance.stop()
+      for (const line of instance.log().split('\n')) {
+        if (line.includes('drained: no longer listening')) events.push({ at: (JSON.parse(line) as { time: number }).time, what: `listener closed ${p}` })
+      }
+      events.push({ at: Date.now(), what: `exited ${p}` })
+      await instance.start()
+      events.push({ at: Date.now(), what: `healthy ${p}` })
+      if (how === 'proxy') { events.push({ at: Date.now(), what: `reload ${p} up` }); down.delete(instance.port); await reload(); events.push({ at: Date.now(), what: `old workers gone ${p} up` }) }
+      return code
+    }
+    return { url, instances, dir: root, close, restart, events }
   } catch (e) {
     await close()
     throw e
