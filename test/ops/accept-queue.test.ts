@@ -1,7 +1,12 @@
 import t from 'tap'
-import type { AddressInfo } from 'node:net'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { connect, type AddressInfo } from 'node:net'
 import { Worker } from 'node:worker_threads'
-import { build } from '../helpers/build.js'
+import { holdSockets, spawnService } from '../../scripts/lib/cluster.js'
+import { StartupError } from '../../src/config/error.js'
+import { listenSocket } from '../../src/config/listen-socket.js'
+import { build, seededDataDir } from '../helpers/build.js'
+import { tsImport } from '../helpers/service-process.js'
 
 // Issue 45 item 9, the loss no drain can prevent. nginx kept sending requests to a draining
 // instance (open-source nginx has no health checks: `http_503` only passes on a GET or HEAD that
@@ -45,7 +50,7 @@ t.test('a request on a connection still in the accept queue when the listener cl
 
   let port = 0
   let request = ''
-  let held = 'not held'
+  let sentWhileHeld = false
   let accepted = 0
   const { app, signIn } = await build(t, {
     env: { SHUTDOWN_DRAIN_MS: '100' },
@@ -53,7 +58,9 @@ t.test('a request on a connection still in the accept queue when the listener cl
     beforeReady: app => {
       app.addHook('preClose', done => {
         worker.postMessage({ port, request })
-        held = Atomics.wait(new Int32Array(flag), 0, 0, 20_000)
+        // Until the client has sent (it may have, on a busy machine, before the wait even starts).
+        Atomics.wait(new Int32Array(flag), 0, 0, 20_000)
+        sentWhileHeld = Atomics.load(new Int32Array(flag), 0) === 1
         done()
       })
     }
@@ -70,8 +77,77 @@ t.test('a request on a connection still in the accept queue when the listener cl
   await app.close()
   const { ended, data } = await outcome
 
-  t.equal(held, 'ok', 'the client connected and sent its PATCH while the service\'s event loop was held')
+  t.ok(sentWhileHeld, 'the client connected and sent its PATCH while the service\'s event loop was held')
   t.equal(accepted, 0, 'the service never accepted the connection')
   t.equal(ended, 'ECONNRESET', 'closing the listener reset it')
   t.equal(data, '', 'no answer: the request was never read')
+})
+
+t.test('held outside the process, as systemd holds it, the socket keeps a queued request for the next process', async t => {
+  const held = await holdSockets(1)
+  t.teardown(async () => { await held.release() })
+  const { port, fd } = held.sockets[0] as { port: number, fd: number }
+  const children: ChildProcess[] = []
+  t.teardown(() => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL') })
+
+  // A process listening on the socket (descriptor 3), its event loop then held for good (stopped).
+  const first = spawn(process.execPath, ['-e', `require('node:net').createServer(s => s.end()).listen({ fd: 3 },
+    () => process.stdout.write('listening'))`], { stdio: ['ignore', 'pipe', 'inherit', fd] })
+  children.push(first)
+  await new Promise(resolve => first.stdout?.once('data', resolve))
+  first.kill('SIGSTOP')
+  // A client connects and sends a POST: the kernel queues both.
+  const socket = connect(port, '127.0.0.1')
+  let data = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (c: string) => { data += c })
+  const ended = new Promise<string>(resolve => {
+    socket.once('error', (e: Error & { code?: string }) => { resolve(e.code ?? e.message) })
+    socket.once('close', () => { resolve('closed') })
+  })
+  await new Promise<void>((resolve, reject) => { socket.once('connect', resolve).once('error', reject) })
+  const body = JSON.stringify({ email: 'someone@example.com' })
+  await new Promise<void>((resolve, reject) => {
+    socket.write('POST /api/auth/login-link HTTP/1.1\r\nhost: service\r\nconnection: close\r\n' +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    err => { if (err === undefined || err === null) resolve(); else reject(err) })
+  })
+  // The process ends with the connection still queued: its descriptor of the socket is closed.
+  const gone = new Promise(resolve => first.once('exit', resolve))
+  first.kill('SIGKILL')
+  await gone
+
+  // The service, started on the socket as systemd starts it (LISTEN_FDS, LISTEN_PID, descriptor 3).
+  const service = spawnService(tsImport, {
+    PATH: process.env.PATH ?? '',
+    DATA_DIR: await seededDataDir(t, 'ws-accept-queue-'),
+    SESSION_SECRET: 's'.repeat(40),
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: '',
+    PORT: '0' // not used on a passed socket
+  }, fd)
+  children.push(service)
+  let log = ''
+  service.stdout?.on('data', (b: Buffer) => { log += b.toString() })
+  service.stderr?.on('data', (b: Buffer) => { log += b.toString() })
+  const exited = new Promise<string>(resolve => service.once('exit', code => { resolve(`exited ${code}: ${log}`) }))
+  const late = new Promise<string>(resolve => setTimeout(() => { resolve('no answer within 2 minutes') }, 120_000).unref())
+  t.equal(await Promise.race([ended, exited, late]), 'closed', 'the connection was not reset: it ends in order, answered')
+  t.match(data, /^HTTP\/1\.1 202 /, 'the service, next on the socket, answered the POST queued before it started')
+  if (data.startsWith('HTTP/1.1 202 ')) {
+    const health = await fetch(`http://127.0.0.1:${port}/api/health`)
+    t.equal(health.status, 200, 'and serves on')
+  }
+})
+
+t.test('the socket systemd passes is taken by the process it names, and by no other', async t => {
+  const passed = (env: Record<string, string>): Record<string, string | undefined> => ({ PATH: '/bin', ...env })
+  let env = passed({ LISTEN_FDS: '1', LISTEN_PID: '42', LISTEN_FDNAMES: 'workspace@3001.socket' })
+  t.equal(listenSocket(env, 42), 3, 'descriptor 3, passed to this process')
+  t.same(env, { PATH: '/bin' }, 'the variables are removed: nothing this process starts takes them')
+  t.equal(listenSocket(passed({}), 42), null, 'none passed: the service listens on PORT')
+  env = passed({ LISTEN_FDS: '1', LISTEN_PID: '41' })
+  t.throws(() => listenSocket(env, 42), StartupError, 'passed to another process (npm, running the service as its child): refused')
+  t.same(env, { PATH: '/bin' })
+  t.throws(() => listenSocket(passed({ LISTEN_FDS: '2', LISTEN_PID: '42' }), 42), /2 sockets/, 'two sockets: refused')
 })
