@@ -26,7 +26,7 @@ interface Instance {
   readonly process: ChildProcess | null
   /** Its log so far (JSON lines). */
   log(): string
-  /** Starts it and resolves once it is ready and GET /api/health answers 200. */
+  /** Starts it and resolves once GET /api/health answers 200. */
   start(): Promise<void>
   /** SIGTERM (it drains, then closes) and resolves with its exit code. */
   stop(): Promise<number | null>
@@ -76,6 +76,7 @@ let listening = 0
 for (const server of servers) {
   server.listen({ port: 0, host: '127.0.0.1', backlog: 511 }, () => {
     if (++listening < servers.length) return
+    // A server's descriptor has no public name in Node: _handle.fd is its libuv handle's.
     parentPort.postMessage(servers.map(s => ({ port: s.address().port, fd: s._handle.fd })))
     Atomics.wait(new Int32Array(workerData.release), 0, 0)
     for (const s of servers) s.close()
@@ -124,24 +125,19 @@ export function spawnService (
     })
 }
 
+/**
+ * Resolves once GET /api/health at `url` answers 200. Each try is bounded: on a held socket a
+ * connection is completed and queued while no process listens yet, and waits there unanswered.
+ */
 async function healthy (url: string, deadlineMs: number, alive: () => boolean): Promise<void> {
   const deadline = Date.now() + deadlineMs
   for (;;) {
     if (!alive()) throw new Error(`the instance at ${url} exited while starting`)
-    const ok = await fetch(`${url}/api/health`).then(r => r.status === 200, () => false)
+    const ok = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) })
+      .then(r => r.status === 200, () => false)
     if (ok) return
     if (Date.now() > deadline) throw new Error(`no healthy answer from ${url} within ${deadlineMs} ms`)
     await new Promise(resolve => setTimeout(resolve, 100))
-  }
-}
-
-/** Resolves once `log()` holds the service's ready line; rejects when it exits or the deadline passes. */
-async function ready (log: () => string, deadlineMs: number, alive: () => boolean): Promise<void> {
-  const deadline = Date.now() + deadlineMs
-  while (!log().includes('workspace service ready')) {
-    if (!alive()) throw new Error('it exited while starting')
-    if (Date.now() > deadline) throw new Error(`not ready within ${deadlineMs} ms`)
-    await new Promise(resolve => setTimeout(resolve, 50))
   }
 }
 
@@ -168,13 +164,8 @@ function instance (
       child = c
       c.stdout?.on('data', (b: Buffer) => { out += b.toString() })
       c.stderr?.on('data', (b: Buffer) => { out += b.toString() })
-      const alive = (): boolean => c.exitCode === null && c.signalCode === null
-      try {
-        await ready(() => out, 180_000, alive)
-        await healthy(`http://127.0.0.1:${port}`, 30_000, alive)
-      } catch (err) {
-        throw new Error(`the instance on ${port}: ${(err as Error).message}; its log ends:\n${out.slice(-2000)}`)
-      }
+      await healthy(`http://127.0.0.1:${port}`, 180_000, () => c.exitCode === null && c.signalCode === null)
+        .catch((err: Error) => { throw new Error(`${err.message}; its log ends:\n${out.slice(-2000)}`) })
     },
     async stop () {
       const c = child
