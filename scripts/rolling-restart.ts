@@ -1,21 +1,20 @@
-import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { startCluster } from './lib/cluster.js'
+import { loadEnv, loadRequests, runLoad, setUpWorkspace, startCluster, throwawayDatabase } from './lib/cluster.js'
 import { freePort } from './lib/free-port.js'
 
 // `npx tsx scripts/rolling-restart.ts --requests 50000`: the rolling-restart soak (not part of
-// npm test). Two instances on a
-// throwaway PostgreSQL database (and Redis, when REDIS_URL is set) behind nginx configured as
-// docs/operating.md says (scripts/lib/cluster.ts writes it); steady load through nginx — reads,
-// PATCH /api/workspace/settings, POST /api/users/invite, no health polling — while each instance
-// in turn is stopped (SIGTERM: it drains) and started again, over and over, until --requests have
-// been answered. Prints every lost request (a status other than the expected one, or a socket
-// error) with what nginx logged, and one JSON line of figures. Exit 1 when any was lost.
+// npm test). Two instances on a throwaway PostgreSQL database (and Redis, when REDIS_URL is set)
+// behind nginx, laid out as docs/operating.md says (scripts/lib/cluster.ts): steady load through
+// nginx (scripts/lib/cluster.ts's loadRequests: reads, PATCH, POSTs, health) while each instance
+// in turn is restarted as `systemctl restart` restarts it — SIGTERM (it drains and exits), then
+// started again on the socket held for it — over and over, until --requests have been answered.
+// Prints every lost request (a status other than the expected one, or a socket error) with what
+// happened around it and what nginx logged, and one JSON line of figures. Exit 1 when any was lost.
 //
+//   --own-sockets  each instance listens on a socket of its own (the layout before issue 45 item 9)
 //   DATABASE_URL   a PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
 //                  a database of its own is created there and dropped at the end.
 
@@ -23,132 +22,72 @@ const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '50000' },
     connections: { type: 'string', default: '8' },
-    instances: { type: 'string', default: '2' }
+    instances: { type: 'string', default: '2' },
+    'own-sockets': { type: 'boolean', default: false }
   }
 })
 const wanted = Number(values.requests)
-const connections = Number(values.connections)
-const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
-const admin = new pg.Client({ connectionString: server })
-await admin.connect()
-const name = `ws_soak_${randomBytes(5).toString('hex')}`
-await admin.query(`CREATE DATABASE ${name}`)
-const url = new URL(server)
-url.pathname = `/${name}`
+const database = await throwawayDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', 'ws_soak')
 const dir = mkdtempSync(join(tmpdir(), 'ws-soak-'))
 const port = await freePort()
-const { NODE_OPTIONS: _loaders, DATABASE_URL: _db, ...base } = process.env
-const dropDatabase = async (): Promise<void> => {
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.end()
-}
 const cluster = await startCluster({
   instances: Number(values.instances),
   port,
   dir,
-  env: {
-    ...Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined)),
-    DATABASE_URL: url.href,
-    SESSION_SECRET: randomBytes(32).toString('base64url'),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    INVITE_EMAILS_PER_HOUR: '100000',
-    AUTH_RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: 'info',
-    METRICS_PORT: ''
-  }
-}).catch(async (err: unknown) => { rmSync(dir, { recursive: true, force: true }); await dropDatabase(); throw err })
-const finish = async (): Promise<void> => {
-  await cluster.close()
-  rmSync(dir, { recursive: true, force: true })
-  await dropDatabase()
-}
+  ownSockets: values['own-sockets'],
+  env: loadEnv(database.url, port)
+}).catch(async (err: unknown) => { rmSync(dir, { recursive: true, force: true }); await database.drop(); throw err })
 
 try {
-  const token = cluster.instances
-    .map(i => /\/setup\?token=([A-Za-z0-9_-]+)/.exec(i.log())?.[1]).find(x => x !== undefined)
-  const setup = await fetch(`${cluster.url}/api/setup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token, workspaceName: 'Soak', email: 'admin@soak.test' })
-  })
-  if (setup.status !== 201) throw new Error(`setup answered ${setup.status}`)
-  const cookie = (setup.headers.get('set-cookie') ?? '').split(';')[0] as string
-
-  let n = 0
-  const kinds: Array<{ what: string, expect: number, send: () => Promise<Response> }> = [
-    {
-      what: 'GET /api/users/me',
-      expect: 200,
-      send: async () => await fetch(`${cluster.url}/api/users/me`, { headers: { cookie } })
-    },
-    {
-      what: 'PATCH /api/workspace/settings',
-      expect: 200,
-      send: async () => await fetch(`${cluster.url}/api/workspace/settings`, {
-        method: 'PATCH',
-        headers: { cookie, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: `Soak ${++n}` })
-      })
-    },
-    {
-      what: 'POST /api/users/invite',
-      expect: 200,
-      send: async () => await fetch(`${cluster.url}/api/users/invite`, {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/json' },
-        body: JSON.stringify({ email: `person-${++n}@soak.test`, role: 'member' })
-      })
-    },
-    {
-      what: 'GET /api/invitations',
-      expect: 200,
-      send: async () => await fetch(`${cluster.url}/api/invitations?limit=5`, { headers: { cookie } })
-    }
-  ]
-  let answered = 0
+  const email = 'admin@cluster.test'
+  const cookie = await setUpWorkspace(cluster, email)
+  const load = { running: true }
+  // What happened to the instances, to set beside each loss.
+  const events: Array<{ at: number, what: string }> = []
   let restarts = 0
-  const lost: string[] = []
-  const running = { load: true }
-  const worker = async (w: number): Promise<void> => {
-    for (let k = w; running.load; k++) {
-      const r = kinds[k % kinds.length] as (typeof kinds)[number]
-      try {
-        const res = await r.send()
-        const body = await res.text()
-        if (res.status !== r.expect) {
-          lost.push(`${new Date().toISOString()} ${r.what}: ${res.status} ${body.slice(0, 120)}`)
-        }
-      } catch (err) {
-        const cause = (err as Error & { cause?: Error & { code?: string } }).cause
-        const why = `${(err as Error).message} (${cause?.code ?? ''} ${cause?.message ?? ''})`
-        lost.push(`${new Date().toISOString()} ${r.what}: ${why}`)
-      }
-      if (++answered >= wanted) running.load = false
-    }
-  }
-  const load = Promise.all(Array.from({ length: connections }, async (_v, w) => { await worker(w) }))
   const started = Date.now()
-  const restartsDone = (async () => {
+  const restarting = (async () => {
     await new Promise(resolve => setTimeout(resolve, 1000))
-    while (running.load) {
+    while (load.running) {
       for (const instance of cluster.instances) {
-        if (!running.load) break
+        if (!load.running) break
+        const p = instance.port
+        events.push({ at: Date.now(), what: `SIGTERM to ${p}` })
         const code = await instance.stop()
-        if (code !== 0) lost.push(`instance on ${instance.port} exited ${code}`)
+        for (const line of instance.log().split('\n')) {
+          if (line.includes('drained: no longer listening')) {
+            events.push({ at: (JSON.parse(line) as { time: number }).time, what: `${p} stopped listening` })
+          }
+        }
+        events.push({ at: Date.now(), what: `${p} exited ${code}` })
+        if (code !== 0) events.push({ at: Date.now(), what: `LOST: the instance on ${p} exited ${code}` })
         await instance.start()
+        events.push({ at: Date.now(), what: `${p} ready` })
         restarts++
         await new Promise(resolve => setTimeout(resolve, 300))
       }
     }
   })()
-  await load
-  await restartsDone
+  const outcomes = await runLoad(loadRequests(cluster.url, cookie, email), Number(values.connections), o => {
+    if (o.length < wanted) return false
+    load.running = false
+    return true
+  })
+  await restarting
+  const seconds = (Date.now() - started) / 1000
+  const lost = outcomes.filter(o => o.failure !== null)
+  for (const o of lost) {
+    console.log(`LOST ${new Date(o.at).toISOString()} ${o.what}: ${o.failure ?? ''}`)
+    const near = events.map(e => ({ ...e, d: e.at - o.at })).sort((a, b) => Math.abs(a.d) - Math.abs(b.d)).slice(0, 3)
+    for (const e of near) console.log(`  ${e.d > 0 ? '+' : ''}${e.d} ms: ${e.what}`)
+  }
+  const exits = events.filter(e => e.what.startsWith('LOST'))
+  for (const e of exits) console.log(e.what)
   const errors = join(dir, 'nginx', 'error.log')
   const nginxLog = existsSync(errors)
     ? readFileSync(errors, 'utf8').split('\n').filter(l => /\[(error|warn)\]/.test(l))
     : []
-  for (const l of lost) console.log(`LOST ${l}`)
   // Every upstream error but a refused connection (an instance stopped: nginx goes to the next).
   for (const l of nginxLog) if (!l.includes('(111: Connection refused)')) console.log(`NGINX ${l}`)
   const upstreamErrors = new Map<string, number>()
@@ -156,14 +95,23 @@ try {
     const what = /\] \d+#\d+: \*\d+ (.*?) while /.exec(l)?.[1] ?? l.slice(0, 100)
     upstreamErrors.set(what, (upstreamErrors.get(what) ?? 0) + 1)
   }
+  const ms = outcomes.map(o => o.ms).sort((a, b) => a - b)
+  const quantile = (q: number): number => Math.round(ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? 0)
   console.log(JSON.stringify({
-    requests: answered,
-    lost: lost.length,
+    requests: outcomes.length,
+    lost: lost.length + exits.length,
     restarts,
-    seconds: Math.round((Date.now() - started) / 1000),
+    seconds: Math.round(seconds),
+    p50Ms: quantile(0.5),
+    p99Ms: quantile(0.99),
+    maxMs: Math.round(ms.at(-1) ?? 0),
+    loadAverage: loadavg().map(l => Math.round(l * 100) / 100),
+    sockets: values['own-sockets'] ? 'own' : 'held',
     nginx: Object.fromEntries(upstreamErrors)
   }))
-  process.exitCode = lost.length === 0 ? 0 : 1
+  process.exitCode = lost.length + exits.length === 0 ? 0 : 1
 } finally {
-  await finish()
+  await cluster.close()
+  rmSync(dir, { recursive: true, force: true })
+  await database.drop()
 }

@@ -1,8 +1,9 @@
 // The only file that listens, and the one that shuts down (close-with-grace, as fastify/demo).
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyListenOptions } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { StartupError } from './config/error.js'
+import { listenSocket } from './config/listen-socket.js'
 import { prepareDataDir } from './db/client.js'
 import { MigrationError } from './db/migrate.js'
 import { projectRoot } from './paths.js'
@@ -153,7 +154,14 @@ process.once('SIGHUP', () => {
 let metricsUrl: string | null = null
 let bouncesUrl: string | null = null
 try {
-  await app.listen({ port: config.port, host: config.host })
+  // On the socket systemd holds for the service, when it passes one (src/config/listen-socket.ts),
+  // else on PORT. The socket decides the address: the host given beside it only keeps Fastify from
+  // binding a second address, as it does for 'localhost'.
+  const fd = listenSocket(process.env, process.pid)
+  const on: FastifyListenOptions & { fd?: number } = fd === null
+    ? { port: config.port, host: config.host }
+    : { fd, host: '0.0.0.0' }
+  await app.listen(on)
     .catch((err: unknown) => { throw listenError(err, 'PORT', config.host, config.port) })
   // Prometheus metrics on their own listener (METRICS_PORT), never on the API's port.
   metricsUrl = await app.listenMetrics()

@@ -6,9 +6,13 @@ import type { FastifyInstance } from 'fastify'
 // (src/server.ts) the service first drains for SHUTDOWN_DRAIN_MS: it goes on serving, but every
 // answer carries `Connection: close`, so each keep-alive connection a proxy holds is closed by
 // us right after an answer instead of sitting idle, and GET/HEAD /api/health answer 503 so a
-// proxy that checks health stops routing here. Only then does it stop listening: a connection
-// the proxy then opens is refused before any byte of a request is sent, which nginx passes to
-// another instance, POSTs included.
+// proxy that checks health stops routing here. Only then does it stop listening. A connection
+// the kernel completed and queued before that, unaccepted, is reset by the close when the socket
+// is the process's own, its request unread (nginx retries no POST or PATCH it had sent): no drain
+// can prevent that (test/ops/accept-queue.test.ts). Hence the deployment of docs/operating.md
+// holds each instance's socket in systemd (src/config/listen-socket.ts), where such a connection
+// waits for the next process; on a socket of its own, a connection opened after the close is
+// refused, which nginx passes to another instance.
 //
 // Nor does it close a kept-alive connection under a peer that may be sending on it. Node's
 // server.close() destroys at once every connection with no request in progress: one whose

@@ -6,6 +6,7 @@ import { dirname, join, relative } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { EnvSchema } from '../../src/config.js'
 import { contractPath, projectRoot } from '../../src/paths.js'
+import { nginxConf } from '../../scripts/lib/cluster.js'
 import { startCommand } from '../../scripts/lib/start-command.js'
 import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
 
@@ -26,7 +27,9 @@ const NOT_SETTINGS: Record<string, string> = {
   WEBHOOK_SECRET: 'a receiver\'s own variable in the webhook verification example',
   NODE_OPTIONS: 'Node\'s own, used to preload scripts/test-cpu.cjs (docs/performance.md)',
   TEST_CPU_LOG: 'where scripts/test-cpu.cjs writes, read by that script',
-  BENCH_SMOKE_INSTRUCTIONS: 'opts in to the --instructions smoke run, read by test/ops/bench-smoke-postgres.test.ts'
+  BENCH_SMOKE_INSTRUCTIONS: 'opts in to the --instructions smoke run, read by test/ops/bench-smoke-postgres.test.ts',
+  LISTEN_FDS: 'systemd\'s socket activation, read by src/config/listen-socket.ts',
+  LISTEN_PID: 'systemd\'s socket activation, read by src/config/listen-socket.ts'
 }
 
 /** README.md and every Markdown file under docs/, as paths relative to the project root. */
@@ -198,4 +201,58 @@ t.test('scripts/test-cpu.cjs, which docs/performance.md measures the suite with:
   const report = execFileSync(process.execPath, [script, log], { encoding: 'utf8' })
   t.match(report, /^2 processes, \d+ CPU-s\n/)
   t.match(report, /other \(tap, scripts, compilers\): 2 processes/)
+})
+
+/** The directives of each block of an nginx text by the block's path (`server > location /`), comments dropped. */
+function nginxBlocks (text: string): Map<string, string[]> {
+  const blocks = new Map<string, string[]>()
+  const path: string[] = []
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/#.*$/, '').trim().replace(/\s+/g, ' ')
+    if (line === '') continue
+    if (line.endsWith('{')) { path.push(line.slice(0, -1).trim()); continue }
+    if (line === '}') { path.pop(); continue }
+    blocks.set(path.join(' > '), [...(blocks.get(path.join(' > ')) ?? []), line])
+  }
+  return blocks
+}
+
+t.test('docs/operating.md\'s deployment of several instances is the one scripts/lib/cluster.ts runs, and its restart checks out', async t => {
+  const text = read('docs/operating.md')
+  const section = text.slice(text.indexOf('### A real deployment'), text.indexOf('\n## ', text.indexOf('### A real deployment')))
+  const fences = fencesOf(section)
+  const nginx = nginxBlocks(fences.find(f => f.includes('upstream workspace')) ?? '')
+  const ports = (nginx.get('upstream workspace') ?? []).flatMap(d => /^server 127\.0\.0\.1:(\d+) /.exec(d)?.[1] ?? []).map(Number)
+  t.ok(ports.length >= 2, `the docs' upstream lists the instances (${ports.join(', ')})`)
+  // What the cluster writes for the same instances, blocks found by their names.
+  const written = nginxBlocks(nginxConf('/prefix', 8080, ports))
+  const block = (blocks: Map<string, string[]>, name: string): string[] =>
+    [...blocks.entries()].find(([key]) => key === name || key.endsWith(` > ${name}`))?.[1] ?? []
+  for (const name of ['upstream workspace', 'location /']) {
+    t.same(block(nginx, name), block(written, name), `${name}: the directives scripts/lib/cluster.ts writes, in its order`)
+  }
+
+  // The units: the socket on the upstream's address, the service on that socket, timeouts in order.
+  const unit = (file: string): string => fences.find(f => f.includes(`/etc/systemd/system/${file}`)) ?? ''
+  const socket = unit('workspace@.socket')
+  const service = unit('workspace@.service')
+  t.match(socket, /^ListenStream=127\.0\.0\.1:%i$/m, 'the socket unit listens where the upstream\'s servers are, on the instance\'s port')
+  t.match(service, /^Requires=workspace@%i\.socket$/m, 'the service takes its own socket')
+  const drainMs = Number(/SHUTDOWN_DRAIN_MS=(\d+)/.exec(service)?.[1])
+  const upstreamKeepAliveMs = Number(/^keepalive_timeout (\d+)s;$/m.exec(block(nginx, 'upstream workspace').join('\n'))?.[1]) * 1000
+  const defaults = EnvSchema.properties as unknown as Record<string, { default?: number }>
+  const shutdownMs = defaults.SHUTDOWN_TIMEOUT_MS?.default ?? 0
+  t.ok(drainMs > upstreamKeepAliveMs, `SHUTDOWN_DRAIN_MS (${drainMs}) above nginx's upstream keepalive_timeout (${upstreamKeepAliveMs} ms)`)
+  t.ok((defaults.KEEP_ALIVE_TIMEOUT_MS?.default ?? 0) > upstreamKeepAliveMs, 'KEEP_ALIVE_TIMEOUT_MS above it too: nginx closes idle connections, never the service')
+  t.ok(shutdownMs >= 2 * drainMs, `SHUTDOWN_TIMEOUT_MS (${shutdownMs}) covers the drain twice`)
+  t.ok(Number(/^TimeoutStopSec=(\d+)$/m.exec(service)?.[1]) * 1000 > shutdownMs, 'systemd waits longer than the service\'s own deadline')
+
+  // The rolling restart: the units it restarts and the path it asks are the ones defined above.
+  const runbook = fences.find(f => f.includes('systemctl restart')) ?? ''
+  t.match(runbook, new RegExp(`^for port in ${ports.join(' ')}; do$`, 'm'), 'it restarts every instance of the upstream')
+  t.match(runbook, /systemctl restart "workspace@\$port"/, 'the service unit, not its socket')
+  const asked = [...runbook.matchAll(/http:\/\/127\.0\.0\.1:\$port(\/[\w/]+)/g)].map(m => m[1] ?? '')
+  const paths = (parseYaml(readFileSync(contractPath, 'utf8')) as { paths: Record<string, { get?: unknown }> }).paths
+  t.ok(asked.length > 0, 'it asks the instance whether it answers')
+  for (const p of asked) t.ok(paths[p]?.get !== undefined, `GET ${p} is in openapi.yaml`)
 })

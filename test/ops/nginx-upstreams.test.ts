@@ -34,7 +34,7 @@ t.test('one instance stopped, a 503 from the other: the next request is still se
   const prefix = mkdtempSync(join(tmpdir(), 'ws-nginx-upstreams-'))
   for (const d of ['tmp/body', 'tmp/proxy']) mkdirSync(join(prefix, d), { recursive: true, mode: 0o777 })
   const listen = await freePort()
-  // The stopped instance first: nginx's round robin tries it first.
+  // The stopped instance first: nginx tries it first (least_conn breaks a tie in this order).
   writeFileSync(join(prefix, 'nginx.conf'), nginxConf(prefix, listen, [stopped, (up.address() as AddressInfo).port]))
   const n = spawn(nginx as string, ['-p', prefix, '-e', join(prefix, 'error.log'), '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], {
     stdio: ['ignore', 'ignore', 'inherit']
