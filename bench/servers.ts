@@ -1,6 +1,6 @@
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import pg from 'pg'
 import { freePort } from '../scripts/lib/free-port.js'
@@ -41,6 +41,26 @@ const newSecret = (): string => randomBytes(32).toString('base64url')
 function tempDir (prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   tempDirs.push(dir)
+  return dir
+}
+
+let pgliteTemplate: string | null = null
+
+/**
+ * A data directory of its own for a server on PGlite, its embedded database made and migrated: a
+ * copy of one the compiled migrate script made (PGlite's initdb, then the migrations) the first
+ * time one was asked for. The same files initdb and the migrations would give each server, made
+ * once a run instead of once a server (≈ 4 CPU-s each: three or more a launch).
+ */
+function pgliteDataDir (prefix: string): string {
+  if (pgliteTemplate === null) {
+    const template = tempDir('bench-template-')
+    const env = { PATH: process.env.PATH, DATA_DIR: template, SESSION_SECRET: newSecret(), LOG_LEVEL: 'warn' }
+    execFileSync(process.execPath, [compiled('migrate')], { cwd: projectRoot, env, stdio: 'ignore' })
+    pgliteTemplate = template
+  }
+  const dir = tempDir(prefix)
+  cpSync(join(pgliteTemplate, 'pglite'), join(dir, 'pglite'), { recursive: true })
   return dir
 }
 
@@ -279,7 +299,7 @@ process.on('SIGTERM', () => { app.close().then(() => process.exit(0)) })
 /** `--costs`: bare Fastify in a process that built the service's app first (BARE_AFTER_APP). */
 export async function startBareAfterApp (pin: Pinning, smtpUrl: string): Promise<{ port: number, proc: Proc }> {
   const port = await freePort()
-  const dataDir = tempDir('bench-bare-after-app-')
+  const dataDir = pgliteDataDir('bench-bare-after-app-')
   const env = { ...serviceEnv(dataDir, await freePort(), smtpUrl, null, {}), BARE_PORT: String(port) }
   const script = BARE_AFTER_APP(pathToFileURL(join(projectRoot, 'dist')).href)
   // Node's flags as the bare baseline's (none): the two differ by the app built first, nothing else.
@@ -302,7 +322,7 @@ export async function startService (
   invitations = 0,
   members = 0
 ): Promise<Service> {
-  const dataDir = tempDir(`bench-${db}-`)
+  const dataDir = db === 'pglite' ? pgliteDataDir(`bench-${db}-`) : tempDir(`bench-${db}-`)
   const port = await freePort()
   const env = serviceEnv(dataDir, port, smtpUrl, databaseUrl, extraEnv)
   // The first admin as an operator makes it (compiled create-admin; before the service holds
@@ -366,7 +386,8 @@ export async function startHandWritten (
   extraEnv: Record<string, string>, invitations: number, profileDir: string | null, flags: string[] = []
 ): Promise<HandWritten> {
   const port = await freePort()
-  const env = serviceEnv(tempDir(`bench-hand-${db}-`), port, smtpUrl, databaseUrl, extraEnv)
+  const dataDir = db === 'pglite' ? pgliteDataDir(`bench-hand-${db}-`) : tempDir(`bench-hand-${db}-`)
+  const env = serviceEnv(dataDir, port, smtpUrl, databaseUrl, extraEnv)
   const args = ['--port', String(port), '--invitations', String(invitations), ...flags]
   // With npm start's node flags too: the same heap cap, so neither collects more often than the other.
   const execArgv = [...startCommand().nodeFlags, ...profilerFlags(profileDir, env)]
@@ -379,20 +400,15 @@ export async function startHandWritten (
 /**
  * The raw-work worker for one database, kept alive across rounds, with a data directory of its own
  * (as the service has): PostgreSQL shares the service's database; PGlite lives in that directory,
- * initialised by another process (as the service's is by create-admin). Its closed loop runs
+ * made and migrated beforehand (pgliteDataDir, as the service's is). Its closed loop runs
  * `connections` invites at a time.
  */
 export async function startRawWorker (
   pin: Pinning, db: DbKind, smtpUrl: string, databaseUrl: string | null, connections: number
 ): Promise<RawWorker> {
-  const dir = tempDir('bench-raw-')
-  let where = ['--data-dir', dir]
-  if (db === 'postgres' && databaseUrl !== null) {
-    where = [...where, '--database-url', databaseUrl]
-  } else {
-    const env = { PATH: process.env.PATH, DATA_DIR: dir, SESSION_SECRET: newSecret(), LOG_LEVEL: 'warn' }
-    execFileSync(process.execPath, [compiled('migrate')], { cwd: projectRoot, env, stdio: 'ignore' })
-  }
+  const postgres = db === 'postgres' && databaseUrl !== null
+  const dir = postgres ? tempDir('bench-raw-') : pgliteDataDir('bench-raw-')
+  const where = ['--data-dir', dir, ...(postgres ? ['--database-url', databaseUrl] : [])]
   const args = ['--smtp', smtpUrl, ...where]
   const { child } = await forkReady(pin, 'raw-worker.ts', args, process.env, `raw worker (${db})`)
   const run = async (seconds: number): Promise<Measured> => await new Promise(resolve => {

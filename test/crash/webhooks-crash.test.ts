@@ -23,8 +23,11 @@ t.test('kill -9 with deliveries in flight and queued; all delivered after the re
     DATA_DIR: dataDir,
     JOBS_POLL_MS: '500',
     JOBS_MAINTENANCE_SECONDS: '1',
-    // A held attempt is abandoned after 2 s; a job whose worker died is retried after 9 s.
+    // A held attempt is abandoned after 2 s; a job whose worker died is retried once it expires,
+    // 2 × the longer of WEBHOOK_TIMEOUT_MS and SMTP_TIMEOUT_MS + 5 s (src/app.ts): 9 s with both
+    // at 2 s (with SMTP's default 5 s, 15). No e-mail leaves here (no SMTP_URL).
     WEBHOOK_TIMEOUT_MS: '2000',
+    SMTP_TIMEOUT_MS: '2000',
     WEBHOOK_RETRY_DELAYS_MS: '60000'
   })
   const link = await adminLink(env, 'Crash')

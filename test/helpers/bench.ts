@@ -1,16 +1,11 @@
-import { execFile, spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { mkdirSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { projectRoot } from '../../src/paths.js'
-import { ensureConsoleBuilt } from '../../scripts/lib/console-build.js'
 
 // `npm run bench` in a test (test/ops/bench-smoke*.test.ts): the options of a smoke run, and the
 // command as npm runs it.
 
-/** Rounds, durations and connections at their smallest; the build is the test's own. */
+/** Rounds, durations and connections at their smallest; the build is the test's own (built.ts). */
 export const TINY = ['--no-build', '--no-pin', '--rounds', '1', '--duration', '1', '--warmup', '0', '--connections', '2']
 const run = promisify(execFile)
 
@@ -33,33 +28,5 @@ export async function bench (args: string[]): Promise<{ code: number, out: strin
   } catch (err) {
     const e = err as { code?: number, stdout?: string, stderr?: string }
     return { code: typeof e.code === 'number' ? e.code : 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` }
-  }
-}
-
-/**
- * What npm run build makes, for --no-build: the compiled service and scripts, the console's
- * bundle. One build at a time (the smoke files run in parallel and share dist/): a directory made
- * atomically is the lock, taken over when its holder has been gone for 10 minutes.
- */
-export async function buildForBench (): Promise<{ status: number | null, output: string }> {
-  const lock = join(tmpdir(), `bench-build-${createHash('sha256').update(projectRoot).digest('hex').slice(0, 12)}.lock`)
-  for (;;) {
-    try {
-      mkdirSync(lock)
-      break
-    } catch {
-      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
-      if (age > 600_000) rmSync(lock, { recursive: true, force: true })
-      await new Promise(resolve => setTimeout(resolve, 250))
-    }
-  }
-  try {
-    const tsc = spawnSync(join(projectRoot, 'node_modules/.bin/tsc'), ['-b', 'tsconfig.build.json'], {
-      cwd: projectRoot, encoding: 'utf8'
-    })
-    await ensureConsoleBuilt()
-    return { status: tsc.status, output: tsc.stdout + tsc.stderr }
-  } finally {
-    rmSync(lock, { recursive: true, force: true })
   }
 }

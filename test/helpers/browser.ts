@@ -47,7 +47,12 @@ export async function checkPage (
   t: Test, page: Page, what: string
 ): Promise<{ passes: number, minor: number }> {
   const { AxeBuilder } = await import('@axe-core/playwright')
-  const result = await new AxeBuilder({ page }).analyze()
+  // axe.run in the page itself (legacy mode): the default runs each frame apart and merges their
+  // results in a blank page it opens for each check, made for frames of other origins, which the
+  // pages here cannot have (their CSP's default-src 'none' covers frames). The same results (both
+  // compared on all 44 checks of the five files that make them), in half the time: about 1 s
+  // against 2 a check.
+  const result = await new AxeBuilder({ page }).setLegacyMode().analyze()
   const bad = result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
   t.same(
     bad.map(v => `${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).join('; ')})`), [],

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { TEST_DATABASE_URL } from '../helpers/build.js'
-import { bench, buildForBench, TINY } from '../helpers/bench.js'
+import { bench, TINY } from '../helpers/bench.js'
+import { ensureBuilt } from '../helpers/built.js'
 
 // The modes of `npm run bench` on PostgreSQL (TEST_DATABASE_URL), each at tiny sizes, as
 // bench-smoke.test.ts runs the others: a smoke run, so none of them breaks unnoticed. The figures
@@ -11,7 +12,7 @@ t.setTimeout(600_000)
 const skip = TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL is not set' : false
 
 t.test('the build the modes run on (npm run build)', { skip }, async t => {
-  const built = await buildForBench()
+  const built = await ensureBuilt()
   t.equal(built.status, 0, `built ${built.output}`)
 })
 

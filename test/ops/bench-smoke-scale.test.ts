@@ -1,6 +1,7 @@
 import t from 'tap'
 import { TEST_DATABASE_URL } from '../helpers/build.js'
-import { bench, buildForBench, TINY } from '../helpers/bench.js'
+import { bench, TINY } from '../helpers/bench.js'
+import { ensureBuilt } from '../helpers/built.js'
 
 // `npm run bench -- --scale` at tiny sizes, as bench-smoke-postgres.test.ts runs the other modes
 // on PostgreSQL (a file of its own: it starts two services and seeds 10k members and 1k
@@ -11,7 +12,7 @@ const skip = TEST_DATABASE_URL === null ? 'TEST_DATABASE_URL is not set' : false
 const pg = ['--pg-url', TEST_DATABASE_URL ?? '']
 
 t.test('the build the modes run on (npm run build)', { skip }, async t => {
-  const built = await buildForBench()
+  const built = await ensureBuilt()
   t.equal(built.status, 0, `built ${built.output}`)
 })
 

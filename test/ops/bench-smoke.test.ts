@@ -3,13 +3,17 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bench, buildForBench, TINY } from '../helpers/bench.js'
+import { bench, TINY } from '../helpers/bench.js'
+import { ensureBuilt } from '../helpers/built.js'
+import { TEST_DATABASE_URL } from '../helpers/build.js'
 
 // Every mode of `npm run bench` (docs/performance.md) runs, at tiny sizes: a smoke run each, so a
 // renamed address or option breaks a test instead of the next person measuring (the scale bench
 // died on "the bench admin is missing" once the admin's address gained a port and a serial).
 // Sizes, rounds and durations are the smallest that still go through every step; the figures
 // mean nothing and are not checked. The modes on PostgreSQL are in bench-smoke-postgres.test.ts.
+// The default mode runs on PGlite, or on PostgreSQL where the suite has one (TEST_DATABASE_URL:
+// CI's second suite, which ran the same PGlite run again before): each database once a CI run.
 
 t.setTimeout(600_000)
 
@@ -38,14 +42,18 @@ t.test('--analyze reads a CPU profile', async t => {
   t.match(r.out, /self time, top frames/)
 })
 
-t.test('the default mode: the service against its baselines (PGlite, one scenario)', async t => {
-  const built = await buildForBench()
+const database = TEST_DATABASE_URL === null
+  ? { name: 'PGlite', args: ['--no-postgres'] }
+  : { name: 'PostgreSQL', args: ['--no-pglite', '--pg-url', TEST_DATABASE_URL] }
+
+t.test(`the default mode: the service against its baselines (${database.name}, one scenario)`, async t => {
+  const built = await ensureBuilt()
   t.equal(built.status, 0, `built ${built.output}`)
   const dir = mkdtempSync(join(tmpdir(), 'bench-results-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const out = join(dir, 'results.json')
   const r = await bench([
-    ...TINY, '--no-start', '--no-console', '--no-postgres', '--invitations', '10', '--only', 'GET /api/health',
+    ...TINY, '--no-start', '--no-console', ...database.args, '--invitations', '10', '--only', 'GET /api/health',
     '--out', out
   ])
   t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.out)
