@@ -28,6 +28,7 @@ const NOT_SETTINGS: Record<string, string> = {
   NODE_OPTIONS: 'Node\'s own, used to preload scripts/test-cpu.cjs (docs/performance.md)',
   TEST_CPU_LOG: 'where scripts/test-cpu.cjs writes, read by that script',
   BENCH_SMOKE_INSTRUCTIONS: 'opts in to the --instructions smoke run, read by test/ops/bench-smoke-postgres.test.ts',
+  NODE26_DIR: 'where .ci/run installs Node 26 for its second suite, read by .ci/run',
   LISTEN_FDS: 'systemd\'s socket activation, read by src/config/listen-socket.ts',
   LISTEN_PID: 'systemd\'s socket activation, read by src/config/listen-socket.ts'
 }
