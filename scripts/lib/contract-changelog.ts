@@ -55,6 +55,7 @@ function renderVersion (entry: VersionEntry): string[] {
     ]
   }
   const lines = [`## ${entry.version} (${state}; compared with ${entry.previous})`, '']
+  if (firstStable(entry.previous, entry.version)) lines.push(...STABLE_PROMISE, '')
   const breaking = entry.changes.filter(c => c.kind === 'breaking').length
   if (entry.changes.length === 0) {
     lines.push('No change a client can see.', '')
@@ -81,6 +82,22 @@ function renderVersion (entry: VersionEntry): string[] {
     lines.push('')
   }
   return lines
+}
+
+/** What 1.0 is: said under the first version whose major leaves 0. */
+const STABLE_PROMISE = [
+  'The first stable version. From here on the contract keeps the promise of',
+  '[Versioning and compatibility](contract-versioning.md#the-promise): a minor version only adds',
+  '(operations, optional inputs, response fields, open enum values, webhooks, deprecations); anything',
+  'breaking needs the next major version, and the gate refuses it at 1.x; nothing is removed without a',
+  'deprecation first, announced on the wire (`Deprecation`, `Sunset`) with a sunset at least six months',
+  'out. The typed client `@workspace-service/client` carries the same promise. Every change since the',
+  'last 0.x release is listed below.'
+]
+
+function firstStable (previous: string, version: string): boolean {
+  const major = (v: string) => Number.parseInt(v.split('.')[0] ?? '', 10)
+  return major(previous) === 0 && major(version) >= 1
 }
 
 /**

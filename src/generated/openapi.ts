@@ -4251,7 +4251,7 @@ export interface components {
         WwwAuthenticateInsufficientScope: string;
         /**
          * @description The contract's `info.version`, on every response under `/api` (errors included): the version `/api/openapi.json` and `/api/health` report.
-         * @example 0.2.0
+         * @example 1.0.0
          */
         ApiVersion: string;
         /**

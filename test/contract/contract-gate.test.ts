@@ -1,6 +1,7 @@
 import t from 'tap'
+import type { Test } from 'tap'
 import { execFile } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -144,11 +145,15 @@ t.test('prose is not a change', async t => {
   t.same(changes, [])
 })
 
-// The gate as CI runs it, on a project folder holding a copy of the contract.
-t.test('npm run contract:check on a copy: fails on a breaking edit, says what to run, passes once fixed', async t => {
+// The gate as CI runs it, on a project folder holding a copy of the contract's history (the
+// released files named) and its changelog.
+function gateCopy (t: Test, released: readonly string[]) {
   const root = mkdtempSync(join(tmpdir(), 'contract-gate-'))
   t.teardown(() => { rmSync(root, { recursive: true, force: true }) })
-  cpSync(join(projectRoot, 'contract'), join(root, 'contract'), { recursive: true })
+  mkdirSync(join(root, 'contract', 'releases'), { recursive: true })
+  for (const version of released) {
+    cpSync(join(projectRoot, 'contract', 'releases', `${version}.yaml`), join(root, 'contract', 'releases', `${version}.yaml`))
+  }
   cpSync(join(projectRoot, 'docs', 'contract-changelog.md'), join(root, 'docs', 'contract-changelog.md'))
   const write = (doc: Json, version: string) => {
     writeFileSync(join(root, 'openapi.yaml'), stringify(doc))
@@ -165,6 +170,11 @@ t.test('npm run contract:check on a copy: fails on a breaking edit, says what to
       return { code: e.code, stdout: e.stdout }
     }
   }
+  return { root, write, run }
+}
+
+t.test('npm run contract:check on a copy: fails on a breaking edit, says what to run, passes once fixed', async t => {
+  const { root, write, run } = gateCopy(t, ['0.1.0'])
   write(edited(d => {
     breakingEdits['new enum value in a response']?.edit(d)
     d.paths['/api/api-keys'].get.deprecated = true // without x-deprecated-at: the service would not start
@@ -185,4 +195,29 @@ t.test('npm run contract:check on a copy: fails on a breaking edit, says what to
   const passed = await run('check')
   t.equal(passed.code, 0, passed.stdout)
   t.match(passed.stdout, /ok: the version fits the changes/)
+})
+
+// The promise of 1.x, on the contract as released: a breaking edit is refused at any 1.x version
+// (a patch or a minor), with the version it needs; the next major takes it.
+t.test('at 1.x the gate refuses a breaking edit without a major', async t => {
+  const stable = readContract(join(projectRoot, 'contract', 'releases', '1.0.0.yaml')) as Json
+  const { run, write } = gateCopy(t, ['0.1.0', '1.0.0'])
+  const breakingAt = (version: string) => {
+    const copy = structuredClone(stable)
+    delete copy.paths['/api/api-keys'].get
+    copy.info.version = version
+    return copy
+  }
+  for (const version of ['1.0.1', '1.1.0']) {
+    write(breakingAt(version), version)
+    t.equal((await run('changelog')).code, 0)
+    const refused = await run('check')
+    t.equal(refused.code, 1, `${version} is refused`)
+    t.match(refused.stdout, /FAIL 1 breaking change since 1\.0\.0 need info\.version 2\.0\.0 or later \(a major bump while the major version is 1\)/)
+    t.match(refused.stdout, /GET \/api\/api-keys: operation removed/)
+  }
+  write(breakingAt('2.0.0'), '2.0.0')
+  t.equal((await run('changelog')).code, 0)
+  const accepted = await run('check')
+  t.equal(accepted.code, 0, accepted.stdout)
 })
