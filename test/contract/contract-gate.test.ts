@@ -197,27 +197,20 @@ t.test('npm run contract:check on a copy: fails on a breaking edit, says what to
   t.match(passed.stdout, /ok: the version fits the changes/)
 })
 
-// The promise of 1.x, on the contract as released: a breaking edit is refused at any 1.x version
-// (a patch or a minor), with the version it needs; the next major takes it.
+// The promise of 1.x, on the contract as released: a breaking edit is refused at a patch or a
+// minor of 1.0.0, with the version it needs (that the next major takes it is shown above, on
+// versionProblems). Only 1.0.0 is in the copy's history: each run diffs one pair, not 0.1.0 too.
 t.test('at 1.x the gate refuses a breaking edit without a major', async t => {
   const stable = readContract(join(projectRoot, 'contract', 'releases', '1.0.0.yaml')) as Json
-  const { run, write } = gateCopy(t, ['0.1.0', '1.0.0'])
-  const breakingAt = (version: string) => {
+  const { run, write } = gateCopy(t, ['1.0.0'])
+  for (const version of ['1.0.1', '1.1.0']) {
     const copy = structuredClone(stable)
     delete copy.paths['/api/api-keys'].get
     copy.info.version = version
-    return copy
-  }
-  for (const version of ['1.0.1', '1.1.0']) {
-    write(breakingAt(version), version)
-    t.equal((await run('changelog')).code, 0)
+    write(copy, version)
     const refused = await run('check')
     t.equal(refused.code, 1, `${version} is refused`)
     t.match(refused.stdout, /FAIL 1 breaking change since 1\.0\.0 need info\.version 2\.0\.0 or later \(a major bump while the major version is 1\)/)
     t.match(refused.stdout, /GET \/api\/api-keys: operation removed/)
   }
-  write(breakingAt('2.0.0'), '2.0.0')
-  t.equal((await run('changelog')).code, 0)
-  const accepted = await run('check')
-  t.equal(accepted.code, 0, accepted.stdout)
 })
