@@ -325,5 +325,47 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     await ctx.close()
   })
 
+  await t.test('a screen comes in its own chunk: a line while it loads, Try again when it cannot be fetched', async t => {
+    const { context: ctx, page: p, problems: chunkProblems } = await signedInPage(browser, base, admin.cookie)
+    await p.goto(`${base}/`)
+    await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    // From now on every script the page asks for is held, then refused: the Members screen's chunk
+    // (and any chunk it shares that the overview did not need).
+    let release = () => {}
+    const held = new Promise<void>(resolve => { release = resolve })
+    const asked: string[] = []
+    const chunks = /\/static\/console\.[0-9a-f]{16}\.js$/
+    await p.route(chunks, async route => {
+      asked.push(new URL(route.request().url()).pathname)
+      await held
+      await route.abort('connectionfailed')
+    })
+    await p.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Members', exact: true }).click()
+    const loading = p.locator('#screen-loading')
+    await loading.waitFor()
+    t.equal(await loading.textContent(), 'Loading Members…', 'a line says the screen loads')
+    t.equal(await loading.getAttribute('role'), 'status', 'as a status')
+    t.equal(await p.getByRole('heading', { level: 1 }).count(), 0, 'the heading comes with its screen')
+    t.ok(asked.length > 0, `the screen's chunk asked for when opened (${asked.join(', ')})`)
+    release()
+    const failed = p.locator('#screen-load-failed')
+    await failed.waitFor()
+    t.match(await failed.textContent(), /^Members could not be loaded: the connection may have dropped/, 'a failed chunk said in words')
+    t.equal(await failed.getAttribute('role'), 'alert')
+    t.equal(await p.getByRole('heading', { level: 1 }).textContent(), 'Members', 'under the screen\'s heading')
+    t.equal(await failed.getByRole('link', { name: 'load the page again' }).getAttribute('href'), '/console/members')
+    await checkPage(t, p, 'Members (its chunk could not be fetched)')
+
+    await p.unroute(chunks)
+    await failed.getByRole('button', { name: 'Try again' }).click()
+    await p.getByRole('row', { name: /grace@example\.com/ }).waitFor()
+    t.pass('Try again fetched the chunk: the screen is drawn')
+    t.equal(await failed.count(), 0, 'the note is gone')
+    await p.waitForFunction('document.activeElement?.tagName === "H1"')
+    t.equal(await p.evaluate<string>('document.activeElement?.textContent'), 'Members', 'the focus on the screen\'s heading, not lost with the button')
+    t.same(chunkProblems, [], 'the refused chunk left no script error behind')
+    await ctx.close()
+  })
+
   t.same(problems, [], 'no script errors and no CSP violations')
 })
