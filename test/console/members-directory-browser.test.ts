@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { build } from '../helpers/build.js'
 import { closedPort } from '../helpers/smtp.js'
 import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } from '../helpers/browser.js'
@@ -15,6 +15,15 @@ import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } 
 /** How wide the page is: more than the viewport means it scrolls sideways. */
 async function pageWidth (page: Page): Promise<number> {
   return await page.evaluate<number>('document.documentElement.scrollWidth')
+}
+
+/** How many lines of the page a cell's text takes. */
+async function lines (cell: Locator): Promise<number> {
+  return await cell.evaluate(el => {
+    const range = el.ownerDocument.createRange()
+    range.selectNodeContents(el)
+    return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size
+  })
 }
 
 async function open (page: Page, name: string): Promise<void> {
@@ -174,6 +183,21 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     t.ok(await pageWidth(page) <= 360, `Members: no side scroll (${await pageWidth(page)} px)`)
     await checkPage(t, page, 'Members (a long address, 360 px)')
     await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
+  await t.test('1280 px: a long address in the Members table wraps, whole; nothing scrolls sideways', async t => {
+    await open(page, 'Members')
+    const cell = row(long).locator('td.address')
+    await cell.waitFor()
+    t.ok(await pageWidth(page) <= 1280, `the page: no side scroll (${await pageWidth(page)} px)`)
+    const [scroll, client] = await page.locator('.table', { has: cell }).evaluate(el => [el.scrollWidth, el.clientWidth])
+    t.ok(scroll !== undefined && client !== undefined && scroll <= client, `the table: no side scroll of its own (${scroll} of ${client} px)`)
+    t.equal(await cell.textContent(), long, 'the whole address, not cut')
+    const box = await cell.boundingBox()
+    t.ok(box !== null && box.x + box.width <= 1280, 'the cell within the window')
+    t.ok(await lines(cell) >= 2, `it wraps (${await lines(cell)} lines)`)
+    t.equal(await lines(row('ada@example.com').locator('td.address')), 1, 'a short address stays on one line')
+    await checkPage(t, page, 'Members (a long address at 1280 px)')
   })
 
   await t.test('the new scope and events are offered where the console lists them', async t => {
