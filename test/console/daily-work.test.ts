@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { build, principalOf } from '../helpers/build.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
-import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip, textLines } from '../helpers/browser.js'
 import { until } from '../helpers/service-process.js'
 
 // The console for daily work (issue 43), in headless Chromium through the real pages under their
@@ -102,6 +102,8 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     const form = await page.locator('form[aria-labelledby=invite-title]').boundingBox()
     const box = await page.locator('.results-card').boundingBox()
     t.ok(form !== null && box !== null && box.x >= form.x + form.width && Math.abs(box.y - form.y) < 5, 'the results beside the form (1280 px)')
+    const pending = page.getByRole('row', { name: /newbie@example\.com/ }).locator('td.address')
+    t.equal(await textLines(pending), 1, 'a short address in the pending table on one line, not broken for a wordier column')
     await checkPage(t, page, 'Invitations (results beside the form)')
     await smtp.nextMessage(seen)
 
