@@ -1,35 +1,45 @@
-import { readFileSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { join } from 'node:path'
-import { gzipSync } from 'node:zlib'
-import { consoleBuildDir } from '../src/console/assets.js'
+import { consoleAssets, consoleBuildDir } from '../src/console/assets.js'
 import { median, type Pinning } from './load.js'
 import type { Target } from './report.js'
 import { startService, stop } from './servers.js'
 
-// The admin console's figures (part of `npm run bench`): its JavaScript and CSS gzipped, and in
-// headless Chromium (Debian's, through playwright-core) on loopback, against the compiled service
-// on PGlite with a workspace of 10,000 members, the time from navigation to the Members screen
-// interactive (its first page of rows drawn, handlers attached), and to the next page; and the
-// bytes of its script and styles on the wire (the browser's own transferSize, headers included)
-// on a first load with an empty cache and on a reload.
-// Targets (issue 27): ≤ 60 kB gzipped, first screen interactive ≤ 500 ms; (issue 42) first load
-// ≤ 25 kB of script and styles on the wire, a reload downloads neither again.
+// The admin console's figures (part of `npm run bench`; alone: `npm run bench -- --console`): all
+// of its JavaScript and CSS gzipped, and in headless Chromium (Debian's, through playwright-core)
+// on loopback, against the compiled service on PGlite with a workspace of 10,000 members, the time
+// from navigation to the Members screen interactive (its first page of rows drawn, handlers
+// attached), and to the next page; and the bytes of its script, chunks and styles on the wire (the
+// browser's own transferSize, headers included) on a first load with an empty cache of each
+// screen, on a reload, on a later visit, and when another screen is first opened.
+// Targets (issue 27): ≤ 60 kB gzipped, first screen interactive ≤ 500 ms; (issues 42 and 43) a
+// first load ≤ 25 kB of script and styles on the wire whichever screen it opens, a reload and a
+// later visit download nothing again.
 
 const CHROMIUM = '/usr/bin/chromium'
-const MEMBERS = 10_000
 
 export async function measureConsole (
-  pin: Pinning, smtpUrl: string, runs: number, write: (line: string) => void
+  pin: Pinning, smtpUrl: string, runs: number, write: (line: string) => void, members = 10_000
 ): Promise<Target[]> {
-  const js = gzipSync(readFileSync(join(consoleBuildDir, 'console.js'))).length
-  const css = gzipSync(readFileSync(join(consoleBuildDir, 'console.css'))).length
-  write(`bench: console bundle ${js} B JavaScript + ${css} B CSS gzipped = ${((js + css) / 1024).toFixed(1)} kB\n`)
+  // Every file of the build (the entry, each screen's chunk, the shared chunks), as published gzipped.
+  const { files } = consoleAssets()
+  const gzipped = (ext: string) => files.filter(f => f.endsWith(ext))
+    .reduce((n, f) => n + statSync(join(consoleBuildDir, `${f}.gz`)).size, 0)
+  const js = gzipped('.js')
+  const css = gzipped('.css')
+  write(`bench: console bundle ${js} B JavaScript (${files.length - 1} files) + ${css} B CSS gzipped = ${
+    kB(js + css)} kB\n`)
   const targets: Target[] = [
     { target: 'console JavaScript + CSS gzipped (kB) ≤ 60', value: (js + css) / 1024, met: js + css <= 60 * 1024 }
   ]
 
-  write(`bench: console in Chromium, Members over ${MEMBERS} members (PGlite)\n`)
-  const service = await startService(pin, 'pglite', smtpUrl, null, null, {}, 0, MEMBERS)
+  write(`bench: console in Chromium, Members over ${members} members (PGlite)\n`)
+  const service = await startService(pin, 'pglite', smtpUrl, null, null, {}, 0, members)
+  // The server-side search (GET /api/users?q=): 11 of 10,000 ("Member 123", "Member 1230"…); in
+  // a smaller workspace (a smoke run) "Member 1" and the others whose name begins so.
+  const probe = members >= 1240
+    ? { query: 'member 123', found: /Member 1239\b/ }
+    : { query: 'member 1', found: /Member 1\b/ }
   const { chromium } = await import('playwright-core')
   const browser = await chromium.launch({
     executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run']
@@ -63,9 +73,9 @@ export async function measureConsole (
       const paged = Date.now() - started
       // The server-side search (GET /api/users?q=): 11 of the 10,000 ("Member 123", "Member 1230"…).
       const searchStarted = Date.now()
-      await page.fill('#member-search', 'member 123')
+      await page.fill('#member-search', probe.query)
       await page.getByRole('button', { name: 'Find' }).click()
-      await page.getByRole('row', { name: /Member 1239\b/ }).waitFor()
+      await page.getByRole('row', { name: probe.found }).waitFor()
       if (i > 0) { // run 0 warms the caches
         interactive.push(ms)
         nextPage.push(paged)
@@ -81,13 +91,13 @@ export async function measureConsole (
     const spread = (xs: number[]) => ({ min: Math.min(...xs), max: Math.max(...xs) })
     targets.push(
       {
-        target: `console Members (${MEMBERS} members) interactive (ms) ≤ 500`,
+        target: `console Members (${members} members) interactive (ms) ≤ 500`,
         value: tti,
         met: tti <= 500,
         ...spread(interactive)
       },
-      { target: `console Members (${MEMBERS} members) next page (ms)`, value: next, met: true, ...spread(nextPage) },
-      { target: `console Members (${MEMBERS} members) search (ms)`, value: search, met: true, ...spread(searched) }
+      { target: `console Members (${members} members) next page (ms)`, value: next, met: true, ...spread(nextPage) },
+      { target: `console Members (${members} members) search (ms)`, value: search, met: true, ...spread(searched) }
     )
   } finally {
     await browser.close()
@@ -96,9 +106,11 @@ export async function measureConsole (
   return targets
 }
 
-/** The console's script and styles as the browser fetched them: bytes on the wire, each file. */
+/** The console's files as the browser fetched them: bytes on the wire (0: from its cache), each file. */
 interface Transfer { name: string, bytes: number }
 async function staticTransfers (page: import('playwright-core').Page): Promise<Transfer[]> {
+  // A screen is drawn (its heading shown) once its chunk and every chunk that one imports arrived.
+  await page.locator('#main h1').waitFor()
   // (Run in the page; this file is type-checked without the DOM library.)
   return await page.evaluate(() => performance.getEntriesByType('resource')
     .filter(e => e.name.includes('/static/'))
@@ -108,9 +120,13 @@ async function staticTransfers (page: import('playwright-core').Page): Promise<T
     })))
 }
 
+const total = (xs: Transfer[]) => xs.reduce((n, x) => n + x.bytes, 0)
+const kB = (n: number) => (n / 1024).toFixed(1)
+
 /**
- * The console's script and styles on the wire in Chromium: a first load with an empty cache (a
- * fresh browser context), then a reload, then a later visit (a new navigation to the page).
+ * The console's script, chunks and styles on the wire in Chromium: the first load of each screen
+ * with an empty cache (a fresh browser context each), then, on Members, a reload, a later visit
+ * (a new navigation to the page) and another screen opened for the first time.
  */
 async function wireBytes (
   browser: import('playwright-core').Browser,
@@ -118,33 +134,84 @@ async function wireBytes (
   cookie: { name: string, value: string },
   write: (line: string) => void
 ): Promise<Target[]> {
-  const context = await browser.newContext()
-  try {
+  const fresh = async () => {
+    const context = await browser.newContext()
     await context.addCookies([{ ...cookie, url: base }])
-    const page = await context.newPage()
-    const total = (xs: Array<{ bytes: number }>) => xs.reduce((n, x) => n + x.bytes, 0)
-    await page.goto(`${base}/console/members`, { waitUntil: 'load' })
+    return { context, page: await context.newPage() }
+  }
+  const { context, page } = await fresh()
+  try {
+    await page.goto(`${base}/console/members`)
     const first = await staticTransfers(page)
-    await page.reload({ waitUntil: 'load' })
+    // The screens, as the navigation lists them: each opened first, in a browser of its own.
+    const paths = await page.locator('nav a').evaluateAll(links => links.map(a => a.getAttribute('href') ?? ''))
+    const firsts: Array<{ path: string, files: number, bytes: number }> = []
+    for (const path of paths) {
+      const other = await fresh()
+      try {
+        await other.page.goto(`${base}${path}`)
+        const got = await staticTransfers(other.page)
+        firsts.push({ path, files: got.length, bytes: total(got) })
+      } finally {
+        await other.context.close()
+      }
+    }
+    await page.reload()
     const reload = await staticTransfers(page)
-    await page.goto(`${base}/console/invitations`, { waitUntil: 'load' })
+    await page.goto(`${base}/console/members`)
     const visit = await staticTransfers(page)
-    const each = (xs: Array<{ name: string, bytes: number }>) => xs.map(x => `${x.name} ${x.bytes} B`).join(', ')
-    write(`bench: console script and styles on the wire: first load ${(total(first) / 1024).toFixed(1)} kB (${
-      each(first)}); reload ${total(reload)} B (${each(reload)}); next visit ${total(visit)} B\n`)
-    // Two files each time: a load that fetched neither would measure nothing.
-    const none = (xs: Transfer[]) => xs.length === 2 && total(xs) === 0
-    const wire = 'console script + styles on the wire'
+    await page.goto(`${base}/console/invitations`)
+    const another = await staticTransfers(page)
+    const each = (xs: Transfer[]) => xs.map(x => `${x.name} ${x.bytes} B`).join(', ')
+    const largest = firsts.reduce((a, b) => b.bytes > a.bytes ? b : a)
+    const wire = 'bench: console on the wire'
+    write(`${wire}, first load of Members ${total(first)} B = ${kB(total(first))} kB in ${first.length} files (${
+      each(first)})\n`)
+    write(`${wire}, first load of each screen: ${
+      firsts.map(f => `${f.path} ${f.bytes} B (${f.files} files)`).join(', ')}\n`)
+    write(`${wire}, reload ${total(reload)} B (${reload.length} files), next visit ${total(visit)} B (${
+      visit.length} files), Invitations opened next ${total(another)} B (${
+      each(another.filter(x => x.bytes > 0))})\n`)
+    // Nothing fetched again: every file of the load in the cache (a load that fetched no file
+    // would measure nothing).
+    const none = (xs: Transfer[]) => xs.length >= 2 && total(xs) === 0
+    const target = 'console script + styles on the wire'
     return [
       {
-        target: `${wire}, first load (kB) ≤ 25`,
+        target: `${target}, first load of Members (kB) ≤ 25`,
         value: total(first) / 1024,
-        met: first.length === 2 && total(first) <= 25 * 1024
+        met: first.length >= 2 && total(first) <= 25 * 1024
       },
-      { target: `${wire}, reload (B) = 0`, value: total(reload), met: none(reload) },
-      { target: `${wire}, next visit (B) = 0`, value: total(visit), met: none(visit) }
+      {
+        target: `${target}, first load of any screen (kB, the largest: ${largest.path}) ≤ 25`,
+        value: largest.bytes / 1024,
+        met: largest.bytes <= 25 * 1024
+      },
+      { target: `${target}, reload (B) = 0`, value: total(reload), met: none(reload) },
+      { target: `${target}, next visit (B) = 0`, value: total(visit), met: none(visit) },
+      // Only the new screen's own chunks: nothing the first load brought (the shell, the styles).
+      {
+        target: `${target}, Invitations opened next (B): none of the first load's files again`,
+        value: total(another),
+        met: another.filter(x => x.bytes > 0).every(x => !first.some(f => f.name === x.name))
+      }
     ]
   } finally {
     await context.close()
+  }
+}
+
+/** `npm run bench -- --console`: the console's figures alone (built first, unless --no-build). */
+export async function runConsoleBench (
+  o: { pin: Pinning, runs: number, members: number, write: (line: string) => void }
+): Promise<Target[]> {
+  const { startSinkSmtp } = await import('../scripts/lib/measure-peers.js')
+  const smtp = await startSinkSmtp()
+  try {
+    const goals = await measureConsole(o.pin, smtp.url, o.runs, o.write, o.members)
+    for (const g of goals) o.write(`${g.met ? 'MET ' : 'MISS'}  ${g.target}: ${g.value.toFixed(2)}\n`)
+    return goals
+  } finally {
+    await smtp.close()
   }
 }

@@ -28,7 +28,7 @@ import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { measure, pinCpus, type Pinning, type Round } from './load.js'
 import { analyzeProfile } from './profile.js'
 import { measureStarts } from './start.js'
-import { measureConsole } from './console.js'
+import { measureConsole, runConsoleBench } from './console.js'
 import { formatTable, summarize, targets, writeResults } from './report.js'
 import { runScale } from './scale.js'
 import { runJobPickup } from './jobs.js'
@@ -54,6 +54,10 @@ npm run bench -- --launches 3 --only 'GET /api/health' --invitations 100
                                                 # process's own luck (docs/performance.md) evens out
 npm run bench -- --no-start                     # skip the start-up targets (first start, restart)
 npm run bench -- --no-console                   # skip the admin console's figures (bench/console.ts)
+npm run bench -- --console                      # the admin console's figures alone, in Chromium: bytes on
+                                                # the wire (first load of each screen, reload, next visit)
+                                                # and Members over 10,000 members, 5 runs (bench/console.ts)
+npm run bench -- --console --members 1000 --rounds 3
 npm run bench -- --no-pin                       # do not pin servers and load generator to CPUs
 npm run bench -- --costs                        # also what metrics, traces, headers and the app's
                                                 # process (bare Fastify after building it) each cost
@@ -98,6 +102,7 @@ const options = {
   'no-pglite': { type: 'boolean', default: false },
   'no-start': { type: 'boolean', default: false },
   'no-console': { type: 'boolean', default: false },
+  console: { type: 'boolean', default: false },
   'no-build': { type: 'boolean', default: false },
   'no-pin': { type: 'boolean', default: false },
   profile: { type: 'boolean', default: false },
@@ -362,6 +367,14 @@ else if (values.scale) {
     pools: wholes('pools', values.pools),
     concurrentInvites: whole('concurrent', values.concurrent)
   })
+} else if (values.console) {
+  if (!values['no-build']) execFileSync('npm', ['run', '--silent', 'build'], { cwd: projectRoot, stdio: 'inherit' })
+  const write = (line: string) => { process.stdout.write(line) }
+  const goals = await runConsoleBench({
+    pin: pinCpus(!values['no-pin']), runs: Number(values.rounds), members: whole('members', values.members), write
+  })
+  cleanUp()
+  if (goals.some(g => !g.met)) process.exitCode = 1
 } else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: whole('events', values.events) })
 else if (values.directory) {
   await runDirectory({

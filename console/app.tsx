@@ -5,9 +5,10 @@ import { ErrorBoundary } from './components/error-boundary.js'
 import { Nav } from './components/nav.js'
 import { LiveProvider } from './hooks/live.js'
 import { usePath } from './hooks/use-path.js'
-import { ROUTES, routeAt } from './routes.js'
+import { useScreen } from './hooks/use-screen.js'
+import { ScreenLoadFailed } from './components/screen-load-failed.js'
+import { PROFILE, ROUTES, routeAt } from './routes.js'
 import { NotFound } from './screens/not-found.js'
-import { Profile } from './screens/profile.js'
 
 // The admin console: one page, a screen per path (the route table, routes.ts), every call an
 // operation of the contract. Admins see every screen; a member sees their profile.
@@ -48,6 +49,8 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
   const route = routeAt(path, admin)
   const allowed = route !== undefined && (!route.adminOnly || admin)
   const title = route === undefined ? 'Not found' : allowed ? route.title : 'Profile'
+  // The screen's chunk, once it is known who is signed in (a member's `/` is their profile).
+  const screen = useScreen(me === null || route === undefined ? undefined : allowed ? route : PROFILE)
 
   // An alias (the API's name, /console/invite-requests) shows its screen under the screen's path.
   useLayoutEffect(() => {
@@ -56,13 +59,16 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
 
   // In the same task as the render that shows the screen's heading (a layout effect, not an
   // effect that waits for the next frame): the title, the heading and the focus change together,
-  // so nothing, a screen reader or a test, sees the new heading under the old title.
+  // so nothing, a screen reader or a test, sees the new heading under the old title. The heading
+  // comes with its screen, when the screen's chunk has arrived (a line says it loads till then).
+  const drawn = screen.state !== 'loading'
   useLayoutEffect(() => {
     document.title = me === null ? 'Workspace' : `${title} · ${me.workspace.name}`
-    // After a navigation (not the first load) the focus goes to the new screen's heading.
-    if (!firstRender.current && me !== null) heading.current?.focus()
-    if (me !== null) firstRender.current = false
-  }, [route, title, me])
+    if (heading.current === null || !drawn) return
+    // After a navigation (not the first screen drawn) the focus goes to the new screen's heading.
+    if (!firstRender.current) heading.current.focus()
+    firstRender.current = false
+  }, [route, title, me, drawn])
 
   if (who.state === 'loading') return <main><p id='status' class='muted'>Checking who is signed in…</p></main>
   if (who.state === 'problem') {
@@ -70,7 +76,6 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
   }
   if (who.state === 'out' || me === null) return <SignedOut identityProvider={identityProvider} />
   const screens = ROUTES.filter(s => !s.adminOnly || admin)
-  const View = allowed ? route.view : Profile
   return (
     <LiveProvider enabled={admin} onSignedOut={signedOut}>
       <a class='skip' href='#main'>Skip to the screen</a>
@@ -79,15 +84,19 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
         <Nav screens={screens} current={route} go={go} admin={admin} />
       </header>
       <main id='main'>
-        <h1 tabIndex={-1} ref={heading}>{title}</h1>
-        {route === undefined
-          ? <NotFound path={path} links={screens} />
+        {screen.state === 'loading'
+          ? <p class='muted' id='screen-loading' role='status'>Loading {title}…</p>
           : (
             <>
-              {!allowed && <p class='problem' role='alert'>{route.title} is for admins of the workspace; this is your profile.</p>}
-              <ErrorBoundary key={route.path}>
-                <View me={me} refresh={() => { load(true) }} />
-              </ErrorBoundary>
+              <h1 tabIndex={-1} ref={heading}>{title}</h1>
+              {route === undefined && <NotFound path={path} links={screens} />}
+              {route !== undefined && !allowed && <p class='problem' role='alert'>{route.title} is for admins of the workspace; this is your profile.</p>}
+              {screen.state === 'failed' && <ScreenLoadFailed title={title} retry={screen.retry} />}
+              {screen.state === 'ready' && (
+                <ErrorBoundary key={route?.path}>
+                  <screen.View me={me} refresh={() => { load(true) }} />
+                </ErrorBoundary>
+              )}
             </>
             )}
       </main>

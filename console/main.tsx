@@ -1,9 +1,15 @@
 import { render } from 'preact'
 import { App } from './app.js'
+import { routeAt } from './routes.js'
 import './console.css'
 
 // The console's entry (bundled by scripts/lib/console-build.ts): the live region every screen
 // speaks through, then the app.
+
+// The screen a path names starts loading now, beside the read of who is signed in, not after it.
+// Not at `/`, whose screen depends on the answer (an admin's overview, a member's profile).
+const opening = location.pathname === '/' ? undefined : routeAt(location.pathname, true)
+opening?.load().catch(() => {}) // a failure shows when the screen is drawn (ScreenChunk)
 
 const root = document.getElementById('app')
 if (root !== null) {

@@ -1,13 +1,12 @@
 import { context } from 'esbuild'
-import { consoleBuildDir } from '../src/console/assets.js'
 import { consoleBuildOptions, ensureConsoleBuilt, publishOnRebuild } from './lib/console-build.js'
 
 // npm run build (and npm start's prestart): the admin console's bundle into dist/console/, when
 // a file of console/ is newer than it (an unchanged console costs one stat per file at start).
 // `--watch` rebuilds on every change of console/ (npm run console:watch, beside npm run dev), and
-// publishes each build under its content-hashed names (scripts/lib/console-build.ts).
+// publishes each build under its content-hashed names (scripts/lib/console-publish.ts).
 if (process.argv.includes('--watch')) {
-  const ctx = await context({ ...consoleBuildOptions, outdir: consoleBuildDir, plugins: [publishOnRebuild] })
+  const ctx = await context({ ...consoleBuildOptions, plugins: [publishOnRebuild] })
   await ctx.watch()
 } else {
   await ensureConsoleBuilt()

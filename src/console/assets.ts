@@ -2,9 +2,9 @@ import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { projectRoot } from '../paths.js'
 
-// The console's script and styles under content-hashed names (console.<hash>.js / .css), as
-// `npm run build` publishes them (scripts/lib/console-build.ts): each beside its brotli and gzip
-// forms, named by dist/console/assets.json. A name is its content, so an answer may be cached for
+// The console's script, its chunks and its styles under content-hashed names (console.<hash>.js /
+// .css), as `npm run build` publishes them (scripts/lib/console-publish.ts): each beside its brotli
+// and gzip forms, named by dist/console/assets.json. A name is its content, so an answer may be cached for
 // a year and never revalidated (`immutable`), and a file read once is kept for the process.
 
 /** Where `npm run build` writes the console (console/ → dist/console/). */
@@ -14,8 +14,13 @@ export const ASSET_MANIFEST = 'assets.json'
 export const HASHED_ASSET = /^[a-z][a-z0-9-]*\.[0-9a-f]{16}\.(js|css)$/
 export const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-/** The hashed name of each of the console's files. */
-export interface AssetManifest { 'console.js': string, 'console.css': string }
+/** The hashed names of the console's files: the script and styles the page names, and every file. */
+export interface AssetManifest {
+  'console.js': string
+  'console.css': string
+  /** All of the build's files: the two above and the chunks the script imports (each screen's). */
+  files: string[]
+}
 
 let manifest: { mtimeMs: number, names: AssetManifest } | undefined
 

@@ -6,7 +6,9 @@ import { consoleAssets } from './assets.js'
 // drawn by the bundle (console/ → dist/console/, built by `npm run build`), which talks to the API
 // only through the contract's operations. The shell links the console's styles and loads its
 // script under their content-hashed names (GET /static/{asset}, cached for good: src/console/
-// assets.ts), both under the response's nonce, like the other pages. The page itself is no-store.
+// assets.ts), both under the response's nonce, like the other pages. The script is an ES module:
+// the chunks it imports (the shared code, each screen's when opened) are fetched under the same
+// nonce, which a module script passes to its imports and import()s. The page itself is no-store.
 
 /**
  * Each screen's title; the bundle sets the same one (with the workspace's name) once it runs.
@@ -51,7 +53,7 @@ export function consolePage (opts: { screen: string, identityProvider: boolean, 
   return htmlPage(title, styles, nonce => `<div id="app" data-identity-provider="${
     opts.identityProvider ? 'yes' : 'no'}" data-public-url="${
     escapeHtml(opts.publicUrl)}"><p class="muted">Loading the console…</p></div>
-<script nonce="${nonce}" src="/static/${assets['console.js']}"></script>`)
+<script type="module" nonce="${nonce}" src="/static/${assets['console.js']}"></script>`)
 }
 
 /** The icon of every page: a small square with a "W", 0.3 kB. */

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { build, principalOf } from '../helpers/build.js'
 import { closedPort, startSmtp } from '../helpers/smtp.js'
-import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip, textLines } from '../helpers/browser.js'
 import { until } from '../helpers/service-process.js'
 
 // The console for daily work (issue 43), in headless Chromium through the real pages under their
@@ -102,6 +102,8 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     const form = await page.locator('form[aria-labelledby=invite-title]').boundingBox()
     const box = await page.locator('.results-card').boundingBox()
     t.ok(form !== null && box !== null && box.x >= form.x + form.width && Math.abs(box.y - form.y) < 5, 'the results beside the form (1280 px)')
+    const pending = page.getByRole('row', { name: /newbie@example\.com/ }).locator('td.address')
+    t.equal(await textLines(pending), 1, 'a short address in the pending table on one line, not broken for a wordier column')
     await checkPage(t, page, 'Invitations (results beside the form)')
     await smtp.nextMessage(seen)
 
@@ -322,6 +324,48 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     await open(p, 'Members')
     await p.getByRole('row', { name: /grace@example\.com/ }).waitFor()
     t.pass('another screen works')
+    await ctx.close()
+  })
+
+  await t.test('a screen comes in its own chunk: a line while it loads, Try again when it cannot be fetched', async t => {
+    const { context: ctx, page: p, problems: chunkProblems } = await signedInPage(browser, base, admin.cookie)
+    await p.goto(`${base}/`)
+    await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    // From now on every script the page asks for is held, then refused: the Members screen's chunk
+    // (and any chunk it shares that the overview did not need).
+    let release = () => {}
+    const held = new Promise<void>(resolve => { release = resolve })
+    const asked: string[] = []
+    const chunks = /\/static\/console\.[0-9a-f]{16}\.js$/
+    await p.route(chunks, async route => {
+      asked.push(new URL(route.request().url()).pathname)
+      await held
+      await route.abort('connectionfailed')
+    })
+    await p.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Members', exact: true }).click()
+    const loading = p.locator('#screen-loading')
+    await loading.waitFor()
+    t.equal(await loading.textContent(), 'Loading Members…', 'a line says the screen loads')
+    t.equal(await loading.getAttribute('role'), 'status', 'as a status')
+    t.equal(await p.getByRole('heading', { level: 1 }).count(), 0, 'the heading comes with its screen')
+    t.ok(asked.length > 0, `the screen's chunk asked for when opened (${asked.join(', ')})`)
+    release()
+    const failed = p.locator('#screen-load-failed')
+    await failed.waitFor()
+    t.match(await failed.textContent(), /^Members could not be loaded: the connection may have dropped/, 'a failed chunk said in words')
+    t.equal(await failed.getAttribute('role'), 'alert')
+    t.equal(await p.getByRole('heading', { level: 1 }).textContent(), 'Members', 'under the screen\'s heading')
+    t.equal(await failed.getByRole('link', { name: 'load the page again' }).getAttribute('href'), '/console/members')
+    await checkPage(t, p, 'Members (its chunk could not be fetched)')
+
+    await p.unroute(chunks)
+    await failed.getByRole('button', { name: 'Try again' }).click()
+    await p.getByRole('row', { name: /grace@example\.com/ }).waitFor()
+    t.pass('Try again fetched the chunk: the screen is drawn')
+    t.equal(await failed.count(), 0, 'the note is gone')
+    await p.waitForFunction('document.activeElement?.tagName === "H1"')
+    t.equal(await p.evaluate<string>('document.activeElement?.textContent'), 'Members', 'the focus on the screen\'s heading, not lost with the button')
+    t.same(chunkProblems, [], 'the refused chunk left no script error behind')
     await ctx.close()
   })
 

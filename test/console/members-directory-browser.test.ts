@@ -1,8 +1,8 @@
 import t from 'tap'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { build } from '../helpers/build.js'
 import { closedPort } from '../helpers/smtp.js'
-import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip, textLines } from '../helpers/browser.js'
 
 // Member states and the company directory in the console (issues 41 and 43), in headless Chromium
 // through the real pages under their CSP: Members shows each member's status and suspends and
@@ -15,6 +15,12 @@ import { checkPage, launchChromium, signedInPage, skipWithoutChromium as skip } 
 /** How wide the page is: more than the viewport means it scrolls sideways. */
 async function pageWidth (page: Page): Promise<number> {
   return await page.evaluate<number>('document.documentElement.scrollWidth')
+}
+
+/** How wide the table that holds `inside` is, and its box (a wider table scrolls sideways in it). */
+async function tableWidth (page: Page, inside: Locator): Promise<{ table: number, box: number }> {
+  const [table = 0, box = 0] = await page.locator('.table', { has: inside }).evaluate(el => [el.scrollWidth, el.clientWidth])
+  return { table, box }
 }
 
 async function open (page: Page, name: string): Promise<void> {
@@ -172,8 +178,25 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     await open(page, 'Members')
     await row(long).waitFor()
     t.ok(await pageWidth(page) <= 360, `Members: no side scroll (${await pageWidth(page)} px)`)
+    const narrow = await tableWidth(page, row(long))
+    t.ok(narrow.table <= narrow.box, `nor in the table's box (${narrow.table} of ${narrow.box} px)`)
     await checkPage(t, page, 'Members (a long address, 360 px)')
     await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
+  await t.test('1280 px: a long address in the Members table wraps, whole; nothing scrolls sideways', async t => {
+    await open(page, 'Members')
+    const cell = row(long).locator('td.address')
+    await cell.waitFor()
+    t.ok(await pageWidth(page) <= 1280, `the page: no side scroll (${await pageWidth(page)} px)`)
+    const wide = await tableWidth(page, cell)
+    t.ok(wide.table <= wide.box, `the table: no side scroll of its own (${wide.table} of ${wide.box} px)`)
+    t.equal(await cell.textContent(), long, 'the whole address, not cut')
+    const box = await cell.boundingBox()
+    t.ok(box !== null && box.x + box.width <= 1280, 'the cell within the window')
+    t.ok(await textLines(cell) >= 2, `it wraps (${await textLines(cell)} lines)`)
+    t.equal(await textLines(row('ada@example.com').locator('td.address')), 1, 'a short address stays on one line')
+    await checkPage(t, page, 'Members (a long address at 1280 px)')
   })
 
   await t.test('the new scope and events are offered where the console lists them', async t => {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { Test } from 'tap'
 
 // Headless Chromium for the end-to-end tests: the Debian package (scripts/setup-browser.sh), driven
@@ -86,4 +86,13 @@ export async function signedInPage (
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
   return { context, page, problems: pageProblems(page) }
+}
+
+/** How many lines of the page an element's text takes (a long address wrapped: more than one). */
+export async function textLines (element: Locator): Promise<number> {
+  return await element.evaluate(el => {
+    const range = el.ownerDocument.createRange()
+    range.selectNodeContents(el)
+    return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size
+  })
 }

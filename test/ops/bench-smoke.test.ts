@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { bench, TINY } from '../helpers/bench.js'
 import { ensureBuilt } from '../helpers/built.js'
 import { TEST_DATABASE_URL } from '../helpers/build.js'
+import { skipWithoutChromium } from '../helpers/browser.js'
 
 // Every mode of `npm run bench` (docs/performance.md) runs, at tiny sizes: a smoke run each, so a
 // renamed address or option breaks a test instead of the next person measuring (the scale bench
@@ -20,7 +21,7 @@ t.setTimeout(600_000)
 t.test('--help prints the usage of every mode; a wrong option says so in one line', async t => {
   const help = await bench(['--help'])
   t.equal(help.code, 0, 'exit 0')
-  for (const mode of ['--scale', '--jobs', '--funnel', '--batch', '--instructions', '--costs', '--analyze', '--profile']) {
+  for (const mode of ['--scale', '--jobs', '--funnel', '--batch', '--instructions', '--costs', '--analyze', '--profile', '--console']) {
     t.match(help.out, `npm run bench -- ${mode}`, `names ${mode}`)
   }
   t.notMatch(help.out, /\bat .*\.ts:\d+/, 'no stack trace')
@@ -60,4 +61,13 @@ t.test(`the default mode: the service against its baselines (${database.name}, o
   t.match(r.out, /GET \/api\/health/)
   t.ok(existsSync(out), 'results written')
   t.match(JSON.parse(readFileSync(out, 'utf8')), { scenarios: Array, targets: Array })
+})
+
+t.test('--console: the console\'s figures alone, in Chromium (50 members, one run)', { skip: skipWithoutChromium }, async t => {
+  const built = await ensureBuilt()
+  t.equal(built.status, 0, `built ${built.output}`)
+  const r = await bench(['--console', '--no-build', '--no-pin', '--rounds', '1', '--members', '50'])
+  t.equal(r.code, 0, r.code === 0 ? 'exit 0: every target met' : r.out)
+  t.match(r.out, /first load of each screen: \/ \d+ B/, 'the first load of each screen')
+  t.match(r.out, /MET +console script \+ styles on the wire, reload \(B\) = 0/, 'a reload fetches nothing')
 })
