@@ -1834,8 +1834,9 @@ export interface paths {
         };
         /**
          * The admin console's first screen (who is signed in; sign-in links when nobody is)
-         * @description The console is one page whose script (`/assets/console.js`) draws each screen from the
-         *     operations of this contract, as any client would; `/console/{screen}` opens a screen
+         * @description The console is one page whose scripts (`/static/console.<hash>.js`: a shell, and a chunk
+         *     per screen loaded when it opens) draw each screen from the operations of this contract,
+         *     as any client would; `/console/{screen}` opens a screen
          *     directly. Admins see every screen, members their profile.
          */
         get: operations["getIndexPage"];
@@ -2008,7 +2009,7 @@ export interface paths {
         };
         /**
          * The admin console's script or styles, under a content-hashed name (cached for good)
-         * @description The console page names its script and its styles by their content (`console.<hash>.js`, `console.<hash>.css`): a name never changes its content, so the answer is cached for a year and never revalidated (`Cache-Control: public, max-age=31536000, immutable`), and a new build is new names. Compressed ahead of time: brotli or gzip as `Accept-Encoding` allows (brotli first), the file itself otherwise; `Vary: Accept-Encoding`.
+         * @description The console page names its scripts (the shell, and a chunk per screen, loaded as the screen opens) and its styles by their content (`console.<hash>.js`, `console.<hash>.css`): a name never changes its content, so the answer is cached for a year and never revalidated (`Cache-Control: public, max-age=31536000, immutable`), and a new build is new names. Compressed ahead of time: brotli or gzip as `Accept-Encoding` allows (brotli first), the file itself otherwise; `Vary: Accept-Encoding`.
          */
         get: operations["getHashedAsset"];
         put?: never;
