@@ -71,3 +71,11 @@ t.test('--console: the console\'s figures alone, in Chromium (50 members, one ru
   t.match(r.out, /first load of each screen: \/ \d+ B/, 'the first load of each screen')
   t.match(r.out, /MET +console script \+ styles on the wire, reload \(B\) = 0/, 'a reload fetches nothing')
 })
+
+t.test('--directory: a first import and lookups, embedded database (5 people, 20 members)', async t => {
+  const r = await bench(['--directory', '--people', '5', '--members', '20', '--lookups', '5'])
+  t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.out)
+  t.match(r.out, /first import: 5 people \(lookup \+ create each\)/, 'the import ran')
+  t.match(r.out, /lookups among 20 members: 5 filtered lookups/, 'the lookups ran')
+  t.match(r.out, /p99 by filter: userName [\d.]+ ms, externalId [\d.]+ ms, emails\.value [\d.]+ ms/, 'each kind of filter')
+})
