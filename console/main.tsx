@@ -9,7 +9,7 @@ import './console.css'
 // The screen a path names starts loading now, beside the read of who is signed in, not after it.
 // Not at `/`, whose screen depends on the answer (an admin's overview, a member's profile).
 const opening = location.pathname === '/' ? undefined : routeAt(location.pathname, true)
-opening?.load().catch(() => {}) // a failure shows when the screen is drawn (ScreenChunk)
+opening?.load().catch(() => {}) // a failure shows when the screen is drawn (hooks/use-screen.ts)
 
 const root = document.getElementById('app')
 if (root !== null) {

@@ -7,8 +7,8 @@ import type { ScreenProps } from './screen.js'
 //
 // Each screen is its own chunk (the build splits at these import()s: scripts/lib/console-build.ts),
 // fetched the first time it is opened: a first load downloads the shell and the screen it opens,
-// not the other eleven (issue 43's 25 kB on the wire). components/screen-chunk.tsx shows it loading,
-// or failing with a way to try again.
+// not the other eleven (issue 43's 25 kB on the wire). hooks/use-screen.ts loads it (the app shows a
+// line while it loads), components/screen-load-failed.tsx a failure with a way to try again.
 
 export type Screen = (props: ScreenProps) => JSX.Element
 
