@@ -10,6 +10,7 @@ import { projectRoot } from '../../src/paths.js'
 import { diffContracts, type Change } from '../../scripts/lib/contract-diff.js'
 import { versionProblems } from '../../scripts/lib/contract-versions.js'
 import { readContract } from '../../scripts/lib/contract-project.js'
+import { renderChangelog } from '../../scripts/lib/contract-changelog.js'
 import { tsImport } from '../helpers/service-process.js'
 
 // The breaking-change gate (npm run contract:check): a copy of the released 0.1.0 contract with
@@ -213,4 +214,17 @@ t.test('at 1.x the gate refuses a breaking edit without a major', async t => {
     t.match(refused.stdout, /FAIL 1 breaking change since 1\.0\.0 need info\.version 2\.0\.0 or later \(a major bump while the major version is 1\)/)
     t.match(refused.stdout, /GET \/api\/api-keys: operation removed/)
   }
+})
+
+// What 1.0 is, said once: under the first version whose major leaves 0, not under a later 1.x nor
+// a 0.x minor; and in the changelog as committed.
+t.test('the changelog says what 1.0 promises, under the first stable version only', async t => {
+  const change: Change = { operation: 'GET /api/things', text: 'operation added', kind: 'non-breaking', section: 'added' }
+  const entry = (version: string, previous: string) => ({ version, previous, released: true, changes: [change] })
+  const promise = /The first stable version\. From here on the contract keeps the promise/
+  t.match(renderChangelog([entry('1.0.0', '0.2.0')]), promise, '0.x → 1.0.0')
+  t.notMatch(renderChangelog([entry('1.1.0', '1.0.0')]), promise, 'not under 1.1.0')
+  t.notMatch(renderChangelog([entry('0.3.0', '0.2.0')]), promise, 'not under a 0.x minor')
+  const committed = readFileSync(join(projectRoot, 'docs', 'contract-changelog.md'), 'utf8')
+  t.match(committed, /## 1\.0\.0 \(released; compared with 0\.1\.0\)\n\nThe first stable version\./, 'docs/contract-changelog.md')
 })
