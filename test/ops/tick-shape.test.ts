@@ -15,7 +15,8 @@ import { stopProcess, tsImport, until } from '../helpers/service-process.js'
 // alive from before the database starts, so that the full garbage collections of that start cannot
 // collect their shape; without it, every tick of every request was defined through V8's runtime for
 // the life of the process (docs/performance.md, "Run-time devices"). The service is started as
-// users run it here: src/server.ts on PGlite, where it is on (on PostgreSQL it is off: no gain measured).
+// users run it here: src/server.ts on PGlite (it is on for PostgreSQL too; its callgrind count is in
+// docs/performance.md).
 
 const autocannonCli = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
 
