@@ -12,7 +12,7 @@ import { tracedMailer } from './mail/mailer.js'
 import type { Mailer } from './ports/mailer.js'
 import { openAppDatabase, openAppMailer } from './adapters.js'
 import { registerBodyParsing } from './body-parsing.js'
-import { deferChildLoggers, loggerOptions, prettyLogs } from './logger.js'
+import { deferChildLoggers, loggerOptions, prettyLogs, RequestLogController } from './logger.js'
 import { readContractFile } from './contract-file.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
@@ -96,6 +96,8 @@ function serverOptions (
         pretty: prettyLogs(config.logFormat, process.stdout), terminal: process.stdout.isTTY
       })
     ) as NonNullable<FastifyServerOptions['logger']>,
+    // Per-request info lines only while info is on (src/logger.ts).
+    logController: new RequestLogController(),
     trustProxy: config.trustProxy as NonNullable<FastifyServerOptions['trustProxy']>,
     bodyLimit: config.bodyLimit,
     onProtoPoisoning: 'error' as const,

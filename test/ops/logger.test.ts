@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { build } from '../helpers/build.js'
-import { loggerOptions, redactUrl } from '../../src/logger.js'
+import { loggerOptions, redactUrl, RequestLogController } from '../../src/logger.js'
 
 // URL redaction reads parameter names as the server does (percent-decoded, `+` as space, any
 // case), so an encoded name such as `tok%65n` is redacted like `token`.
@@ -66,4 +66,43 @@ t.test('a request that writes no line makes no child logger; one that does logs 
   t.match(ofRequest[0]?.reqId, /^[0-9a-f-]{36}$/)
   t.equal(debugChildren, 1, 'one child for the request, made by its first line and reused')
   t.notOk(debugOut.includes('sess_secret'), 'the cookie is redacted')
+})
+
+// Fastify's "incoming request" and "request completed" are info lines: below info they are
+// dropped, and Fastify's own controller still built their objects and read the response time
+// on every request. The service's (src/logger.ts RequestLogController) skips them while info is
+// off, and keeps a failed response's line.
+t.test('below info, the per-request lines are not built; a response that failed is still logged', async t => {
+  const { default: Fastify, LogController } = await import('fastify')
+  const lines: Array<{ msg?: string, level?: number }> = []
+  const stream = new Writable({ write (chunk, _enc, cb) { lines.push(JSON.parse(String(chunk))); cb() } })
+  const at = (level: string) => {
+    let reads = 0
+    const log = Fastify({ logger: { level, stream } }).log
+    const request = { log, id: 'r1' } as never
+    const reply = {
+      log,
+      statusCode: 200,
+      get elapsedTime () { reads++; return 1.5 }
+    } as never
+    return { request, reply, reads: () => reads }
+  }
+
+  const warn = at('warn')
+  const ours = new RequestLogController()
+  ours.incomingRequest(warn.request, warn.reply)
+  ours.requestCompleted(null, warn.request, warn.reply)
+  t.equal(warn.reads(), 0, 'at warn the response time is not read')
+  t.equal(lines.length, 0, 'and nothing written')
+  new LogController().requestCompleted(null, warn.request, warn.reply)
+  t.equal(warn.reads(), 1, 'where Fastify\'s own controller reads it for a line that is dropped')
+
+  ours.requestCompleted(new Error('socket hang up'), warn.request, warn.reply)
+  t.equal(lines.length, 1, 'a response that failed is logged at warn')
+  t.equal(lines[0]?.msg, 'request errored')
+
+  const info = at('info')
+  ours.incomingRequest(info.request, info.reply)
+  ours.requestCompleted(null, info.request, info.reply)
+  t.same(lines.slice(1).map(l => l.msg), ['incoming request', 'request completed'], 'at info both lines, as Fastify writes them')
 })
