@@ -1,6 +1,11 @@
 import neostandard from 'neostandard'
 import reactHooks from 'eslint-plugin-react-hooks'
 
+const COOKIES_READ = {
+  selector: "MemberExpression[property.name='cookies']",
+  message: 'Read a cookie with requestCookie (src/http/cookies.ts): request.cookies is null until then.'
+}
+
 export default [
   ...neostandard({ ts: true, ignores: ['dist/**', 'clients/*/dist/**', 'data/**', 'src/generated/**', 'node_modules/**', '.tap/**', 'bench/*.json', 'bench/*.cpuprofile'] }),
   {
@@ -20,13 +25,20 @@ export default [
     }
   },
   {
+    // Cookies are parsed on their first read (src/http/cookies.ts): `request.cookies` is null before.
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/cookies.ts'],
+    rules: { 'no-restricted-syntax': ['error', COOKIES_READ] }
+  },
+  {
     // Handlers call services (docs/architecture.md): a handler never reaches the ports behind them
     // (`services.ports.db`); what it needs from one is a service's (src/health/service.ts).
     files: ['handlers/**/*.ts'],
     rules: {
       'no-restricted-syntax': ['error',
         { selector: "MemberExpression[property.name='ports']", message: 'Handlers call services, never services.ports.' },
-        { selector: "ObjectPattern > Property[key.name='ports']", message: 'Handlers call services, never services.ports.' }]
+        { selector: "ObjectPattern > Property[key.name='ports']", message: 'Handlers call services, never services.ports.' },
+        COOKIES_READ]
     }
   },
   {

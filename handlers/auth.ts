@@ -1,6 +1,6 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
-import { loginLinkBrowserCookie } from '../src/http/cookies.js'
+import { loginLinkBrowserCookie, requestCookie } from '../src/http/cookies.js'
 import { LOGIN_TOKEN_TTL_MS } from '../src/auth/login-link.js'
 
 // The contract's 202 body for login links: one constant, so every answer is byte-identical.
@@ -48,7 +48,7 @@ export function authHandlers (
     },
 
     async postAuthLogout (request, reply) {
-      await auth.logout(request.cookies[SESSION_COOKIE])
+      await auth.logout(requestCookie(request, SESSION_COOKIE))
       return await reply.clearSessionCookie().code(204).send()
     }
   }

@@ -3,7 +3,21 @@ import type { Config } from '../config.js'
 import { randomToken } from '../lib/tokens.js'
 
 // The cookies the service sets in a browser besides the session's (src/plugins/auth.ts sets that
-// one with the same options): handlers import these, never a plugin.
+// one with the same options): handlers import these, never a plugin. And how every cookie is read.
+
+/**
+ * A cookie the request carries. The Cookie header is parsed on the first read, not before each
+ * request (@fastify/cookie registered with `hook: false`, src/plugins/auth.ts): health, the
+ * contract and every API-key call read none, and each paid for a parse and a Map. Read cookies
+ * here only: `request.cookies` is null until something read or set one (lint refuses it elsewhere).
+ */
+export function requestCookie (request: FastifyRequest, name: string): string | undefined {
+  const parsed = request.cookies as FastifyRequest['cookies'] | null
+  if (parsed !== null) return parsed[name]
+  const header = request.headers.cookie
+  request.cookies = header !== undefined && header !== '' ? request.server.parseCookie(header) : {}
+  return request.cookies[name]
+}
 
 /**
  * Options for every cookie the service sets in a browser (the session, OAuth states): HttpOnly;
@@ -32,7 +46,7 @@ export function oauthStateCookie (config: Config, cookie: { name: string, path: 
     },
     take (request: FastifyRequest, reply: FastifyReply): string | undefined {
       reply.clearCookie(cookie.name, options(reply))
-      return request.cookies[cookie.name]
+      return requestCookie(request, cookie.name)
     }
   }
 }
@@ -48,7 +62,7 @@ export function loginLinkBrowserCookie (config: Config, ttlSeconds: number) {
   const name = 'login_link_browser'
   const options = (reply: FastifyReply) => browserCookie(config, reply, '/api', 'strict')
   const read = (request: FastifyRequest): string | null => {
-    const value = request.cookies[name]
+    const value = requestCookie(request, name)
     return value !== undefined && /^[\w-]{43}$/.test(value) ? value : null
   }
   return {

@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from '../sessions/service.js'
 import type { SessionTokenSigner } from '../ports/session-token-signer.js'
 import type { SecurityServices } from '../auth/security.js'
 import type { BearerFailures } from './rate-limit.js'
-import { browserCookie } from '../http/cookies.js'
+import { browserCookie, requestCookie } from '../http/cookies.js'
 import { requireScopes } from '../principal.js'
 
 // Session tokens: @fastify/jwt pinned to HS256 (it accepts every algorithm unless told), with
@@ -45,7 +45,8 @@ export function sessionJwtOptions (config: Config) {
 
 async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Config }): Promise<void> {
   const { config } = opts
-  await fastify.register(cookie)
+  // No hook: cookies are parsed when first read (requestCookie, src/http/cookies.ts).
+  await fastify.register(cookie, { hook: false })
   await fastify.register(jwt, sessionJwtOptions(config))
   fastify.decorate('sessionSigner', {
     sign: (payload: { sid: string }) => fastify.jwt.sign(payload),
@@ -90,7 +91,7 @@ export const authTokens = fp(authTokensPlugin, { name: 'auth-tokens', fastify: '
  */
 export function createSessionPrecheck (svc: SecurityServices) {
   return async function sessionPrecheck (request: FastifyRequest): Promise<void> {
-    const token = request.cookies[SESSION_COOKIE]
+    const token = requestCookie(request, SESSION_COOKIE)
     if (token === undefined || token === '' || !svc.sessionTokenVerifies(token)) throw serviceError('UNAUTHENTICATED')
   }
 }
@@ -98,7 +99,7 @@ export function createSessionPrecheck (svc: SecurityServices) {
 export function createSecurityHandlers (svc: SecurityServices, bearerFailures: BearerFailures) {
   return {
     async sessionCookie (request: FastifyRequest, _reply: FastifyReply, roles: string[]) {
-      const token = request.cookies[SESSION_COOKIE]
+      const token = requestCookie(request, SESSION_COOKIE)
       if (token === undefined || token === '') throw serviceError('UNAUTHENTICATED')
       const principal = await svc.authenticateSession(token)
       if (principal === null) throw serviceError('UNAUTHENTICATED')

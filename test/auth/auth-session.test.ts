@@ -226,6 +226,36 @@ t.test('session cookies', async t => {
   })
 })
 
+// The Cookie header is parsed when a cookie is first read (src/http/cookies.ts requestCookie),
+// not before every request: health, the contract and API-key calls read none.
+t.test('cookies are parsed when first read, once a request, not before every request', async t => {
+  let parsed = 0
+  const h = await build(t, {
+    beforeReady: app => {
+      const parse = app.parseCookie.bind(app)
+      app.parseCookie = (header: string) => { parsed++; return parse(header) }
+    }
+  })
+  const me = await h.signIn({ role: 'admin' })
+  const cookie = `${me.cookie}; other=1`
+  t.equal((await h.inject({ method: 'GET', url: '/api/health', headers: { cookie } })).statusCode, 200)
+  t.equal((await h.inject({ method: 'GET', url: '/api/openapi.json', headers: { cookie } })).statusCode, 200)
+  t.equal(parsed, 0, 'answers that read no cookie parse none')
+
+  const res = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie } })
+  t.equal(res.statusCode, 200, 'the session cookie is read where the operation asks for it')
+  t.equal(parsed, 1, 'parsed once, though the precheck and the session check both read it')
+
+  const out = await h.inject({ method: 'POST', url: '/api/auth/logout', headers: { cookie } })
+  t.equal(out.statusCode, 204)
+  // @fastify/cookie parses the header again on a reply's first set or clear (its own container):
+  // the read here, then the clear. Only answers that set a cookie pay twice.
+  t.equal(parsed, 3, 'logout reads it, then clears it')
+  t.match(out.headers['set-cookie'], /service_session=;/, 'and the cleared cookie is sent')
+  const again = await h.inject({ method: 'GET', url: '/api/users/me', headers: { cookie } })
+  t.equal(again.statusCode, 401, 'the session is gone')
+})
+
 t.test('a database that does not answer is 503 with Retry-After, never 401 (embedded database closed)', async t => {
   const h = await build(t)
   const me = await h.signIn({ role: 'admin' })
