@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onResponseHookHandler } from 'fastify'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { RequestDurations } from './request-durations.js'
 import type { Config } from '../config.js'
@@ -89,13 +89,22 @@ async function metricsPlugin (fastify: FastifyInstance, opts: MetricsOptions): P
   } satisfies Meter)
 
   // The route label is the contract's path template (set on each route from openapi.yaml), never
-  // the URL: one series per operation, whatever ids the paths carry.
-  // A callback hook: no promise per request for one observation (RequestDurations says what it costs).
-  fastify.addHook('onResponse', (request, reply, done) => {
-    const config = request.routeOptions.config as { contractPath?: string } | undefined
-    const route = config?.contractPath ?? UNMATCHED_ROUTE
+  // the URL: one series per operation, whatever ids the paths carry. Each route's own hook holds
+  // its label (request.routeOptions, read per request, builds an object of twelve fields each
+  // time); what no route matched goes through the app's hook, which the not-found handler runs.
+  // Callback hooks: no promise per request for one observation (RequestDurations says what it costs).
+  const observeAs = (route: string): onResponseHookHandler => (request, reply, done) => {
     m.requests.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
     done()
+  }
+  fastify.addHook('onRoute', route => {
+    const label = (route.config as { contractPath?: string } | undefined)?.contractPath ?? UNMATCHED_ROUTE
+    route.onResponse = [...[route.onResponse ?? []].flat(), observeAs(label)]
+  })
+  const unmatched = observeAs(UNMATCHED_ROUTE)
+  fastify.addHook('onResponse', function (request, reply, done) {
+    if (request.is404) unmatched.call(this, request, reply, done)
+    else done()
   })
 
   let server: Server | null = null

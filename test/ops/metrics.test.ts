@@ -90,6 +90,8 @@ t.test('a scrape before and after an invite shows the metrics moving', async t =
     t.equal(res.statusCode, expected)
   }
   t.equal((await h.inject({ method: 'GET', url: `/api/nothing/${inv?.id ?? ''}` })).statusCode, 404)
+  // A route matched with an empty parameter is answered by the not-found handler: unmatched too.
+  t.equal((await h.inject({ method: 'POST', url: '/api/invitations//resend', headers: { cookie: admin.cookie } })).statusCode, 404)
   await t.rejects(h.app.db.query('SELECT * FROM no_such_table'))
 
   const later = await scrape(url ?? '')
@@ -101,6 +103,8 @@ t.test('a scrape before and after an invite shows the metrics moving', async t =
   const routes = labelValues(later, 'http_request_duration_seconds_count', 'route')
   t.ok(routes.has('/api/invitations/{invitationId}/resend'), 'the re-send labelled by its path template')
   t.ok(routes.has('unmatched'), 'an unknown URL under one label')
+  t.equal(sample(later, 'http_request_duration_seconds_count', { route: 'unmatched', status_code: '404' }), 2,
+    'each answer of the not-found handler observed once (the route\'s own hook does not count it again)')
   t.notOk([...routes].some(r => r.includes(inv?.id ?? '?')), 'no raw URL (no id) in any label')
   t.equal(sample(later, 'http_request_duration_seconds_count', { route: '/api/users/invite', status_code: '429' }), 1)
 
