@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -92,7 +92,7 @@ async function load (t: Target, amount: number): Promise<void> {
 }
 
 /** One counted round: `amount` requests between instrumentation on and off, then a dump read back. */
-async function countRound (t: Target, dir: string, amount: number): Promise<Counted> {
+async function countRound (t: Target, dir: string, amount: number, keepAs: string | null): Promise<Counted> {
   control(t, '-z')
   control(t, '-i', 'on')
   await load(t, amount)
@@ -106,6 +106,7 @@ async function countRound (t: Target, dir: string, amount: number): Promise<Coun
     const file = fresh.map(f => join(dir, f)).find(complete)
     if (file !== undefined) {
       const { total, split } = splitOf(file)
+      if (keepAs !== null) copyFileSync(file, keepAs)
       const per = (x: number): number => x / amount
       const { compiler, gc, runtime, tickLiteral } = split
       return {
@@ -166,7 +167,12 @@ async function stopTarget (t: Target): Promise<void> {
 const k = (x: number): string => `${(x / 1000).toFixed(1)}k`
 
 export async function runInstructions (opts: {
-  pgUrl: string | null, requests: number, warmup: number, rounds: number
+  pgUrl: string | null
+  requests: number
+  warmup: number
+  rounds: number
+  /** Where the last round's callgrind dumps are kept (`--profile`: bench/profiles), for callgrind_annotate. */
+  keepIn: string | null
 }): Promise<void> {
   for (const [flag, n] of [['--requests', opts.requests], ['--rounds', opts.rounds]] as const) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} expects a whole number ≥ 1, got ${n}`)
@@ -188,8 +194,12 @@ export async function runInstructions (opts: {
     db = opts.pgUrl !== null ? await throwawayDatabase(opts.pgUrl, 'ws_bench') : null
     const servicePort = await freePort()
     const dataDir = join(dir, 'data')
-    // No SMTP relay: health's answer does not depend on one.
-    const env = { ...serviceEnv(dataDir, servicePort, '', db?.url ?? null, {}), USER: process.env.USER }
+    // No SMTP relay: health's answer does not depend on one. What runs by the clock runs once a
+    // minute (the most HEALTH_CACHE_MS and JOBS_POLL_MS allow): at valgrind's speed a ping or a
+    // job queue's poll every second or two of wall time is fifty times more of them a request than
+    // at native speed, counted as the request's (and the ping's 2 s deadline fails on PGlite).
+    const slowClock = { HEALTH_CACHE_MS: '60000', JOBS_POLL_MS: '60000' }
+    const env = { ...serviceEnv(dataDir, servicePort, '', db?.url ?? null, slowClock), USER: process.env.USER }
     const { nodeFlags, script } = startCommand()
     targets.push(underCallgrind(
       `service GET /api/health (${db !== null ? 'postgres' : 'pglite'})`, dir,
@@ -202,7 +212,11 @@ export async function runInstructions (opts: {
     const counted = new Map<Target, Counted[]>(targets.map(t => [t, []]))
     for (let r = 1; r <= opts.rounds; r++) {
       for (const t of targets) {
-        const c = await countRound(t, dir, opts.requests)
+        const keepAs = opts.keepIn !== null && r === opts.rounds
+          ? join(opts.keepIn, `instructions-${t.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.callgrind`)
+          : null
+        if (keepAs !== null) mkdirSync(opts.keepIn as string, { recursive: true })
+        const c = await countRound(t, dir, opts.requests, keepAs)
         counted.get(t)?.push(c)
         const { compiler, gc, runtime, tickLiteral } = c.split
         process.stdout.write(`  round ${r}: ${t.name.padEnd(36)} ${k(c.perRequest)} instructions per request ` +

@@ -84,7 +84,9 @@ npm run bench -- --batch --rounds 1 --profile   # the same, the service's round 
 npm run bench -- --instructions --rounds 3      # instructions per request under valgrind's callgrind:
                                                 # bare Fastify and health (PostgreSQL; --no-postgres:
                                                 # PGlite), deterministic where req/s is not (bench/instructions.ts);
-                                                # --requests 10000 a round, --warmup-requests 60000
+                                                # --requests 10000 a round, --warmup-requests 60000;
+                                                # --profile keeps the last round's callgrind files
+                                                # in bench/profiles/ (callgrind_annotate reads them)
 npm run bench -- --help                         # this
 `
 
@@ -403,6 +405,7 @@ else if (values.directory) {
     pgUrl: values['no-postgres'] ? null : values['pg-url'],
     requests: Number(values.requests),
     warmup: whole('warmup-requests', values['warmup-requests']),
-    rounds: Number(values.rounds)
+    rounds: Number(values.rounds),
+    keepIn: values.profile ? join(projectRoot, 'bench', 'profiles') : null
   })
 } else await main()

@@ -225,6 +225,7 @@ const { readFileSync } = await import('node:fs')
 const version = JSON.parse(readFileSync(new URL('../package.json', '${dist}/'), 'utf8')).version
 const headers = securityHeaders({ publicUrl: 'http://127.0.0.1' }, 'api', false, { 'api-version': version })
 const status = { type: 'string' }
+const dateTime = { type: 'string', format: 'date-time' }
 const database = { type: 'object', properties: { status, kind: status, latencyMs: { type: 'number' } } }
 const schema = {
   response: {
@@ -234,14 +235,16 @@ const schema = {
         status, version: status,
         checks: {
           type: 'object',
-          properties: { database }
+          properties: { database, mail: { type: 'object', properties: { status, since: dateTime } } }
         }
       }
     }
   }
 }
 const ping = { status: 'ok', kind: 'pglite', latencyMs: 0.12 }
-const health = () => ({ status: 'ok', version, checks: { database: ping } })
+// The service's body has its mail relay's check when it has a relay (the bench's SMTP peer): so this one.
+const mail = process.env.BARE_MAIL === '1' ? { status: 'ok', since: new Date().toISOString() } : undefined
+const health = () => ({ status: 'ok', version, checks: { database: ping, mail } })
 app.get('/api/health', { schema }, async (_request, reply) => { reply.headers(headers); return health() })
 `
 
@@ -267,7 +270,8 @@ export const BARE_PATH = '/api/health'
 /** Bare Fastify answering GET /api/health as the service does (BARE): the baseline of the health, 401 and 400 paths. */
 export async function startBare (pin: Pinning, profileDir: string | null): Promise<{ port: number, proc: Proc }> {
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: String(port) }
+  // The services measured beside it have the bench's SMTP peer: their health has the relay's check.
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: String(port), BARE_MAIL: '1' }
   const proc = start(pin, process.execPath, [...profilerFlags(profileDir, env), '--input-type=module', '-e', BARE], env)
   await waitUntil('bare Fastify', async () => (await httpJson(port, 'GET', BARE_PATH)).status === 200)
   return { port, proc }
@@ -300,7 +304,7 @@ process.on('SIGTERM', () => { app.close().then(() => process.exit(0)) })
 export async function startBareAfterApp (pin: Pinning, smtpUrl: string): Promise<{ port: number, proc: Proc }> {
   const port = await freePort()
   const dataDir = pgliteDataDir('bench-bare-after-app-')
-  const env = { ...serviceEnv(dataDir, await freePort(), smtpUrl, null, {}), BARE_PORT: String(port) }
+  const env = { ...serviceEnv(dataDir, await freePort(), smtpUrl, null, {}), BARE_PORT: String(port), BARE_MAIL: '1' }
   const script = BARE_AFTER_APP(pathToFileURL(join(projectRoot, 'dist')).href)
   // Node's flags as the bare baseline's (none): the two differ by the app built first, nothing else.
   const proc = start(pin, process.execPath, ['--input-type=module', '-e', script], env)
