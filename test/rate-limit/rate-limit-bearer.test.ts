@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { FakeClock } from '../../src/clock.js'
 import { loggerOptions } from '../../src/logger.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
+import { requestCookie } from '../../src/http/cookies.js'
 import { build, testConfig, testDatabase } from '../helpers/build.js'
 import { createApiKey, MCP, MCP_ACCEPT } from '../helpers/mcp.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
@@ -90,7 +91,7 @@ t.test('api-key-only: API-key callers of a mixed operation are limited, its cook
       const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1]
       const p = bearer !== undefined
         ? await app.services.security.authenticateApiKey(bearer)
-        : await app.services.security.authenticateSession(request.cookies[SESSION_COOKIE] ?? '')
+        : await app.services.security.authenticateSession(requestCookie(request, SESSION_COOKIE) ?? '')
       if (p === null) throw new Error('unauthenticated')
       request.principal = { ...p, requestId: request.id }
     }
