@@ -14,7 +14,8 @@ import { insertWorkspace } from '../src/db/workspaces.js'
 import { errorBody, formatSchemaErrors } from '../src/plugins/errors.js'
 import { toServiceError } from '../src/error-response.js'
 import { serviceError } from '../src/errors.js'
-import { loggerOptions } from '../src/logger.js'
+import { deferChildLoggers, loggerOptions, RequestLogController } from '../src/logger.js'
+import { requestCookie } from '../src/http/cookies.js'
 import { contractPath, projectRoot } from '../src/paths.js'
 import securityHeaders from '../src/plugins/helmet.js'
 import metrics from '../src/plugins/metrics.js'
@@ -34,8 +35,10 @@ import { apiKeyScopes } from '../src/generated/api-key-scopes.js'
 //    the body is read, then the session row and the role;
 //  - the same SQL: the service's own domain services (sessions, invitations, API keys) built by
 //    buildApp from the same environment (that app never listens);
-//  - the same logger options and level, the same cross-cutting plugins (security headers;
-//    metrics when METRICS_PORT is set), request ids from randomUUID, the same error bodies.
+//  - the same logger options and level, the same logger devices (a request's child made on its
+//    first line, Fastify's per-request lines only at info), cookies parsed when first read, the
+//    same cross-cutting plugins (security headers; metrics when METRICS_PORT is set), request
+//    ids from randomUUID, the same error bodies.
 // So the ratio service / hand-written measures the contract-first binding alone.
 //
 //   (forked by bench/servers.ts) tsx bench/hand-written.ts --port N --invitations N [--no-security-headers]
@@ -78,15 +81,17 @@ const errorResponse = schemaOf('ErrorResponse')
 
 const app = Fastify({
   logger: loggerOptions(config.logLevel),
+  logController: new RequestLogController(),
   genReqId: () => randomUUID(),
   schemaErrorFormatter: formatSchemaErrors,
   exposeHeadRoutes: false
 })
+deferChildLoggers(app)
 app.setValidatorCompiler(createValidatorCompiler())
 app.setSerializerCompiler(createSerializerCompiler())
 if (!values['no-security-headers']) await app.register(securityHeaders, { config })
 await app.register(metrics, { config, poolStats: () => db.poolStats() })
-await app.register(cookie)
+await app.register(cookie, { hook: false })
 await app.register(jwt, sessionJwtOptions(config))
 await app.register(rateLimit, { global: false })
 
@@ -108,13 +113,13 @@ app.decorateRequest('admin', null)
 
 /** onRequest: a cookie this service signed and not expired, or 401 before the body is read. */
 async function sessionToken (request: FastifyRequest): Promise<void> {
-  const token = request.cookies[SESSION_COOKIE]
+  const token = requestCookie(request, SESSION_COOKIE)
   if (token === undefined || token === '') throw serviceError('UNAUTHENTICATED')
   try { app.jwt.verify(token) } catch { throw serviceError('UNAUTHENTICATED') }
 }
 /** preHandler: the session row, then the admin role. */
 async function adminSession (request: FastifyRequest): Promise<void> {
-  const principal = await services.sessions.authenticate(request.cookies[SESSION_COOKIE] as string)
+  const principal = await services.sessions.authenticate(requestCookie(request, SESSION_COOKIE) as string)
   if (principal === null) throw serviceError('UNAUTHENTICATED')
   if (principal.role !== 'admin') throw serviceError('FORBIDDEN', ['admin'])
   request.admin = { ...principal, requestId: request.id }
