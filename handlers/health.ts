@@ -70,16 +70,18 @@ function retryAfter (a: Answer, reply: FastifyReply): void {
 export function healthHandlers ({ services, config }: HandlerDeps): HandlerGroup<'getHealth' | 'headHealth'> {
   const { health } = services
   // The usual answer (the ping cached, nothing amiss) is one object while its parts stay the same:
-  // made again when the latency or the relay's state (a new object on each change) moved.
-  let usual: { latencyMs: number, relay: RelayState | undefined, answer: Answer } | null = null
+  // made again when the latency, the relay's state or the event loop's sample (each a new object
+  // on a change) moved.
+  type Load = ReturnType<FastifyRequest['server']['loadStatus']>
+  let usual: { latencyMs: number, relay: RelayState | undefined, load: Load, answer: Answer } | null = null
   const check = (request: FastifyRequest): Answer | Promise<Answer> => {
     const latency = health.ping()
     if (typeof latency === 'number' && usual?.latencyMs === latency && health.relay() === usual.relay &&
-      request.server.loadStatus() === null && !request.server.draining()) return usual.answer
+      request.server.loadStatus() === usual.load && !request.server.draining()) return usual.answer
     const found = otherChecks(request, health)
     if (typeof latency === 'number') {
       const a = answer(found, config, health.databaseKind, latency)
-      if (found.load === null && !found.draining) usual = { latencyMs: latency, relay: found.more.mail, answer: a }
+      if (a.code === 200) usual = { latencyMs: latency, relay: found.more.mail, load: found.load, answer: a }
       return a
     }
     return latency.then(ms => answer(found, config, health.databaseKind, ms), (err: unknown) => {
