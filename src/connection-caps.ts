@@ -4,6 +4,7 @@ import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from './logger.js'
 import { serviceError } from './errors.js'
+import { reportsLoad } from './http/route-config.js'
 
 // Bounds on open connections, so that one client holding idle sockets cannot use up the process's
 // file descriptors and leave nobody else (a load balancer's health check included) a connection:
@@ -52,8 +53,7 @@ function overConnectionCap (socket: Socket): boolean {
  * would cost each a promise and a turn of the microtask queue for one flag.
  */
 export function answerOverCap (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-  if (!overConnectionCap(request.raw.socket) ||
-    (request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) {
+  if (!overConnectionCap(request.raw.socket) || reportsLoad(request)) {
     done()
     return
   }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { serviceError } from '../errors.js'
 import { OVERLOADED } from '../health/service.js'
+import { reportsLoad } from '../http/route-config.js'
 
 // Load shedding, when LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS is set: while
 // the event loop's mean delay over the last sample interval (LOAD_SHED_SAMPLE_INTERVAL_MS) is
@@ -68,8 +69,7 @@ async function loadSheddingPlugin (fastify: FastifyInstance, opts: { config: Con
   // route's config (request.routeOptions builds an object of twelve fields on each read) is read
   // only while shedding, to let a `reportsLoad` operation answer for itself.
   fastify.addHook('onRequest', (request, _reply, done) => {
-    if (!status.overloaded ||
-      (request.routeOptions.config as { reportsLoad?: boolean } | undefined)?.reportsLoad === true) {
+    if (!status.overloaded || reportsLoad(request)) {
       done()
       return
     }
