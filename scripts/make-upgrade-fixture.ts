@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { FakeClock } from '../src/clock.js'
 import { loadMigrations } from '../src/db/migrate.js'
 import { projectRoot } from '../src/paths.js'
 import { makeWorkspaceContent } from '../test/helpers/workspace-content.js'
@@ -18,7 +19,9 @@ const out = join(projectRoot, 'test/fixtures/upgrade')
 const dataDir = mkdtempSync(join(tmpdir(), 'ws-fixture-'))
 try {
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, { root: projectRoot })
-  const app = await buildApp({ config, logger: false })
+  // When it was made: the test serves it on a clock set to this (its sessions and invitations expire).
+  const madeAt = new Date()
+  const app = await buildApp({ config, logger: false, clock: new FakeClock(madeAt) })
   const content = await makeWorkspaceContent(app, 'Made before an upgrade')
   await app.close()
   // The dev mailbox's copies of the invitations: not the database's, and the archive stays small.
@@ -31,6 +34,7 @@ try {
   const manifest = {
     archive: name,
     commit,
+    madeAt: madeAt.toISOString(),
     node: process.version,
     pglite: (JSON.parse(
       readFileSync(join(projectRoot, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')

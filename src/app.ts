@@ -183,7 +183,7 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   const baseMailer = openAppMailer(app, config, opts.mailer)
   const mailer = opts.tracer !== undefined ? tracedMailer(baseMailer, opts.tracer) : baseMailer
 
-  await app.register(authTokens, { config })
+  await app.register(authTokens, { config, clock })
   // Registered before glue, so @fastify/rate-limit's onRoute hook sees the contract's routes.
   await app.register(redis, { config, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) })
   await app.register(rateLimit, { config })

@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
+import { systemClock, type Clock } from '../clock.js'
 import { serviceError } from '../errors.js'
 import { SESSION_COOKIE } from '../sessions/service.js'
 import type { SessionTokenSigner } from '../ports/session-token-signer.js'
@@ -43,14 +44,21 @@ export function sessionJwtOptions (config: Config) {
   }
 }
 
-async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Config }): Promise<void> {
+async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Config, clock?: Clock }): Promise<void> {
   const { config } = opts
   // No hook: cookies are parsed when first read (requestCookie, src/http/cookies.ts).
   await fastify.register(cookie, { hook: false })
   await fastify.register(jwt, sessionJwtOptions(config))
+  // iat and exp are read on the app's clock, as the session row's expiry is. fast-jwt fixes a
+  // signer's or verifier's clock when it is made: the real clock keeps @fastify/jwt's shared
+  // (cached) ones; another clock (tests, a data folder served at the time it was made) is asked
+  // on each call, with a verifier made for that call.
+  const clock = opts.clock ?? systemClock
+  const at = clock === systemClock ? undefined : () => clock.now().getTime()
   fastify.decorate('sessionSigner', {
-    sign: (payload: { sid: string }) => fastify.jwt.sign(payload),
-    verify: (token: string) => verifyWithAny(fastify, token, config.session.previousSecrets)
+    sign: (payload: { sid: string }) =>
+      at === undefined ? fastify.jwt.sign(payload) : fastify.jwt.sign(payload, { clockTimestamp: at() }),
+    verify: (token: string) => verifyWithAny(fastify, token, config.session.previousSecrets, at)
   })
   fastify.decorateRequest('principal', null)
 
@@ -68,14 +76,21 @@ async function authTokensPlugin (fastify: FastifyInstance, opts: { config: Confi
  * rotation: sessions started before it keep working while the old secret is listed). Only a
  * signature another secret made is tried again; an expired or foreign token fails at once.
  */
-function verifyWithAny (fastify: FastifyInstance, token: string, previous: readonly string[]): { sid?: unknown } {
+function verifyWithAny (
+  fastify: FastifyInstance, token: string, previous: readonly string[], at: (() => number) | undefined
+): { sid?: unknown } {
+  const clockTimestamp = at?.()
   try {
-    return fastify.jwt.verify<{ sid?: unknown }>(token)
+    return clockTimestamp === undefined
+      ? fastify.jwt.verify<{ sid?: unknown }>(token)
+      : fastify.jwt.verify<{ sid?: unknown }>(token, { clockTimestamp, cache: false })
   } catch (err) {
     if (previous.length === 0 || (err as { code?: unknown }).code !== 'FAST_JWT_INVALID_SIGNATURE') throw err
     for (const key of previous) {
       try {
-        return fastify.jwt.verify<{ sid?: unknown }>(token, { key, cache: false })
+        return fastify.jwt.verify<{ sid?: unknown }>(
+          token, { key, cache: false, ...(clockTimestamp === undefined ? {} : { clockTimestamp }) }
+        )
       } catch {}
     }
     throw err

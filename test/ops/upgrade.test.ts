@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
+import { FakeClock } from '../../src/clock.js'
 import { loadMigrations } from '../../src/db/migrate.js'
 import { projectRoot } from '../../src/paths.js'
 import { testConfig } from '../helpers/build.js'
@@ -15,12 +16,14 @@ import { assertWorkspaceServed, type WorkspaceContent } from '../helpers/workspa
 // and a workspace with members, invitations, an API key and a webhook endpoint, then stopped) is
 // started on this code. It applies the migrations written since — forward only, each once — and
 // serves what was there. docs/operating.md, "Upgrades and rolling back".
+// The service runs on a clock set to when the fixture was made (manifest.madeAt): its admin's
+// session and its invitations have lifetimes of days, and a test must not depend on today's date.
 
 t.setTimeout(240_000)
 
 const fixtures = join(projectRoot, 'test/fixtures/upgrade')
 const manifest = JSON.parse(readFileSync(join(fixtures, 'manifest.json'), 'utf8')) as {
-  archive: string, commit: string, migrations: string[], content: WorkspaceContent
+  archive: string, commit: string, madeAt: string, migrations: string[], content: WorkspaceContent
 }
 
 t.test(`a DATA_DIR made by ${manifest.commit} starts on this code and serves its workspace`, async t => {
@@ -33,7 +36,8 @@ t.test(`a DATA_DIR made by ${manifest.commit} starts on this code and serves its
   t.same(current.slice(0, manifest.migrations.length), manifest.migrations,
     'the fixture\'s migrations are the first of today\'s: none was changed or removed since')
 
-  const app = await buildApp({ config: testConfig({ DATA_DIR: dataDir }), logger: false })
+  const clock = new FakeClock(new Date(manifest.madeAt))
+  const app = await buildApp({ config: testConfig({ DATA_DIR: dataDir }), logger: false, clock })
   const applied = await app.db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version')
   t.same(applied.rows.map(r => r.name), current, `every migration is applied (${current.length - manifest.migrations.length} on this start)`)
   await assertWorkspaceServed(t, app, manifest.content)
