@@ -2,14 +2,22 @@ import type { Schemas } from './api.js'
 
 // How values read on every screen: moments, doors, who invited.
 
-/** The door an action came through, as the contract's `source` names it (audit events, inviters). */
-export const DOORS: Record<Schemas['AuditEvent']['source'], string> = {
+/** The doors an action comes through, as the contract's `Source` names them (audit events, inviters). */
+export const DOORS: Record<Schemas['Source'], string> = {
   web: 'web', api: 'API', mcp: 'MCP', chat: 'chat', system: 'system', directory: 'directory (SCIM)'
 }
 
-/** Who invited, through which door: "ada@example.com (web)"; a dash when nobody did. */
-export function inviterText (by: { email: string | null, source: Schemas['AuditEvent']['source'] } | null | undefined): string {
-  return by == null ? '—' : `${by.email ?? 'the service'} (${DOORS[by.source]})`
+/**
+ * A door in words; one this console does not know (`source` is open: a newer service may name
+ * others) by its own name, never blank.
+ */
+export function doorOf (source: string): string {
+  return (DOORS as Record<string, string | undefined>)[source] ?? source
+}
+
+/** Who invited, through which door: "Ada Lovelace (web)", "HR import (API)"; a dash when nobody did. */
+export function inviterText (by: Schemas['Invitation']['inviter'] | undefined): string {
+  return by == null ? '—' : `${by.name} (${doorOf(by.source)})`
 }
 
 /**

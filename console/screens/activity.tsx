@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api.js'
 import type { operations } from '../../src/generated/openapi.js'
-import { DOORS, when } from '../format.js'
+import { DOORS, doorOf, when } from '../format.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
 import { auditActions } from '../../src/generated/catalogues.js'
@@ -60,7 +60,7 @@ function describe (e: Schemas['AuditEvent']): string {
   ].join(', ')
 }
 
-type Door = Schemas['AuditEvent']['source']
+type Door = Schemas['Source']
 interface Filters { action: Action | '', targetType: TargetType | '', targetId: string, actor: string, source: Door | '', since: string, until: string }
 const NO_FILTER: Filters = { action: '', targetType: '', targetId: '', actor: '', source: '', since: '', until: '' }
 
@@ -137,7 +137,7 @@ export function Activity () {
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
               <td class='address'>{e.actor.label ?? e.actor.type}</td>
-              <td class='door'>{DOORS[e.source]}</td>
+              <td class='door'>{doorOf(e.source)}</td>
               <td><code>{e.action}</code></td>
               <td class='concerns address'>{concerns(e)}</td>
               <td>{describe(e)}</td>

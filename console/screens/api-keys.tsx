@@ -29,9 +29,9 @@ const TITLES: Record<string, string> = {
 /** The areas, each once: those above in their order, then any other of the catalogue (every scope is offered). */
 const AREAS = [...new Set([...Object.keys(TITLES), ...apiKeyScopes.map(s => areaOf(s.scope))])]
   .filter(area => apiKeyScopes.some(s => areaOf(s.scope) === area))
-const WORDS = new Map(apiKeyScopes.map(s => [s.scope, s.description]))
-/** The scope's words, from the contract's catalogue. */
-const wordsOf = (scope: Scope): string => WORDS.get(scope) ?? scope
+const WORDS: ReadonlyMap<string, string> = new Map(apiKeyScopes.map(s => [s.scope, s.description]))
+/** The scope's words, from the contract's catalogue; a scope it does not list (a key's scopes are open) by its name. */
+const wordsOf = (scope: string): string => WORDS.get(scope) ?? scope
 const EXPIRIES: Array<{ days: number | null, label: string }> = [
   { days: 30, label: '30 days' }, { days: 90, label: '90 days' }, { days: 365, label: 'A year' }, { days: null, label: 'Never' }
 ]

@@ -16,6 +16,7 @@ type EventType = Schemas['EventType']
 // type is offered without a change here. `webhook.test` is not subscribed to: it goes to one
 // endpoint when an admin sends a test event.
 const CATALOGUE = eventTypes.filter(type => type !== 'webhook.test')
+const known = (type: string): type is EventType => (eventTypes as readonly string[]).includes(type)
 
 function EventPicker ({ picked, onChange }: { picked: EventType[], onChange: (t: EventType[]) => void }) {
   return (
@@ -76,7 +77,10 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
   const [editing, setEditing] = useState(false)
   const [sent, setSent] = useState(0)
   const [url, setUrl] = useState(ep.url)
-  const [types, setTypes] = useState<EventType[]>(ep.eventTypes ?? [])
+  // An endpoint's subscriptions are open (a newer service may have subscribed it to events this
+  // console does not list): they are shown by name, and the editor says what saving keeps.
+  const [types, setTypes] = useState<EventType[]>((ep.eventTypes ?? []).filter(known))
+  const unknown = (ep.eventTypes ?? []).filter(type => !known(type))
   const edit = useFormProblem(['url', 'eventTypes'])
   const path = { params: { path: { endpointId: ep.id } } }
   const patch = async (body: Schemas['UpdateWebhookEndpointRequest'], said: string) => {
@@ -131,6 +135,9 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
           <input id={`url-${ep.id}`} type='url' required value={url} {...edit.control('url', `url-${ep.id}`)} onInput={e => { setUrl(e.currentTarget.value) }} />
           {edit.error('url', `url-${ep.id}`)}
           <EventPicker picked={types} onChange={setTypes} />
+          {unknown.length > 0 && (
+            <p class='muted'>Also subscribed to {unknown.join(', ')}, which this console does not list: saving keeps only the events picked above.</p>
+          )}
           <button type='submit'>Save</button>
           {edit.note}
         </form>

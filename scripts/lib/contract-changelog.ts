@@ -15,6 +15,8 @@ export interface VersionEntry {
   deprecationDates?: ReadonlyMap<string, string>
   /** Every operation of the version ("GET /api/users"): a change reaching most is worded by those it misses. */
   allOperations?: readonly string[]
+  /** Words for the people upgrading, written by hand (contract/notes/<version>.md): above the list. */
+  notes?: string
 }
 
 export const CHANGELOG_COMMAND = 'npm run contract:changelog'
@@ -56,6 +58,7 @@ function renderVersion (entry: VersionEntry): string[] {
   }
   const lines = [`## ${entry.version} (${state}; compared with ${entry.previous})`, '']
   if (firstStable(entry.previous, entry.version)) lines.push(...STABLE_PROMISE, '')
+  if (entry.notes !== undefined) lines.push(entry.notes.trim(), '')
   const breaking = entry.changes.filter(c => c.kind === 'breaking').length
   if (entry.changes.length === 0) {
     lines.push('No change a client can see.', '')

@@ -22,8 +22,13 @@ export interface Change {
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 /** Webhooks are diffed as pseudo-paths whose payload is a response (below): this prefixes them. */
 const WEBHOOK = 'webhook '
-/** Documentation only: not compared (a reworded description is not a contract change). */
-const PROSE = new Set(['description', 'summary', 'example', 'examples', 'externalDocs', 'x-codeSamples'])
+/**
+ * Documentation only: not compared (a reworded description is not a contract change; neither are
+ * the words of an enum's values, `x-enumDescriptions`, which come with every new scope).
+ */
+const PROSE = new Set([
+  'description', 'summary', 'example', 'examples', 'externalDocs', 'x-codeSamples', 'x-enumDescriptions'
+])
 
 /**
  * The differences between two contracts that a client can feel, classified and worded. Prose
@@ -143,7 +148,36 @@ function describe (diff: Diff, before: Json, after: Json): Change[] {
       diff.action === 'add' ? (p.required === true ? 'breaking' : 'non-breaking') : 'breaking'
     ))
   }
-  return [change(diff, location(rest, path.slice(0, 3), diff, before, after), operation, rules(path, diff, after))]
+  const opened = openedOrClosed(path, diff, before, after)
+  if (opened !== undefined) {
+    const where = location(rest.slice(0, -2), path.slice(0, 3), diff, before, after).replace(/ (added|removed)$/, '')
+    const words = opened === 'opened'
+      ? 'enum opened (any other string besides the known values)'
+      : 'enum closed (only the known values)'
+    // Opening a response's enum breaks a client that switches on it; closing any open enum takes
+    // back the promise that new values are additions (docs/contract-versioning.md).
+    const kind = opened === 'closed' || rest[0] === 'responses' ? 'breaking' : 'non-breaking'
+    return [change(diff, `${where}: ${words}`, operation, kind)]
+  }
+  const where = location(rest, path.slice(0, 3), diff, before, after)
+  return [change(diff, where, operation, rules(path, diff, before, after))]
+}
+
+/**
+ * An open enum's plain-string branch added (`opened`) or removed (`closed`): an anyOf/oneOf
+ * branch `{type: string}` without an enum, beside a branch that lists the known values.
+ */
+function openedOrClosed (path: string[], diff: Diff, before: Json, after: Json): 'opened' | 'closed' | undefined {
+  const n = path.length
+  if (n < 2 || (path[n - 2] !== 'anyOf' && path[n - 2] !== 'oneOf')) return undefined
+  if (diff.action !== 'add' && diff.action !== 'remove') return undefined
+  const doc = diff.action === 'add' ? after : before
+  const branch = deref(doc, diff.action === 'add' ? diff.after : diff.before) as Json | undefined
+  if (branch?.type !== 'string' || branch.enum !== undefined) return undefined
+  const siblings = resolve(doc, path.slice(0, n - 1))
+  const known = Array.isArray(siblings) && siblings.some(b => Array.isArray((deref(doc, b) as Json | undefined)?.enum))
+  if (!known) return undefined
+  return diff.action === 'add' ? 'opened' : 'closed'
 }
 
 function label (route: string, method: string): string {
@@ -159,15 +193,19 @@ function label (route: string, method: string): string {
  * to an enum of a response breaks a client that switches on it, unless the enum is open: one
  * branch of an anyOf/oneOf beside a plain string (ErrorResponse's `code`: ErrorCode or any other
  * code, "accept unknown codes too"), where it is an addition. The differ says one or the other
- * depending on how the response is reached ($ref or inline); these say the same everywhere.
+ * depending on how the response is reached ($ref or inline); these say the same everywhere. A
+ * known value removed from an open enum is breaking wherever it is (a client's type names it).
  */
-function rules (path: string[], diff: Diff, after: Json): Kind | undefined {
+function rules (path: string[], diff: Diff, before: Json, after: Json): Kind | undefined {
   const rest = path.slice(3)
   if (diff.action === 'add' && rest.length === 2 && rest[0] === 'responses') return 'breaking'
   const enumAt = path.lastIndexOf('enum')
   if (diff.action === 'add' && rest[0] === 'responses' && enumAt === path.length - 2) {
     return openEnum(after, path.slice(0, enumAt)) ? 'non-breaking' : 'breaking'
   }
+  // A known value taken out of an open enum: a client's type names it (and code compares with it).
+  const removed = diff.action === 'remove' && enumAt === path.length - 2
+  if (removed && openEnum(before, path.slice(0, enumAt))) return 'breaking'
   return undefined
 }
 

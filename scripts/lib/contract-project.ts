@@ -12,6 +12,8 @@ type Json = Record<string, unknown>
 
 export const RELEASES_DIR = join('contract', 'releases')
 export const CHANGELOG_FILE = join('docs', 'contract-changelog.md')
+/** What a version means for the people upgrading, by hand: contract/notes/<version>.md (optional). */
+const NOTES_DIR = join('contract', 'notes')
 /** Packages whose version is the contract's: the service itself and the typed client. */
 const VERSIONED_PACKAGES = ['package.json', join('clients', 'typescript', 'package.json')]
 
@@ -19,6 +21,11 @@ interface Release { version: string, doc: Json }
 
 export function readContract (file: string): Json {
   return parseYaml(readFileSync(file, 'utf8')) as Json
+}
+
+function notesOf (root: string, version: string): { notes?: string } {
+  const file = join(root, NOTES_DIR, `${version}.md`)
+  return existsSync(file) ? { notes: readFileSync(file, 'utf8') } : {}
 }
 
 function versionOf (doc: Json): string {
@@ -66,7 +73,8 @@ export function contractState (root: string): ContractState {
       released: false,
       changes,
       deprecationDates: deprecationDates(doc),
-      allOperations: operationLabels(doc)
+      allOperations: operationLabels(doc),
+      ...notesOf(root, current)
     })
   }
   for (let i = history.length - 1; i >= 0; i--) {
@@ -80,7 +88,8 @@ export function contractState (root: string): ContractState {
           released: true,
           changes: diffContracts(before.doc, release.doc),
           deprecationDates: deprecationDates(release.doc),
-          allOperations: operationLabels(release.doc)
+          allOperations: operationLabels(release.doc),
+          ...notesOf(root, release.version)
         })
   }
   return { released: last.version, current, changes, changelog: renderChangelog(entries) }

@@ -417,16 +417,30 @@ export async function findPendingInvitationByWorkspaceName (
 }
 
 /** Who sent an invitation and through which door (its invitation.created audit row). */
+/** Who sent an invitation, as the API names them (the contract's `Invitation.inviter`). */
+export interface Inviter {
+  /** The audit actor's type: `user`, `api_key`, `system`, `chat_platform`. */
+  type: string
+  /** A person's name (else their e-mail), a key's name, or what the service acted as. */
+  name: string
+  /** A person's e-mail; null for a key or the service. */
+  email: string | null
+  source: string
+}
+
 export interface InviterRow {
   invitationId: string
   userId: string | null
-  email: string | null
-  source: 'api' | 'mcp' | 'chat' | 'web' | 'system'
+  inviter: Inviter
 }
+
+/** Actor types that are a person, whose label is their e-mail (src/audit/actor.ts). */
+const PEOPLE = "('user', 'chat_platform')"
 
 /**
  * The inviters of invitations, by the invitations' ids or by the members who accepted them (the
- * invitation each accepted last): the actor's e-mail and door of the invitation.created audit row.
+ * invitation each accepted last): the actor and door of the invitation.created audit row, with a
+ * person's name read from their member row (their e-mail once they are gone).
  *
  * Each invitation looks up its own audit row (LATERAL … LIMIT 1): with statistics, one probe of
  * audit_events_target_idx on workspace, target type and id. A plain join read, with the audit
@@ -444,19 +458,40 @@ export async function findInviters (
   const ids = 'invitationIds' in by ? by.invitationIds : by.acceptedBy
   if (ids.length === 0) return []
   const key = 'invitationIds' in by ? 'i.id' : 'i.accepted_user_id'
-  const r = await q.query<InviterRow>(
-    `SELECT DISTINCT ON (${key}) i.id AS "invitationId", i.accepted_user_id AS "userId", a.actor_label AS email,
-            a.source
+  const r = await q.query<{
+    invitationId: string,
+    userId: string | null,
+    type: string,
+    label: string | null,
+    person: string | null
+    source: string
+  }>(
+    `SELECT DISTINCT ON (${key}) i.id AS "invitationId", i.accepted_user_id AS "userId", a.actor_type AS type,
+            a.actor_label AS label, u.name AS person, a.source
        FROM invitations i
       CROSS JOIN LATERAL (
-            SELECT e.actor_label, e.source FROM audit_events e
+            SELECT e.actor_type, e.actor_id, e.actor_label, e.source FROM audit_events e
              WHERE e.workspace_id = i.workspace_id AND e.target_type = 'invitation' AND e.target_id = i.id::text
                AND e.action = 'invitation.created'
              ORDER BY e.id LIMIT 1) a
+       LEFT JOIN users u
+         ON u.id = CASE WHEN a.actor_type IN ${PEOPLE} THEN a.actor_id::uuid END AND u.workspace_id = i.workspace_id
       WHERE ${key} = ANY($2::uuid[]) AND i.workspace_id = $1
       ORDER BY ${key}, i.accepted_at DESC`,
     [workspaceId, ids])
-  return r.rows
+  return r.rows.map(row => {
+    const person = row.type === 'user' || row.type === 'chat_platform'
+    return {
+      invitationId: row.invitationId,
+      userId: row.userId,
+      inviter: {
+        type: row.type,
+        name: (person ? row.person : null) ?? row.label ?? row.type,
+        email: person ? row.label : null,
+        source: row.source
+      }
+    }
+  })
 }
 
 /** An invitation's sealed reminder link, for re-encryption (src/lib/reseal.ts). */

@@ -84,7 +84,7 @@ export function toEventView (row: EventRow): EventView {
     type: row.type,
     timestamp: row.createdAt.toISOString(),
     workspaceId: row.workspaceId,
-    actor: { type: ACTOR_TYPE[row.actorType], id: row.actorId },
+    actor: { type: ACTOR_TYPE[row.actorType] ?? row.actorType, id: row.actorId },
     source: row.source,
     requestId: row.requestId,
     idempotencyKey: row.idempotencyKey,

@@ -2901,18 +2901,35 @@ export interface components {
             /**
              * @description In the members list (`GET /api/users`) only: who sent the invitation this member
              *     accepted, and through which door; null for a member who joined otherwise (the first
-             *     admin, single sign-on).
+             *     admin, single sign-on, their company's directory).
              */
             invitedBy?: {
-                /** @description The inviter's e-mail (null: the service itself). */
+                /** @description What kind of inviter (an `AuditActorType`, or a kind added since; open). */
+                type: components["schemas"]["AuditActorType"] | string;
+                /** @description What to call the inviter: a person's name (their e-mail when they gave none), an API key's name ("HR import"), or what the service acted as (`setup`). */
+                name: string;
+                /** @description A person's e-mail (`user`, `chat_platform`); null for an API key or the service itself. */
                 email: string | null;
-                /**
-                 * @description The door the invitation came through.
-                 * @enum {string}
-                 */
-                source: "api" | "mcp" | "chat" | "web" | "system";
+                /** @description The door the invitation came through (a `Source`, or a door added since; open). */
+                source: components["schemas"]["Source"] | string;
             } | null;
         };
+        /**
+         * @description The door an action came through. `directory`: a company directory through SCIM
+         *     (`/scim/v2`); `web`: the browser (the console, signup, login links, the Slack install);
+         *     `mcp`: an API key on the MCP endpoint; `chat`: the Slack bot; `system`: the service itself
+         *     (expiry, deliveries, an identity provider's answer); `api`: an API key on the REST API.
+         *     A catalogue that grows: responses take it open (any other string), inputs take these.
+         * @enum {string}
+         */
+        Source: "api" | "mcp" | "chat" | "web" | "system" | "directory";
+        /**
+         * @description Who acted, in the audit trail: a person's session (`user`), an API key (`api_key`), the
+         *     service itself (`system`), the chat bot acting for a person (`chat_platform`). A catalogue
+         *     that grows: responses take it open (any other string).
+         * @enum {string}
+         */
+        AuditActorType: "user" | "api_key" | "system" | "chat_platform";
         /**
          * @description `suspended`: the member cannot sign in (no session, sign-in link, join or single sign-on
          *     lets them in; their sessions were revoked when suspended), their API keys are refused and
@@ -3023,13 +3040,14 @@ export interface components {
             invitedBy?: string | null;
             /** @description In the invitations list (`GET /api/invitations`) only: who sent it and through which door. */
             inviter?: {
-                /** @description The inviter's e-mail (null: the service itself). */
+                /** @description What kind of inviter (an `AuditActorType`, or a kind added since; open). */
+                type: components["schemas"]["AuditActorType"] | string;
+                /** @description What to call the inviter: a person's name (their e-mail when they gave none), an API key's name ("HR import"), or what the service acted as (`setup`). */
+                name: string;
+                /** @description A person's e-mail (`user`, `chat_platform`); null for an API key or the service itself. */
                 email: string | null;
-                /**
-                 * @description The door the invitation came through.
-                 * @enum {string}
-                 */
-                source: "api" | "mcp" | "chat" | "web" | "system";
+                /** @description The door the invitation came through (a `Source`, or a door added since; open). */
+                source: components["schemas"]["Source"] | string;
             } | null;
             /** @description Why the last delivery failed (the mail server's answer), when `deliveryStatus` is `failed`; while `sent`, the last temporary failure reported after the relay took the e-mail (a 4.x.x status: the relay retries, nothing else changes). */
             deliveryError?: string | null;
@@ -3150,7 +3168,10 @@ export interface components {
             items: components["schemas"]["Invitation"][];
             nextCursor: string | null;
         };
-        /** @enum {string} */
+        /**
+         * @description The audit trail's actions known to this version. A catalogue that grows with every feature: `AuditEvent.action` is open (one of these or any other string, added in a minor version); the `action` filter takes these.
+         * @enum {string}
+         */
         AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated";
         AuditEvent: {
             /**
@@ -3158,22 +3179,16 @@ export interface components {
              * @description A UUIDv7 (time, then random bits); ids reveal nothing about other workspaces.
              */
             id: string;
-            action: components["schemas"]["AuditAction"];
+            /** @description An `AuditAction`, or an action added since: open (a newer service may record others; show it by its name). */
+            action: components["schemas"]["AuditAction"] | string;
             actor: {
-                /** @enum {string} */
-                type: "user" | "api_key" | "system" | "chat_platform";
+                /** @description An `AuditActorType`, or a kind of actor added since: open. */
+                type: components["schemas"]["AuditActorType"] | string;
                 id: string | null;
                 label: string | null;
             };
-            /**
-             * @description The door the action came through: `directory` (a company directory through SCIM,
-             *     `/scim/v2`), `web` (the browser: the console, signup, login
-             *     links, the Slack install), `mcp` (an API key on the MCP endpoint), `chat` (the Slack
-             *     bot), `system` (the service itself: expiry, deliveries, an identity provider's answer),
-             *     `api` (none today; kept for REST callers other than the browser).
-             * @enum {string}
-             */
-            source: "api" | "mcp" | "chat" | "web" | "system" | "directory";
+            /** @description A `Source`, or a door added since: open. */
+            source: components["schemas"]["Source"] | string;
             target: {
                 type: string;
                 id: string;
@@ -3199,7 +3214,7 @@ export interface components {
             expiresAt?: string;
         };
         /**
-         * @description The scope catalogue: what an API key may do. Each operation open to keys names the scopes it needs on its `apiKey` security requirement; `members:admin` is needed besides an operation's own scope for anything that makes or unmakes an admin (`x-api-key-admin-scope`).
+         * @description The scope catalogue: what an API key may do. Each operation open to keys names the scopes it needs on its `apiKey` security requirement; `members:admin` is needed besides an operation's own scope for anything that makes or unmakes an admin (`x-api-key-admin-scope`). A catalogue that grows: a key's `scopes` in a response are open (these or any other string, added in a minor version); a key is made only with these.
          * @enum {string}
          */
         ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "events:read" | "audit:read" | "scim";
@@ -3217,7 +3232,8 @@ export interface components {
             lastUsedAt: string | null;
             /** @description The creator's e-mail (null once they are removed). */
             createdByEmail: string | null;
-            scopes: components["schemas"]["ApiKeyScope"][];
+            /** @description `ApiKeyScope`s, or scopes added since: open (a key made by a newer service may hold others). */
+            scopes: (components["schemas"]["ApiKeyScope"] | string)[];
             /**
              * Format: date-time
              * @description When the key stops working; null for never.
@@ -3237,7 +3253,8 @@ export interface components {
             lastUsedAt: string | null;
             /** @description The creator's e-mail (null once they are removed). */
             createdByEmail: string | null;
-            scopes: components["schemas"]["ApiKeyScope"][];
+            /** @description `ApiKeyScope`s, or scopes added since: open (a key made by a newer service may hold others). */
+            scopes: (components["schemas"]["ApiKeyScope"] | string)[];
             /**
              * Format: date-time
              * @description When the key stops working; null for never.
@@ -3505,7 +3522,7 @@ export interface components {
             [key: string]: unknown;
         }[];
         /**
-         * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change.
+         * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change. A catalogue that grows: an event's `type` (the feed, webhook payloads) and an endpoint's subscriptions in responses are open (these or any other string, added in a minor version); an endpoint subscribes only to these.
          * @enum {string}
          */
         EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent" | "member.suspended" | "member.reactivated";
@@ -3519,21 +3536,19 @@ export interface components {
              * @example evt_01a207db-23dc-73c1-a2d4-6e8f0b1c3d5e
              */
             id: string;
-            type: components["schemas"]["EventType"];
+            /** @description An `EventType`, or an event added since: open (a newer service may send others; ignore or log what you do not handle). */
+            type: components["schemas"]["EventType"] | string;
             /** Format: date-time */
             timestamp: string;
             /** Format: uuid */
             workspaceId: string;
             actor: {
-                /** @enum {string} */
-                type: "user" | "api_key" | "chat_user" | "system";
+                /** @description Who acted (`user`, `api_key`, `chat_user`, `system`), or a kind added since; open. */
+                type: ("user" | "api_key" | "chat_user" | "system") | string;
                 id: string | null;
             };
-            /**
-             * @description The door the change came through.
-             * @enum {string}
-             */
-            source: "api" | "mcp" | "chat" | "web" | "system" | "directory";
+            /** @description The door the change came through: a `Source`, or a door added since; open. */
+            source: components["schemas"]["Source"] | string;
             /** @description The HTTP request (or chat event) that caused the change. */
             requestId: string | null;
             /** @description The request's Idempotency-Key, if it had one. */
@@ -3574,8 +3589,8 @@ export interface components {
             name?: string;
             /** @description The API key's public prefix (never the secret). */
             prefix?: string;
-            /** @enum {string} */
-            platform?: "slack";
+            /** @description The chat platform (`slack`), or one added since; open. */
+            platform?: "slack" | string;
             teamId?: string;
             teamName?: string | null;
             scopes?: string;
@@ -3701,13 +3716,10 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            eventTypes: components["schemas"]["EventType"][] | null;
+            eventTypes: (components["schemas"]["EventType"] | string)[] | null;
             enabled: boolean;
-            /**
-             * @description Why the service disabled it (`gone`, the endpoint answered 410; `failing`, it failed for 3 days); null when an admin did.
-             * @enum {string|null}
-             */
-            disabledReason: "gone" | "failing" | null;
+            /** @description Why the service disabled it (`gone`, the endpoint answered 410; `failing`, it failed for 3 days), or a reason added since (open); null when an admin did. */
+            disabledReason: ("gone" | "failing" | null) | string;
             /** Format: date-time */
             failingSince: string | null;
             /** Format: date-time */
@@ -3720,10 +3732,10 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            eventTypes: components["schemas"]["EventType"][] | null;
+            eventTypes: (components["schemas"]["EventType"] | string)[] | null;
             enabled: boolean;
-            /** @enum {string|null} */
-            disabledReason: "gone" | "failing" | null;
+            /** @description As on `WebhookEndpoint` (open). */
+            disabledReason: ("gone" | "failing" | null) | string;
             /** Format: date-time */
             failingSince: string | null;
             /** Format: date-time */
@@ -3747,7 +3759,8 @@ export interface components {
             /** Format: uuid */
             endpointId: string;
             eventId: string;
-            eventType: components["schemas"]["EventType"];
+            /** @description An `EventType`, or an event added since (open). */
+            eventType: components["schemas"]["EventType"] | string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             attempts: number;

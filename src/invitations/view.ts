@@ -53,7 +53,7 @@ export async function listInvitationPage (
   return {
     items: page.map(r => {
       const by = inviters.get(r.id)
-      return { ...toInvitationView(r, now), inviter: by === undefined ? null : { email: by.email, source: by.source } }
+      return { ...toInvitationView(r, now), inviter: by?.inviter ?? null }
     }),
     nextCursor
   }

@@ -53,7 +53,7 @@ export async function listMembers (
   return {
     items: items.map(u => {
       const by = inviters.get(u.id)
-      return { ...toApiUser(u), invitedBy: by === undefined ? null : { email: by.email, source: by.source } }
+      return { ...toApiUser(u), invitedBy: by?.inviter ?? null }
     }),
     nextCursor
   }

@@ -228,3 +228,76 @@ t.test('the changelog says what 1.0 promises, under the first stable version onl
   const committed = readFileSync(join(projectRoot, 'docs', 'contract-changelog.md'), 'utf8')
   t.match(committed, /## 1\.0\.0 \(released; compared with 0\.1\.0\)\n\nThe first stable version\./, 'docs/contract-changelog.md')
 })
+
+// Contract 2.0 opened the catalogues that grow (docs/contract-versioning.md, "Open and closed
+// enums"): on the contract as released, a new scope, event type or audit action is an addition
+// (a minor: 2.1.0, not 2.0.1); a new value of a closed enum (an invitation status), a known value
+// taken out of an open one, or an open enum closed still needs 3.0.0.
+const v2 = readContract(join(projectRoot, 'contract', 'releases', '2.0.0.yaml')) as Json
+function editedV2 (edit: (d: Json) => void): Change[] {
+  const copy = structuredClone(v2)
+  edit(copy)
+  return diffContracts(v2, copy)
+}
+const additions: Record<string, (d: Json) => void> = {
+  'a new scope': d => { schemas(d).ApiKeyScope.enum.push('sso:read'); schemas(d).ApiKeyScope['x-enumDescriptions']['sso:read'] = 'See SSO.' },
+  'a new event type': d => { schemas(d).EventType.enum.push('sso.connection_created') },
+  'a new audit action': d => { schemas(d).AuditAction.enum.push('sso.connection_created') }
+}
+for (const [name, edit] of Object.entries(additions)) {
+  t.test(`at 2.x: ${name} is a minor`, async t => {
+    const changes = editedV2(edit)
+    t.equal(listing(changes, 'breaking'), '', 'nothing breaking')
+    t.ok(changes.some(c => c.kind === 'non-breaking' && /enum value `sso[.:]\w+` added/.test(c.text)), 'listed as an addition')
+    t.same(versionProblems('2.0.0', '2.1.0', changes), [], '2.1.0 is accepted')
+    t.match(versionProblems('2.0.0', '2.0.1', changes)[0], /need info\.version 2\.1\.0 or later/, '2.0.1 is refused')
+  })
+}
+const stillBreaking: Record<string, { edit: (d: Json) => void, expect: RegExp }> = {
+  'a new invitation status': {
+    edit: d => { schemas(d).InvitationStatus.enum.push('bounced') },
+    expect: /^GET \/api\/invitations: response 200 `items\[\]\.status`: enum value `bounced` added$/m
+  },
+  'a known scope taken out': {
+    edit: d => { schemas(d).ApiKeyScope.enum = schemas(d).ApiKeyScope.enum.filter((s: string) => s !== 'events:read') },
+    expect: /^GET \/api\/api-keys: response 200 `items\[\]\.scopes\[\]\.\(anyOf 0\)`: enum value `events:read` removed$/m
+  },
+  'an open enum closed': {
+    edit: d => { schemas(d).AuditEvent.properties.action = { $ref: '#/components/schemas/AuditAction' } },
+    expect: /^GET \/api\/audit-events: response 200 `items\[\]\.action`: enum closed \(only the known values\)$/m
+  }
+}
+for (const [name, { edit, expect }] of Object.entries(stillBreaking)) {
+  t.test(`at 2.x: ${name} needs 3.0.0`, async t => {
+    const changes = editedV2(edit)
+    t.match(listing(changes, 'breaking'), expect)
+    t.match(versionProblems('2.0.0', '2.1.0', changes)[0], /need info\.version 3\.0\.0 or later/, 'a minor is refused')
+    t.same(versionProblems('2.0.0', '3.0.0', changes), [], 'a major is accepted')
+  })
+}
+
+t.test('the gate on a copy at 2.0.0: a new scope passes as 2.1.0 and fails as 2.0.1', async t => {
+  const { root, write, run } = gateCopy(t, ['2.0.0'])
+  const withScope = (version: string) => {
+    const copy = structuredClone(v2)
+    additions['a new scope']?.(copy)
+    copy.info.version = version
+    return copy
+  }
+  write(withScope('2.0.1'), '2.0.1')
+  const refused = await run('check')
+  t.equal(refused.code, 1)
+  t.match(refused.stdout, /FAIL 0 breaking changes? since 2\.0\.0 .*2\.1\.0|need info\.version 2\.1\.0 or later/)
+  write(withScope('2.1.0'), '2.1.0')
+  t.equal((await run('changelog')).code, 0)
+  const accepted = await run('check')
+  t.equal(accepted.code, 0, accepted.stdout)
+  t.match(readFileSync(join(root, 'docs', 'contract-changelog.md'), 'utf8'), /enum value `sso:read` added/)
+})
+
+t.test('the changelog says what changes for a client in 2.0, from contract/notes/2.0.0.md', async t => {
+  const committed = readFileSync(join(projectRoot, 'docs', 'contract-changelog.md'), 'utf8')
+  t.match(committed, /## 2\.0\.0 \(released; compared with 1\.0\.0\)\n\n### What changes for you in 2\.0\n/)
+  const notes = readFileSync(join(projectRoot, 'contract', 'notes', '2.0.0.md'), 'utf8')
+  t.ok(committed.includes(notes.trim()), 'the notes, as written')
+})

@@ -45,7 +45,8 @@ t.test('a page of invitations reads one audit row per invitation, the audit trai
   const { q, sent } = recording(h.db)
   const found = await findInviters(q, ws, { invitationIds: page })
   t.equal(found.length, 50, 'every invitation of the page has its inviter')
-  t.ok(found.every(f => f.email === admin.email && f.source === 'api'), 'the audit row\'s actor and door')
+  t.ok(found.every(f => f.inviter.email === admin.email && f.inviter.source === 'api' && f.inviter.type === 'user'),
+    'the audit row\'s actor and door')
   const [statement] = sent
   if (statement === undefined) throw new Error('findInviters sent no statement')
   const nodes = await planOf(h.db, statement, { analyze: true })
