@@ -72,12 +72,12 @@ export async function runDirectory (o: { people: number, members: number, lookup
     const cpuStarted = process.cpuUsage()
     for (let i = 0; i < o.people; i++) {
       const userName = `person${i}@import.bench.test`
-      const lookup = `/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`
+      const lookup = `/api/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`
       const found = await scim(key, 'GET', lookup)
       if (found.statusCode !== 200 || (found.json() as { totalResults: number }).totalResults !== 0) {
         throw new Error(`lookup ${i}: ${found.statusCode} ${found.body.slice(0, 200)}`)
       }
-      const created = await scim(key, 'POST', '/scim/v2/Users', {
+      const created = await scim(key, 'POST', '/api/scim/v2/Users', {
         schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
         userName,
         externalId: `00u${i}`,
@@ -119,7 +119,7 @@ export async function runDirectory (o: { people: number, members: number, lookup
       const filter = (filters[i % filters.length] as (k: number) => string)(k)
       const t = performance.now()
       const cpu = process.cpuUsage()
-      const res = await scim(bigKey, 'GET', `/scim/v2/Users?filter=${encodeURIComponent(filter)}`)
+      const res = await scim(bigKey, 'GET', `/api/scim/v2/Users?filter=${encodeURIComponent(filter)}`)
       ms.push(performance.now() - t)
       cpuMsEach.push(cpuMs(process.cpuUsage(cpu)))
       byKind[i % filters.length]?.push(ms[ms.length - 1] as number)

@@ -5,9 +5,13 @@ import { toApiUser } from '../src/members/directory.js'
 export function adminHandlers (
   { services }: HandlerDeps
 ): HandlerGroup<
-  'patchUsersUserId' | 'deleteUsersUserId' | 'postUsersUserIdSuspend' | 'postUsersUserIdReactivate' | 'getAuditEvents'
+  'getUsersUserId' | 'patchUsersUserId' | 'deleteUsersUserId' | 'postUsersUserIdSuspend' | 'postUsersUserIdReactivate' |
+  'getAuditEvents'
 > {
   return {
+    async getUsersUserId (request) {
+      return await services.members.get(principalOf(request), request.params.userId)
+    },
     async patchUsersUserId (request) {
       const user = await services.members.changeRole(principalOf(request), request.params.userId, request.body.role)
       return toApiUser(user)

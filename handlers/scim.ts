@@ -1,14 +1,36 @@
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf as keyOf, type Principal } from '../src/principal.js'
-import { SCIM_MEDIA_TYPE } from '../src/scim/errors.js'
+import { SCIM_MEDIA_TYPE, scimBaseUrl } from '../src/scim/errors.js'
 import { resourceTypes, schemas, serviceProviderConfig } from '../src/scim/discovery.js'
 
-// SCIM 2.0 under /scim/v2 (RFC 7644): every answer in SCIM's media type; errors are SCIM errors
-// (src/plugins/errors.ts). The services do the work; these read the request and shape the answer.
+// SCIM 2.0 under /api/scim/v2 (RFC 7644), and the same under the deprecated /scim/v2: every
+// answer in SCIM's media type; errors are SCIM errors (src/plugins/errors.ts). The services do the
+// work; these read the request and shape the answer.
 
-type ScimOperation = 'getScimServiceProviderConfig' | 'getScimResourceTypes' | 'getScimSchemas' |
-  'getScimUsers' | 'postScimUsers' | 'getScimUser' | 'putScimUser' | 'patchScimUser' | 'deleteScimUser' |
-  'getScimGroups' | 'postScimGroups' | 'getScimGroup' | 'putScimGroup' | 'patchScimGroup' | 'deleteScimGroup'
+/** The operations at SCIM's base path, /api/scim/v2. */
+type ScimOperation = 'scimGetServiceProviderConfig' | 'scimGetResourceTypes' | 'scimGetSchemas' |
+  'scimListUsers' | 'scimCreateUser' | 'scimGetUser' | 'scimReplaceUser' | 'scimPatchUser' | 'scimDeleteUser' |
+  'scimListGroups' | 'scimCreateGroup' | 'scimGetGroup' | 'scimReplaceGroup' | 'scimPatchGroup' | 'scimDeleteGroup'
+
+/** The same operations at the deprecated /scim/v2 (contract 2.1; sunset 2027-06-30), by their 1.x names. */
+const DEPRECATED_PATH_OPERATIONS = {
+  getScimServiceProviderConfig: 'scimGetServiceProviderConfig',
+  getScimResourceTypes: 'scimGetResourceTypes',
+  getScimSchemas: 'scimGetSchemas',
+  getScimUsers: 'scimListUsers',
+  postScimUsers: 'scimCreateUser',
+  getScimUser: 'scimGetUser',
+  putScimUser: 'scimReplaceUser',
+  patchScimUser: 'scimPatchUser',
+  deleteScimUser: 'scimDeleteUser',
+  getScimGroups: 'scimListGroups',
+  postScimGroups: 'scimCreateGroup',
+  getScimGroup: 'scimGetGroup',
+  putScimGroup: 'scimReplaceGroup',
+  patchScimGroup: 'scimPatchGroup',
+  deleteScimGroup: 'scimDeleteGroup'
+} as const satisfies Record<string, ScimOperation>
+type DeprecatedPathOperation = keyof typeof DEPRECATED_PATH_OPERATIONS
 
 /** The key acts through this door: audit rows and events say `directory`. */
 function principalOf (request: { principal: Principal | null }): Principal {
@@ -16,60 +38,71 @@ function principalOf (request: { principal: Principal | null }): Principal {
   return principal.key === undefined ? principal : { ...principal, key: { ...principal.key, door: 'directory' } }
 }
 
-export function scimHandlers ({ services, config }: HandlerDeps): HandlerGroup<ScimOperation> {
+export function scimHandlers (deps: HandlerDeps): HandlerGroup<ScimOperation | DeprecatedPathOperation> {
+  const handlers = currentHandlers(deps)
+  const aliases = Object.fromEntries(
+    Object.entries(DEPRECATED_PATH_OPERATIONS).map(([old, now]) => [old, handlers[now]])
+  )
+  return { ...handlers, ...aliases } as HandlerGroup<ScimOperation | DeprecatedPathOperation>
+}
+
+function currentHandlers ({ services, config }: HandlerDeps): HandlerGroup<ScimOperation> {
   const { users, groups } = services.scim
-  const baseUrl = `${config.publicUrl}/scim/v2`
+  const baseUrl = scimBaseUrl(config.publicUrl)
   return {
-    async getScimServiceProviderConfig (_request, reply) {
+    async scimGetServiceProviderConfig (_request, reply) {
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(serviceProviderConfig(baseUrl))
     },
-    async getScimResourceTypes (_request, reply) {
+    async scimGetResourceTypes (_request, reply) {
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(resourceTypes(baseUrl))
     },
-    async getScimSchemas (_request, reply) {
+    async scimGetSchemas (_request, reply) {
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(schemas(baseUrl))
     },
-    async getScimUsers (request, reply) {
+    async scimListUsers (request, reply) {
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(await users.list(principalOf(request), request.query))
     },
-    async postScimUsers (request, reply) {
-      return await reply.type(SCIM_MEDIA_TYPE).code(201).send(await users.create(principalOf(request), request.body))
+    async scimCreateUser (request, reply) {
+      const user = await users.create(principalOf(request), request.body)
+      // RFC 7644 §3.3: a 201 SHALL carry the resource's URI in Location, as its meta.location.
+      return await reply.type(SCIM_MEDIA_TYPE).header('location', `${baseUrl}/Users/${user.id}`).code(201).send(user)
     },
-    async getScimUser (request, reply) {
+    async scimGetUser (request, reply) {
       const user = await users.get(principalOf(request), request.params.scimUserId, request.query)
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(user)
     },
-    async putScimUser (request, reply) {
+    async scimReplaceUser (request, reply) {
       const user = await users.replace(principalOf(request), request.params.scimUserId, request.body)
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(user)
     },
-    async patchScimUser (request, reply) {
+    async scimPatchUser (request, reply) {
       const user = await users.patch(principalOf(request), request.params.scimUserId, request.body)
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(user)
     },
-    async deleteScimUser (request, reply) {
+    async scimDeleteUser (request, reply) {
       await users.remove(principalOf(request), request.params.scimUserId)
       return await reply.code(204).send()
     },
-    async getScimGroups (request, reply) {
+    async scimListGroups (request, reply) {
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(await groups.list(principalOf(request), request.query))
     },
-    async postScimGroups (request, reply) {
-      return await reply.type(SCIM_MEDIA_TYPE).code(201).send(await groups.create(principalOf(request), request.body))
+    async scimCreateGroup (request, reply) {
+      const group = await groups.create(principalOf(request), request.body)
+      return await reply.type(SCIM_MEDIA_TYPE).header('location', `${baseUrl}/Groups/${group.id}`).code(201).send(group)
     },
-    async getScimGroup (request, reply) {
+    async scimGetGroup (request, reply) {
       const group = await groups.get(principalOf(request), request.params.scimGroupId, request.query)
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(group)
     },
-    async putScimGroup (request, reply) {
+    async scimReplaceGroup (request, reply) {
       const group = await groups.replace(principalOf(request), request.params.scimGroupId, request.body)
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(group)
     },
-    async patchScimGroup (request, reply) {
+    async scimPatchGroup (request, reply) {
       const group = await groups.patch(principalOf(request), request.params.scimGroupId, request.body)
       return await reply.type(SCIM_MEDIA_TYPE).code(200).send(group)
     },
-    async deleteScimGroup (request, reply) {
+    async scimDeleteGroup (request, reply) {
       await groups.remove(principalOf(request), request.params.scimGroupId)
       return await reply.code(204).send()
     }

@@ -50,7 +50,10 @@ export const Errors = {
   MEMBER_SUSPENDED: define(
     'MEMBER_SUSPENDED', 'This address belongs to a suspended member of the workspace; reactivate them instead', 409
   ),
-  // SCIM (under /scim/v2, answered as SCIM errors with these scimTypes: src/scim/errors.ts).
+  MANAGED_BY_DIRECTORY: define(
+    'MANAGED_BY_DIRECTORY', 'The company directory deactivated this member: reactivate them in the directory', 403
+  ),
+  // SCIM (under /api/scim/v2, answered as SCIM errors with these scimTypes: src/scim/errors.ts).
   SCIM_INVALID_FILTER: define('SCIM_INVALID_FILTER', 'The filter is not valid: %s', 400),
   SCIM_INVALID_PATH: define('SCIM_INVALID_PATH', 'The PATCH path is not valid: %s', 400),
   SCIM_MUTABILITY: define('SCIM_MUTABILITY', 'This attribute cannot be changed: %s', 400),

@@ -53,7 +53,7 @@ export function Directory () {
   const [created, setCreated] = useState<Schemas['ApiKeyCreated'] | null>(null)
   const [problem, setProblem] = useState<Problem | null>(null)
   const form = useFormProblem(['name'])
-  const base = `${document.getElementById('app')?.dataset.publicUrl ?? location.origin}/scim/v2`
+  const base = `${document.getElementById('app')?.dataset.publicUrl ?? location.origin}/api/scim/v2`
   const create = async (e: Event) => {
     e.preventDefault()
     const r = await call(api.POST('/api/api-keys', { body: { name: name.trim(), scopes: ['scim'] } }))

@@ -147,6 +147,9 @@ export function Members ({ me }: ScreenProps) {
         <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Status', 'Role', 'Joined', 'Invited by', '']} pager={pager}>
           {items?.map(u => {
             const last = u.id === lastAdminId
+            // Deactivated by their directory: the directory alone reactivates them (403 MANAGED_BY_DIRECTORY).
+            const byDirectory = u.status === 'suspended' && u.suspendedBy === 'directory'
+            const why = last ? `last-admin-${u.id}` : byDirectory ? `directory-${u.id}` : undefined
             return (
               <tr key={u.id}>
                 <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> (you)</span>}</td>
@@ -157,13 +160,17 @@ export function Members ({ me }: ScreenProps) {
                   {last && <p class='reason' id={`last-admin-${u.id}`}>The last admin: make another member an admin before changing this role, suspending or removing them.</p>}
                 </td>
                 <td>{when(u.createdAt)}</td>
-                <td class='inviter'>{inviterText(u.invitedBy)}</td>
+                <td class='inviter'>
+                  {u.invitedBy == null && u.managedBy === 'directory' ? 'Managed by your directory' : inviterText(u.invitedBy)}
+                  {u.invitedBy != null && u.managedBy === 'directory' && <span class='muted'> · managed by your directory</span>}
+                </td>
                 <td>
                   <ConfirmButton
                     label={u.status === 'active' ? 'Suspend' : 'Reactivate'} name={`${u.status === 'active' ? 'Suspend' : 'Reactivate'} ${u.email}`}
-                    confirm={`Yes, ${u.status === 'active' ? 'suspend' : 'reactivate'} ${u.email}`} danger={u.status === 'active'} disabled={last}
-                    describedBy={last ? `last-admin-${u.id}` : undefined} onConfirm={async () => { await toggle(u) }}
+                    confirm={`Yes, ${u.status === 'active' ? 'suspend' : 'reactivate'} ${u.email}`} danger={u.status === 'active'} disabled={last || byDirectory}
+                    describedBy={why} onConfirm={async () => { await toggle(u) }}
                   />
+                  {byDirectory && !last && <p class='reason' id={`directory-${u.id}`}>Your directory deactivated them: reactivate them there, and they come back here.</p>}
                   <ConfirmButton
                     label='Remove' name={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} disabled={last}
                     describedBy={last ? `last-admin-${u.id}` : undefined} onConfirm={async () => { await remove(u) }}

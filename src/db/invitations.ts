@@ -418,7 +418,7 @@ export async function findPendingInvitationByWorkspaceName (
 
 /** Who sent an invitation and through which door (its invitation.created audit row). */
 /** Who sent an invitation, as the API names them (the contract's `Invitation.inviter`). */
-export interface Inviter {
+interface Inviter {
   /** The audit actor's type: `user`, `api_key`, `system`, `chat_platform`. */
   type: string
   /** A person's name (else their e-mail), a key's name, or what the service acted as. */

@@ -16,11 +16,18 @@ export interface UserRow {
   role: Role
   status: UserStatus
   workosUserId: string | null
+  /** A company directory provisioned or linked the member (SCIM): it manages their status. */
+  directoryManaged: boolean
+  /** Who suspended a suspended member: an admin, or their directory; null when active (or not known). */
+  suspendedBy: SuspendedBy | null
   createdAt: Date
   updatedAt: Date
 }
 
+export type SuspendedBy = 'admin' | 'directory'
+
 const COLUMNS = `id, workspace_id AS "workspaceId", email, name, role, status, workos_user_id AS "workosUserId",
+  directory_linked_at IS NOT NULL AS "directoryManaged", suspended_by AS "suspendedBy",
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
 export async function insertUser (
@@ -114,12 +121,13 @@ export async function updateUserRole (q: Queryable, userId: string, role: Role, 
 
 /** Sets a user's status; suspended_at follows it (the time of suspension, null otherwise). */
 export async function setUserStatus (
-  q: Queryable, userId: string, status: UserStatus, now: Date
+  q: Queryable, userId: string, status: UserStatus, now: Date, by: SuspendedBy | null = null
 ): Promise<UserRow | null> {
   const r = await q.query<UserRow>(
     `UPDATE users SET status = $2, updated_at = $3,
-            suspended_at = CASE WHEN $2 = 'suspended' THEN $3::timestamptz END
-      WHERE id = $1 RETURNING ${COLUMNS}`, [userId, status, now])
+            suspended_at = CASE WHEN $2 = 'suspended' THEN $3::timestamptz END,
+            suspended_by = CASE WHEN $2 = 'suspended' THEN $4 END
+      WHERE id = $1 RETURNING ${COLUMNS}`, [userId, status, now, by])
   return r.rows[0] ?? null
 }
 

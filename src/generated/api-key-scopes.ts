@@ -75,6 +75,6 @@ export const apiKeyScopes: ReadonlyArray<{ scope: components['schemas']['ApiKeyS
   },
   {
     "scope": "scim",
-    "description": "The company directory's SCIM 2.0 access under `/scim/v2` (provision, suspend and remove members; groups). A key holding it alone belongs to the workspace, not to the admin who made it."
+    "description": "The company directory's SCIM 2.0 access under `/api/scim/v2` (provision, suspend and remove members; groups). A key holding it alone belongs to the workspace, not to the admin who made it."
   }
 ]

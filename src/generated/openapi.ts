@@ -929,7 +929,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A member of the workspace, by id
+         * @description The member as the members list shows them (who invited them, who manages them). A removed
+         *     member, or one of another workspace, is 404 `NOT_FOUND`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getUsersUserId"];
         put?: never;
         post?: never;
         /**
@@ -1598,7 +1604,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/scim/v2/ServiceProviderConfig": {
+    "/api/scim/v2/ServiceProviderConfig": {
         parameters: {
             query?: never;
             header?: never;
@@ -1607,6 +1613,234 @@ export interface paths {
         };
         /**
          * What this SCIM service provider supports (RFC 7643 §5)
+         * @description PATCH, filters (up to 100 results a page), sorting none, bulk none, ETags none; the one
+         *     authentication scheme is the workspace's directory key (`Authorization: Bearer`).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimGetServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scim/v2/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The resource types this service provides (User, Group)
+         * @description A SCIM ListResponse of the two resource types, `User` and `Group`.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimGetResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scim/v2/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schemas of the resources (RFC 7643 §7)
+         * @description A SCIM ListResponse of the User and Group schemas, with the attributes this service keeps.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimGetSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scim/v2/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's members as SCIM Users, filtered and paged
+         * @description Every member of the workspace, oldest first (a stable order), `count` at a time (at most
+         *     100; more is read as 100) from `startIndex` (1-based). `filter` (RFC 7644 §3.4.2.2)
+         *     compares `userName` (case-insensitively), `externalId`, `emails.value`, `displayName`,
+         *     `id` and `active` with `eq`, `ne`, `co`, `sw`, `ew`, `pr`, combined with `and`, `or`,
+         *     `not`; anything else is 400 `invalidFilter`. `attributes` / `excludedAttributes` choose
+         *     what each resource carries (`id` and `schemas` always).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimListUsers"];
+        put?: never;
+        /**
+         * Provision a member (the directory is the authority)
+         * @description Makes an active member at once (role `member`; event `member.joined` from the door
+         *     `directory`), with a welcome e-mail and a sign-in link only when the workspace's
+         *     `directory.welcomeEmail` setting is on. The address is the primary (else the first) of
+         *     `emails`, else `userName` when it is an address. A member of this workspace who already
+         *     holds that address is linked to the directory instead (their `externalId` and `userName`
+         *     set; 201 with that member), unless another directory identity holds them. A `userName`
+         *     or `externalId` another member holds, or an address held outside this workspace, is 409
+         *     `uniqueness`. `active: false` makes the member suspended.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        post: operations["scimCreateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scim/v2/Users/{scimUserId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One member as a SCIM User
+         * @description An id that is not a member of this workspace (another workspace's included) is 404.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimGetUser"];
+        /**
+         * Replace a member's directory attributes
+         * @description Sets `userName`, `externalId`, the name and the address as given (what is left out is
+         *     cleared where it may be); `active` suspends or reactivates. Changing `id` is 400
+         *     `mutability`. The last active admin cannot be suspended (409, `LAST_ADMIN`'s rule).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        put: operations["scimReplaceUser"];
+        post?: never;
+        /**
+         * Remove a member
+         * @description Removes the member as `DELETE /api/users/{userId}` does (sessions and their API keys end;
+         *     event `member.removed`). The last active admin is not removed (409).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        delete: operations["scimDeleteUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some of a member's directory attributes (RFC 7644 §3.5.2)
+         * @description Operations as Okta and Entra ID send them: with or without `path`, value filters in paths
+         *     (`emails[type eq "work"].value`), `op` in any case (`Replace`), `"True"`/`"False"` for
+         *     booleans, and a path-less `replace` whose value has dotted keys (`name.givenName`).
+         *     `active` false suspends the member, true reactivates them. A path this service does not
+         *     keep is ignored as RFC 7644 allows; a malformed one is 400 `invalidPath`.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        patch: operations["scimPatchUser"];
+        trace?: never;
+    };
+    "/api/scim/v2/Groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The directory's groups, filtered and paged
+         * @description Groups oldest first, paged as `GET /scim/v2/Users` is; `filter` compares `displayName`
+         *     (case-insensitively), `externalId` and `id`; `excludedAttributes=members` leaves the
+         *     members out (Entra ID and Okta ask so).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimListGroups"];
+        put?: never;
+        /**
+         * Create a group
+         * @description A `displayName` another group of the workspace has (case-insensitively) is 409
+         *     `uniqueness`; members must be members of this workspace (400 `invalidValue` otherwise).
+         *     When its name is the workspace's `directory.adminGroup`, its directory-managed members
+         *     become admins.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        post: operations["scimCreateGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scim/v2/Groups/{scimGroupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One group
+         * @description An id that is not a group of this workspace is 404.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        get: operations["scimGetGroup"];
+        /**
+         * Replace a group's name and members
+         * @description The members given become the group's members (roles follow when it is the admins' group;
+         *     removing the last active admin this way is refused, 409).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        put: operations["scimReplaceGroup"];
+        post?: never;
+        /**
+         * Delete a group
+         * @description The members stay members; deleting the admins' group makes its directory-managed members
+         *     members again (refused, 409, when that would leave no active admin).
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        delete: operations["scimDeleteGroup"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a group, add and remove members
+         * @description `add` of `members`, `remove` of `members[value eq "…"]` or of `members` with a value
+         *     array, `replace` of `displayName` (with or without path), ops in any case.
+         *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
+         */
+        patch: operations["scimPatchGroup"];
+        trace?: never;
+    };
+    "/scim/v2/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What this SCIM service provider supports (RFC 7643 §5) (deprecated path: use /api/scim/v2, `scimGetServiceProviderConfig`)
+         * @deprecated
          * @description PATCH, filters (up to 100 results a page), sorting none, bulk none, ETags none; the one
          *     authentication scheme is the workspace's directory key (`Authorization: Bearer`).
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
@@ -1628,7 +1862,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The resource types this service provides (User, Group)
+         * The resource types this service provides (User, Group) (deprecated path: use /api/scim/v2, `scimGetResourceTypes`)
+         * @deprecated
          * @description A SCIM ListResponse of the two resource types, `User` and `Group`.
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
@@ -1649,7 +1884,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The schemas of the resources (RFC 7643 §7)
+         * The schemas of the resources (RFC 7643 §7) (deprecated path: use /api/scim/v2, `scimGetSchemas`)
+         * @deprecated
          * @description A SCIM ListResponse of the User and Group schemas, with the attributes this service keeps.
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
@@ -1670,7 +1906,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The workspace's members as SCIM Users, filtered and paged
+         * The workspace's members as SCIM Users, filtered and paged (deprecated path: use /api/scim/v2, `scimListUsers`)
+         * @deprecated
          * @description Every member of the workspace, oldest first (a stable order), `count` at a time (at most
          *     100; more is read as 100) from `startIndex` (1-based). `filter` (RFC 7644 §3.4.2.2)
          *     compares `userName` (case-insensitively), `externalId`, `emails.value`, `displayName`,
@@ -1682,7 +1919,8 @@ export interface paths {
         get: operations["getScimUsers"];
         put?: never;
         /**
-         * Provision a member (the directory is the authority)
+         * Provision a member (the directory is the authority) (deprecated path: use /api/scim/v2, `scimCreateUser`)
+         * @deprecated
          * @description Makes an active member at once (role `member`; event `member.joined` from the door
          *     `directory`), with a welcome e-mail and a sign-in link only when the workspace's
          *     `directory.welcomeEmail` setting is on. The address is the primary (else the first) of
@@ -1714,13 +1952,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One member as a SCIM User
+         * One member as a SCIM User (deprecated path: use /api/scim/v2, `scimGetUser`)
+         * @deprecated
          * @description An id that is not a member of this workspace (another workspace's included) is 404.
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimUser"];
         /**
-         * Replace a member's directory attributes
+         * Replace a member's directory attributes (deprecated path: use /api/scim/v2, `scimReplaceUser`)
+         * @deprecated
          * @description Sets `userName`, `externalId`, the name and the address as given (what is left out is
          *     cleared where it may be); `active` suspends or reactivates. Changing `id` is 400
          *     `mutability`. The last active admin cannot be suspended (409, `LAST_ADMIN`'s rule).
@@ -1729,7 +1969,8 @@ export interface paths {
         put: operations["putScimUser"];
         post?: never;
         /**
-         * Remove a member
+         * Remove a member (deprecated path: use /api/scim/v2, `scimDeleteUser`)
+         * @deprecated
          * @description Removes the member as `DELETE /api/users/{userId}` does (sessions and their API keys end;
          *     event `member.removed`). The last active admin is not removed (409).
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
@@ -1738,7 +1979,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change some of a member's directory attributes (RFC 7644 §3.5.2)
+         * Change some of a member's directory attributes (RFC 7644 §3.5.2) (deprecated path: use /api/scim/v2, `scimPatchUser`)
+         * @deprecated
          * @description Operations as Okta and Entra ID send them: with or without `path`, value filters in paths
          *     (`emails[type eq "work"].value`), `op` in any case (`Replace`), `"True"`/`"False"` for
          *     booleans, and a path-less `replace` whose value has dotted keys (`name.givenName`).
@@ -1757,7 +1999,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The directory's groups, filtered and paged
+         * The directory's groups, filtered and paged (deprecated path: use /api/scim/v2, `scimListGroups`)
+         * @deprecated
          * @description Groups oldest first, paged as `GET /scim/v2/Users` is; `filter` compares `displayName`
          *     (case-insensitively), `externalId` and `id`; `excludedAttributes=members` leaves the
          *     members out (Entra ID and Okta ask so).
@@ -1766,7 +2009,8 @@ export interface paths {
         get: operations["getScimGroups"];
         put?: never;
         /**
-         * Create a group
+         * Create a group (deprecated path: use /api/scim/v2, `scimCreateGroup`)
+         * @deprecated
          * @description A `displayName` another group of the workspace has (case-insensitively) is 409
          *     `uniqueness`; members must be members of this workspace (400 `invalidValue` otherwise).
          *     When its name is the workspace's `directory.adminGroup`, its directory-managed members
@@ -1794,13 +2038,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One group
+         * One group (deprecated path: use /api/scim/v2, `scimGetGroup`)
+         * @deprecated
          * @description An id that is not a group of this workspace is 404.
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
          */
         get: operations["getScimGroup"];
         /**
-         * Replace a group's name and members
+         * Replace a group's name and members (deprecated path: use /api/scim/v2, `scimReplaceGroup`)
+         * @deprecated
          * @description The members given become the group's members (roles follow when it is the admins' group;
          *     removing the last active admin this way is refused, 409).
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
@@ -1808,7 +2054,8 @@ export interface paths {
         put: operations["putScimGroup"];
         post?: never;
         /**
-         * Delete a group
+         * Delete a group (deprecated path: use /api/scim/v2, `scimDeleteGroup`)
+         * @deprecated
          * @description The members stay members; deleting the admins' group makes its directory-managed members
          *     members again (refused, 409, when that would leave no active admin).
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
@@ -1817,7 +2064,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a group, add and remove members
+         * Rename a group, add and remove members (deprecated path: use /api/scim/v2, `scimPatchGroup`)
+         * @deprecated
          * @description `add` of `members`, `remove` of `members[value eq "…"]` or of `members` with a value
          *     array, `replace` of `displayName` (with or without path), ops in any case.
          *     Limited per API key (`API_KEY_SCIM_RATE_LIMIT_PER_MINUTE`, one budget for every SCIM operation, apart from the REST one; 429 beyond).
@@ -2605,7 +2853,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description A SCIM error (RFC 7644 §3.12); every error answer under `/scim/v2` is one. */
+        /** @description A SCIM error (RFC 7644 §3.12); every error answer under `/api/scim/v2` (and `/scim/v2`) is one. */
         ScimError: {
             schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
             /** @description The HTTP status, as a string. */
@@ -2821,7 +3069,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2898,8 +3146,12 @@ export interface components {
             status: components["schemas"]["MemberStatus"];
             /** Format: date-time */
             createdAt: string;
+            /** @description Who manages the member's status besides the workspace's admins: `directory`, a company directory provisioned or linked them over SCIM (it suspends and reactivates them); null for none. Open: a kind added since may appear. Present on every member from 2.1. */
+            managedBy?: ("directory" | null) | string;
+            /** @description Who suspended a suspended member: `admin` (a session or a key) or `directory` (their company directory deactivated them; only the directory reactivates them: 403 `MANAGED_BY_DIRECTORY` for an admin); null for an active member, or one suspended before 2.1. Open. Present on every member from 2.1. */
+            suspendedBy?: ("admin" | "directory" | null) | string;
             /**
-             * @description In the members list (`GET /api/users`) only: who sent the invitation this member
+             * @description In the members list (`GET /api/users`) and a member read by id only: who sent the invitation this member
              *     accepted, and through which door; null for a member who joined otherwise (the first
              *     admin, single sign-on, their company's directory).
              */
@@ -2916,7 +3168,7 @@ export interface components {
         };
         /**
          * @description The door an action came through. `directory`: a company directory through SCIM
-         *     (`/scim/v2`); `web`: the browser (the console, signup, login links, the Slack install);
+         *     (`/api/scim/v2`); `web`: the browser (the console, signup, login links, the Slack install);
          *     `mcp`: an API key on the MCP endpoint; `chat`: the Slack bot; `system`: the service itself
          *     (expiry, deliveries, an identity provider's answer); `api`: an API key on the REST API.
          *     A catalogue that grows: responses take it open (any other string), inputs take these.
@@ -3361,7 +3613,7 @@ export interface components {
             };
             directory: components["schemas"]["DirectorySettings"];
         };
-        /** @description The company directory (SCIM, `/scim/v2`). `adminGroup`: the displayName of the directory group whose members are admins (compared case-insensitively; null: the directory sets no roles). It sets roles only for members the directory provisioned or linked, when the directory next changes that group or those members; never the last active admin's. `welcomeEmail`: a member the directory creates gets an e-mail with a sign-in link (off unless turned on). */
+        /** @description The company directory (SCIM, `/api/scim/v2`). `adminGroup`: the displayName of the directory group whose members are admins (compared case-insensitively; null: the directory sets no roles). It sets roles only for members the directory provisioned or linked, when the directory next changes that group or those members; never the last active admin's. `welcomeEmail`: a member the directory creates gets an e-mail with a sign-in link (off unless turned on). */
         DirectorySettings: {
             adminGroup: string | null;
             welcomeEmail: boolean;
@@ -3826,7 +4078,7 @@ export interface components {
                 "application/scim+json": components["schemas"]["ScimError"];
             };
         };
-        /** @description No such resource in this workspace, or no such path under `/scim/v2`. */
+        /** @description No such resource in this workspace, or no such path under `/api/scim/v2` (or `/scim/v2`). */
         ScimNotFound: {
             headers: {
                 [name: string]: unknown;
@@ -4253,6 +4505,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The new resource's URL, as its `meta.location` (RFC 7644 §3.3): always at the base `/api/scim/v2`, whichever base created it.
+         * @example https://workspace.example.com/api/scim/v2/Users/7c9e6679-7425-40de-944b-e07fc1f90ae7
+         */
+        ScimLocation: string;
         /**
          * @description On operations that take API keys: the Bearer challenge (RFC 6750 §3), with `error="invalid_token"` when the key presented is not valid.
          * @example Bearer realm="workspace-service", error="invalid_token"
@@ -5975,6 +6232,52 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getUsersUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7c9e6679-7425-40de-944b-e07fc1f90ae7 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The user id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            /** @description No such user in the caller's workspace (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteUsersUserId: {
         parameters: {
             query?: never;
@@ -6177,7 +6480,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            /** @description As for every admin operation (`FORBIDDEN`, `INSUFFICIENT_SCOPE`, `CSRF_REJECTED`), or the member's company directory deactivated them (`MANAGED_BY_DIRECTORY`): the directory alone reactivates them, so that it and the service agree. */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description No such user in the caller's workspace (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -7463,6 +7775,523 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    scimGetServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service provider's configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimServiceProviderConfig"];
+                };
+            };
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimGetResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource types. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDefinitionList"];
+                };
+            };
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimGetSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schemas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDefinitionList"];
+                };
+            };
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimListUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter (RFC 7644 §3.4.2.2).
+                 * @example userName eq "grace@example.com"
+                 */
+                filter?: components["parameters"]["ScimFilter"];
+                /**
+                 * @description The 1-based index of the first result (below 1 is read as 1).
+                 * @example 1
+                 */
+                startIndex?: components["parameters"]["ScimStartIndex"];
+                /**
+                 * @description How many results at most (0 to count only; above 100 is read as 100).
+                 * @example 100
+                 */
+                count?: components["parameters"]["ScimCount"];
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUserList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimCreateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserInput"];
+                "application/json": components["schemas"]["ScimUserInput"];
+            };
+        };
+        responses: {
+            /** @description The member, provisioned or linked. */
+            201: {
+                headers: {
+                    Location: components["headers"]["ScimLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimGetUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ScimUserAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimReplaceUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserInput"];
+                "application/json": components["schemas"]["ScimUserInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimUserAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimDeleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimPatchUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The member's id (an id of no member of this workspace is 404).
+                 * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                 */
+                scimUserId: components["parameters"]["ScimUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimUserAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimListGroups: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter (RFC 7644 §3.4.2.2).
+                 * @example userName eq "grace@example.com"
+                 */
+                filter?: components["parameters"]["ScimFilter"];
+                /**
+                 * @description The 1-based index of the first result (below 1 is read as 1).
+                 * @example 1
+                 */
+                startIndex?: components["parameters"]["ScimStartIndex"];
+                /**
+                 * @description How many results at most (0 to count only; above 100 is read as 100).
+                 * @example 100
+                 */
+                count?: components["parameters"]["ScimCount"];
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroupList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimCreateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroupInput"];
+                "application/json": components["schemas"]["ScimGroupInput"];
+            };
+        };
+        responses: {
+            /** @description The group. */
+            201: {
+                headers: {
+                    Location: components["headers"]["ScimLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimGetGroup: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The attributes to return, comma-separated (`id` and `schemas` always are).
+                 * @example userName,active
+                 */
+                attributes?: components["parameters"]["ScimAttributes"];
+                /**
+                 * @description Attributes to leave out, comma-separated.
+                 * @example members
+                 */
+                excludedAttributes?: components["parameters"]["ScimExcludedAttributes"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ScimGroupAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimReplaceGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroupInput"];
+                "application/json": components["schemas"]["ScimGroupInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimGroupAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimDeleteGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimPatchGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The group's id (an id of no group of this workspace is 404).
+                 * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
+                 */
+                scimGroupId: components["parameters"]["ScimGroupId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ScimGroupAnswer"];
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
     getScimServiceProviderConfig: {
         parameters: {
             query?: never;
@@ -7607,6 +8436,7 @@ export interface operations {
             /** @description The member, provisioned or linked. */
             201: {
                 headers: {
+                    Location: components["headers"]["ScimLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7827,6 +8657,7 @@ export interface operations {
             /** @description The group. */
             201: {
                 headers: {
+                    Location: components["headers"]["ScimLocation"];
                     [name: string]: unknown;
                 };
                 content: {

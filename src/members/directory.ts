@@ -18,6 +18,8 @@ export function toApiUser (u: UserRow): ApiUser {
     role: u.role,
     // A removed user is never shown (every read excludes them); should one reach here, it is not active.
     status: u.status === 'active' ? 'active' : 'suspended',
+    managedBy: u.directoryManaged ? 'directory' : null,
+    suspendedBy: u.status === 'active' ? null : u.suspendedBy,
     createdAt: u.createdAt.toISOString()
   }
 }
@@ -57,4 +59,15 @@ export async function listMembers (
     }),
     nextCursor
   }
+}
+
+/** One member of the workspace as the list shows them (with their inviter); 404 NOT_FOUND otherwise. */
+export async function readMember (
+  q: Queryable, workspaceId: string, userId: string
+): Promise<UserList['items'][number]> {
+  const [user, inviters] = await Promise.all([
+    findUserInWorkspace(q, workspaceId, userId), findInviters(q, workspaceId, { acceptedBy: [userId] })
+  ])
+  if (user === null) throw serviceError('NOT_FOUND', ['User'])
+  return { ...toApiUser(user), invitedBy: inviters[0]?.inviter ?? null }
 }

@@ -9,11 +9,13 @@ import { serviceError } from '../errors.js'
 import { requireAdminScope, type Principal } from '../principal.js'
 import { auditActorOf, auditPrincipalAction } from '../audit/actor.js'
 import { reactivateMember, suspendMember, type StatusChange } from './status.js'
-import { listMembers, type MemberFilter, type UserList } from './directory.js'
+import { listMembers, readMember, type MemberFilter, type UserList } from './directory.js'
 
 export interface MemberService {
   /** One page of the actor's workspace's members, oldest first (filtered by e-mail or name, role). */
   list(actor: Principal, page: { limit: number, cursor?: string | undefined } & MemberFilter): Promise<UserList>
+  /** One member of the actor's workspace, as the list shows them (404 NOT_FOUND for another's or a removed one). */
+  get(actor: Principal, userId: string): Promise<UserList['items'][number]>
   /** Sets a member's role; demoting the last active admin is refused (LAST_ADMIN). */
   changeRole(actor: Principal, userId: string, role: Role): Promise<UserRow>
   /** Removes a member: status 'removed', sessions and created API keys revoked at once. */
@@ -50,6 +52,7 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
 
   return {
     list: async (actor, page) => await listMembers(db, actor.workspaceId, page),
+    get: async (actor, userId) => await readMember(db, actor.workspaceId, userId),
     suspend: async (actor, userId) => await byAdmin(suspendMember, actor, userId),
     reactivate: async (actor, userId) => await byAdmin(reactivateMember, actor, userId),
 

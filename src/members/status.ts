@@ -69,7 +69,8 @@ export const suspendMember: StatusChange = async (deps, workspaceId, userId, act
     if (member.status === 'suspended') return member
     if (admins.includes(member.id) && admins.length <= 1) throw serviceError('LAST_ADMIN', [], { userId })
     const now = deps.clock.now()
-    const updated = await setUserStatus(tx, member.id, 'suspended', now)
+    const by = actor.source === 'directory' ? 'directory' : 'admin'
+    const updated = await setUserStatus(tx, member.id, 'suspended', now, by)
     if (updated === null) throw serviceError('NOT_FOUND', ['User'])
     const revokedSessions = await revokeUserSessions(tx, member.id, now)
     await expireUserLoginTokens(tx, member.id, now)
@@ -84,11 +85,16 @@ export const suspendMember: StatusChange = async (deps, workspaceId, userId, act
     return updated
   })
 
-/** Reactivates a suspended member with the role they had (`member.reactivated`); their API keys work again. */
+/**
+ * Reactivates a suspended member with the role they had (`member.reactivated`); their API keys work
+ * again. A member their directory deactivated is reactivated by the directory alone (403
+ * MANAGED_BY_DIRECTORY for anyone else): else the directory and the service would disagree.
+ */
 export const reactivateMember: StatusChange = async (deps, workspaceId, userId, actor, options = {}) =>
   await inTransaction(deps, options, async tx => {
     const { member } = await lockMember(tx, workspaceId, userId, options)
     if (member.status === 'active') return member
+    if (member.suspendedBy === 'directory' && actor.source !== 'directory') throw serviceError('MANAGED_BY_DIRECTORY')
     const now = deps.clock.now()
     const updated = await setUserStatus(tx, member.id, 'active', now)
     if (updated === null) throw serviceError('NOT_FOUND', ['User'])

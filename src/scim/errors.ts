@@ -1,12 +1,22 @@
 import type { ServiceError } from '../errors.js'
 
-// Every error answer under /scim/v2 is a SCIM error (RFC 7644 §3.12), the framework's own
-// included: the registry's error, its status as a string, its message as `detail`, and the
-// scimType a directory acts on where one applies. The service raises registry errors as
+// Every error answer under /api/scim/v2 (and the deprecated /scim/v2) is a SCIM error (RFC 7644
+// §3.12), the framework's own included: the registry's error, its status as a string, its message
+// as `detail`, and the scimType a directory acts on where one applies. The service raises registry errors as
 // everywhere else; only their shape on the wire differs.
 
-/** The SCIM base path: everything under it answers errors as SCIM errors. */
-const SCIM_BASE_PATH = '/scim/v2'
+/** SCIM's base path: every SCIM operation is under it, and every error answer there is a SCIM error. */
+const SCIM_BASE_PATH = '/api/scim/v2'
+/**
+ * The first base path, outside /api: deprecated in contract 2.1 (sunset 2027-06-30), the same
+ * operations answer under it (with Deprecation and Sunset) so directories set up before keep working.
+ */
+const DEPRECATED_BASE_PATH = '/scim/v2'
+
+/** The base URL a directory is given, and resources' `meta.location` start with. */
+export function scimBaseUrl (publicUrl: string): string {
+  return `${publicUrl}${SCIM_BASE_PATH}`
+}
 export const SCIM_MEDIA_TYPE = 'application/scim+json; charset=utf-8'
 const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error'
 
@@ -24,9 +34,12 @@ const SCIM_TYPE: Partial<Record<string, ScimType>> = {
 
 export interface ScimErrorBody { schemas: [string], status: string, scimType?: ScimType, detail: string }
 
-/** Whether a request's URL (path and query) is under the SCIM base path. */
+const under = (url: string, base: string): boolean =>
+  url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`)
+
+/** Whether a request's URL (path and query) is under a SCIM base path. */
 export function isScimUrl (url: string): boolean {
-  return url === SCIM_BASE_PATH || url.startsWith(`${SCIM_BASE_PATH}/`) || url.startsWith(`${SCIM_BASE_PATH}?`)
+  return under(url, SCIM_BASE_PATH) || under(url, DEPRECATED_BASE_PATH)
 }
 
 export function scimErrorBody (err: ServiceError): ScimErrorBody {

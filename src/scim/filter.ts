@@ -35,13 +35,67 @@ function invalid (why: string): Error {
   return serviceError('SCIM_INVALID_FILTER', [why])
 }
 
-/** The filter's tree, or 400 invalidFilter (the parser's own words name nothing internal). */
+/** The filter's tree, or 400 invalidFilter saying what is wrong in words (never the parser's). */
 function parseFilter (text: string): Filter {
   try {
     return parse(text)
-  } catch (err) {
-    throw invalid((err as Error).message.slice(0, 200))
+  } catch {
+    throw invalid(whatIsWrong(text))
   }
+}
+
+const OPERATORS = new Set(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le', 'pr'])
+const JOINERS = new Set(['and', 'or', 'not'])
+
+/** The words of a filter, a quoted string as one (`userName eq "a b"` → 3); unclosed: null. */
+function wordsOf (text: string): string[] | null {
+  const words: string[] = []
+  const re = /"(?:[^"\\]|\\.)*"|[()[\]]|[^\s()[\]"]+|"/g
+  for (const m of text.matchAll(re)) {
+    if (m[0] === '"') return null
+    words.push(m[0])
+  }
+  return words
+}
+
+/**
+ * Why a filter the parser refused does not parse, in a directory admin's words: an unclosed quote
+ * or bracket, a missing value, an operator that is none, a value that is not JSON. The parser's
+ * own messages ("Unexpected token … as valFilter operator", "[(EOT)] is not json") say none of it.
+ */
+function whatIsWrong (text: string): string {
+  if (text.trim() === '') return 'the filter is empty'
+  const words = wordsOf(text)
+  if (words === null) return 'a quoted value is not closed: add the closing "'
+  for (const [open, close] of [['(', ')'], ['[', ']']] as const) {
+    let depth = 0
+    for (const w of words) {
+      if (w === open) depth++
+      if (w === close && --depth < 0) return `a "${close}" closes nothing`
+    }
+    if (depth > 0) return `a "${open}" is not closed: add "${close}"`
+  }
+  const last = words.at(-1) ?? ''
+  if (JOINERS.has(last.toLowerCase())) return `the filter ends with "${last}": a comparison must follow it`
+  const flat = words.filter(w => !'()[]'.includes(w) && !JOINERS.has(w.toLowerCase()))
+  for (let i = 0; i < flat.length; i += 3) {
+    const [attribute = '', operator = '', value] = flat.slice(i, i + 3)
+    const op = operator.toLowerCase()
+    if (OPERATORS.has(attribute.toLowerCase())) {
+      return `"${attribute}" is an operator: an attribute comes before it (e.g. userName ${attribute} "…")`
+    }
+    if (!OPERATORS.has(op)) {
+      return operator === ''
+        ? `"${attribute}" needs an operator and a value after it (e.g. ${attribute} eq "…")`
+        : `"${operator}" is not an operator: use eq, ne, co, sw, ew, gt, ge, lt, le or pr`
+    }
+    if (op === 'pr') { i -= 1; continue }
+    if (value === undefined) return `"${attribute} ${operator}" needs a value after it`
+    if (!/^(".*"|true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.test(value)) {
+      return `the value ${value} must be a quoted string, true, false, null or a number`
+    }
+  }
+  return 'it does not follow the filter grammar (attribute operator value, joined by and, or, not; RFC 7644 §3.4.2.2)'
 }
 
 /**

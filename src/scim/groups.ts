@@ -13,6 +13,7 @@ import { GROUP_SCHEMA, keepsId, listResponse, selectAttributes, type ScimGroup }
 import { applyAdminGroup } from './admin-group.js'
 import { pageOf, type ListQuery } from './paging.js'
 import type { ScimDeps } from './users.js'
+import { scimBaseUrl } from './errors.js'
 
 // SCIM Groups: the directory's groups of members. One of them may be the workspace's admins'
 // group (setting `directory.adminGroup`): whenever membership or a name changes, the members it
@@ -59,7 +60,7 @@ function inputOf (body: Record<string, unknown>): GroupInput {
 
 export function createScimGroupService (deps: ScimDeps): ScimGroupService {
   const { db, clock } = deps
-  const baseUrl = `${deps.config.publicUrl}/scim/v2`
+  const baseUrl = scimBaseUrl(deps.config.publicUrl)
 
   async function load (q: Queryable, actor: Principal, id: string, forUpdate = false): Promise<DirectoryGroupRow> {
     if (!isUuid(id)) throw notFound()

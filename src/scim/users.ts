@@ -17,6 +17,7 @@ import { attributesOf, keepsId, listResponse, selectAttributes, userResource, ty
 import { applyAdminGroup } from './admin-group.js'
 import { pageOf, type ListQuery } from './paging.js'
 import type { components } from '../generated/openapi.js'
+import { scimBaseUrl } from './errors.js'
 
 // SCIM Users (RFC 7644 §3): the workspace's members as the directory sees them. The directory is
 // the authority for those it provisions or links: a create makes an active member at once, active
@@ -62,7 +63,7 @@ const notFound = () => serviceError('NOT_FOUND', ['User'])
 
 export function createScimUserService (deps: ScimDeps): ScimUserService {
   const { db, clock } = deps
-  const baseUrl = `${deps.config.publicUrl}/scim/v2`
+  const baseUrl = scimBaseUrl(deps.config.publicUrl)
 
   const load = loadUser
   const resourceOf = async (q: Queryable, row: DirectoryUserRow) => await userResourceOf(q, row, baseUrl)

@@ -78,14 +78,27 @@ t.test('members and invitations: who invited, through which door', async t => {
   const joined = await h.inject({ method: 'POST', url: '/api/auth/signup', payload: { token, name: 'Zoe' } })
   t.equal(joined.statusCode, 201, 'the invitee signed up')
   const zoe = (await users('q=zoe')).body as { items: Array<Record<string, unknown>> }
-  t.same(zoe.items[0]?.invitedBy, { email: 'ada@example.com', source: 'web' }, 'invited by ada@, through the web door')
+  t.same(zoe.items[0]?.invitedBy, { type: 'user', name: 'Ada Lovelace', email: 'ada@example.com', source: 'web' },
+    'invited by Ada (her name, her e-mail), through the web door')
   const url = '/api/invitations?status=accepted'
   const accepted = await h.inject({ method: 'GET', url, headers: { cookie: admin.cookie } })
   assertContract(t, 'GET', url, accepted)
-  t.match(accepted.json().items, [{ email: 'zoe@example.com', inviter: { email: 'ada@example.com', source: 'web' }, deliveryError: null }],
-    'the invitations list names the inviter and door too, and the last delivery failure (none here)')
+  t.match(accepted.json().items, [{
+    email: 'zoe@example.com', inviter: { type: 'user', name: 'Ada Lovelace', email: 'ada@example.com', source: 'web' }, deliveryError: null
+  }], 'the invitations list names the inviter and door too, and the last delivery failure (none here)')
   const ada = (await users('q=ada%40')).body as { items: Array<Record<string, unknown>> }
   t.equal(ada.items[0]?.invitedBy, null, 'the first admin was invited by no one')
+
+  // An inviter that is not a person has a name (the key's) and no e-mail (2.0: 1.x put the key's name in `email`).
+  const key = await createApiKey(h, admin, 'HR import', ['invitations:write'])
+  const byKey = await h.inject({
+    method: 'POST', url: '/api/users/invite', headers: { authorization: `Bearer ${key.secret}` }, payload: { email: 'kim@example.com', role: 'member' }
+  })
+  t.equal(byKey.statusCode, 200, byKey.body)
+  const pending = await h.inject({ method: 'GET', url: '/api/invitations?status=pending', headers: { cookie: admin.cookie } })
+  assertContract(t, 'GET', '/api/invitations?status=pending', pending)
+  const kim = (pending.json().items as Array<{ email: string, inviter: unknown }>).find(i => i.email === 'kim@example.com')
+  t.same(kim?.inviter, { type: 'api_key', name: 'HR import', email: null, source: 'api' }, 'an API key: its name, no e-mail')
 })
 
 t.test('settings: the name renamed, the Slack and identity-provider state read', async t => {

@@ -41,10 +41,10 @@ async function scim (method: 'POST' | 'PATCH', url: string, body: unknown): Prom
   if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
   return res.json()
 }
-const provision = async (email: string, active: boolean) => await scim('POST', '/scim/v2/Users', {
+const provision = async (email: string, active: boolean) => await scim('POST', '/api/scim/v2/Users', {
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: email, emails: [{ value: email, primary: true }], active
 })
-const setActive = async (id: string, active: boolean) => await scim('PATCH', `/scim/v2/Users/${id}`, {
+const setActive = async (id: string, active: boolean) => await scim('PATCH', `/api/scim/v2/Users/${id}`, {
   schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active } }]
 })
 

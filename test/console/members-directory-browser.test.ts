@@ -112,10 +112,10 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     const other = await h.inject({ method: 'POST', url: '/api/api-keys', headers: as, payload: { name: 'CI audit export', scopes: ['audit:read'] } })
     t.equal(other.statusCode, 201)
     await open(page, 'Directory')
-    t.equal(await page.getByLabel('SCIM base URL', { exact: true }).inputValue(), `${publicUrl}/scim/v2`, 'the base URL, from PUBLIC_URL')
+    t.equal(await page.getByLabel('SCIM base URL', { exact: true }).inputValue(), `${publicUrl}/api/scim/v2`, 'the base URL, from PUBLIC_URL')
     await page.getByRole('button', { name: 'Copy SCIM base URL' }).click()
     await page.locator('#live', { hasText: 'copied' }).waitFor()
-    t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), `${publicUrl}/scim/v2`, 'copied')
+    t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), `${publicUrl}/api/scim/v2`, 'copied')
     await page.locator('#scim-keys', { hasText: 'No directory key' }).waitFor()
 
     // A refusal is said in words beside the form: the workspace holds as many keys as it may (10).
@@ -134,8 +134,8 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     const okta = keys.find(k => k.name === 'Okta')
     t.same(okta?.scopes, ['scim'], 'the key holds the scim scope alone')
     t.equal(okta?.expiresAt, null, 'and does not expire')
-    const scim = async () => (await h.inject({ method: 'GET', url: '/scim/v2/ServiceProviderConfig', headers: { authorization: `Bearer ${secret}` } })).statusCode
-    t.equal(await scim(), 200, 'the key opens /scim/v2')
+    const scim = async () => (await h.inject({ method: 'GET', url: '/api/scim/v2/ServiceProviderConfig', headers: { authorization: `Bearer ${secret}` } })).statusCode
+    t.equal(await scim(), 200, 'the key opens /api/scim/v2')
     await checkPage(t, page, 'Directory (the key shown once)')
     await page.getByRole('button', { name: 'I have copied it' }).click()
     t.equal(await page.locator('#secret-value').count(), 0, 'then gone from the page')

@@ -278,7 +278,7 @@ t.test('every declared constraint of every operation is enforced', async t => {
         t.same(
           contractProblems(method, c.opts.url as string, res), [], `${name}: an ErrorResponse the contract declares`
         )
-        if (c.expect !== null && res.statusCode === 400 && path.startsWith('/scim/v2/')) {
+        if (c.expect !== null && res.statusCode === 400 && /^\/(api\/)?scim\/v2\//.test(path)) {
           // A SCIM error has no details: its `detail` (the registry's message) names the field.
           const where = c.expect.field === '' ? `${c.expect.in} ` : `${c.expect.in}.${c.expect.field}`
           const detail = (res.json() as { detail?: string }).detail ?? ''
@@ -322,7 +322,7 @@ t.test('a method the contract does not list on a path is 404 NOT_FOUND (HEAD inc
       if (method !== 'HEAD') {
         // Under /scim/v2 the same answer is a SCIM error.
         t.same(
-          res.json(), path.startsWith('/scim/v2/')
+          res.json(), /^\/(api\/)?scim\/v2\//.test(path)
             ? { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '404', detail: `${method} ${url} not found` }
             : { message: `${method} ${url} not found`, code: 'NOT_FOUND' },
           `${method} ${path}: an ErrorResponse (a SCIM error under /scim/v2)`
@@ -396,7 +396,7 @@ t.test('every operation open to API keys names a per-key rate limit', async t =>
       // their own (a first import is two requests a person); the other REST operations share one.
       const wanted = schemes.length === 1 && path === '/api/mcp'
         ? 'api-key'
-        : path.startsWith('/scim/v2/') ? 'directory' : 'api-key-only'
+        : /^\/(api\/)?scim\/v2\//.test(path) ? 'directory' : 'api-key-only'
       if (scope !== wanted) unlimited.push(`${method.toUpperCase()} ${path}: ${scope ?? 'no limit'}, not ${wanted}`)
     }
   }

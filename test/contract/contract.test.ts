@@ -43,7 +43,7 @@ t.test('every error response of every operation is an ErrorResponse', async t =>
       if (Number(status) < 400 || path === '/api/health') continue
       const resolved = response.$ref !== undefined ? contract.components.responses[response.$ref.split('/').pop() as string] : response
       // Under /scim/v2, a SCIM error (RFC 7644 §3.12) in SCIM's media type; everywhere else an ErrorResponse.
-      const scim = path.startsWith('/scim/v2/')
+      const scim = /^\/(api\/)?scim\/v2\//.test(path)
       const schema = resolved?.content?.[scim ? 'application/scim+json' : 'application/json']?.schema as { $ref?: string } | undefined
       t.equal(schema?.$ref, `#/components/schemas/${scim ? 'ScimError' : 'ErrorResponse'}`, `${method} ${path} ${status}`)
     }

@@ -404,7 +404,7 @@ t.test('SCIM: a directory\'s lookups read users through their index; a page read
     for (const lookup of SCIM_LOOKUPS) {
       const filter = lookup.filter(member)
       const statements: Sent[] = []
-      const res = await scim(`/scim/v2/Users?filter=${encodeURIComponent(filter)}`, statements)
+      const res = await scim(`/api/scim/v2/Users?filter=${encodeURIComponent(filter)}`, statements)
       t.equal(res.statusCode, 200, `${filter}: ${w.label}`)
       const reads: Sent[] = []
       for (const statement of statements.filter(s => /\bFROM users\b/.test(s.text) && !/api_keys/.test(s.text))) {
@@ -425,14 +425,14 @@ t.test('SCIM: a directory\'s lookups read users through their index; a page read
       "SELECT id FROM users WHERE workspace_id = $1 AND status = 'active' ORDER BY created_at, id LIMIT 3", [w.id])).rows
     const created = await h.inject({
       method: 'POST',
-      url: '/scim/v2/Groups',
+      url: '/api/scim/v2/Groups',
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/scim+json' },
       payload: JSON.stringify({ displayName: `Engineering ${w.label}`, members: three.map(u => ({ value: u.id })) })
     })
     t.equal(created.statusCode, 201)
     const count = async (n: number) => {
       const statements: Sent[] = []
-      const res = await scim(`/scim/v2/Users?count=${n}`, statements)
+      const res = await scim(`/api/scim/v2/Users?count=${n}`, statements)
       const body = res.json() as { Resources: Array<{ id: string, groups: unknown[] }> }
       t.equal(body.Resources.length, n)
       // What the request reads per member, if anything: users and their groups. (Counting every

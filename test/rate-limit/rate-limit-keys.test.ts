@@ -169,8 +169,8 @@ t.test('a directory\'s SCIM requests have a budget of their own: an import past 
   const answers: number[] = []
   for (let i = 0; i < 10; i++) {
     const userName = `person${i}@import.example.com`
-    answers.push((await scim('GET', `/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`)).status)
-    answers.push((await scim('POST', '/scim/v2/Users', {
+    answers.push((await scim('GET', `/api/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`)).status)
+    answers.push((await scim('POST', '/api/scim/v2/Users', {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName, emails: [{ value: userName, primary: true }], active: true
     })).status)
   }
@@ -182,14 +182,14 @@ t.test('a directory\'s SCIM requests have a budget of their own: an import past 
 
   // A key holding scim beside other scopes: its SCIM requests do not spend its REST budget.
   const withBoth = async (url: string) => (await h.inject({ method: 'GET', url, headers: { authorization: `Bearer ${both}` } })).statusCode
-  t.same([await withBoth('/scim/v2/Users?count=1'), await withBoth('/scim/v2/Users?count=1')], [200, 200])
+  t.same([await withBoth('/api/scim/v2/Users?count=1'), await withBoth('/api/scim/v2/Users?count=1')], [200, 200])
   const restOfBoth: number[] = []
   for (let i = 0; i < 5; i++) restOfBoth.push(await rest(both))
   t.same(restOfBoth, [200, 200, 200, 200, 429], 'its REST budget is whole, then spent')
 
   // Past its own budget the directory is refused as SCIM says, with Retry-After.
-  for (let i = answers.length; i < 24; i++) t.equal((await scim('GET', '/scim/v2/Users?count=0')).status, 200)
-  const refused = await scim('GET', '/scim/v2/Users?count=0')
+  for (let i = answers.length; i < 24; i++) t.equal((await scim('GET', '/api/scim/v2/Users?count=0')).status, 200)
+  const refused = await scim('GET', '/api/scim/v2/Users?count=0')
   t.ok(isScimError(refused.body, 429), `a SCIM error: ${JSON.stringify(refused.body)}`)
   t.same(refused.problems, [], 'as the contract declares')
   t.equal(refused.res.headers['x-ratelimit-limit'], '24')

@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { isScimError, scimFixture } from '../helpers/scim.js'
 
-// A fuzz over /scim/v2 with what directories send: filters built from SCIM's grammar and broken
+// A fuzz over /api/scim/v2 with what directories send: filters built from SCIM's grammar and broken
 // ones, PATCH operations with and without paths, in any case, with value filters and odd values,
 // User and Group bodies. Every answer must conform to openapi.yaml, never be a 5xx, and every
 // error must be a SCIM error object. Seeded (FUZZ_SEED) and bounded (SCIM_FUZZ_RUNS).
@@ -51,29 +51,29 @@ const operation = fc.record({
   value: fc.option(anyValue, { nil: undefined })
 }).map(o => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)))
 
-t.test(`a fuzz over /scim/v2 finds only SCIM error objects (FUZZ_SEED=${SEED})`, async t => {
+t.test(`a fuzz over /api/scim/v2 finds only SCIM error objects (FUZZ_SEED=${SEED})`, async t => {
   const { scim } = await scimFixture(t, { env: { API_KEY_SCIM_RATE_LIMIT_PER_MINUTE: '1000000' } })
-  const user = await scim('POST', '/scim/v2/Users', {
+  const user = await scim('POST', '/api/scim/v2/Users', {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'fuzz-target@example.com', active: true
   })
-  const group = await scim('POST', '/scim/v2/Groups', { schemas: [], displayName: 'Fuzz', members: [{ value: user.body.id }] })
+  const group = await scim('POST', '/api/scim/v2/Groups', { schemas: [], displayName: 'Fuzz', members: [{ value: user.body.id }] })
   const ids = { user: user.body.id as string, group: group.body.id as string }
   const request = fc.oneof(
-    filter.map(f => ({ method: 'GET', url: `/scim/v2/Users?filter=${encodeURIComponent(f)}` })),
-    filter.map(f => ({ method: 'GET', url: `/scim/v2/Groups?filter=${encodeURIComponent(f)}&excludedAttributes=members` })),
+    filter.map(f => ({ method: 'GET', url: `/api/scim/v2/Users?filter=${encodeURIComponent(f)}` })),
+    filter.map(f => ({ method: 'GET', url: `/api/scim/v2/Groups?filter=${encodeURIComponent(f)}&excludedAttributes=members` })),
     fc.array(operation, { minLength: 1, maxLength: 4 }).map(ops => ({
-      method: 'PATCH', url: `/scim/v2/Users/${ids.user}`, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: ops }
+      method: 'PATCH', url: `/api/scim/v2/Users/${ids.user}`, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: ops }
     })),
     fc.array(operation, { minLength: 1, maxLength: 4 }).map(ops => ({
-      method: 'PATCH', url: `/scim/v2/Groups/${ids.group}`, body: { schemas: [], Operations: ops }
+      method: 'PATCH', url: `/api/scim/v2/Groups/${ids.group}`, body: { schemas: [], Operations: ops }
     })),
     fc.record({
       userName: fc.oneof(fc.emailAddress(), fc.string({ maxLength: 20 })),
       emails: fc.option(fc.array(fc.record({ value: fc.string({ maxLength: 20 }), primary: fc.constantFrom(true, 'True', 'no') }), { maxLength: 2 }), { nil: undefined }),
       active: fc.option(fc.constantFrom(true, false, 'True', 'False', 'maybe'), { nil: undefined })
-    }).map(b => ({ method: 'POST', url: '/scim/v2/Users', body: { schemas: [], ...JSON.parse(JSON.stringify(b)) } })),
+    }).map(b => ({ method: 'POST', url: '/api/scim/v2/Users', body: { schemas: [], ...JSON.parse(JSON.stringify(b)) } })),
     fc.tuple(fc.constantFrom('attributes', 'excludedAttributes', 'startIndex', 'count'), fc.string({ maxLength: 12 }))
-      .map(([k, v]) => ({ method: 'GET', url: `/scim/v2/Users?${k}=${encodeURIComponent(v)}` }))
+      .map(([k, v]) => ({ method: 'GET', url: `/api/scim/v2/Users?${k}=${encodeURIComponent(v)}` }))
   )
   let n = 0
   const statuses = new Map<number, number>()
