@@ -164,6 +164,29 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     t.equal(await scim(), 401, 'revoked: the directory is refused')
   })
 
+  await t.test('a member the directory deactivated: managed by it, Reactivate off with the reason', async t => {
+    const key = (await h.inject({ method: 'POST', url: '/api/api-keys', headers: as, payload: { name: 'Entra ID', scopes: ['scim'] } })).json<{ secret: string }>()
+    const scim = async (method: 'POST' | 'PATCH', url: string, body: unknown) => await h.inject({
+      method, url, payload: JSON.stringify(body), headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/scim+json' }
+    })
+    const made = await scim('POST', '/api/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'linus@example.com' })
+    t.equal(made.statusCode, 201)
+    const off = await scim('PATCH', `/api/scim/v2/Users/${String(made.json().id)}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }]
+    })
+    t.equal(off.statusCode, 200, 'deactivated by the directory')
+    await open(page, 'Members')
+    const linus = row('linus@example.com')
+    await linus.locator('.tag', { hasText: 'suspended' }).waitFor()
+    t.match(await linus.locator('td.inviter').textContent(), /Managed by your directory/, 'who manages them, where "Invited by" was a dash')
+    const reactivate = linus.getByRole('button', { name: 'Reactivate linus@example.com' })
+    t.equal(await reactivate.isDisabled(), true, 'Reactivate is off')
+    const reason = await reactivate.getAttribute('aria-describedby')
+    t.match(await page.locator(`#${String(reason)}`).textContent(), /Your directory deactivated them: reactivate them there/, 'the reason, tied to the button')
+    await checkPage(t, page, 'Members (a member the directory deactivated)')
+    await open(page, 'Directory')
+  })
+
   await t.test('360 px: long addresses, names and group names wrap', async t => {
     await page.setViewportSize({ width: 360, height: 800 })
     await page.getByLabel('Admins\' group').fill('G'.repeat(200))
