@@ -46,7 +46,9 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
 
   const me = who.state === 'in' ? who.me : null
   const admin = me?.user.role === 'admin'
-  const route = routeAt(path, admin)
+  // Resolved once it is known who is signed in: while that loads, an admin's screen would read as
+  // a member's (their profile), and the address would be rewritten to it.
+  const route = me === null ? undefined : routeAt(path, admin)
   const allowed = route !== undefined && (!route.adminOnly || admin)
   const title = route === undefined ? 'Not found' : allowed ? route.title : 'Profile'
   // The screen's chunk, once it is known who is signed in (a member's `/` is their profile).

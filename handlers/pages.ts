@@ -23,7 +23,7 @@ function wantsJson (accept = ''): boolean {
 export function pagesHandlers (
   { config, services }: HandlerDeps
 ): HandlerGroup<
-  'getIndexPage' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' |
+  'getIndexPage' | 'getConsoleHome' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' |
   'getPageScript' | 'getJoinPage' | 'getHashedAsset'
 > {
   const identityProvider = config.workos !== null
@@ -56,6 +56,10 @@ export function pagesHandlers (
         .code(200).send(asset.body)
     },
     async getIndexPage (_request, reply) {
+      return await send(reply, consolePage({ screen: 'home', ...pageOptions }))
+    },
+    // The route table's name for the first screen (console/routes.ts): the same page as `/`.
+    async getConsoleHome (_request, reply) {
       return await send(reply, consolePage({ screen: 'home', ...pageOptions }))
     },
     // An unknown screen is the console's own not-found screen (the same page, 404), or the

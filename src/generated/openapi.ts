@@ -2096,6 +2096,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The admin console's first screen, at the console's own path (the same page as `/`)
+         * @description The route table lists `/console` as a name of the first screen (an admin's overview, a
+         *     member's profile): the console's page, as `/` answers it.
+         */
+        get: operations["getConsoleHome"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/signup": {
         parameters: {
             query?: never;
@@ -8810,6 +8831,34 @@ export interface operations {
         };
     };
     getIndexPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Workspace</title></head>
+                     *     <body><main>…</main></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConsoleHome: {
         parameters: {
             query?: never;
             header?: never;

@@ -80,6 +80,17 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     t.equal(alias?.status(), 200, 'the API\'s name is a screen')
     await page.getByRole('heading', { level: 1, name: 'Invite requests' }).waitFor()
     t.equal(new URL(page.url()).pathname, '/console/requests', 'shown under the screen\'s own path')
+
+    // The first screen's names: an admin lands on the overview at each, never on their profile
+    // (the alias was once resolved while who is signed in was still loading, as a member's).
+    for (const name of ['/console/overview', '/console']) {
+      const opened = await page.goto(`${base}${name}`)
+      t.equal(opened?.status(), 200, `${name} is the console's page`)
+      t.match(opened?.headers()['content-type'], /^text\/html/, `${name}: HTML, not a JSON 404`)
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+      t.equal(new URL(page.url()).pathname, '/', `${name}: the overview, shown under its own path`)
+      t.equal(await page.title(), 'Overview · Acme Robotics')
+    }
   })
 
   await t.test('the invite form: only the failed rows stay, each reason beside it, the focus on the results', async t => {
