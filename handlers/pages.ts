@@ -23,8 +23,8 @@ function wantsJson (accept = ''): boolean {
 export function pagesHandlers (
   { config, services }: HandlerDeps
 ): HandlerGroup<
-  'getIndexPage' | 'getConsoleHome' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' | 'getSetupPage' |
-  'getPageScript' | 'getJoinPage' | 'getHashedAsset'
+  'getIndexPage' | 'getConsoleHome' | 'getConsolePage' | 'getFavicon' | 'getSignupPage' | 'getLoginPage' |
+  'getSetupPage' | 'getPageScript' | 'getJoinPage' | 'getHashedAsset'
 > {
   const identityProvider = config.workos !== null
   const pageOptions = { identityProvider, publicUrl: config.publicUrl }
