@@ -15,6 +15,9 @@ const CHANNELS: Array<{ value: Channel, text: string }> = [
 /** The admin's own choice of how they hear of new invite requests (GET/PUT /api/users/me/notifications). */
 export function NoticeChoice () {
   const { data, problem, reload, setData } = useCall(async () => await call(api.GET('/api/users/me/notifications')), [])
+  // Slack is offered only where the workspace has it: elsewhere the service tells by e-mail.
+  const settings = useCall(async () => await call(api.GET('/api/workspace/settings')), [])
+  const slack = settings.data?.slack.installed === true
   const [saveProblem, setSaveProblem] = useState<Problem | null>(null)
   const choose = async (c: { value: Channel, text: string }) => {
     const r = await call(api.PUT('/api/users/me/notifications', { body: { inviteRequests: c.value } }))
@@ -25,14 +28,17 @@ export function NoticeChoice () {
     <fieldset class='card' id='notices'>
       <legend>Tell me of new invite requests</legend>
       <ProblemNote problem={problem} retry={reload} />
-      {data !== null && CHANNELS.map(c => (
+      {data !== null && settings.data !== null && CHANNELS.map(c => (
         <label key={c.value} class='check'>
           <input
             type='radio' name='inviteRequests' value={c.value} checked={data.inviteRequests === c.value}
+            disabled={c.value === 'slack' && !slack} aria-describedby={c.value === 'slack' && !slack ? 'no-slack' : undefined}
             onChange={() => { void choose(c) }}
           /> {c.text}
         </label>
       ))}
+      {settings.data !== null && !slack && <p class='reason' id='no-slack'>Slack is not connected to this workspace (Settings): requests are told by e-mail.</p>}
+      <ProblemNote problem={settings.problem} retry={settings.reload} />
       <ProblemNote problem={saveProblem} />
       <p class='muted'>At most once an hour: requests that arrive within the hour after a notice come together when it ends.</p>
     </fieldset>

@@ -77,7 +77,7 @@ export function LiveProvider ({ enabled, onSignedOut, children }: { enabled: boo
       {children}
       {state !== null && (
         <p id='live-state' class='live'>
-          {state === 'live' ? 'Changes show as they happen.' : `Live updates paused: the service did not answer; trying again in ${state.paused} seconds.`}
+          {state === 'live' ? 'Live: this page updates by itself when something changes in the workspace, without a reload.' : `Live updates paused: the service did not answer; trying again in ${state.paused} seconds.`}
         </p>
       )}
     </LiveContext.Provider>

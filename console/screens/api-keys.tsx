@@ -9,6 +9,7 @@ import { ProblemNote } from '../components/problem-note.js'
 import { ListState, Table } from '../components/table.js'
 import { useCall } from '../hooks/use-call.js'
 import { apiKeyScopes } from '../../src/generated/api-key-scopes.js'
+import { Prose } from '../components/prose.js'
 
 type Scope = Schemas['ApiKeyScope']
 /** A scope's area: what comes before its colon (`members:write` → `members`; `scim` is its own). */
@@ -62,7 +63,7 @@ function ScopePicker ({ chosen, onChange }: { chosen: Set<Scope>, onChange: (nex
           {apiKeyScopes.filter(s => areaOf(s.scope) === area).map(({ scope, description }) => (
             <label key={scope} class='check'>
               <input type='checkbox' checked={chosen.has(scope)} onChange={e => { toggle(scope, e.currentTarget.checked) }} />
-              <span>{description} <code>{scope}</code></span>
+              <span><Prose text={description} /> <code>{scope}</code></span>
             </label>
           ))}
         </fieldset>
@@ -140,8 +141,8 @@ export function ApiKeys (_props: ScreenProps) {
             const warning = expiryWarning(k, now)
             return (
               <tr key={k.id}>
-                <td>{k.name} <code>{k.prefix}…</code></td>
-                <td><ul class='plain'>{k.scopes.map(s => <li key={s}>{wordsOf(s)}</li>)}</ul></td>
+                <td class='address'>{k.name} <code>{k.prefix}…</code></td>
+                <td><ul class='plain'>{k.scopes.map(s => <li key={s}><Prose text={wordsOf(s)} /></li>)}</ul></td>
                 <td>{k.expiresAt === null ? 'Never' : when(k.expiresAt)}{warning !== null && <strong class='warn'> {warning}</strong>}</td>
                 <td>{k.createdByEmail ?? 'a removed admin'}</td>
                 <td>{when(k.lastUsedAt)}</td>

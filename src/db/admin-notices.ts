@@ -12,14 +12,30 @@ export interface AdminNoticeState {
   digestDueAt: Date | null
 }
 
-const STATE = `user_id AS "userId", invite_requests AS channel, last_notice_at AS "lastNoticeAt",
-  digest_due_at AS "digestDueAt"`
+/**
+ * The channel an admin hears through, over `admin_notice_settings` as `s` (or a row of nulls):
+ * what they chose, but Slack only while their workspace has Slack installed — e-mail otherwise,
+ * and e-mail too while they never chose (NULL) in a workspace without Slack. A notice never goes
+ * to a Slack that is not there.
+ */
+function channelSql (userId: string, chosen: string): string {
+  return `CASE WHEN ${chosen} = 'off' THEN 'off'
+               WHEN ${chosen} = 'email' THEN 'email'
+               WHEN EXISTS (SELECT 1 FROM users u
+                              JOIN chat_installations c ON c.workspace_id = u.workspace_id AND c.active
+                             WHERE u.id = ${userId}) THEN 'slack'
+               ELSE 'email' END`
+}
 
-/** The admin's channel; 'slack' (the default) while they never chose. */
+const STATE = `user_id AS "userId", ${channelSql('s.user_id', 's.invite_requests')} AS channel,
+  last_notice_at AS "lastNoticeAt", digest_due_at AS "digestDueAt"`
+
+/** The channel the admin hears through (channelSql): their choice, or Slack where installed, else e-mail. */
 export async function findNoticeChannel (q: Queryable, userId: string): Promise<NoticeChannel> {
   const r = await q.query<{ channel: NoticeChannel }>(
-    'SELECT invite_requests AS channel FROM admin_notice_settings WHERE user_id = $1', [userId])
-  return r.rows[0]?.channel ?? 'slack'
+    `SELECT ${channelSql('$1::uuid', '(SELECT invite_requests FROM admin_notice_settings WHERE user_id = $1)')} AS channel`,
+    [userId])
+  return r.rows[0]?.channel ?? 'email'
 }
 
 export async function setNoticeChannel (q: Queryable, userId: string, channel: NoticeChannel): Promise<void> {
@@ -39,7 +55,7 @@ export async function lockNoticeStates (q: Queryable, userIds: string[]): Promis
     `INSERT INTO admin_notice_settings (user_id) SELECT unnest($1::uuid[])
      ON CONFLICT (user_id) DO NOTHING`, [userIds])
   const r = await q.query<AdminNoticeState>(
-    `SELECT ${STATE} FROM admin_notice_settings WHERE user_id = ANY($1::uuid[]) ORDER BY user_id FOR UPDATE`,
+    `SELECT ${STATE} FROM admin_notice_settings s WHERE user_id = ANY($1::uuid[]) ORDER BY user_id FOR UPDATE`,
     [userIds])
   return r.rows
 }
@@ -72,7 +88,7 @@ export async function listToldInSlackAtOnce (q: Queryable, requestId: string): P
   const r = await q.query<{ userId: string }>(
     `SELECT n.user_id AS "userId" FROM admin_request_notices n
        JOIN admin_notice_settings s ON s.user_id = n.user_id
-      WHERE n.request_id = $1 AND n.immediate AND s.invite_requests = 'slack'`,
+      WHERE n.request_id = $1 AND n.immediate AND ${channelSql('s.user_id', 's.invite_requests')} = 'slack'`,
     [requestId])
   return r.rows.map(row => row.userId)
 }

@@ -3218,7 +3218,7 @@ export interface components {
         /** @description How an admin hears of new invite requests; at most once an hour, a digest after that. */
         NotificationSettings: {
             /**
-             * @description `email`, `slack` (a direct message from the Slack app) or `off`.
+             * @description `email`, `slack` (a direct message from the Slack app) or `off`. Read back as the channel in use: `slack` only while the workspace has Slack installed (`email` otherwise, whatever was chosen); an admin who never chose hears in Slack where it is installed, by e-mail elsewhere.
              * @enum {string}
              */
             inviteRequests: "email" | "slack" | "off";

@@ -18,6 +18,9 @@ const h = await build(t, { env: { SMTP_URL: smtp.url, JOBS_POLL_MS: '500' } })
 const ada = await h.signIn({ role: 'admin', email: 'ada@example.com' })
 const bea = await h.signIn({ role: 'admin', workspaceId: ada.workspaceId, email: 'bea@example.com' })
 const member = await h.signIn({ role: 'member', workspaceId: ada.workspaceId, email: 'mo@example.com' })
+// An admin who never chooses: the workspace has no Slack, so they hear by e-mail (issue 56: the
+// default was Slack, whatever the workspace had, and they heard nothing).
+const cy = await h.signIn({ role: 'admin', workspaceId: ada.workspaceId, email: 'cy@example.com' })
 t.equal((await h.inject({
   method: 'PATCH', url: '/api/workspace/settings', headers: { cookie: ada.cookie }, payload: { invitePolicy: 'request' }
 })).statusCode, 200)
@@ -26,15 +29,25 @@ const mailTo = (who: string) => smtp.messages.filter(m => m.to.includes(who))
 const ask = async (email: string) =>
   await h.app.services.inviteRequests.request(principalOf(member, 'member'), { email, role: 'member' })
 
-await t.test('each admin\'s choice: Slack by default, kept, their own; members and keys are refused', async t => {
+await t.test('each admin\'s choice: Slack by default where it is installed, else e-mail; kept, their own; members and keys are refused', async t => {
   const first = await h.inject({ method: 'GET', url: URL, headers: { cookie: ada.cookie } })
   assertContract(t, 'GET', URL, first)
-  t.same(first.json(), { inviteRequests: 'slack' })
+  t.same(first.json(), { inviteRequests: 'email' }, 'no Slack in this workspace: e-mail')
+  const installed = await h.db.query<{ id: string }>(
+    `INSERT INTO chat_installations (workspace_id, team_id, bot_token_enc, active, created_at, updated_at)
+     VALUES ($1, 'T0NOTICES', 'sealed', true, $2, $2) RETURNING id`, [ada.workspaceId, h.clock.now()])
+  t.same((await h.inject({ method: 'GET', url: URL, headers: { cookie: ada.cookie } })).json(), { inviteRequests: 'slack' },
+    'once Slack is installed, an admin who never chose hears there')
+  const chose = await h.inject({ method: 'PUT', url: URL, headers: { cookie: cy.cookie }, payload: { inviteRequests: 'slack' } })
+  t.same(chose.json(), { inviteRequests: 'slack' })
+  await h.db.query('DELETE FROM chat_installations WHERE id = $1', [installed.rows[0]?.id])
+  t.same((await h.inject({ method: 'GET', url: URL, headers: { cookie: cy.cookie } })).json(), { inviteRequests: 'email' },
+    'Slack gone: even who chose it hears by e-mail, not through a Slack that is not there')
   const put = await h.inject({ method: 'PUT', url: URL, headers: { cookie: ada.cookie }, payload: { inviteRequests: 'email' } })
   assertContract(t, 'PUT', URL, put)
   t.same(put.json(), { inviteRequests: 'email' })
   t.same((await h.inject({ method: 'GET', url: URL, headers: { cookie: ada.cookie } })).json(), { inviteRequests: 'email' })
-  t.same((await h.inject({ method: 'GET', url: URL, headers: { cookie: bea.cookie } })).json(), { inviteRequests: 'slack' },
+  t.same((await h.inject({ method: 'GET', url: URL, headers: { cookie: bea.cookie } })).json(), { inviteRequests: 'email' },
     'another admin\'s choice is their own')
   const off = await h.inject({ method: 'PUT', url: URL, headers: { cookie: bea.cookie }, payload: { inviteRequests: 'off' } })
   t.same(off.json(), { inviteRequests: 'off' })
@@ -56,6 +69,9 @@ await t.test('e-mail: the first request at once, the next ones in one digest an 
   t.match(notice.subject, /a request to invite one@example\.com waits for you/)
   t.match(notice.text, /one@example\.com as a member/)
   t.match(notice.text, /\/console\/requests/)
+  const cys = await until('the notice to the admin who chose Slack, without Slack', async () => mailTo('cy@example.com')[0])
+  t.match(cys.subject, /one@example\.com waits for you/, 'by e-mail')
+  await h.inject({ method: 'PUT', url: URL, headers: { cookie: cy.cookie }, payload: { inviteRequests: 'off' } })
 
   // Within the hour: held for the digest.
   await ask('two@example.com')

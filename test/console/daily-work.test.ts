@@ -267,7 +267,14 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     const group = page.getByRole('group', { name: 'Tell me of new invite requests' })
     const slack = group.getByRole('radio', { name: /In Slack/ })
     await slack.waitFor()
-    t.ok(await slack.isChecked(), 'Slack by default')
+    // No Slack in this workspace: e-mail is what happens, and Slack cannot be chosen (issue 56: it
+    // was preselected, and the admin heard nothing).
+    t.ok(await group.getByRole('radio', { name: 'By e-mail' }).isChecked(), 'e-mail, since the workspace has no Slack')
+    t.notOk(await slack.isChecked(), 'Slack is not preselected')
+    t.ok(await slack.isDisabled(), 'nor offered')
+    t.match(await page.locator(`#${String(await slack.getAttribute('aria-describedby'))}`).textContent(), /Slack is not connected to this workspace/, 'the reason, tied to it')
+    await group.getByRole('radio', { name: /Not at all/ }).check()
+    await page.locator('#live', { hasText: 'Saved: new invite requests are told to you not at all' }).waitFor()
     await group.getByRole('radio', { name: 'By e-mail' }).check()
     await page.locator('#live', { hasText: 'Saved: new invite requests are told to you by e-mail.' }).waitFor()
     const saved = await h.inject({ method: 'GET', url: '/api/users/me/notifications', headers: { cookie: admin.cookie } })
@@ -298,7 +305,7 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     // read is scheduled (in the same task), so the clock may run.
     const says = async (text: string) => { await p.locator('#live-state', { hasText: text }).waitFor() }
     await reads(1)
-    await says('Changes show as they happen')
+    await says('Live: this page updates by itself when something changes in the workspace')
     await p.clock.runFor(2_500)
     await reads(2) // 429, Retry-After: 30
     await says('trying again in 30 seconds')
@@ -311,7 +318,7 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     t.equal(calls, 3, 'after two failures in a row, longer than the normal 2.5 s (9 s)')
     await p.clock.runFor(1_500)
     await reads(4) // 200: back to the normal pace
-    await says('Changes show as they happen')
+    await says('Live: this page updates by itself when something changes in the workspace')
     await p.clock.runFor(2_500)
     await reads(5) // 401
     await p.locator('#signed-out').waitFor()

@@ -226,6 +226,23 @@ t.test('member states and the directory in the console', { skip, timeout: 300_00
     await open(page, 'API keys')
     await page.getByRole('checkbox', { name: /company directory's SCIM 2\.0 access.*scim$/ }).waitFor()
     t.pass('API keys: the scim scope, with the contract\'s words')
+    // The contract's words, its code spans as code: no literal backtick (the scim scope's words name `/api/scim/v2`).
+    t.notMatch(await page.locator('main').textContent(), /`/, 'no backtick on the screen')
+    t.equal(await page.locator('.scopes code', { hasText: '/api/scim/v2' }).count(), 1, 'the path shown as code')
+    t.ok(await page.locator('table code', { hasText: '/api/scim/v2' }).count() >= 1, 'in the keys table too')
+    for (const width of [1280, 360]) {
+      await page.setViewportSize({ width, height: 900 })
+      // Each group's title sits inside its box, whether or not it wraps: never across the border.
+      const boxes = await page.locator('.scopes fieldset').evaluateAll(sets => sets.map(f => {
+        const legend = f.querySelector('legend')?.getBoundingClientRect()
+        const box = f.getBoundingClientRect()
+        return { legend: legend?.top ?? 0, box: box.top, lines: Math.round((legend?.height ?? 0) / 24) }
+      }))
+      t.ok(boxes.every(b => b.legend > b.box), `${width} px: every legend inside its box (${boxes.filter(b => b.lines > 1).length} wrap)`)
+      t.ok(await pageWidth(page) <= width, `${width} px: no side scroll`)
+      await checkPage(t, page, `API keys (the scope picker, ${width} px)`)
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
     await open(page, 'Webhooks')
     for (const type of ['member.suspended', 'member.reactivated']) {
       t.equal(await page.getByRole('checkbox', { name: type, exact: true }).count(), 1, `Webhooks: ${type}`)
