@@ -32,9 +32,8 @@ const STATE = `user_id AS "userId", ${channelSql('s.user_id', 's.invite_requests
 
 /** The channel the admin hears through (channelSql): their choice, or Slack where installed, else e-mail. */
 export async function findNoticeChannel (q: Queryable, userId: string): Promise<NoticeChannel> {
-  const r = await q.query<{ channel: NoticeChannel }>(
-    `SELECT ${channelSql('$1::uuid', '(SELECT invite_requests FROM admin_notice_settings WHERE user_id = $1)')} AS channel`,
-    [userId])
+  const chosen = '(SELECT invite_requests FROM admin_notice_settings WHERE user_id = $1)'
+  const r = await q.query<{ channel: NoticeChannel }>(`SELECT ${channelSql('$1::uuid', chosen)} AS channel`, [userId])
   return r.rows[0]?.channel ?? 'email'
 }
 
