@@ -44,7 +44,10 @@ function fingerprint () {
 const before = fingerprint()
 const built = existsSync(record) && existsSync(join(root, 'dist', 'src', 'server.js'))
 if (!built || readFileSync(record, 'utf8') !== before) {
-  const { status } = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
+  process.stdout.write(built
+    ? 'npm start: the source changed since the last build: building the service again (npm run build)\n'
+    : 'npm start: building the service first (npm run build): about half a minute, once\n')
+  const { status } = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' })
   if (status !== 0) process.exit(status ?? 1)
   writeFileSync(record, before)
 }

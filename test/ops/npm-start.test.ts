@@ -89,6 +89,11 @@ async function stopsCleanly (t: Test, s: Started, signal: NodeJS.Signals, send: 
 t.test('the build npm start runs (npm run build, when an input changed since the last)', async t => {
   const built = await ensureBuilt()
   t.equal(built.status, 0, `built ${built.output}`)
+  // Nothing to do: silent. A build (an input changed, or none yet): each step said as it starts.
+  if (built.output.trim() !== '') {
+    t.match(built.output, /^npm start: .*building the service/m, 'why it builds')
+    t.match(built.output, /^build 1\/3: compiling the TypeScript[^\n]*\n[\s\S]*^build 3\/3: done in [\d.]+ s$[\s\S]*^build: done in/m, 'each step')
+  }
 })
 
 t.test('SIGTERM to the npm process (docker stop, kill <pid>): the service drains and stops, npm exits 0', async t => {
