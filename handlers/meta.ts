@@ -19,16 +19,29 @@ const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsaf
   "frame-ancestors 'none'"
 
 // Scalar's light theme, darkened to WCAG AA contrast (4.5:1 for its small text, on white and on
-// its grey panels); the endpoint cards list every operation instead of scrolling inside a box.
+// its grey panels); the endpoint cards list every operation instead of scrolling inside a box,
+// their long paths wrapped (/api/webhook-endpoints/{endpointId}/deliveries at 360 px); a section
+// clips what its hidden hover controls would add to the page's width (no sideways scroll at 360
+// or 1280 px); the who-may-call-it line of page-scripts/api-docs.ts.
 const DOCS_CSS = `.light-mode {
   --scalar-color-1: #1b1b1b; --scalar-color-2: #4a4a4a; --scalar-color-3: #595959;
   --scalar-color-accent: #00599c; --scalar-color-blue: #00599c; --scalar-color-green: #0a6b3f;
   --scalar-color-orange: #9a3f00; --scalar-color-red: #b3141b; --scalar-color-yellow: #745a00;
   --scalar-color-purple: #5203d1;
 }
+/* The request cards are dark: their method labels in colours that reach 4.5:1 on them. */
+.request-card.dark-mode {
+  --scalar-color-red: #ff7b72; --scalar-color-blue: #79c0ff; --scalar-color-green: #56d364;
+  --scalar-color-orange: #ffa657; --scalar-color-yellow: #e3b341; --scalar-color-purple: #d2a8ff;
+}
 .scalar-card-content.custom-scroll, .scalar-card-content .endpoints {
   max-height: none !important; overflow: visible !important;
-}`
+}
+.scalar-card-content .endpoint { min-width: 0; }
+.scalar-card-content .endpoint-path { overflow-wrap: anywhere; white-space: normal; min-width: 0; }
+.section-container { overflow-x: clip; }
+.who-may { margin: .25rem 0 .75rem; font-size: .875rem; font-weight: 400; color: var(--scalar-color-2); }
+.who-may code { font-size: .8125rem; }`
 
 export function metaHandlers (
   { contract, config }: HandlerDeps
@@ -73,13 +86,16 @@ function docsPage (publicUrl: string): string {
     hideClientButton: true,
     forceDarkModeState: 'light',
     hideDarkModeToggle: true,
+    // The renderer's toolbar (Share, Generate SDKs, Configure) on a loopback address: not ours to offer.
+    showDeveloperTools: 'never',
     customCss: DOCS_CSS
   })
     .replace(/&/g, '&amp;').replace(/'/g, '&#39;')
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Workspace Service API reference</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml"></head>
 <body>
 <script id="api-reference" data-url="/api/openapi.json" data-configuration='${configuration}'></script>
 <script src="/api/docs/standalone.js"></script>

@@ -1,10 +1,14 @@
-// The API reference page (/api/docs): two repairs of the renderer's markup (Scalar 1.40.9, pinned
+// The API reference page (/api/docs): repairs of the renderer's markup (Scalar 1.40.9, pinned
 // for Node 20) that no theme, option or stylesheet reaches, kept as the renderer re-draws:
 // - its sidebar marks entries with aria-selected on plain buttons, which only options, tabs, rows
 //   and cells may carry: the selected entry becomes aria-current="true", the attribute goes;
 // - its request editor's fields (CodeMirror, role=textbox) have no name: each is named after its
-//   row (the parameter or header it edits), else "Value".
-// Both are what axe-core reports as critical and serious (test/ops/api-docs-browser.test.ts).
+//   row (the parameter or header it edits), else "Value";
+// - its credential fields show a demo value as placeholder (base64 of "ALL YOUR BASE ARE BELONG TO
+//   US"), which reads as a credential already filled in: it says what goes there instead;
+// - who may call an operation (the cookie's role, a key's scopes, or anyone), from the contract's
+//   security of each operation, is said under its title (Test Request shows the scheme it sends).
+// The first two are what axe-core reports as critical and serious (test/ops/api-reference-browser.test.ts).
 'use strict'
 
 ;(() => {
@@ -22,9 +26,74 @@
     const label = cells[0]?.contains(el) === true ? 'Name' : key !== '' ? `${key} value` : 'Value'
     el.setAttribute('aria-label', label)
   }
+  const DEMO_CREDENTIAL = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT'
+  // Which credential a field takes is known once its section has drawn (the scheme's name row may
+  // come after the field): a field marked data-credential is looked at again on each pass.
+  const replacePlaceholder = (el: Element): void => {
+    if (el.getAttribute('placeholder') !== DEMO_CREDENTIAL && !el.hasAttribute('data-credential')) return
+    let section: Element | null = el
+    for (let i = 0; i < 8 && section !== null && !/service_session/.test(section.textContent ?? ''); i++) section = section.parentElement
+    const cookie = section !== null && /service_session/.test(section.textContent ?? '')
+    el.setAttribute('data-credential', cookie ? 'cookie' : 'key')
+    const words = cookie ? 'none needed: your browser sends its own session cookie' : 'wsk_… (an API key)'
+    if (el.getAttribute('placeholder') !== words) el.setAttribute('placeholder', words)
+  }
+
+  // Who may call each operation, by its summary (each summary is its operation's title in the page).
+  const whoMay = new Map<string, string>()
+  const code = (s: string): string => `<code>${s.replace(/[&<>]/g, c => `&#${c.charCodeAt(0)};`)}</code>`
+  interface Operation { summary?: string, security?: Array<Record<string, string[]>>, 'x-api-key-admin-scope'?: string }
+  const sentence = (op: Operation, global: Array<Record<string, string[]>>): string => {
+    const security = op.security ?? global
+    if (security.length === 0) return 'Anyone: no session or key needed.'
+    const ways = security.map(req => {
+      const [scheme, scopes] = Object.entries(req)[0] ?? ['', []]
+      if (scheme === 'sessionCookie') {
+        const roles = scopes.map(role => `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`).join(' or ')
+        return `${scopes.length === 0 ? 'anyone' : roles} signed in (the session cookie)`
+      }
+      if (scheme === 'apiKey') {
+        const extra = op['x-api-key-admin-scope'] !== undefined ? `, and ${code(op['x-api-key-admin-scope'])} for an admin` : ''
+        return `an API key with ${scopes.map(code).join(' and ')}${extra}`
+      }
+      if (scheme === 'slackSignature') return 'Slack, by its request signature'
+      return scheme
+    })
+    const keys = security.some(req => 'apiKey' in req) ? '' : ' No API key.'
+    return `Who may call it: ${ways.join('; or ')}.${keys}`
+  }
+  const say = (root: ParentNode): void => {
+    if (whoMay.size === 0) return
+    for (const title of root.querySelectorAll('.section-header-label')) {
+      const text = whoMay.get(title.textContent?.trim() ?? '')
+      const host = title.closest('.section-header')
+      if (text === undefined || host === null || host.querySelector(':scope > .who-may') !== null) continue
+      const line = document.createElement('p')
+      line.className = 'who-may'
+      line.innerHTML = text
+      host.append(line)
+    }
+  }
+  interface Contract { security?: Array<Record<string, string[]>>, paths: Record<string, Record<string, Operation>> }
+  const learn = async (): Promise<void> => {
+    const doc = await (await fetch('/api/openapi.json')).json() as Contract
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        if (typeof op === 'object' && op !== null && typeof op.summary === 'string') {
+          whoMay.set(op.summary, sentence(op, doc.security ?? []))
+        }
+      }
+    }
+    say(document)
+  }
+  // Without the contract the page stays as the renderer draws it: the lines are an addition.
+  learn().catch(() => {})
+
   const repair = (root: ParentNode): void => {
     for (const el of root.querySelectorAll('button[aria-selected]')) repairSelected(el)
     for (const el of root.querySelectorAll('.cm-content[role="textbox"]')) nameField(el)
+    for (const el of document.querySelectorAll(`[placeholder="${DEMO_CREDENTIAL}"], [data-credential]`)) replacePlaceholder(el)
+    say(root)
   }
   new MutationObserver(records => {
     for (const r of records) {
@@ -33,7 +102,8 @@
         if (node instanceof Element) {
           if (node.matches('button[aria-selected]')) repairSelected(node)
           if (node.matches('.cm-content[role="textbox"]')) nameField(node)
-          repair(node)
+          replacePlaceholder(node)
+          repair(node.parentElement ?? node)
         }
       }
     }

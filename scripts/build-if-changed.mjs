@@ -4,8 +4,9 @@
 // ≈ 0.7 s (a nested npm, tsc -b comparing timestamps, the console's check), docs/performance.md.
 //
 // What changed is told by a fingerprint of the inputs: every file and folder of src/, handlers/,
-// scripts/ and console/ (path, size, modification time: a file added, deleted, renamed, edited or
-// restored with an older time all change it), openapi.yaml, the tsconfig files, package.json and
+// scripts/, console/ and page-scripts/ (path, size, modification time: a file added, deleted,
+// renamed, edited or restored with an older time all change it; page-scripts/ was once missing,
+// and npm start served the sign-in pages' scripts as they were at the last other change), openapi.yaml, the tsconfig files, package.json and
 // node_modules/.package-lock.json (what `npm ci` installed). The fingerprint of the inputs a
 // successful build started from is kept in dist/build-inputs; a failed build keeps none, so every
 // later `npm start` runs the build again and reports its errors until they are fixed.
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const record = join(root, 'dist', 'build-inputs')
-const FOLDERS = ['src', 'handlers', 'scripts', 'console']
+const FOLDERS = ['src', 'handlers', 'scripts', 'console', 'page-scripts']
 const FILES = [
   'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'node_modules/.package-lock.json'
 ]

@@ -24,10 +24,12 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
 const WEBHOOK = 'webhook '
 /**
  * Documentation only: not compared (a reworded description is not a contract change; neither are
- * the words of an enum's values, `x-enumDescriptions`, which come with every new scope).
+ * the words of an enum's values, `x-enumDescriptions`, which come with every new scope, nor the
+ * name a reference shows for a tag, `x-displayName`).
  */
 const PROSE = new Set([
-  'description', 'summary', 'example', 'examples', 'externalDocs', 'x-codeSamples', 'x-enumDescriptions'
+  'description', 'summary', 'example', 'examples', 'externalDocs', 'x-codeSamples', 'x-enumDescriptions',
+  'x-displayName'
 ])
 
 /**

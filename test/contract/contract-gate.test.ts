@@ -142,6 +142,7 @@ t.test('prose is not a change', async t => {
   const changes = diffContracts(released, edited(d => {
     d.paths['/api/api-keys'].get.description = 'Reworded.'
     schemas(d).InviteUserRequest.properties.email.description = 'Reworded too.'
+    d.tags[0]['x-displayName'] = 'Shown as'
   }, '0.1.0'))
   t.same(changes, [])
 })

@@ -37,3 +37,52 @@ t.test('the API reference passes axe, and Test Request uses the browser\'s sessi
   await t.resolves(page.getByText(`"${admin.email}"`).first().waitFor({ state: 'visible' }), 'with the signed-in admin')
   t.same(problems, [], 'no script errors and no CSP violations')
 })
+
+// What a reader of the reference meets (issue 56, item 5): who may call each operation, said on its
+// own page; no demo credential in the credential field; one "Webhooks" in the navigation (the tag
+// of the endpoint operations shows as "Webhook endpoints"); the page's icon; no sideways scroll.
+t.test('the API reference at 1280 and 360 px: who may call it, no demo credential, no sideways scroll', { skip }, async t => {
+  const port = await closedPort()
+  const base = `http://127.0.0.1:${port}`
+  const h = await build(t, { env: { PUBLIC_URL: base } })
+  await h.app.listen({ port, host: '127.0.0.1' })
+  const browser = await launchChromium(t)
+  for (const width of [1280, 360]) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } })
+    await context.route(url => !url.href.startsWith(base), route => route.abort())
+    const page = await context.newPage()
+    const problems = pageProblems(page)
+    const missing: string[] = []
+    page.on('response', r => { if (r.status() === 404) missing.push(r.url()) })
+    await page.goto(`${base}/api/docs#tag/admin/GET/api/users/{userId}`)
+    const heading = page.getByRole('heading', { name: 'A member of the workspace, by id' })
+    await heading.waitFor({ state: 'visible' })
+    const operation = page.locator('section, .section-container').filter({ has: heading }).last()
+    await operation.locator('.who-may').waitFor()
+    t.equal(await operation.locator('.who-may').textContent(),
+      'Who may call it: an admin signed in (the session cookie); or an API key with members:read.', `${width} px: who may call it`)
+    t.equal(await page.evaluate('document.documentElement.scrollWidth'), width, `${width} px: nothing scrolls sideways`)
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href')
+    t.equal(icon, '/favicon.svg', 'the page names its icon (no /favicon.ico asked for)')
+    t.equal((await fetch(`${base}${String(icon)}`)).status, 200)
+    await checkPage(t, page, `API reference (an operation, ${width} px)`)
+    if (width === 1280) {
+      // The navigation's groups are buttons named "Open Group <name>".
+      const groups = await page.locator('aside').first().getByRole('button', { name: /^Open Group/ })
+        .evaluateAll(buttons => buttons.map(b => (b.textContent ?? '').replace(/^\s*Open Group\s*/, '').trim()))
+      t.equal(groups.filter(g => g === 'Webhooks').length, 1, 'one "Webhooks" in the navigation: the events')
+      t.equal(groups.filter(g => g === 'Webhook endpoints').length, 1, 'and the endpoints\' operations by their own name')
+      await operation.getByRole('button', { name: /Test Request/ }).click()
+      const field = page.getByRole('dialog').locator('input[placeholder]').first()
+      await field.waitFor()
+      // A string, evaluated in the page (the test's own TypeScript knows no DOM).
+      await t.resolves(page.waitForFunction(`!document.querySelector('[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]') &&
+        document.querySelector('[role="dialog"] input[placeholder]')?.getAttribute('placeholder') ===
+          'none needed: your browser sends its own session cookie'`),
+      'Test Request: the cookie field says none is needed, no demo credential')
+    }
+    t.same(missing, [], `${width} px: nothing the page asks for is missing`)
+    t.same(problems, [], 'no script errors and no CSP violations')
+    await context.close()
+  }
+})
