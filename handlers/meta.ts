@@ -41,7 +41,8 @@ const DOCS_CSS = `.light-mode {
 .scalar-card-content .endpoint-path { overflow-wrap: anywhere; white-space: normal; min-width: 0; }
 .section-container { overflow-x: clip; }
 .who-may { margin: .25rem 0 .75rem; font-size: .875rem; font-weight: 400; color: var(--scalar-color-2); }
-.who-may code { font-size: .8125rem; }`
+.who-may code { font-size: .8125rem; }
+.who-may.in-dialog { margin: 0; padding: .5rem .75rem; border-bottom: 1px solid var(--scalar-border-color); }`
 
 export function metaHandlers (
   { contract, config }: HandlerDeps

@@ -7,7 +7,7 @@
 // - its credential fields show a demo value as placeholder (base64 of "ALL YOUR BASE ARE BELONG TO
 //   US"), which reads as a credential already filled in: it says what goes there instead;
 // - who may call an operation (the cookie's role, a key's scopes, or anyone), from the contract's
-//   security of each operation, is said under its title (Test Request shows the scheme it sends).
+//   security of each operation, is said under its title and in Test Request.
 // The first two are what axe-core reports as critical and serious (test/ops/api-reference-browser.test.ts).
 'use strict'
 
@@ -73,6 +73,27 @@
       line.innerHTML = text
       host.append(line)
     }
+    // Test Request (a dialog, one operation at a time): the same line under its Authentication header.
+    const dialog = document.querySelector('[role="dialog"]')
+    const title = dialog === null
+      ? undefined
+      // Its title, shown: the dialog's own list of operations (a side panel) holds every summary too.
+      : Array.from(dialog.querySelectorAll('span')).find(el => el.children.length === 0 && el.closest('aside, nav') === null &&
+          el.getClientRects().length > 0 && whoMay.has(el.textContent?.trim() ?? ''))
+    const summary = title?.textContent?.trim() ?? ''
+    const words = whoMay.get(summary)
+    if (dialog === null || words === undefined) return
+    const shown = dialog.querySelector('.who-may')
+    if (shown?.getAttribute('data-for') === summary) return
+    shown?.remove()
+    const auth = Array.from(dialog.querySelectorAll('h2')).find(h => h.textContent?.trim().startsWith('Authentication') === true)
+    const header = auth?.closest('.bg-b-2') ?? title?.parentElement
+    if (header === null || header === undefined) return
+    const line = document.createElement('p')
+    line.className = 'who-may in-dialog'
+    line.setAttribute('data-for', summary)
+    line.innerHTML = words
+    header.after(line)
   }
   interface Contract { security?: Array<Record<string, string[]>>, paths: Record<string, Record<string, Operation>> }
   const learn = async (): Promise<void> => {

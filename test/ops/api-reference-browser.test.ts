@@ -80,6 +80,10 @@ t.test('the API reference at 1280 and 360 px: who may call it, no demo credentia
         document.querySelector('[role="dialog"] input[placeholder]')?.getAttribute('placeholder') ===
           'none needed: your browser sends its own session cookie'`),
       'Test Request: the cookie field says none is needed, no demo credential')
+      const inDialog = page.getByRole('dialog').locator('.who-may')
+      await inDialog.waitFor()
+      t.equal(await inDialog.textContent(), 'Who may call it: an admin signed in (the session cookie); or an API key with members:read.',
+        'Test Request: who may call it, for this operation')
     }
     t.same(missing, [], `${width} px: nothing the page asks for is missing`)
     t.same(problems, [], 'no script errors and no CSP violations')
