@@ -416,8 +416,7 @@ export async function findPendingInvitationByWorkspaceName (
   return r.rows[0] ?? null
 }
 
-/** Who sent an invitation and through which door (its invitation.created audit row). */
-/** Who sent an invitation, as the API names them (the contract's `Invitation.inviter`). */
+/** Who sent an invitation and through which door, as the API names them (the contract's `Invitation.inviter`). */
 interface Inviter {
   /** The audit actor's type: `user`, `api_key`, `system`, `chat_platform`. */
   type: string
