@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import nodemailer, { type SendMailOptions, type Transporter, type TransportOptions } from 'nodemailer'
@@ -179,7 +179,10 @@ function devMailbox (opts: MailerOptions): Mailer {
       if (dir !== null) {
         mkdirSync(dir, { recursive: true })
         file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.eml`)
-        writeFileSync(file, info.message as Buffer)
+        // Written aside, then renamed into place: whoever lists the mailbox (a developer's mail
+        // viewer, a test waiting for the next .eml) never reads a message half written.
+        writeFileSync(`${file}.part`, info.message as Buffer)
+        renameSync(`${file}.part`, file)
       }
       // The link is the message's point on a developer's machine (APP_ENV=local: elsewhere SMTP_URL
       // is required), so it is in the text, not in a field: a link-shaped field is always redacted.

@@ -270,7 +270,11 @@ t.test('behind a real nginx', {
   // A: trusts the proxy on 127.0.0.1, is public at https://proxy.example.test, mails through
   // SMTP; logs at info so the test can see each request arrive ("incoming request").
   const smtp = await holdingSmtp(t)
-  const envA = { ...base, DATA_DIR: dataA, TRUST_PROXY: '127.0.0.1', PUBLIC_URL, SMTP_URL: smtp.url, LOG_LEVEL: 'info' }
+  // (d) holds the peer's answers for as long as the shutdown takes to begin, which on a loaded
+  // machine can outlast the 5 s default send deadline: the test is of the drain, not of that deadline.
+  const envA = {
+    ...base, DATA_DIR: dataA, TRUST_PROXY: '127.0.0.1', PUBLIC_URL, SMTP_URL: smtp.url, LOG_LEVEL: 'info', SMTP_TIMEOUT_MS: '60000'
+  }
   // B: plain-http local; trusts only a proxy at 127.0.0.2, so a client calling it directly
   // from 127.0.0.1 is not trusted (nginx's second server reaches it from 127.0.0.2).
   const envB = { ...base, DATA_DIR: dataB, TRUST_PROXY: '127.0.0.2', PUBLIC_URL: `http://127.0.0.1:${portB}` }
