@@ -8,7 +8,9 @@
 //   US"), which reads as a credential already filled in: it says what goes there instead;
 // - who may call an operation (the cookie's role, a key's scopes, or anyone), from the contract's
 //   security of each operation, is said under its title and in Test Request.
-// The first two are what axe-core reports as critical and serious (test/ops/api-reference-browser.test.ts).
+// - in Test Request, a button with role="none" and a name, and each row's unnamed checkbox.
+// The first two and the last are what axe-core reports as critical and serious
+// (test/ops/api-reference-browser.test.ts).
 'use strict'
 
 ;(() => {
@@ -110,7 +112,24 @@
   // Without the contract the page stays as the renderer draws it: the lines are an addition.
   learn().catch(() => {})
 
+  // Test Request: a button given role="none" and a name ("More Information"), which no element
+  // with role none may carry: it is a button, and keeps its name; each row's on/off checkbox has
+  // no name: it is named after the row ("Send userId").
+  const repairButtonRole = (el: Element): void => {
+    if (el.tagName === 'BUTTON' && el.getAttribute('role') === 'none' && el.hasAttribute('aria-label')) el.removeAttribute('role')
+  }
+  const nameRowSwitch = (el: Element): void => {
+    if (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.closest('label') !== null) return
+    // The key as typed: the editor's line, without its placeholder ("Key") or a "Required" badge.
+    const line = el.closest('tr')?.querySelector('td:nth-child(2) .cm-line')
+    const placeholder = line?.querySelector('.cm-placeholder')?.textContent ?? ''
+    const key = (line?.textContent ?? '').replace(placeholder, '').trim()
+    el.setAttribute('aria-label', key !== '' ? `Send ${key}` : 'Send this row (empty)')
+  }
+
   const repair = (root: ParentNode): void => {
+    for (const el of root.querySelectorAll('button[role="none"][aria-label]')) repairButtonRole(el)
+    for (const el of root.querySelectorAll('[role="dialog"] input[type="checkbox"]')) nameRowSwitch(el)
     for (const el of root.querySelectorAll('button[aria-selected]')) repairSelected(el)
     for (const el of root.querySelectorAll('.cm-content[role="textbox"]')) nameField(el)
     for (const el of document.querySelectorAll(`[placeholder="${DEMO_CREDENTIAL}"], [data-credential]`)) replacePlaceholder(el)

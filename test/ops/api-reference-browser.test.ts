@@ -84,6 +84,8 @@ t.test('the API reference at 1280 and 360 px: who may call it, no demo credentia
       await inDialog.waitFor()
       t.equal(await inDialog.textContent(), 'Who may call it: an admin signed in (the session cookie); or an API key with members:read.',
         'Test Request: who may call it, for this operation')
+      t.equal(await page.getByRole('dialog').getByRole('checkbox', { name: 'Send userId' }).count(), 1, 'each row\'s switch named after its row')
+      await checkPage(t, page, 'API reference (Test Request)')
     }
     t.same(missing, [], `${width} px: nothing the page asks for is missing`)
     t.same(problems, [], 'no script errors and no CSP violations')
