@@ -14,14 +14,23 @@ import { projectRoot } from '../../src/paths.js'
  */
 export const tsImport: readonly string[] = ['--import', pathToFileURL(join(projectRoot, 'test/helpers/ts-loader.mjs')).href]
 
-/** Polls `fn` until it returns a value (a throw counts as "not yet"); fails after `ms`. */
-export async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 180_000): Promise<T> {
+/**
+ * Polls `fn` every `every` ms until it returns a value (`undefined` and a throw count as "not
+ * yet"); fails after `ms`, naming what it waited for and the last error it saw. The one wait of
+ * the tests: a condition awaited, never a fixed sleep.
+ */
+export async function until<T> (
+  what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 180_000, every = 100
+): Promise<T> {
   const deadline = Date.now() + ms
+  let last: unknown
   for (;;) {
-    const v = await fn().catch(() => undefined)
+    const v = await Promise.resolve().then(fn).catch((err: unknown) => { last = err; return undefined })
     if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last: ${String((last as Error).message ?? last)})`}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, every))
   }
 }
 

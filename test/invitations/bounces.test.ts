@@ -7,6 +7,7 @@ import type { SignedIn, TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startFakeHttp, type FakeHttp, type FakeRequest } from '../helpers/fake-http.js'
 import { buildWithSlack, install, type SlackFake } from '../helpers/slack.js'
+import { until } from '../helpers/service-process.js'
 
 // Bounces of invitation e-mails, end to end on loopback. The service sends through a real SMTP
 // relay (smtp-server); the relay hands each message to a second smtp-server acting as the
@@ -21,16 +22,6 @@ t.setTimeout(240_000)
 const BOUNCE_DOMAIN = 'bounces.example.test'
 const RESEND_SECRET = 'whsec_' + randomBytes(24).toString('base64')
 const FAST = { JOBS_POLL_MS: '500', JOBS_MAINTENANCE_SECONDS: '1', WEBHOOK_TIMEOUT_MS: '2000' }
-
-async function until<T> (what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-}
 
 async function listen (server: SMTPServer, t: { teardown(fn: () => unknown): void }): Promise<number> {
   server.on('error', () => {})

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { build, principalOf, type TestApp } from '../helpers/build.js'
 import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
+import { until } from '../helpers/service-process.js'
 
 // Idempotency-Key as a module (src/idempotency): the stored answer is sealed (a replay is the
 // first answer, the database holds no live link), and a claim is a lease its owner renews, so
@@ -16,16 +17,6 @@ async function invite (h: TestApp, cookie: string, email: string, key: string) {
     headers: { cookie, 'content-type': 'application/json', 'idempotency-key': key },
     payload: JSON.stringify({ email, role: 'member' })
   })
-}
-
-async function until<T> (what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
 }
 
 t.test('the stored answer is sealed; a replay is exactly the first answer', async t => {

@@ -5,6 +5,7 @@ import { startFakeHttp, type FakeHttp } from '../helpers/fake-http.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { createFirstAdmin } from '../../src/invitations/first-admin.js'
 import { queueDueReminders } from '../../src/invitations/reminders.js'
+import { until } from '../helpers/service-process.js'
 
 // Issue 29: an invitation's life as an admin sees it. Viewed (the signup page's preview, never a
 // GET), reminded (once, through the job engine, across instances and restarts), seen (the list,
@@ -14,16 +15,6 @@ import { queueDueReminders } from '../../src/invitations/reminders.js'
 t.setTimeout(240_000)
 
 const FAST = { JOBS_POLL_MS: '500', AUTH_RATE_LIMIT_PER_MINUTE: '1000' }
-
-async function until<T> (what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-}
 
 const json = (cookie: string): Record<string, string> => ({ cookie, 'content-type': 'application/json' })
 

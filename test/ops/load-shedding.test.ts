@@ -2,6 +2,7 @@ import t from 'tap'
 import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { withRole } from '../helpers/invite.js'
+import { until } from '../helpers/service-process.js'
 
 // Load shedding: the event loop is blocked on purpose, in this process, by a busy loop; while
 // its delay is past LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS every operation answers 503
@@ -10,16 +11,13 @@ import { withRole } from '../helpers/invite.js'
 
 /** Occupies the event loop for `ms` (what a CPU-bound request or a runaway loop does). */
 function busy (ms: number): void {
-  const until = performance.now() + ms
-  while (performance.now() < until) { /* spin */ }
+  const end = performance.now() + ms
+  while (performance.now() < end) { /* spin */ }
 }
 
-async function until (what: string, ok: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = performance.now() + ms
-  while (!ok()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 10))
-  }
+/** Waits for `ok` (the shared until, polled every 10 ms: the sampler's interval is 100 ms). */
+const when = async (what: string, ok: () => boolean): Promise<void> => {
+  await until(what, () => ok() || undefined, 10_000, 10)
 }
 
 t.test('an overloaded event loop is shed with 503 + Retry-After, health reports it, then recovery', async t => {
@@ -33,7 +31,7 @@ t.test('an overloaded event loop is shed with 503 + Retry-After, health reports 
   })
   const overloaded = () => h.app.loadStatus()?.overloaded === true
 
-  await until('a calm event loop', () => h.app.loadStatus()?.overloaded === false)
+  await when('a calm event loop', () => h.app.loadStatus()?.overloaded === false)
   const calm = await h.inject({ method: 'GET', url: '/api/health' })
   t.equal(calm.statusCode, 200)
   t.equal(calm.json().checks.eventLoop.status, 'ok', 'health reports the event loop')
@@ -49,7 +47,7 @@ t.test('an overloaded event loop is shed with 503 + Retry-After, health reports 
     }
   })()
   try {
-    await until('the overload to be noticed', overloaded)
+    await when('the overload to be noticed', overloaded)
     const shed = await invite('shed@example.com')
     t.equal(shed.statusCode, 503)
     t.same(shed.json(), {
@@ -80,7 +78,7 @@ t.test('an overloaded event loop is shed with 503 + Retry-After, health reports 
   const { rows } = await h.db.query('SELECT 1 FROM invitations WHERE email = $1', ['shed@example.com'])
   t.equal(rows.length, 0, 'the shed invite did nothing')
 
-  const calmAgain = async () => { await until('recovery', () => h.app.loadStatus()?.overloaded === false) }
+  const calmAgain = async () => { await when('recovery', () => h.app.loadStatus()?.overloaded === false) }
   await calmAgain()
   const again = await invite('after@example.com')
   t.equal(again.statusCode, 200, 'answered again once the loop is free')
@@ -99,7 +97,7 @@ t.test('off by default: nothing measured, health without an eventLoop check', as
 
 t.test('while the loop keeps up, a request is checked against one flag: the route config is not read', async t => {
   const h = await build(t, { env: { LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '100', LOAD_SHED_SAMPLE_INTERVAL_MS: '100' } })
-  await until('a calm event loop', () => h.app.loadStatus()?.overloaded === false)
+  await when('a calm event loop', () => h.app.loadStatus()?.overloaded === false)
   // Fastify's request.routeOptions getter builds an object of twelve fields on each read; the
   // shedding hook runs on every request, so it must not read it unless it is shedding.
   const requestClass = Object.getOwnPropertySymbols(h.app).find(s => s.description === 'fastify.Request')

@@ -14,7 +14,7 @@ import { simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { projectRoot } from '../../src/paths.js'
 import { HSTS } from '../../src/plugins/helmet.js'
-import { tsImport } from '../helpers/service-process.js'
+import { tsImport, until } from '../helpers/service-process.js'
 
 // The service as operators run it: a real process (src/server.ts) behind a real nginx, both on
 // loopback. Checks what only a real proxy shows: the forwarded client address is the rate-limit
@@ -127,16 +127,6 @@ function run (args: string[], env: Record<string, string>): Proc {
  * what announces itself with no event we can subscribe to (a port starting to answer, a file
  * appearing in a directory); log lines and e-mails are awaited as events.
  */
-async function until<T> (what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await Promise.resolve(fn()).catch(() => undefined)
-    if (v !== undefined && v !== null && v !== false) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-}
-
 async function startService (port: number, env: Record<string, string>): Promise<Proc> {
   const p = run(['src/server.ts'], { ...env, PORT: String(port) })
   let up = false
@@ -148,7 +138,7 @@ async function startService (port: number, env: Record<string, string>): Promise
     )
   })
   await Promise.race([
-    until(`the service on port ${port}`, async () => (await http(port, 'GET', '/api/health')).status === 200), died
+    until(`the service on port ${port}`, async () => (await http(port, 'GET', '/api/health')).status === 200 || undefined, 60_000), died
   ])
   up = true
   return p
@@ -343,9 +333,9 @@ t.test('behind a real nginx', {
   })
   await until('nginx', async () => {
     if (ngx.exitCode !== null) throw new Error(`nginx exited: ${ngxOut}`)
-    return (await http(
+    return ((await http(
       proxyA, 'GET', '/api/health'
-    )).status === 200 && (await http(proxyB, 'GET', '/api/health')).status === 200
+    )).status === 200 && (await http(proxyB, 'GET', '/api/health')).status === 200) || undefined
   }, 15_000)
 
   let adminCookieA = ''

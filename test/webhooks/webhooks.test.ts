@@ -7,6 +7,7 @@ import { startFakeHttp, type FakeHttp, type FakeRequest } from '../helpers/fake-
 import { createApiKey, mcpRequest } from '../helpers/mcp.js'
 import { buildWithSlack, envelope, install, mention, sendEvent, TEAM_ID } from '../helpers/slack.js'
 import { expireInvitations } from '../../src/invitations/expiry.js'
+import { until } from '../helpers/service-process.js'
 
 // Webhooks end to end: real actions through every door, a real receiver on loopback, and each
 // delivery verified by the Standard Webhooks reference implementation (`standardwebhooks`).
@@ -19,16 +20,6 @@ const FAST = {
   JOBS_MAINTENANCE_SECONDS: '1',
   WEBHOOK_TIMEOUT_MS: '2000',
   WEBHOOK_RETRY_DELAYS_MS: '200,200,200'
-}
-
-async function until<T> (what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
 }
 
 const hooks = (fake: FakeHttp): FakeRequest[] => fake.requests.filter(r => r.path === '/hook')
