@@ -48,6 +48,7 @@ const CODE_WORDS: Partial<Record<Code, string>> = {
   USER_EXISTS: 'This person is a member already.',
   MEMBER_SUSPENDED: 'This person is a suspended member: reactivate them on Members instead.',
   LAST_ADMIN: 'A workspace always keeps one admin: make another member an admin first.',
+  MANAGED_BY_DIRECTORY: 'Your company directory deactivated this member: reactivate them there, and they come back here.',
   DOMAIN_LIMIT_REACHED: 'This workspace has as many domains as it may: remove one first.',
   API_KEY_LIMIT_REACHED: 'This workspace has as many API keys as it may: revoke one first.',
   INVITE_REQUEST_LIMIT_REACHED: 'You have asked for as many invitations as you may for now: wait for the admins to decide.',
