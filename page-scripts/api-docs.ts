@@ -75,7 +75,10 @@
       line.innerHTML = text
       host.append(line)
     }
-    // Test Request (a dialog, one operation at a time): the same line under its Authentication header.
+  }
+  // Test Request (a dialog, one operation at a time): the same line under its Authentication header.
+  const sayInDialog = (): void => {
+    if (whoMay.size === 0) return
     const dialog = document.querySelector('[role="dialog"]')
     const title = dialog === null
       ? undefined
@@ -108,6 +111,7 @@
       }
     }
     say(document)
+    sayInDialog()
   }
   // Without the contract the page stays as the renderer draws it: the lines are an addition.
   learn().catch(() => {})
@@ -127,28 +131,36 @@
     el.setAttribute('aria-label', key !== '' ? `Send ${key}` : 'Send this row (empty)')
   }
 
+  // What was added (under `root`); then, once per batch of changes, what spans the page (the
+  // credential fields look at their section, the dialog at its title): not once per added node.
   const repair = (root: ParentNode): void => {
     for (const el of root.querySelectorAll('button[role="none"][aria-label]')) repairButtonRole(el)
     for (const el of root.querySelectorAll('[role="dialog"] input[type="checkbox"]')) nameRowSwitch(el)
     for (const el of root.querySelectorAll('button[aria-selected]')) repairSelected(el)
     for (const el of root.querySelectorAll('.cm-content[role="textbox"]')) nameField(el)
-    for (const el of document.querySelectorAll(`[placeholder="${DEMO_CREDENTIAL}"], [data-credential]`)) replacePlaceholder(el)
     say(root)
   }
+  const repairPage = (): void => {
+    for (const el of document.querySelectorAll(`[placeholder="${DEMO_CREDENTIAL}"], [data-credential]`)) replacePlaceholder(el)
+    sayInDialog()
+  }
   new MutationObserver(records => {
+    const roots = new Set<ParentNode>()
     for (const r of records) {
       if (r.type === 'attributes' && r.target instanceof Element) repairSelected(r.target)
       for (const node of r.addedNodes) {
         if (node instanceof Element) {
           if (node.matches('button[aria-selected]')) repairSelected(node)
           if (node.matches('.cm-content[role="textbox"]')) nameField(node)
-          replacePlaceholder(node)
-          repair(node.parentElement ?? node)
+          roots.add(node.parentElement ?? node)
         }
       }
     }
+    for (const root of roots) repair(root)
+    if (roots.size > 0) repairPage()
   }).observe(document.documentElement, {
     subtree: true, childList: true, attributes: true, attributeFilter: ['aria-selected']
   })
   repair(document)
+  repairPage()
 })()
