@@ -12,7 +12,7 @@ import { tracedMailer } from './mail/mailer.js'
 import type { Mailer } from './ports/mailer.js'
 import { openAppDatabase, openAppMailer } from './adapters.js'
 import { registerBodyParsing } from './body-parsing.js'
-import { deferChildLoggers, loggerOptions, prettyLogs, RequestLogController } from './logger.js'
+import { loggerOptions, prettyLogs, RequestLogController } from './logger.js'
 import { readContractFile } from './contract-file.js'
 import { createSerializerCompiler, createValidatorCompiler } from './validation.js'
 import { serviceError } from './errors.js'
@@ -155,7 +155,6 @@ export async function buildApp (opts: AppOptions): Promise<FastifyInstance> {
   // API-Version (contract-lifecycle.ts) on every API answer.
   const apiHeaders = { 'api-version': contractVersion(contract) }
   const app = Fastify(serverOptions(config, opts.logger, apiHeaders))
-  deferChildLoggers(app)
   capConnections(app.server, { ...config.connections, ipv6Prefix: config.rateLimit.ipv6Prefix }, app.log)
   // First of all hooks: a request on a connection past a cap is answered 503 and the connection closed.
   app.addHook('onRequest', answerOverCap)

@@ -7,7 +7,6 @@ import { listenSocket } from './config/listen-socket.js'
 import { prepareDataDir } from './db/client.js'
 import { MigrationError } from './db/migrate.js'
 import { projectRoot } from './paths.js'
-import { keepTickShape } from './lib/tick-shape.js'
 
 const warnings: string[] = []
 let config: Config
@@ -16,11 +15,6 @@ try {
 } catch (err) {
   failedToStart(err)
 }
-
-// Before anything runs a full garbage collection (the embedded database's start runs several):
-// src/lib/tick-shape.ts. On PostgreSQL too: callgrind counted 38.6k instructions a health
-// request on nextTick's runtime path there without it (a quarter of the request's).
-keepTickShape()
 
 const started = performance.now()
 // A first start on the embedded database makes its cluster now, before the app's modules are
