@@ -1,3 +1,4 @@
+import fp from 'fastify-plugin'
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify'
 import { serviceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
@@ -5,8 +6,8 @@ import { parseJsonBody } from './json-body.js'
 // How request bodies are read, route by route from the contract: JSON (and Slack's forms where the
 // contract says so), nothing else, and a body only where the operation declares one.
 
-/** Registers the content-type parsers and the per-route body rules on `app` (before its routes). */
-export function registerBodyParsing (app: FastifyInstance): void {
+/** The content-type parsers and the per-route body rules, registered before the routes. */
+async function bodyParsing (app: FastifyInstance): Promise<void> {
   // Bodies: JSON only (text/plain is removed, so it gets 415 instead of skipping the schema).
   // Operations that need the raw bytes (Slack's signature) say `rawBody: true` in the contract.
   app.removeContentTypeParser(['application/json', 'text/plain'])
@@ -109,3 +110,5 @@ declare module 'fastify' {
     rawBody: Buffer | null
   }
 }
+
+export default fp(bodyParsing, { name: 'body-parsing', fastify: '5.x' })

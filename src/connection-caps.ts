@@ -1,7 +1,8 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { normalizeIP } from '@fastify/rate-limit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from './logger.js'
 import { serviceError } from './errors.js'
 import { reportsLoad } from './http/route-config.js'
@@ -21,7 +22,7 @@ import { reportsLoad } from './http/route-config.js'
 // The peer is the TCP peer: behind a reverse proxy that is the proxy, so size the per-address cap
 // above its connection pool there (or 0: off). Reaching a cap is logged, at most once a minute each.
 
-export interface ConnectionCaps {
+interface ConnectionCaps {
   /** 0: no global cap. */
   max: number
   /** 0: no per-address cap. */
@@ -39,7 +40,7 @@ const REFUSING_AT_ONCE = 16
 
 /**
  * Whether this request's connection was opened past a cap: it is answered 503 with Retry-After
- * and `Connection: close` (an onRequest hook in app.ts), never reset — a reverse proxy in front
+ * and `Connection: close` (an onRequest hook, below), never reset — a reverse proxy in front
  * would turn a reset into a 502.
  */
 function overConnectionCap (socket: Socket): boolean {
@@ -52,7 +53,7 @@ function overConnectionCap (socket: Socket): boolean {
  * body, as under load shedding. A callback hook: every request passes here, and an async one
  * would cost each a promise and a turn of the microtask queue for one flag.
  */
-export function answerOverCap (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+function answerOverCap (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
   if (!overConnectionCap(request.raw.socket) || reportsLoad(request)) {
     done()
     return
@@ -63,7 +64,7 @@ export function answerOverCap (request: FastifyRequest, reply: FastifyReply, don
   done(err)
 }
 
-export function capConnections (server: Server, caps: ConnectionCaps, log: Logger): void {
+function capConnections (server: Server, caps: ConnectionCaps, log: Logger): void {
   let lastLogged = { global: 0, address: 0 }
   const logOnce = (which: 'global' | 'address', fields: Record<string, unknown>, msg: string): void => {
     const now = Date.now()
@@ -111,3 +112,12 @@ export function capConnections (server: Server, caps: ConnectionCaps, log: Logge
     })
   })
 }
+
+/** The caps on the app's server (MAX_CONNECTIONS…), and its first onRequest hook, which answers past them. */
+async function connectionCaps (app: FastifyInstance): Promise<void> {
+  const { connections, rateLimit } = app.config
+  capConnections(app.server, { ...connections, ipv6Prefix: rateLimit.ipv6Prefix }, app.log)
+  app.addHook('onRequest', answerOverCap)
+}
+
+export default fp(connectionCaps, { name: 'connection-caps', fastify: '5.x' })

@@ -11,11 +11,13 @@ import { createApiKeyService, type ApiKeyService } from './api-keys/service.js'
 import { createSlackService, type SlackService } from './slack/service.js'
 import { createEventFeed, type EventFeed } from './events/feed.js'
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints.js'
-import { createWebhookDelivery } from './webhooks/delivery.js'
+import { webhookJobs } from './webhooks/jobs.js'
 import { createAddressPolicy } from './webhooks/address-policy.js'
 import { webhookKeyring } from './webhooks/secrets.js'
-import { expireInvitations } from './invitations/expiry.js'
-import { queueDueReminders, sendReminder } from './invitations/reminders.js'
+import { invitationJobs } from './invitations/jobs.js'
+import { domainJobs } from './domains/jobs.js'
+import { inviteRequestJobs } from './invite-requests/jobs.js'
+import type { JobDefinition } from './ports/job-engine.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import type { InviteRequestNotice } from './invite-requests/context.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
@@ -47,8 +49,8 @@ export interface Services {
   readonly slack: SlackService
   readonly events: EventFeed
   readonly webhooks: WebhookEndpointService
-  /** Start the job workers: webhook deliveries, the invitation expiry and reminder schedules, reminder e-mails. */
-  startWorkers(): Promise<void>
+  /** The kinds of job the features run (src/plugins/jobs.ts starts their workers once the app is ready). */
+  readonly jobs: readonly JobDefinition[]
   readonly inviteRequests: InviteRequestService
   readonly workspaceSettings: WorkspaceSettingsService
   readonly workspace: WorkspaceSummaryService
@@ -104,7 +106,6 @@ export function createServices (given: Ports): Services {
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })
-  const delivery = createWebhookDelivery({ ...ports, key: webhookKey, policy })
   return {
     ports,
     sessions,
@@ -118,31 +119,12 @@ export function createServices (given: Ports): Services {
     slack,
     events: createEventFeed(ports),
     webhooks: createWebhookEndpointService({ ...ports, key: webhookKey, policy }),
-    async startWorkers () {
-      await ports.jobs.work('webhook-delivery', async data => { await delivery.attempt(data) })
-      await ports.jobs.work('invitation-expiry', async () => {
-        await expireInvitations(ports)
-      })
-      await ports.jobs.schedule('invitation-expiry', '* * * * *')
-      // Reminders: the sweep claims the due ones each minute; each e-mail is a job of its own.
-      await ports.jobs.work('invitation-reminder', async data => { await sendReminder(ports, data) })
-      await ports.jobs.work('invitation-reminders', async () => { await queueDueReminders(ports) })
-      await ports.jobs.schedule('invitation-reminders', '* * * * *')
-      await ports.jobs.work('domain-verification', async () => { await domains.recheck() })
-      await ports.jobs.schedule('domain-verification', '*/10 * * * *')
-      // Chunks of a batch in flight at once: enough that the SMTP pool always has e-mails waiting
-      // while other chunks are fetched, claimed and recorded (a few statements each, slow on a busy
-      // machine) — one per four SMTP connections, at least two, at most eight.
-      const chunkWorkers = Math.min(8, Math.max(2, Math.ceil(ports.config.smtp.poolConnections / 4)))
-      await ports.jobs.work(
-        'invitation-batch', async data => { await invitations.deliverBatchChunk(data) }, { workers: chunkWorkers }
-      )
-      await ports.jobs.work('invitation-batch-abandoned', async data => { await invitations.abandonBatchChunk(data) })
-      // Admins hear of invite requests at most once an hour: the digests are swept each minute.
-      await ports.jobs.work('admin-notice', async data => { await inviteRequests.sendNotice(data) })
-      await ports.jobs.work('admin-notice-digests', async () => { await inviteRequests.queueDueDigests() })
-      await ports.jobs.schedule('admin-notice-digests', '* * * * *')
-    },
+    jobs: [
+      ...webhookJobs({ ...ports, key: webhookKey, policy }),
+      ...invitationJobs(ports, invitations),
+      ...domainJobs(domains),
+      ...inviteRequestJobs(inviteRequests)
+    ],
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),
     workspace: createWorkspaceSummaryService(ports),

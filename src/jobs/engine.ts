@@ -1,7 +1,7 @@
 import PgBoss from 'pg-boss'
 import type { Database, Queryable } from '../db/client.js'
 import type { Logger } from '../logger.js'
-import type { JobEngine, JobQueue } from '../ports/job-engine.js'
+import type { JobDefinition, JobEngine, JobQueue } from '../ports/job-engine.js'
 
 // The job engine: pg-boss 10 (the last major that runs on Node 20) on the service's own Database
 // port, so it works on a PostgreSQL server and on the embedded PGlite alike. Jobs live in their
@@ -184,5 +184,13 @@ export async function startJobEngine (opts: JobEngineOptions): Promise<JobEngine
       // the same path as a crash (at-least-once); shutdown does not wait for slow peers.
       await boss.stop({ graceful: false, wait: true, close: false })
     }
+  }
+}
+
+/** Starts the workers of each kind of job, and the schedules of the sweeps among them. */
+export async function startJobs (engine: JobEngine, definitions: readonly JobDefinition[]): Promise<void> {
+  for (const job of definitions) {
+    await engine.work(job.queue, job.run, job.workers !== undefined ? { workers: job.workers } : undefined)
+    if (job.cron !== undefined) await engine.schedule(job.queue, job.cron)
   }
 }

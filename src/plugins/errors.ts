@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { serviceError } from '../errors.js'
 import { errorBody, toServiceError } from '../error-response.js'
-import { isScimUrl, SCIM_MEDIA_TYPE, scimErrorBody } from '../scim/errors.js'
+import type { ServiceError } from '../errors.js'
 
 export { errorBody, formatSchemaErrors } from '../error-response.js'
 
@@ -50,8 +50,17 @@ export function createClientErrorHandler (headers: Record<string, string>) {
   }
 }
 
-async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
-  fastify.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+/** How an error looks on the wire: JSON's ErrorResponse here, SCIM's own under its base paths (src/routes/). */
+export interface ErrorShape {
+  readonly type: string
+  body(error: ServiceError): unknown
+}
+
+const JSON_ERRORS: ErrorShape = { type: 'application/json; charset=utf-8', body: errorBody }
+
+/** The error handler of a context whose errors take `shape`. */
+export function errorHandlerOf (fastify: FastifyInstance, shape: ErrorShape) {
+  return async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const bodyLimit = request.routeOptions.bodyLimit ?? fastify.initialConfig.bodyLimit ?? 1048576
     const { error, internal } = toServiceError(err, bodyLimit)
     if (internal) {
@@ -69,12 +78,21 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
       return await reply.redirect(redirect, 302)
     }
     if (error.headers !== undefined) reply.headers(error.headers)
-    // Under /scim/v2 (routes and paths the contract does not list alike): a SCIM error.
-    if (isScimUrl(request.url)) {
-      return await reply.code(error.statusCode).type(SCIM_MEDIA_TYPE).send(scimErrorBody(error))
-    }
-    return await reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error))
-  })
+    return await reply.code(error.statusCode).type(shape.type).send(shape.body(error))
+  }
+}
+
+/** The not-found handler of a context whose errors take `shape`. */
+export function notFoundHandlerOf (shape: ErrorShape) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/'
+    const error = serviceError('NOT_FOUND', [`${request.method} ${path}`])
+    return await reply.code(404).type(shape.type).send(shape.body(error))
+  }
+}
+
+async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
+  fastify.setErrorHandler(errorHandlerOf(fastify, JSON_ERRORS))
 
   // A path the contract does not list, or a method it does not list on that path (HEAD included:
   // exposeHeadRoutes is off), is 404: only what the contract declares is answered.
@@ -98,12 +116,7 @@ async function errorsPlugin (fastify: FastifyInstance): Promise<void> {
       route.onRequest = [noEmptyParams, ...[route.onRequest ?? []].flat()]
     }
   })
-  fastify.setNotFoundHandler(async (request, reply) => {
-    const path = request.url.split('?')[0] ?? '/'
-    const error = serviceError('NOT_FOUND', [`${request.method} ${path}`])
-    if (isScimUrl(request.url)) return await reply.code(404).type(SCIM_MEDIA_TYPE).send(scimErrorBody(error))
-    return await reply.code(404).send(errorBody(error))
-  })
+  fastify.setNotFoundHandler(notFoundHandlerOf(JSON_ERRORS))
 }
 
 export default fp(errorsPlugin, { name: 'errors', fastify: '5.x' })

@@ -18,7 +18,7 @@ declare module 'fastify' {
 interface RedisPluginOptions {
   config: Config
   /** Injected by tests to share one client; otherwise created from REDIS_URL. */
-  redis?: Redis
+  redis?: Redis | undefined
 }
 
 function outageLog (log: FastifyBaseLogger): OutageLog {

@@ -2,7 +2,6 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import { isServiceError, serviceError } from '../errors.js'
 import { BEARER_REALM } from '../principal.js'
-import type { SecurityServices } from '../auth/security.js'
 import { createSecurityHandlers, createSessionPrecheck } from './auth.js'
 import { createCrossOriginCheck, isUnsafeMethod } from './cross-origin.js'
 import { literalSegmentGuard } from './literal-segments.js'
@@ -120,15 +119,15 @@ function requirementHook (alternatives: Requirement[], handlers: Record<string, 
   }
 }
 
-async function securityPlugin (
-  fastify: FastifyInstance,
-  opts: { contract: Record<string, unknown>, security: SecurityServices, publicUrl: string }
-): Promise<void> {
-  const handlers = createSecurityHandlers(opts.security, fastify.bearerFailures) as Record<string, SchemeHandler>
-  const sessionPrecheck = createSessionPrecheck(opts.security)
-  const crossOriginCheck = createCrossOriginCheck(opts.publicUrl)
-  const paths = (opts.contract.paths ?? {}) as Record<string, Record<string, ContractOperation>>
-  const global = (opts.contract.security ?? []) as Array<Record<string, string[]>>
+/** Each operation's security from the contract (fastify.contract), checked by the services' doors. */
+async function securityPlugin (fastify: FastifyInstance): Promise<void> {
+  const { contract, config } = fastify
+  const { security } = fastify.services
+  const handlers = createSecurityHandlers(security, fastify.bearerFailures) as Record<string, SchemeHandler>
+  const sessionPrecheck = createSessionPrecheck(security)
+  const crossOriginCheck = createCrossOriginCheck(config.publicUrl)
+  const paths = (contract.paths ?? {}) as Record<string, Record<string, ContractOperation>>
+  const global = (contract.security ?? []) as Array<Record<string, string[]>>
 
   fastify.decorate('operationRoute', (method: string, openapiPath: string): OperationRoute => {
     const op = paths[openapiPath]?.[method.toLowerCase()] ?? {}
@@ -186,4 +185,6 @@ async function securityPlugin (
   })
 }
 
-export default fp(securityPlugin, { name: 'security', fastify: '5.x', dependencies: ['auth-tokens', 'rate-limit'] })
+export default fp(securityPlugin, {
+  name: 'security', fastify: '5.x', dependencies: ['auth-tokens', 'rate-limit', 'services']
+})

@@ -21,3 +21,14 @@ export interface JobEngine {
   wake(queue: JobQueue): void
   stop(): Promise<void>
 }
+
+/**
+ * A kind of job, declared by the feature that does it: its queue, what runs each job, how many run
+ * at once in one process (default one), and, for a sweep, its cron schedule (UTC).
+ */
+export interface JobDefinition {
+  readonly queue: JobQueue
+  readonly run: (data: unknown) => Promise<void>
+  readonly workers?: number
+  readonly cron?: string
+}

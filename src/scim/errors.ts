@@ -13,6 +13,9 @@ const SCIM_BASE_PATH = '/api/scim/v2'
  */
 const DEPRECATED_BASE_PATH = '/scim/v2'
 
+/** Where SCIM's operations are: the canonical base path first, then the deprecated one. */
+export const SCIM_BASE_PATHS: readonly string[] = [SCIM_BASE_PATH, DEPRECATED_BASE_PATH]
+
 /** The base URL a directory is given, and resources' `meta.location` start with. */
 export function scimBaseUrl (publicUrl: string): string {
   return `${publicUrl}${SCIM_BASE_PATH}`
@@ -37,7 +40,11 @@ export interface ScimErrorBody { schemas: [string], status: string, scimType?: S
 const under = (url: string, base: string): boolean =>
   url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`)
 
-/** Whether a request's URL (path and query) is under a SCIM base path. */
+/**
+ * Whether a request's URL (path and query) is under a SCIM base path. Routes there are answered by
+ * SCIM's own context (src/routes/scim.ts); this is for what is refused before any route is found
+ * (a malformed URL, a parameter too long: src/server-options.ts), when the URL is all there is.
+ */
 export function isScimUrl (url: string): boolean {
   return under(url, SCIM_BASE_PATH) || under(url, DEPRECATED_BASE_PATH)
 }
