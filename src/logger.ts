@@ -1,6 +1,4 @@
-import {
-  LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest
-} from 'fastify'
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify'
 import { createRequire } from 'node:module'
 import { writeSync } from 'node:fs'
 import { Writable } from 'node:stream'
@@ -144,61 +142,8 @@ export function loggerOptions (level: string, opts: { pretty?: boolean, terminal
   }
 }
 
-const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const
-const REAL = Symbol('real child logger')
-const BINDINGS = Symbol('child bindings')
-interface Deferred { [REAL]?: Logger, [BINDINGS]: Record<string, unknown> }
-/** What pino's logger has beyond Fastify's logger interface. */
-type PinoLogger = Logger & { isLevelEnabled(level: string): boolean, bindings(): Record<string, unknown> }
-
-/**
- * Makes each request's logger (its request id bound) only when the request writes a line at an
- * enabled level. A pino child costs a few µs — its bindings serialized through the redaction, and,
- * as Fastify calls it with an options object, its formatters rebuilt — and at the usual levels
- * (info without request logging, warn) most requests never write a line. The app logger's own
- * `child`, called without options, answers a deferred logger instead: it inherits from the app's
- * logger, so a disabled level is the parent's no-op and an enabled one makes the real child and
- * writes through it (same bindings, redaction, serializers). With options (a route's own log
- * level or serializers) the child is real at once. This is the app logger's method rather than
- * a childLoggerFactory: Fastify checks every child a factory of ours returns (seven methods
- * looked up, two arrays made, on each request) and trusts its default factory, which calls this.
- */
-export function deferChildLoggers (app: FastifyInstance): void {
-  const root = app.log as PinoLogger
-  // Without a logger (logger: false) Fastify already makes no children: nothing to defer.
-  if (typeof (root as Partial<PinoLogger>).isLevelEnabled !== 'function') return
-  const pinoChild = root.child
-  const realChild = (lazy: Deferred): Logger => (lazy[REAL] ??= pinoChild.call(root, lazy[BINDINGS]))
-  // One prototype per app logger: the per-request object is an Object.create of it plus its bindings.
-  const proto = Object.create(root) as Record<string | symbol, unknown>
-  for (const level of LEVELS) {
-    if (!root.isLevelEnabled(level)) continue
-    proto[level] = function (this: Deferred, ...args: unknown[]) {
-      return (realChild(this)[level] as (...a: unknown[]) => void)(...args)
-    }
-  }
-  proto.child = function (this: Deferred, bindings: Record<string, unknown>, options?: Record<string, unknown>) {
-    return realChild(this).child(bindings, options)
-  }
-  proto.bindings = function (this: Deferred) { return (realChild(this) as PinoLogger).bindings() }
-  // A real child inherits this method from the app logger (pino's children are Object.create of
-  // their parent): for it, and for any call with options, pino's own.
-  root.child = function (this: Logger, bindings, options) {
-    if (this !== root || hasAny(options)) return pinoChild.call(this, bindings, options)
-    const lazy = Object.create(proto) as Deferred
-    lazy[BINDINGS] = bindings
-    return lazy as unknown as Logger
-  } satisfies Logger['child']
-}
-
-/** Whether an options object has a property (Fastify passes a fresh `{}` on every request). */
-function hasAny (options: object | undefined): boolean {
-  if (options === undefined) return false
-  // One step is all it takes, and it allocates nothing (Object.keys would make an array each time).
-  // eslint-disable-next-line no-unreachable-loop
-  for (const _ in options) return true
-  return false
-}
+/** What pino's logger has beyond Fastify's logger interface (pino's public API). */
+type PinoLogger = Logger & { isLevelEnabled(level: string): boolean }
 
 /** Whether the request's logger writes info lines (a logger without levels: as if it did). */
 function infoOn (request: FastifyRequest): boolean {

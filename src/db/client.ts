@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path'
 import { createRequire } from 'node:module'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import { setFlagsFromString } from 'node:v8'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import pg from 'pg'
 import { makeDataDir } from '../config/data-dir.js'
@@ -180,11 +179,14 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
       client.on('error', lost)
       // The whole transaction has one deadline too: when it passes, the connection is cut, so
       // the statement in flight fails at once, the server rolls back, and the caller gets 503.
+      // pg's client.end() does that: with a statement in flight it closes the socket rather than
+      // wait for the answer (the statement fails with "Connection terminated"); between two
+      // statements it says goodbye, and the next one fails. The release below drops the client.
       let expired = false
       const timer = setTimeout(() => {
         expired = true
         broken = new Error(`transaction exceeded ${transactionTimeoutMs} ms`)
-        ;(client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+        client.end().catch(() => {})
       }, transactionTimeoutMs)
       const query = async <R>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
         try {
@@ -325,17 +327,6 @@ function isAlive (pid: number): boolean {
  * PostgreSQL compiled to WebAssembly (9 MB), compiled once per process: every PGlite opened after
  * the first (tests open one per app) instantiates the same module instead of reading and compiling
  * it again. Nothing more stays in memory: each instance holds its module anyway.
- *
- * Compiled with V8's baseline compiler only (Liftoff), as the initdb child already is: by default
- * V8 recompiles each hot function with its optimising compiler (TurboFan) on background threads,
- * and keeps both codes. Measured on Node 20 (PGlite 0.5), the same process with and without:
- * - memory: 85–90 MB less resident after 6,000 statements (546 against 632 MB for an in-memory
- *   database under that load), 35 MB less right after opening a data directory;
- * - CPU: no slower for this service's statements (1.6–1.7 against 1.9–2.5 CPU-s per 6,000
- *   statements once warm), and less in all (the optimised recompilation is itself CPU: a small
- *   test file took 8.8–9.6 CPU-s instead of 11.9–12.1).
- * V8 reads the flag when a module is compiled: it applies to WebAssembly compiled after this point
- * in this process, which here is PGlite's alone (the service runs no other WebAssembly).
  */
 type PgliteWasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>
 // Node's WebAssembly global (its types come with the DOM lib, which this project does not load).
@@ -344,7 +335,6 @@ const { WebAssembly: wasm } = globalThis as unknown as {
 }
 let pgliteWasm: Promise<PgliteWasmModule> | undefined
 async function pgliteWasmModule (): Promise<PgliteWasmModule> {
-  if (pgliteWasm === undefined) setFlagsFromString('--liftoff-only')
   pgliteWasm ??= wasm.compile(
     readFileSync(join(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), 'pglite.wasm'))
   )

@@ -1,4 +1,4 @@
-import { fullFormats } from 'ajv-formats/dist/formats.js'
+import addFormatsModule, { type FormatsPlugin } from 'ajv-formats'
 import { serviceError } from '../errors.js'
 
 // The one e-mail address rule, for every entry point (REST via the contract's `format: email`,
@@ -11,7 +11,8 @@ import { serviceError } from '../errors.js'
 
 const EMAIL_MAX_LENGTH = 254
 
-const format = fullFormats.email as RegExp
+// ajv-formats is CommonJS: its default import is the plugin at run time, typed as the module.
+const format = (addFormatsModule as unknown as FormatsPlugin).get('email', 'full') as RegExp
 
 /** Whether `s` is an e-mail address as the contract's `format: email, maxLength: 254` says. */
 export function isEmailAddress (s: string): boolean {

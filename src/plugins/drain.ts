@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
+import { keepIdleConnectionsOnClose } from '../lib/workarounds/idle-connections-kept.js'
 
 // Draining before a shutdown, so a restart behind a load balancer drops no request. On SIGTERM
 // (src/server.ts) the service first drains for SHUTDOWN_DRAIN_MS: it goes on serving, but every
@@ -43,16 +44,8 @@ async function drainPlugin (fastify: FastifyInstance): Promise<void> {
     const left = since + ms - Date.now()
     if (left > 0) await sleep(left)
   })
-  // Node's server.close() calls this first of all (and only it does: Fastify calls it with a
-  // serverFactory alone). Without a drain (a fatal error, SHUTDOWN_DRAIN_MS=0) idle connections
-  // are closed at once, as before.
-  const server = fastify.server
-  const closeIdleNow = server.closeIdleConnections.bind(server)
-  server.closeIdleConnections = () => {
-    if (idleGraceMs === 0) { closeIdleNow(); return }
-    const later = setTimeout(closeIdleNow, idleGraceMs)
-    server.once('close', () => { clearTimeout(later) })
-  }
+  // Node's server.close() would close idle connections at once: src/lib/workarounds/ says why not.
+  keepIdleConnectionsOnClose(fastify.server, () => idleGraceMs)
   // A callback hook (not async): every answer passes here, and a promise each for a flag is waste.
   fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (since !== null) reply.header('connection', 'close')

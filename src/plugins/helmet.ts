@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 
 // Security headers by kind of answer, chosen by the response's own Content-Type when it leaves
@@ -27,8 +27,8 @@ import type { Config } from '../config.js'
 // proxy saying X-Forwarded-Proto: https (TRUST_PROXY); on http://localhost it would be a trap.
 //
 // Each set is computed once at start (helmet's middleware run once against a recorder: nothing
-// in them depends on the request), and written onto Fastify's reply headers rather than the raw
-// response: one raw setHeader sends Node's writeHead down its slow path (docs/performance.md).
+// in them depends on the request), and put on through the reply's public API (reply.getHeaders,
+// reply.header), which keeps them in Fastify's headers until it writes the head.
 
 export const HSTS = 'max-age=31536000'
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'"
@@ -103,91 +103,25 @@ export function securityHeaders (
   }
 }
 
-/** A header set as two arrays, walked by index (no entries, no iterator), and as one object. */
-interface HeaderSet { names: string[], values: string[], all: Record<string, string> }
-const headerSet = (headers: Record<string, string>): HeaderSet =>
-  ({ names: Object.keys(headers), values: Object.values(headers), all: headers })
-
-/**
- * The key of Fastify's own object of a reply's headers (its `fastify.reply.headers` symbol, there
- * since Fastify 3), found on the first reply; null when this Fastify has none. Through it the API
- * set is written by constant names (putApiSet: an inline cache each, one shape after another on
- * every JSON answer): through the public API it took a `hasHeader` and a `header` per name, each
- * a lower-casing and a megamorphic keyed access, about 3,500 instructions an answer (callgrind,
- * health). Without it, the public API as before. `securityHeadersPath` says which one runs (a
- * test holds it).
- */
-let replyHeadersKey: symbol | null | undefined
-function replyHeaders (reply: FastifyReply): Record<string, unknown> | null {
-  replyHeadersKey ??= Object.getOwnPropertySymbols(reply).find(s => s.description === 'fastify.reply.headers') ?? null
-  if (replyHeadersKey === null) return null
-  const headers = (reply as unknown as Record<symbol, unknown>)[replyHeadersKey]
-  return typeof headers === 'object' && headers !== null ? headers as Record<string, unknown> : null
-}
-
-/** The names putApiSet writes: the API kind's, API-Version and HSTS. */
-const API_NAMES = [
-  'cache-control', 'content-security-policy', 'x-content-type-options', 'x-frame-options',
-  'cross-origin-resource-policy', 'api-version', 'strict-transport-security'
-]
-
-/** The API set onto a reply's headers, each name a constant (a header already there wins). */
-function putApiSet (h: Record<string, unknown>, set: Record<string, string>): void {
-  if (h['cache-control'] === undefined) h['cache-control'] = set['cache-control']
-  if (h['content-security-policy'] === undefined) h['content-security-policy'] = set['content-security-policy']
-  if (h['x-content-type-options'] === undefined) h['x-content-type-options'] = set['x-content-type-options']
-  if (h['x-frame-options'] === undefined) h['x-frame-options'] = set['x-frame-options']
-  if (h['cross-origin-resource-policy'] === undefined) {
-    h['cross-origin-resource-policy'] = set['cross-origin-resource-policy']
-  }
-  if (set['api-version'] !== undefined && h['api-version'] === undefined) h['api-version'] = set['api-version']
-  if (set['strict-transport-security'] !== undefined && h['strict-transport-security'] === undefined) {
-    h['strict-transport-security'] = set['strict-transport-security']
-  }
-}
-
-/** Which way the sets are written: through Fastify's object of a reply's headers, or its public API. */
-export function securityHeadersPath (): 'reply headers object' | 'public API' | 'not yet known' {
-  if (replyHeadersKey === undefined) return 'not yet known'
-  return replyHeadersKey === null ? 'public API' : 'reply headers object'
-}
-
 async function securityHeadersPlugin (
   app: FastifyInstance, opts: { config: Config, apiHeaders?: Record<string, string> }
 ): Promise<void> {
   const { config, apiHeaders } = opts
-  // Indexed by kind * 2 + (over https ? 1 : 0).
+  // Indexed by kind * 2 + (over https ? 1 : 0); each set as [name, value] pairs.
   const sets = KINDS.flatMap(kind =>
-    [false, true].map(https => headerSet(securityHeaders(config, kind, https, apiHeaders))))
+    [false, true].map(https => Object.entries(securityHeaders(config, kind, https, apiHeaders))))
   const index: Record<AnswerKind, number> = { api: 0, document: 2, asset: 4 }
-  // Whether putApiSet writes every name of the API sets (else the loop does).
-  const apiByName = [sets[0], sets[1]].every(set => set?.names.every(name => API_NAMES.includes(name)))
   // Whether the request's protocol matters: not when PUBLIC_URL is https (HSTS on every answer).
   const hstsVaries = !config.publicUrl.startsWith('https://')
   // A callback hook (not async): no promise per answer.
   app.addHook('onSend', (request, reply, payload, done) => {
     // request.protocol reads X-Forwarded-Proto only from a trusted proxy (Fastify's trustProxy).
     const https = hstsVaries && request.protocol === 'https'
-    const own = replyHeaders(reply)
-    if (own !== null) {
-      // As reply.getHeader reads it: Fastify's own, else one set on the raw response.
-      const kind = answerKind(own['content-type'] ?? reply.raw.getHeader('content-type'))
-      const set = sets[index[kind] + (https ? 1 : 0)] as HeaderSet
-      if (kind === 'api' && apiByName) {
-        putApiSet(own, set.all)
-      } else {
-        for (let i = 0; i < set.names.length; i++) {
-          const name = set.names[i] as string
-          if (own[name] === undefined) own[name] = set.values[i]
-        }
-      }
-      done(null, payload)
-      return
-    }
-    const { names, values } = sets[index[answerKind(reply.getHeader('content-type'))] + (https ? 1 : 0)] as HeaderSet
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string
-      if (!reply.hasHeader(name)) reply.header(name, values[i])
+    // Fastify's headers and any set on the raw response, by lower-case name.
+    const present = reply.getHeaders()
+    const set = sets[index[answerKind(present['content-type'])] + (https ? 1 : 0)] as Array<[string, string]>
+    for (const [name, value] of set) {
+      if (present[name] === undefined) reply.header(name, value)
     }
     done(null, payload)
   })

@@ -8,8 +8,10 @@ import { TEST_DATABASE_URL, testConfig, testDatabase, type TestApp } from '../he
 import { assertContract } from '../helpers/contract.js'
 import { createApiKey, MCP, mcpRequest } from '../helpers/mcp.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
-import type { Database } from '../../src/db/client.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { DatabaseUnavailableError, openDatabase, type Database } from '../../src/db/client.js'
 import { ALL_SCOPES } from '../helpers/mcp.js'
+import { until } from '../helpers/service-process.js'
 
 // Database faults, seen from outside: the production buildApp with its own pg pool reaches
 // PostgreSQL through a TCP proxy that refuses, freezes and cuts. A valid cookie or API key is
@@ -108,10 +110,8 @@ function assertUnavailable (t: Test, answers: Awaited<ReturnType<typeof callAll>
 /** After the database is back: the pool reconnects by itself; poll health (the event) until it answers 200. */
 async function recovered (r: Rig): Promise<number> {
   const started = performance.now()
-  while (performance.now() - started < 15_000) {
-    if ((await r.app.inject({ method: 'GET', url: '/api/health' })).statusCode === 200) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  await until('/api/health to answer 200', async () =>
+    (await r.app.inject({ method: 'GET', url: '/api/health' })).statusCode === 200 || undefined, 15_000)
   return Math.round(performance.now() - started)
 }
 
@@ -189,4 +189,44 @@ t.test('connections cut under the pool (server restarted): the next requests suc
   t.ok(statuses.every(s => s === 200 || s === 503), `200 or 503, never 401: ${statuses.join(',')}`)
   await recovered(r)
   await assertWorking(t, r, 'after the cut')
+})
+
+// A transaction's own deadline (DATABASE_TRANSACTION_TIMEOUT_MS, src/db/client.ts): when it passes
+// the client's connection is ended through pg's client.end(), so a statement in flight fails at
+// once (not at its own, longer deadline), one sent after it fails too, the server rolls both
+// back, and the pool goes on with new connections.
+t.test('a transaction past its deadline fails at once and is rolled back; the pool goes on', { skip }, async t => {
+  const direct = await testDatabase(t)
+  const lost: Error[] = []
+  const db = await openDatabase({
+    url: direct.url as string,
+    dataDir: null,
+    queryTimeoutMs: 5000,
+    transactionTimeoutMs: 500,
+    onError: e => { lost.push(e) }
+  })
+  t.teardown(async () => { await db.close() })
+  await db.exec('CREATE TABLE deadline_probe (n int)')
+  const failure = async (work: Promise<unknown>): Promise<unknown> => await work.then(() => null, (err: unknown) => err)
+
+  const started = Date.now()
+  const inFlight = await failure(db.transaction(async tx => {
+    await tx.query('INSERT INTO deadline_probe VALUES (1)')
+    await tx.query('SELECT pg_sleep(4)')
+  }))
+  const ms = Date.now() - started
+  t.ok(inFlight instanceof DatabaseUnavailableError, `a statement in flight: ${String(inFlight)}`)
+  t.ok(ms < 2000, `failed at the deadline, not at the statement's end (${ms} ms)`)
+
+  const between = await failure(db.transaction(async tx => {
+    await tx.query('INSERT INTO deadline_probe VALUES (2)')
+    await sleep(800)
+    await tx.query('SELECT 1')
+  }))
+  t.ok(between instanceof DatabaseUnavailableError, `a statement after the deadline: ${String(between)}`)
+
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM deadline_probe')
+  t.equal(rows[0]?.n, 0, 'both transactions rolled back')
+  t.equal(db.poolStats().total, 1, 'the ended clients left the pool; one serves on')
+  t.same(lost, [], 'an end of ours is no lost connection')
 })
