@@ -1,27 +1,25 @@
 import { escapeHtml } from '../lib/html.js'
 import { htmlPage, layout, PAGE_STYLE, type Page } from '../http/page-shell.js'
+import {
+  CURRENT_SESSION, emailField, factList, NAME_FIELD, otherBrowserWarning, pageHeading
+} from '../lib/page-parts.js'
 
 // The small HTML pages (/signup, /login, /setup; / is the admin console: src/console/page.ts).
 // Nothing from the request is written into the markup: the scripts read the token from
 // location.search and render answers with textContent.
-// The shell they share (nonce, CSP, style) is src/http/page-shell.ts.
+// The shell they share (nonce, CSP, style) is src/http/page-shell.ts; their common parts
+// (heading, facts, fields, warnings) src/lib/page-parts.ts.
 
 export function signupPage (): Page {
   return layout('Accept your invitation', `
-<h1>Accept your invitation</h1>
-<p id="status" class="muted">Checking your invitation…</p>
-<p id="error" class="error" role="alert" hidden></p>
+${pageHeading('Accept your invitation', { text: 'Checking your invitation…' })}
 <form id="accept" hidden>
-  <dl>
-    <dt>Workspace</dt><dd id="inv-workspace"></dd>
-    <dt>E-mail</dt><dd id="inv-email"></dd>
-    <dt>Role</dt><dd id="inv-role"></dd>
-    <dt>Invited by</dt><dd id="inv-by"></dd>
-    <dt>Expires</dt><dd id="inv-expires"></dd>
-  </dl>
-  <label for="name">Your name (optional)</label>
-  <input id="name" name="name" maxlength="200" autocomplete="name">
-  <p id="current-session" class="error" hidden></p>
+  ${factList([
+    ['Workspace', 'inv-workspace'], ['E-mail', 'inv-email'], ['Role', 'inv-role'], ['Invited by', 'inv-by'],
+    ['Expires', 'inv-expires']
+  ])}
+  ${NAME_FIELD}
+  ${CURRENT_SESSION}
   <button id="accept-button" type="submit">Accept invitation</button>
 </form>`, 'signup.js')
 }
@@ -31,19 +29,15 @@ export function loginPage (opts: { identityProvider: boolean }): Page {
     ? '<p><a href="/api/oauth/login">Sign in with your organization instead</a></p>'
     : ''
   return layout('Sign in', `
-<h1>Sign in</h1>
-<p id="status" class="muted" hidden></p>
-<p id="error" class="error" role="alert" hidden></p>
+${pageHeading('Sign in', { hidden: true })}
 <form id="confirm" hidden>
   <p>This link signs in to <strong id="link-email"></strong> in the workspace <strong id="link-workspace"></strong>.</p>
-  <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Sign in only if
-  you asked for it yourself: a link someone sent you signs you in to their account.</p>
-  <p id="current-session" class="error" hidden></p>
+  ${otherBrowserWarning('Sign in')}
+  ${CURRENT_SESSION}
   <button id="signin-button" type="submit"></button>
 </form>
 <form id="request-link">
-  <label for="email">E-mail address</label>
-  <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
+  ${emailField('E-mail address')}
   <button id="send-button" type="submit">E-mail me a sign-in link</button>
 </form>${idpLink}`, 'login.js')
 }
@@ -51,19 +45,16 @@ export function loginPage (opts: { identityProvider: boolean }): Page {
 export function setupPage (opts: { pending: boolean }): Page {
   // Set up already: the same message POST /api/setup answers (410 SETUP_COMPLETE), and the way on.
   return layout('Set up your workspace', `
-<h1>Set up your workspace</h1>
-<p id="status" class="muted"${opts.pending ? ' hidden' : ''}>This service is set up already:
-<a href="/login">sign in</a> instead.</p>
-<p id="error" class="error" role="alert" hidden></p>
+${pageHeading('Set up your workspace', {
+  text: 'This service is set up already:\n<a href="/login">sign in</a> instead.', hidden: opts.pending
+})}
 <form id="setup" hidden>
   <p class="muted">The first workspace and its admin: you. Others are invited from there.</p>
   <label for="workspace-name">Workspace name</label>
   <input id="workspace-name" name="workspaceName" maxlength="200" required>
-  <label for="email">Your e-mail address</label>
-  <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
-  <label for="name">Your name (optional)</label>
-  <input id="name" name="name" maxlength="200" autocomplete="name">
-  <p id="current-session" class="error" hidden></p>
+  ${emailField('Your e-mail address')}
+  ${NAME_FIELD}
+  ${CURRENT_SESSION}
   <button id="setup-button" type="submit">Create the workspace and sign in</button>
 </form>`, 'setup.js')
 }
@@ -100,25 +91,20 @@ export function joinPage (view: JoinPageView): Page {
       'If they approve, you get an invitation by e-mail; if not, an e-mail says so.</p>'
     : ''
   return layout(`Join ${view.workspaceName}`, `<main>
-<h1>Join ${name}</h1>
-<p id="status" class="muted" role="status" hidden></p>
-<p id="error" class="error" role="alert" hidden></p>
+${pageHeading(`Join ${name}`, { live: true, hidden: true })}
 <form id="join">
   <p class="muted">We e-mail you a link to confirm your address first.</p>
   ${next}
-  <label for="email">Your e-mail address</label>
-  <input id="email" name="email" type="email" maxlength="254" autocomplete="email" required>
-  <label for="name">Your name (optional)</label>
-  <input id="name" name="name" maxlength="200" autocomplete="name">
+  ${emailField('Your e-mail address')}
+  ${NAME_FIELD}
   <button id="join-button" type="submit">E-mail me a link to ${approval ? 'ask to join' : 'join'}</button>
 </form>
 <form id="confirm" hidden>
   <p>This link confirms <strong id="confirm-email"></strong> <span id="confirm-outcome"></span>
   <strong>${name}</strong>.</p>
-  <p id="other-browser" class="error" hidden>This link was requested from another browser or device. Confirm only if
-  you asked for it yourself: a link someone sent you signs you in to their new account.</p>
+  ${otherBrowserWarning('Confirm', 'their new account')}
   ${next}
-  <p id="current-session" class="error" hidden></p>
+  ${CURRENT_SESSION}
   <button id="confirm-button" type="submit"></button>
 </form>
 </main>`, 'join.js')

@@ -92,16 +92,15 @@ export async function listToldInSlackAtOnce (q: Queryable, requestId: string): P
   return r.rows.map(row => row.userId)
 }
 
+/** A digest claimed: the admin, their workspace, and the requests it tells of. */
+export interface ClaimedDigest { userId: string, workspaceId: string, requestIds: string[] }
+
 /**
  * Claims the digests due by `now`, at most `limit`: each one's held requests are marked told and
  * its admin's hour starts again. Of any number of sweeps at once, one claims each digest.
  */
-export async function claimDueDigests (
-  q: Queryable,
-  now: Date,
-  limit: number
-): Promise<Array<{ userId: string, requestIds: string[] }>> {
-  const r = await q.query<{ userId: string, requestIds: string[] }>(
+export async function claimDueDigests (q: Queryable, now: Date, limit: number): Promise<ClaimedDigest[]> {
+  const r = await q.query<ClaimedDigest>(
     `WITH due AS (
        UPDATE admin_notice_settings SET digest_due_at = NULL, last_notice_at = $1
         WHERE user_id IN (SELECT user_id FROM admin_notice_settings
@@ -112,10 +111,11 @@ export async function claimDueDigests (
         WHERE n.user_id = due.user_id AND n.told_at IS NULL
        RETURNING n.user_id, n.request_id
      )
-     SELECT due.user_id AS "userId",
+     SELECT due.user_id AS "userId", u.workspace_id AS "workspaceId",
             COALESCE(array_agg(told.request_id::text) FILTER (WHERE told.request_id IS NOT NULL), '{}'::text[])
               AS "requestIds"
-       FROM due LEFT JOIN told ON told.user_id = due.user_id GROUP BY due.user_id`,
+       FROM due JOIN users u ON u.id = due.user_id LEFT JOIN told ON told.user_id = due.user_id
+      GROUP BY due.user_id, u.workspace_id`,
     [now, limit])
   return r.rows
 }

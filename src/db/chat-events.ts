@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js'
+import { deleteBatch } from './batch-delete.js'
 
 // Chat-platform events, recorded before they are acknowledged and processed afterwards.
 // event_id is the primary key: a retry of an event already recorded inserts nothing.
@@ -84,8 +85,6 @@ export async function finishChatEvent (
  * again, so `before` must lie well beyond the platform's retry window (Slack: about an hour).
  */
 export async function deleteFinishedChatEvents (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    `DELETE FROM chat_events WHERE event_id IN (
-       SELECT event_id FROM chat_events WHERE received_at < $1 AND status <> 'received' LIMIT $2)`, [before, limit])
-  return r.rowCount
+  const where = "received_at < $1 AND status <> 'received'"
+  return await deleteBatch(q, { table: 'chat_events', key: 'event_id', where }, before, limit)
 }

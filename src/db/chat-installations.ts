@@ -1,4 +1,5 @@
 import { lockClause, type LockOptions, type Queryable } from './client.js'
+import { replaceSealed, type SealedRow } from './sealed-values.js'
 
 // Chat-platform installations (the Slack app installed in a Slack team), one per platform + team.
 // The bot token is only ever stored encrypted (bot_token_enc, see src/lib/crypto.ts).
@@ -89,7 +90,7 @@ export async function deleteChatInstallation (q: Queryable, id: string): Promise
 }
 
 /** An installation's sealed bot token, for re-encryption (src/lib/reseal.ts). */
-export interface SealedBotToken { id: { id: string, teamId: string }, values: { botTokenEnc: string | null } }
+export type SealedBotToken = SealedRow<{ id: string, teamId: string }, 'botTokenEnc'>
 
 /** Installations in id order after `after` (a page of `limit`). */
 export async function listSealedBotTokens (
@@ -104,7 +105,5 @@ export async function listSealedBotTokens (
 
 /** Replaces a sealed bot token if the row still holds `from`; false otherwise. */
 export async function resealBotToken (q: Queryable, id: string, from: string, to: string): Promise<boolean> {
-  const r = await q.query(
-    'UPDATE chat_installations SET bot_token_enc = $3 WHERE id = $1 AND bot_token_enc = $2', [id, from, to])
-  return r.rowCount === 1
+  return await replaceSealed(q, { table: 'chat_installations', key: 'id', id: [id] }, 'bot_token_enc', from, to)
 }

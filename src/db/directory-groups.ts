@@ -17,6 +17,17 @@ export interface DirectoryGroupRow {
 const COLUMNS = `id, workspace_id AS "workspaceId", display_name AS "displayName", external_id AS "externalId",
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
+/** The attributes a SCIM filter may compare, as SQL over directory_groups `g` (as USER_FILTER_COLUMNS). */
+export const GROUP_FILTER_COLUMNS = {
+  displayname: { sql: 'display_name', kind: 'ci' },
+  externalid: { sql: 'external_id', kind: 'text' },
+  id: { sql: 'id', kind: 'uuid' }
+} as const
+
+/** The filter `members[value eq "…"]` over group `g`, `param` its value (Entra ID asks who is in a group so). */
+export const groupHasMemberSql = (param: string): string =>
+  `EXISTS (SELECT 1 FROM directory_group_members m WHERE m.group_id = g.id AND m.user_id::text = lower(${param}))`
+
 /** One page of the workspace's groups in a stable order, and how many match (one statement, as for Users). */
 export async function listDirectoryGroups (
   q: Queryable, workspaceId: string, page: { offset: number, limit: number, filter: RowFilter | null }

@@ -17,7 +17,7 @@ export interface DirectoryUserRow extends Pick<UserRow, MemberColumns> {
 }
 
 /** The userName expression the unique index is built on (lower() of it). */
-export const USER_NAME_SQL = 'coalesce(directory_user_name, email)'
+const USER_NAME_SQL = 'coalesce(directory_user_name, email)'
 
 const COLUMNS = `id, workspace_id AS "workspaceId", email, name, role, status,
   ${USER_NAME_SQL} AS "userName", directory_external_id AS "externalId", given_name AS "givenName",
@@ -32,6 +32,27 @@ export interface DirectoryAttributes {
   givenName: string | null
   familyName: string | null
 }
+
+/**
+ * The attributes a SCIM filter may compare (lower-case paths), each as SQL over the users table and
+ * how it compares (src/scim/filter.ts): `lower` where the column is stored in lower case.
+ */
+export const USER_FILTER_COLUMNS = {
+  username: { sql: USER_NAME_SQL, kind: 'ci' },
+  externalid: { sql: 'directory_external_id', kind: 'text' },
+  // Addresses are stored in lower case: `email = $n` is read through the workspace's e-mail index.
+  'emails.value': { sql: 'email', kind: 'lower' },
+  emails: { sql: 'email', kind: 'lower' },
+  // A member has one address, shown as the primary work address.
+  'emails.type': { sql: "'work'", kind: 'ci' },
+  'emails.primary': { sql: 'TRUE', kind: 'bool' },
+  displayname: { sql: 'name', kind: 'ci' },
+  'name.givenname': { sql: 'given_name', kind: 'ci' },
+  'name.familyname': { sql: 'family_name', kind: 'ci' },
+  'name.formatted': { sql: 'name', kind: 'ci' },
+  id: { sql: 'id', kind: 'uuid' },
+  active: { sql: "status = 'active'", kind: 'bool' }
+} as const
 
 /** A filter as a WHERE clause over the users table; its parameters are numbered from $2. */
 export interface RowFilter { where: string, params: unknown[] }

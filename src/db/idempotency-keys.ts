@@ -1,4 +1,6 @@
 import type { Queryable } from './client.js'
+import { replaceSealed, type SealedRow } from './sealed-values.js'
+import { deleteBatch } from './batch-delete.js'
 
 // Idempotency-Key records: one row per (workspace, principal, operation, key): a key is the
 // sender's own (a person or an API key), another principal's same key is another row. A row without status_code is
@@ -128,18 +130,12 @@ export async function forgetExpiredIdempotencyKey (q: Queryable, id: Idempotency
 
 /** Housekeeping: up to `limit` records created before `before` (past the replay window). */
 export async function deleteIdempotencyKeysBefore (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    `DELETE FROM idempotency_keys WHERE (workspace_id, principal, operation, key) IN (
-       SELECT workspace_id, principal, operation, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)`,
-    [before, limit])
-  return r.rowCount
+  const key = 'workspace_id, principal, operation, key'
+  return await deleteBatch(q, { table: 'idempotency_keys', key, where: 'created_at < $1' }, before, limit)
 }
 
 /** A row's sealed values, for re-encryption (src/lib/reseal.ts). */
-export interface SealedIdempotencyKey {
-  id: IdempotencyKeyId
-  values: { response: string | null, checkpoint: string | null }
-}
+export type SealedIdempotencyKey = SealedRow<IdempotencyKeyId, 'response' | 'checkpoint'>
 
 /** Rows holding a sealed answer or checkpoint, in key order after `after` (a page of `limit`). */
 export async function listSealedIdempotencyKeys (
@@ -159,9 +155,6 @@ export async function listSealedIdempotencyKeys (
 export async function resealIdempotencyKey (
   q: Queryable, id: IdempotencyKeyId, column: 'response' | 'checkpoint', from: string, to: string
 ): Promise<boolean> {
-  const r = await q.query(
-    `UPDATE idempotency_keys SET ${column} = $6
-      WHERE ${THIS_KEY} AND ${column} = $5`,
-    [...keyParams(id), from, to])
-  return r.rowCount === 1
+  const key = 'workspace_id, operation, key, principal' // as keyParams
+  return await replaceSealed(q, { table: 'idempotency_keys', key, id: keyParams(id) }, column, from, to)
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js'
+import { deleteBatch } from './batch-delete.js'
 import type { Role } from './users.js'
 import { INVITATION_COLUMNS, type InvitationRow, type SendLease } from './invitations.js'
 
@@ -154,10 +155,8 @@ export async function countBatchAttempt (
  * CASCADE: up to 1,000 each); answers how many batches. A batch still processing is never deleted.
  */
 export async function deleteCompletedBatchesBefore (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    `DELETE FROM invitation_batches WHERE id IN (
-       SELECT id FROM invitation_batches WHERE status = 'completed' AND completed_at < $1 LIMIT $2)`, [before, limit])
-  return r.rowCount
+  const where = "status = 'completed' AND completed_at < $1"
+  return await deleteBatch(q, { table: 'invitation_batches', key: 'id', where }, before, limit)
 }
 
 /** Marks the batch completed once no row is queued; true when this call did. */

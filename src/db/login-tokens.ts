@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js'
+import { deleteBatch } from './batch-delete.js'
 
 // One-time login links. The table keeps only the token's hash; single use and expiry are
 // enforced by the UPDATE in consumeLoginToken, so two concurrent verifies cannot both win.
@@ -80,10 +81,7 @@ export async function findLoginToken (q: Queryable, tokenHash: string): Promise<
 
 /** Housekeeping: up to `limit` tokens that expired before `before` (used or not: either way dead). */
 export async function deleteExpiredLoginTokens (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    'DELETE FROM login_tokens WHERE id IN (SELECT id FROM login_tokens WHERE expires_at < $1 LIMIT $2)', [before, limit]
-  )
-  return r.rowCount
+  return await deleteBatch(q, { table: 'login_tokens', key: 'id', where: 'expires_at < $1' }, before, limit)
 }
 
 /**

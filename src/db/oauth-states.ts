@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js'
+import { deleteBatch } from './batch-delete.js'
 
 // OAuth `state` values for browser redirect flows (identity-provider login, Slack install).
 // The browser holds the state in an HttpOnly cookie; the database holds only its hash, what it
@@ -54,9 +55,5 @@ export async function consumeOAuthState (
 
 /** Housekeeping: up to `limit` states that expired before `before` (used or not: either way dead). */
 export async function deleteExpiredOAuthStates (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    'DELETE FROM oauth_states WHERE state_hash IN (SELECT state_hash FROM oauth_states WHERE expires_at < $1 LIMIT $2)',
-    [before, limit]
-  )
-  return r.rowCount
+  return await deleteBatch(q, { table: 'oauth_states', key: 'state_hash', where: 'expires_at < $1' }, before, limit)
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js'
+import { deleteBatch } from './batch-delete.js'
 import type { Role } from './users.js'
 
 export type SessionMethod = 'signup' | 'login_link' | 'identity_provider'
@@ -54,8 +55,6 @@ export async function revokeUserSessions (q: Queryable, userId: string, now: Dat
 
 /** Housekeeping: up to `limit` sessions that expired, or were revoked, before `before`. */
 export async function deleteEndedSessions (q: Queryable, before: Date, limit: number): Promise<number> {
-  const r = await q.query(
-    `DELETE FROM sessions WHERE id IN (
-       SELECT id FROM sessions WHERE expires_at < $1 OR revoked_at < $1 LIMIT $2)`, [before, limit])
-  return r.rowCount
+  const where = 'expires_at < $1 OR revoked_at < $1'
+  return await deleteBatch(q, { table: 'sessions', key: 'id', where }, before, limit)
 }

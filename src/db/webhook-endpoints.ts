@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js'
+import { replaceSealed, type SealedRow } from './sealed-values.js'
 
 export interface WebhookEndpointRow {
   id: string
@@ -107,10 +108,7 @@ export async function recordEndpointOutcome (
 }
 
 /** An endpoint's sealed signing secrets, for re-encryption (src/lib/reseal.ts). */
-export interface SealedEndpointSecrets {
-  id: string
-  values: { secretEnc: string | null, previousSecretEnc: string | null }
-}
+export type SealedEndpointSecrets = SealedRow<string, 'secretEnc' | 'previousSecretEnc'>
 
 /** Endpoints in id order after `after` (a page of `limit`). */
 export async function listSealedEndpointSecrets (
@@ -128,6 +126,5 @@ export async function resealEndpointSecret (
   q: Queryable, id: string, column: 'secretEnc' | 'previousSecretEnc', from: string, to: string
 ): Promise<boolean> {
   const col = column === 'secretEnc' ? 'secret_enc' : 'previous_secret_enc'
-  const r = await q.query(`UPDATE webhook_endpoints SET ${col} = $3 WHERE id = $1 AND ${col} = $2`, [id, from, to])
-  return r.rowCount === 1
+  return await replaceSealed(q, { table: 'webhook_endpoints', key: 'id', id: [id] }, col, from, to)
 }

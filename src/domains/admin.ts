@@ -1,4 +1,6 @@
 import type { Principal } from '../principal.js'
+import type { AuditAction } from '../db/audit-events.js'
+import type { Queryable } from '../db/client.js'
 import { auditActorOf, auditPrincipalAction } from '../audit/actor.js'
 import {
   deleteDomain, findVerifiedDomain, insertDomain, listDomains, lockAndCountDomains, updateDomainPolicy,
@@ -8,13 +10,24 @@ import { serviceError } from '../errors.js'
 import { randomToken } from '../lib/tokens.js'
 import { normalizeDomain } from './name.js'
 import {
-  domainOr404, domainView, lookForRecord, recordLook, requireAdmin, type DomainDeps, type DomainView
+  domainOr404, domainView, lookForRecord, recordLook, type DomainDeps, type DomainView
 } from './context.js'
+import { requireAdmin } from '../lib/require-admin.js'
 
 // The admin operations on a workspace's domains: add, list, one, policy, remove, verify now.
 
 /** Domains one workspace may hold (the list is not paged). */
 const DOMAINS_PER_WORKSPACE = 50
+
+/** An admin's act on a domain, in its transaction: the domain is the target, its name leads the payload. */
+async function auditDomain (
+  deps: Pick<DomainDeps, 'events'>, tx: Queryable, actor: Principal, action: AuditAction,
+  domain: Pick<DomainRow, 'id' | 'domain'>, payload: Record<string, unknown>, now: Date
+): Promise<void> {
+  await auditPrincipalAction(deps.events, tx, actor, {
+    action, target: { type: 'domain', id: domain.id }, payload: { domain: domain.domain, ...payload }, now
+  })
+}
 
 export async function addDomain (
   deps: DomainDeps, actor: Principal, input: { domain: string, policy?: DomainPolicy | undefined }
@@ -34,9 +47,7 @@ export async function addDomain (
       workspaceId: actor.workspaceId, domain, policy, token: randomToken(), createdBy: actor.userId, now
     })
     if (inserted === null) throw serviceError('DOMAIN_EXISTS', [domain])
-    await auditPrincipalAction(deps.events, tx, actor, {
-      action: 'domain.added', target: { type: 'domain', id: inserted.id }, payload: { domain, policy }, now
-    })
+    await auditDomain(deps, tx, actor, 'domain.added', inserted, { policy }, now)
     return inserted
   })
   return domainView(row)
@@ -61,12 +72,7 @@ export async function setDomainPolicy (
     const current = await domainOr404(deps, actor, id, { forUpdate: true, q: tx })
     if (current.policy === policy) return current
     const updated = await updateDomainPolicy(tx, current.id, policy, now) as DomainRow
-    await auditPrincipalAction(deps.events, tx, actor, {
-      action: 'domain.policy_changed',
-      target: { type: 'domain', id: current.id },
-      payload: { domain: current.domain, from: current.policy, to: policy },
-      now
-    })
+    await auditDomain(deps, tx, actor, 'domain.policy_changed', current, { from: current.policy, to: policy }, now)
     return updated
   })
   return domainView(row)
@@ -79,12 +85,7 @@ export async function removeDomain (deps: DomainDeps, actor: Principal, id: stri
   await deps.db.transaction(async tx => {
     const removed = await deleteDomain(tx, actor.workspaceId, id)
     if (removed === null) throw serviceError('NOT_FOUND', ['Domain'])
-    await auditPrincipalAction(deps.events, tx, actor, {
-      action: 'domain.removed',
-      target: { type: 'domain', id },
-      payload: { domain: removed.domain, status: removed.status },
-      now
-    })
+    await auditDomain(deps, tx, actor, 'domain.removed', removed, { status: removed.status }, now)
   })
 }
 

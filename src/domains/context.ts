@@ -46,10 +46,6 @@ export function domainView (row: DomainRow): DomainView {
   }
 }
 
-export function requireAdmin (actor: Principal): void {
-  if (actor.role !== 'admin') throw serviceError('FORBIDDEN', ['admin'])
-}
-
 /** The actor's domain `id`, or 404 (MCP arguments and REST ids alike); 401 when the workspace is gone. */
 export async function domainOr404 (
   deps: Pick<DomainDeps, 'db'>, actor: Principal, id: string, opts: { forUpdate?: boolean, q?: Queryable } = {}

@@ -13,18 +13,11 @@ import { decodeCursor, encodeCursor, invalidCursor } from '../lib/pagination.js'
 export type InvitationBatchView = components['schemas']['InvitationBatch']
 type RowView = components['schemas']['InvitationBatchRow']
 
-function rowView (i: BatchItem): RowView {
-  return {
-    index: i.position,
-    email: i.email,
-    role: i.role,
-    result: i.result,
-    invitationId: i.invitationId,
-    delivery: i.delivery,
-    retryAfter: i.retryAfterSeconds,
-    duplicateOf: i.duplicateOf,
-    message: i.message
-  }
+/** A row as the contract names it: `index` is its position, `retryAfter` in seconds; attempts stay inside. */
+function rowView ({ position, retryAfterSeconds, attempts: _, ...same }: BatchItem): RowView {
+  // The other fields are the contract's by the same names: one BatchItem gains that the contract lacks fails here.
+  const fields: Pick<RowView, keyof typeof same> = same
+  return { index: position, retryAfter: retryAfterSeconds, ...fields }
 }
 
 /** The position a cursor of this batch names (-1: from the start). Throws VALIDATION_FAILED. */

@@ -9,8 +9,9 @@ import {
   claimDueDigests, findNoticeChannel, holdForDigest, lockNoticeStates, markNoticeSent, recordRequestNotice,
   setNoticeChannel
 } from '../db/admin-notices.js'
-import { requireAdmin, type TellInSlack } from './context.js'
+import type { TellInSlack } from './context.js'
 import { requestNoticeEmail } from './notice-email.js'
+import { requireAdmin } from '../lib/require-admin.js'
 
 // Telling admins that invite requests wait (issue 43). Each admin chooses e-mail, Slack (the
 // default) or nothing, and hears at most once an hour: the first request after a quiet hour is
@@ -70,11 +71,8 @@ export async function queueDueDigests (deps: Pick<Ports, 'db' | 'clock' | 'jobs'
     const n = await deps.db.transaction(async tx => {
       const due = await claimDueDigests(tx, deps.clock.now(), BATCH)
       const jobs = due.filter(d => d.requestIds.length > 0)
-      const workspaces = await tx.query<{ id: string, workspaceId: string }>(
-        'SELECT id, workspace_id AS "workspaceId" FROM users WHERE id = ANY($1::uuid[])', [jobs.map(d => d.userId)])
-      const workspaceOf = new Map(workspaces.rows.map(r => [r.id, r.workspaceId]))
-      await deps.jobs.sendMany(tx, 'admin-notice', jobs.map((d): NoticeJob => ({
-        workspaceId: workspaceOf.get(d.userId) ?? '', userId: d.userId, requestIds: d.requestIds, digest: true
+      await deps.jobs.sendMany(tx, 'admin-notice', jobs.map(({ workspaceId, userId, requestIds }): NoticeJob => ({
+        workspaceId, userId, requestIds, digest: true
       })))
       if (jobs.length > 0) tx.afterCommit?.(() => { deps.jobs.wake('admin-notice') })
       return due.length

@@ -5,8 +5,9 @@ import { auditPrincipalAction } from '../audit/actor.js'
 import { isUuid } from '../lib/uuid.js'
 import { decideInviteRequest, reopenInviteRequest } from '../db/invite-requests.js'
 import {
-  inviteRequestView, notPending, requireAdmin, type InviteRequestDeps, type InviteRequestView
+  inviteRequestView, notPending, type InviteRequestDeps, type InviteRequestView
 } from './context.js'
+import { requireAdmin } from '../lib/require-admin.js'
 
 /**
  * An admin approves: the invitation is sent in the admin's name, or the request is pending again.

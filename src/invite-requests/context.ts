@@ -35,10 +35,6 @@ export type InviteRequestDeps = Pick<Ports, 'db' | 'clock' | 'config' | 'log' | 
   tellInSlack: TellInSlack
 }
 
-export function requireAdmin (actor: Principal): void {
-  if (actor.role !== 'admin') throw serviceError('FORBIDDEN', ['admin'])
-}
-
 export function inviteRequestView (deps: Pick<Ports, 'clock'>, row: InviteRequestRow): InviteRequestView {
   const iso = (d: Date | null): string | null => d === null ? null : new Date(d).toISOString()
   return {

@@ -3,8 +3,9 @@ import { auditPrincipalAction } from '../audit/actor.js'
 import { isUuid } from '../lib/uuid.js'
 import { decideInviteRequest } from '../db/invite-requests.js'
 import {
-  inviteRequestView, notPending, requireAdmin, type InviteRequestDeps, type InviteRequestView
+  inviteRequestView, notPending, type InviteRequestDeps, type InviteRequestView
 } from './context.js'
+import { requireAdmin } from '../lib/require-admin.js'
 
 /** An admin denies, with an optional reason the requester sees; decided and audited in one transaction. */
 export async function denyInviteRequest (

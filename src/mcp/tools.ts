@@ -41,7 +41,6 @@ interface ToolDef {
   name: string
   operationId: string
   description: string
-  rename?: Record<string, string>
   /** Required in the REST operation, optional for the tool (its schema `default` applies). */
   optional?: string[]
   /** Fields of the REST answer the tool never returns (removed from its output schema too); a.b is nested. */
@@ -91,7 +90,6 @@ const DEFS: ToolDef[] = [
     name: 'revoke_invitation',
     operationId: 'deleteInvitationsInvitationId',
     description: 'Revoke a pending invitation by its id; its signup link stops working.',
-    rename: { invitationId: 'id' },
     run: async (s, p, a) => await s.invitations.revoke(p, a.id as string)
   },
   {
@@ -114,14 +112,12 @@ const DEFS: ToolDef[] = [
     description: 'Suspend a member by their user id: their sessions end, their API keys are refused and they ' +
       'cannot sign in until reactivated; their role and the invitations they sent are kept. The last active ' +
       'admin cannot be suspended (LAST_ADMIN).',
-    rename: { userId: 'id' },
     run: async (s, p, a) => toApiUser(await s.members.suspend(p, a.id as string))
   },
   {
     name: 'reactivate_member',
     operationId: 'postUsersUserIdReactivate',
     description: 'Reactivate a suspended member by their user id, with the role they had; their API keys work again.',
-    rename: { userId: 'id' },
     run: async (s, p, a) => toApiUser(await s.members.reactivate(p, a.id as string))
   },
   {
@@ -138,7 +134,6 @@ const DEFS: ToolDef[] = [
     description: 'Approve a pending invite request by its id: the invitation is sent as a member, or in the ' +
       'role given (admin only when you name it; what the requester asked for is not granted by itself). ' +
       'If another admin decided first, the answer is INVITE_REQUEST_NOT_PENDING.',
-    rename: { requestId: 'id' },
     withhold: ['invitation.invitationUrl'],
     run: async (s, p, a) => await s.inviteRequests.approve(
       p, a.id as string, a.role !== undefined ? { role: a.role as Role } : {}
@@ -148,7 +143,6 @@ const DEFS: ToolDef[] = [
     name: 'deny_invite_request',
     operationId: 'postInviteRequestsRequestIdDeny',
     description: 'Deny a pending invite request by its id, with an optional reason the requester is told.',
-    rename: { requestId: 'id' },
     run: async (s, p, a) => await s.inviteRequests.deny(
       p, a.id as string, a.reason !== undefined ? { reason: a.reason as string } : {}
     )
@@ -180,7 +174,6 @@ const DEFS: ToolDef[] = [
     name: 'revoke_invite_link',
     operationId: 'deleteInviteLinksLinkId',
     description: 'Revoke an invite link by its id; the link and the confirmations e-mailed through it stop working.',
-    rename: { linkId: 'id' },
     run: async (s, p, a) => await s.inviteLinks.revoke(p, a.id as string)
   },
   {
@@ -206,7 +199,6 @@ const DEFS: ToolDef[] = [
     operationId: 'postDomainsDomainIdVerify',
     description: 'Look for a domain\'s DNS TXT record now, by the domain\'s id: found, it is verified; ' +
       'otherwise it stays as it was and checkError says why.',
-    rename: { domainId: 'id' },
     run: async (s, p, a) => await s.domains.verify(p, a.id as string)
   }
 ]
@@ -234,11 +226,22 @@ function withoutProperty (schema: Obj, path: string[]): Obj {
   }
 }
 
+/**
+ * A tool on one resource takes its id as `id`, whatever the operation calls its path parameter
+ * (`{invitationId}`, `{domainId}`): the rename toolSchemasFor applies.
+ */
+function idArgument (contract: Record<string, unknown>, operationId: string): Record<string, string> {
+  const paths = (contract.paths ?? {}) as Record<string, Record<string, { operationId?: string } | undefined>>
+  const [path = ''] = Object.entries(paths)
+    .find(([, item]) => Object.values(item).some(op => op?.operationId === operationId)) ?? []
+  return Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(m => [m[1] as string, 'id']))
+}
+
 /** The tool set, built once per app from the contract (schemas compiled once). */
 export function createMcpTools (contract: Record<string, unknown>, services: ToolServices): McpTool[] {
   const compile = createValidatorCompiler()
   return DEFS.map(def => {
-    const schemas = toolSchemasFor(contract, def.operationId, def.rename)
+    const schemas = toolSchemasFor(contract, def.operationId, idArgument(contract, def.operationId))
     const scopes = keyScopesOf(contract as never, def.operationId)
     if (def.optional !== undefined) {
       const required = (schemas.input.required as string[] | undefined ?? []).filter(n => !def.optional?.includes(n))

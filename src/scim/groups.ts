@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/client.js'
 import {
-  deleteDirectoryGroup, existingMembers, findDirectoryGroup, groupMembers, groupNameTaken, insertDirectoryGroup,
-  listDirectoryGroups, membersOfGroups, setGroupMembers, updateDirectoryGroup, type DirectoryGroupRow
+  deleteDirectoryGroup, existingMembers, findDirectoryGroup, GROUP_FILTER_COLUMNS, groupHasMemberSql, groupMembers,
+  groupNameTaken, insertDirectoryGroup, listDirectoryGroups, membersOfGroups, setGroupMembers, updateDirectoryGroup,
+  type DirectoryGroupRow
 } from '../db/directory-groups.js'
 import { serviceError } from '../errors.js'
 import { isUuid } from '../lib/uuid.js'
@@ -12,7 +13,7 @@ import { applyPatch, normalizeOperations } from './patch.js'
 import { GROUP_SCHEMA, keepsId, listResponse, selectAttributes, type ScimGroup } from './resources.js'
 import { applyAdminGroup } from './admin-group.js'
 import { pageOf, type ListQuery } from './paging.js'
-import type { ScimDeps } from './users.js'
+import type { ScimDeps, ScimResourceService } from './users.js'
 import { scimBaseUrl } from './errors.js'
 
 // SCIM Groups: the directory's groups of members. One of them may be the workspace's admins'
@@ -20,27 +21,18 @@ import { scimBaseUrl } from './errors.js'
 // concerns get the role it says (src/scim/admin-group.ts).
 
 type GroupList = components['schemas']['ScimGroupList']
-type PatchRequest = components['schemas']['ScimPatchRequest']
 
-const GROUP_COLUMNS: FilterColumns = {
-  displayname: { sql: 'display_name', kind: 'ci' },
-  externalid: { sql: 'external_id', kind: 'text' },
-  id: { sql: 'id', kind: 'uuid' }
-}
+const GROUP_COLUMNS: FilterColumns = GROUP_FILTER_COLUMNS
+/** `members[value eq "…"]` and `members eq "…"`: whether the member is in the group. */
+const HAS_MEMBER = { 'members.value': groupHasMemberSql, members: groupHasMemberSql }
 const PATCHABLE = new Set(['displayname', 'externalid', 'members', 'id'])
 const notFound = () => serviceError('NOT_FOUND', ['Group'])
-/** The filter `members[value eq "…"]` (Entra ID asks whether someone is in a group so). */
-const hasMember = (p: string) =>
-  `EXISTS (SELECT 1 FROM directory_group_members m WHERE m.group_id = g.id AND m.user_id::text = lower(${p}))`
 
-export interface ScimGroupService {
-  list(actor: Principal, query: ListQuery): Promise<GroupList>
-  get(actor: Principal, id: string, query: Pick<ListQuery, 'attributes' | 'excludedAttributes'>): Promise<ScimGroup>
-  create(actor: Principal, body: Record<string, unknown>): Promise<ScimGroup>
-  replace(actor: Principal, id: string, body: Record<string, unknown>): Promise<ScimGroup>
-  patch(actor: Principal, id: string, body: PatchRequest): Promise<ScimGroup>
-  remove(actor: Principal, id: string): Promise<void>
-}
+export type ScimGroupService = ScimResourceService<ScimGroup, GroupList>
+
+/** Whether the answer shows the groups' members: not when `excludedAttributes` names them. */
+const membersWanted = (query: Pick<ListQuery, 'excludedAttributes'>): boolean =>
+  !/(^|,)\s*members\s*(,|$)/i.test(query.excludedAttributes ?? '')
 
 interface GroupInput { displayName: string, externalId: string | null, members: string[] }
 
@@ -114,20 +106,16 @@ export function createScimGroupService (deps: ScimDeps): ScimGroupService {
 
   return {
     async list (actor, query) {
-      const filter = query.filter === undefined
-        ? null
-        : filterToSql(query.filter, GROUP_COLUMNS, 2, { 'members.value': hasMember, members: hasMember })
+      const filter = query.filter === undefined ? null : filterToSql(query.filter, GROUP_COLUMNS, 2, HAS_MEMBER)
       const { offset, limit, startIndex } = pageOf(query)
       const { rows, total } = await listDirectoryGroups(db, actor.workspaceId, { offset, limit, filter })
-      const withMembers = !/(^|,)\s*members\s*(,|$)/i.test(query.excludedAttributes ?? '')
-      const resources = (await resourcesOf(db, rows, withMembers))
+      const resources = (await resourcesOf(db, rows, membersWanted(query)))
         .map(r => selectAttributes(r, query.attributes, query.excludedAttributes))
       return listResponse(total, startIndex, resources)
     },
 
     async get (actor, id, query) {
-      const withMembers = !/(^|,)\s*members\s*(,|$)/i.test(query.excludedAttributes ?? '')
-      const group = await resourceOf(db, await load(db, actor, id), withMembers)
+      const group = await resourceOf(db, await load(db, actor, id), membersWanted(query))
       return selectAttributes(group, query.attributes, query.excludedAttributes)
     },
 

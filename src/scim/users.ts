@@ -2,9 +2,10 @@ import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import {
   findDirectoryClash, findDirectoryUser, groupsOfUsers, insertDirectoryUser, listDirectoryUsers, lockUserByEmail,
-  updateDirectoryUser, USER_NAME_SQL, type DirectoryAttributes, type DirectoryUserRow
+  updateDirectoryUser, USER_FILTER_COLUMNS, type DirectoryAttributes, type DirectoryUserRow
 } from '../db/directory-users.js'
 import { lockActiveAdmins } from '../db/users.js'
+import { findDirectorySettings } from '../db/workspaces.js'
 import { serviceError } from '../errors.js'
 import { isUuid } from '../lib/uuid.js'
 import type { Principal } from '../principal.js'
@@ -26,33 +27,22 @@ import { scimBaseUrl } from './errors.js'
 type UserList = components['schemas']['ScimUserList']
 type PatchRequest = components['schemas']['ScimPatchRequest']
 
-const USER_COLUMNS: FilterColumns = {
-  username: { sql: USER_NAME_SQL, kind: 'ci' },
-  externalid: { sql: 'directory_external_id', kind: 'text' },
-  // Addresses are stored in lower case: `email = $n` is read through the workspace's e-mail index.
-  'emails.value': { sql: 'email', kind: 'lower' },
-  emails: { sql: 'email', kind: 'lower' },
-  // A member has one address, shown as the primary work address.
-  'emails.type': { sql: "'work'", kind: 'ci' },
-  'emails.primary': { sql: 'TRUE', kind: 'bool' },
-  displayname: { sql: 'name', kind: 'ci' },
-  'name.givenname': { sql: 'given_name', kind: 'ci' },
-  'name.familyname': { sql: 'family_name', kind: 'ci' },
-  'name.formatted': { sql: 'name', kind: 'ci' },
-  id: { sql: 'id', kind: 'uuid' },
-  active: { sql: "status = 'active'", kind: 'bool' }
-}
+/** The filterable attributes: their SQL is the repository's (src/db/), their kinds the filter's. */
+const USER_COLUMNS: FilterColumns = USER_FILTER_COLUMNS
 /** The attributes a PATCH may change; paths into anything else are ignored. */
 const PATCHABLE = new Set(['username', 'externalid', 'name', 'displayname', 'emails', 'active'])
 
-export interface ScimUserService {
-  list(actor: Principal, query: ListQuery): Promise<UserList>
-  get(actor: Principal, id: string, query: Pick<ListQuery, 'attributes' | 'excludedAttributes'>): Promise<ScimUser>
-  create(actor: Principal, body: Record<string, unknown>): Promise<ScimUser>
-  replace(actor: Principal, id: string, body: Record<string, unknown>): Promise<ScimUser>
-  patch(actor: Principal, id: string, body: PatchRequest): Promise<ScimUser>
+/** The operations on one SCIM resource type (RFC 7644 §3.2–3.6): the same for Users and Groups. */
+export interface ScimResourceService<Resource, List> {
+  list(actor: Principal, query: ListQuery): Promise<List>
+  get(actor: Principal, id: string, query: Pick<ListQuery, 'attributes' | 'excludedAttributes'>): Promise<Resource>
+  create(actor: Principal, body: Record<string, unknown>): Promise<Resource>
+  replace(actor: Principal, id: string, body: Record<string, unknown>): Promise<Resource>
+  patch(actor: Principal, id: string, body: PatchRequest): Promise<Resource>
   remove(actor: Principal, id: string): Promise<void>
 }
+
+export type ScimUserService = ScimResourceService<ScimUser, UserList>
 
 export type ScimDeps = Pick<Ports, 'db' | 'clock' | 'events' | 'config'> & {
   /** Sends a new member the welcome e-mail with a sign-in link (when the workspace wants it). */
@@ -113,8 +103,9 @@ export function createScimUserService (deps: ScimDeps): ScimUserService {
       const { resource, created } = await db.transaction(
         async tx => await createOrLink(deps, tx, actor, attrs, baseUrl)
       )
-      if (created && resource.active === true && await welcomeWanted(db, actor.workspaceId)) {
-        deps.welcome(resource.emails?.[0]?.value ?? '')
+      if (created && resource.active === true) {
+        const settings = await findDirectorySettings(db, actor.workspaceId)
+        if (settings?.welcomeEmail === true) deps.welcome(resource.emails?.[0]?.value ?? '')
       }
       return resource
     },
@@ -207,10 +198,4 @@ async function setUserActive (
   if (active === undefined || active === (row.status === 'active')) return
   const change = active ? reactivateMember : suspendMember
   await change(deps, actor.workspaceId, row.id, auditActorOf(actor), { tx })
-}
-
-async function welcomeWanted (q: Queryable, workspaceId: string): Promise<boolean> {
-  const r = await q.query<{ on: boolean }>(
-    'SELECT directory_welcome_email AS on FROM workspaces WHERE id = $1', [workspaceId])
-  return r.rows[0]?.on === true
 }
