@@ -111,28 +111,13 @@ export async function takeSendLease (q: Queryable, id: string, lease: SendLease,
   return r.rowCount === 1
 }
 
-/** Extend the send lease while its owner still sends; false if it was lost (ran out and was taken). */
-export async function renewSendLease (q: Queryable, id: string, owner: string, until: Date): Promise<boolean> {
-  const r = await q.query(
-    'UPDATE invitations SET send_until = $3 WHERE id = $1 AND send_owner = $2', [id, owner, until]
-  )
-  return r.rowCount === 1
-}
-
-/** Give the send lease back (only its owner can). */
-export async function releaseSendLease (q: Queryable, id: string, owner: string): Promise<void> {
-  await q.query(
-    'UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = $1 AND send_owner = $2', [id, owner]
-  )
-}
-
-/** `renewSendLease` for many invitations under one owner (a batch's chunk), in one statement. */
+/** Extend the send leases of invitations while their owner still sends (one, or a batch's chunk). */
 export async function renewSendLeases (q: Queryable, ids: string[], owner: string, until: Date): Promise<void> {
   await q.query(
     'UPDATE invitations SET send_until = $3 WHERE id = ANY($1::uuid[]) AND send_owner = $2', [ids, owner, until])
 }
 
-/** `releaseSendLease` for many invitations under one owner, in one statement. */
+/** Give the send leases of invitations back (only their owner can), in one statement. */
 export async function releaseSendLeases (q: Queryable, ids: string[], owner: string): Promise<void> {
   await q.query(
     'UPDATE invitations SET send_owner = NULL, send_until = NULL WHERE id = ANY($1::uuid[]) AND send_owner = $2',

@@ -9,7 +9,8 @@ import type { InvitationRow } from '../db/invitations.js'
 import { coalescing } from '../lib/coalesce.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { deliverInvitation, type Inviter } from './delivery.js'
-import { inviterOf, type InvitationContext } from './context.js'
+import { deliveryDeps, inviterOf, type InvitationContext } from './context.js'
+import type { Acquired } from './send-lease.js'
 
 // The job that sends one chunk of a batch's e-mails (queued by batch.ts). Each queued row is sent
 // as a single invite's e-mail is: under the invitation's send lease, a fresh token written before
@@ -84,15 +85,16 @@ interface ChunkOf { batch: BatchRow, ws: NonNullable<Awaited<ReturnType<typeof f
 
 /** The chunk's invitations claimed in one statement and sent at once; the rest one by one. */
 async function deliverChunk (ctx: InvitationContext, c: ChunkOf, items: BatchItem[]): Promise<Outcome[]> {
-  const { ports: { db }, ttlMs, underSendLeases } = ctx
+  const { ports: { db }, ttlMs, sendLeases } = ctx
   const tokens = new Map<string, string>()
   for (const item of items) if (item.invitationId !== null) tokens.set(item.invitationId, randomToken(32))
-  return await underSendLeases(async (lease, now) => await claimBatchInvitations(db, {
+  const { rows, lease } = await sendLeases.acquireMany(async (sendLease, now) => await claimBatchInvitations(db, {
     claims: [...tokens].map(([id, token]) => ({ id, tokenHash: hashToken(token) })),
     expiresAt: new Date(now.getTime() + ttlMs),
-    lease,
+    lease: sendLease,
     now
-  }), async (rows, lease) => {
+  }))
+  try {
     const claimed = new Map(rows.map(row => [row.id, row]))
     const record = coalescing<BatchSend>(async sends => { await recordBatchSends(db, c.batch.id, lease.owner, sends) })
     return await Promise.all(items.map(async item => {
@@ -105,7 +107,9 @@ async function deliverChunk (ctx: InvitationContext, c: ChunkOf, items: BatchIte
         return await notDelivered(ctx, c, item, err)
       }
     }))
-  })
+  } finally {
+    await lease.release()
+  }
 }
 
 /** Sends one claimed row's e-mail; `record` writes that it left (with the row settled), as it leaves. */
@@ -113,7 +117,7 @@ async function sendRow (
   ctx: InvitationContext, c: ChunkOf, item: BatchItem, row: InvitationRow, token: string,
   record: (send: BatchSend) => Promise<void>
 ): Promise<Outcome> {
-  await deliverInvitation({ ...ctx.ports, idp: ctx.idp }, {
+  await deliverInvitation(deliveryDeps(ctx), {
     workspace: c.ws,
     invitation: row,
     token,
@@ -153,32 +157,38 @@ async function notDelivered (ctx: InvitationContext, c: ChunkOf, item: BatchItem
 
 /** One row the one-row way: its lease waited for, or the row settled without an e-mail. */
 async function deliverItem (ctx: InvitationContext, c: ChunkOf, item: BatchItem): Promise<Outcome> {
-  const { ports: { db }, ttlMs, underSendLease } = ctx
   if (item.invitationId === null) return await settle(ctx, c, item, 'cancelled', 'The invitation is gone')
-  const invitationId = item.invitationId
   const token = randomToken(32)
-  type Claimed = InvitationRow | { id: string, moved: 'delivered' | 'gone' }
   try {
-    let owner = ''
-    return await underSendLease<Claimed, Outcome>(async (lease, now) => {
-      owner = lease.owner
-      const claimed = await claimBatchInvitation(db, {
-        id: invitationId, tokenHash: hashToken(token), expiresAt: new Date(now.getTime() + ttlMs), lease, now
+    const taken = await claimOne(ctx, item.invitationId, token)
+    if ('moved' in taken) return await settleMoved(ctx, c, item, taken.moved)
+    try {
+      return await sendRow(ctx, c, item, taken.row, token, async send => {
+        await recordBatchSends(ctx.ports.db, c.batch.id, taken.lease.owner, [send])
       })
-      if (claimed === 'busy') return null
-      return typeof claimed === 'string' ? { id: invitationId, moved: claimed } : claimed
-    }, async row => {
-      if ('moved' in row) {
-        // Sent by another request since the batch was written: one e-mail, not two.
-        return row.moved === 'delivered'
-          ? await settle(ctx, c, item, 'sent', null)
-          : await settle(ctx, c, item, 'cancelled', GONE_BEFORE_SENT)
-      }
-      return await sendRow(ctx, c, item, row, token, async send => {
-        await recordBatchSends(db, c.batch.id, owner, [send])
-      })
-    })
+    } finally {
+      await taken.lease.release()
+    }
   } catch (err) {
     return await notDelivered(ctx, c, item, err)
   }
+}
+
+/** Why a row's invitation could not be claimed, other than a busy lease: it needs no e-mail from the chunk. */
+type MovedOn = 'delivered' | 'gone'
+
+/** A row that needs no e-mail: sent by another request since the batch was written (one e-mail, not two), or gone. */
+async function settleMoved (ctx: InvitationContext, c: ChunkOf, item: BatchItem, moved: MovedOn): Promise<Outcome> {
+  return moved === 'delivered'
+    ? await settle(ctx, c, item, 'sent', null)
+    : await settle(ctx, c, item, 'cancelled', GONE_BEFORE_SENT)
+}
+
+/** One invitation's token written with its send lease taken, waited for while another send holds it. */
+async function claimOne (ctx: InvitationContext, id: string, token: string): Promise<Acquired<InvitationRow, MovedOn>> {
+  const { ports: { db }, ttlMs, sendLeases } = ctx
+  const tokenHash = hashToken(token)
+  return await sendLeases.acquire<InvitationRow, MovedOn>(async (lease, now) => {
+    return await claimBatchInvitation(db, { id, tokenHash, expiresAt: new Date(now.getTime() + ttlMs), lease, now })
+  })
 }

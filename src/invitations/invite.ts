@@ -2,7 +2,8 @@ import type { Principal } from '../principal.js'
 import type { Role } from '../db/users.js'
 import { refuseMemberAddress } from '../members/status.js'
 import {
-  expireStalePendingInvitation, findPendingInvitationWithToken, takeSendLease, upsertPendingInvitation
+  expireStalePendingInvitation, findPendingInvitationWithToken, takeSendLease, upsertPendingInvitation,
+  type InvitationRow
 } from '../db/invitations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import type { IdempotentAttempt } from '../idempotency/idempotency.js'
@@ -19,9 +20,6 @@ function sentLinkOf (checkpoint: unknown): SentLink | null {
   return { token: c.token, reinvite: c.reinvite }
 }
 
-/** The invitation no longer carries the checkpoint's link: the retry invites afresh. */
-const LINK_GONE = Symbol('the earlier link is no longer the invitation\'s')
-
 /**
  * Invite (or re-invite) a normalized e-mail into the actor's workspace, and send it. With an
  * Idempotency-Key, the link is recorded as the key's checkpoint in the transaction that makes it
@@ -35,11 +33,9 @@ export async function inviteMember (
 ): Promise<InviteResult> {
   const earlier = sentLinkOf(keyed?.attempt.uncertain ?? null)
   if (earlier !== null) {
-    try {
-      return await deliverAgain(ctx, actor, email, earlier)
-    } catch (err) {
-      if (err !== LINK_GONE) throw err
-    }
+    const again = await deliverAgain(ctx, actor, email, earlier)
+    // The invitation no longer carries the checkpoint's link: the retry invites afresh.
+    if (again !== 'link gone') return again
   }
   const { events } = ctx.ports
   // A retry of a failed send re-sends the same pending invitation; the upsert takes the lease.
@@ -58,7 +54,7 @@ export async function inviteMember (
       invitedByApiKey: actor.apiKeyId,
       now
     }, sendLease)
-    if (row === null) return null
+    if (row === null) return 'busy'
     await auditPrincipalAction(events, tx, actor, {
       action: row.created ? 'invitation.created' : 'invitation.resent',
       target: { type: 'invitation', id: row.id },
@@ -73,15 +69,15 @@ export async function inviteMember (
 
 /**
  * The earlier run's link, delivered again under the send lease without rotating the token (its
- * audit event was recorded with it). Throws LINK_GONE when the invitation has moved on since
+ * audit event was recorded with it). 'link gone' when the invitation has moved on since
  * (accepted, revoked, expired, or given another link by another request).
  */
 async function deliverAgain (
   ctx: InvitationContext, actor: Principal, email: string, earlier: SentLink
-): Promise<InviteResult> {
-  return await rotateAndSend(ctx, actor, async (tx, { ws, tokenHash, sendLease, now }) => {
+): Promise<InviteResult | 'link gone'> {
+  return await rotateAndSend<InvitationRow, 'link gone'>(ctx, actor, async (tx, { ws, tokenHash, sendLease, now }) => {
     const row = await findPendingInvitationWithToken(tx, ws.id, email, tokenHash, now)
-    if (row === null) throw LINK_GONE
-    return await takeSendLease(tx, row.id, sendLease, now) ? row : null
+    if (row === null) return 'link gone'
+    return await takeSendLease(tx, row.id, sendLease, now) ? row : 'busy'
   }, () => earlier.reinvite, earlier.token)
 }

@@ -18,7 +18,7 @@ export async function resendInvitation (
     const status = effectiveStatus(current, now)
     if (status !== 'pending') throw serviceError('INVITATION_NOT_PENDING', [status])
     await refuseMemberAddress(tx, ws.id, current.email)
-    if (!await takeSendLease(tx, current.id, sendLease, now)) return null
+    if (!await takeSendLease(tx, current.id, sendLease, now)) return 'busy'
     const row = await refreshInvitationToken(tx, current.id, tokenHash, expiresAt, now)
     // Accepted or revoked between the read and the update.
     if (row === null) throw serviceError('INVITATION_NOT_PENDING', ['no longer'])

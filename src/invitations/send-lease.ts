@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/client.js'
 import type { Logger } from '../logger.js'
-import {
-  releaseSendLease, releaseSendLeases, renewSendLease, renewSendLeases, type SendLease
-} from '../db/invitations.js'
+import { releaseSendLeases, renewSendLeases, type SendLease } from '../db/invitations.js'
 import { serviceError } from '../errors.js'
 
 // Rotating an invitation's token and sending the e-mail that carries it are one ordered step,
@@ -31,120 +29,120 @@ export interface SendLeaseDeps {
 }
 
 /**
- * `rotate` rotates the token and takes the lease in its statement (null: another owner holds
- * it); `send` delivers with the new token while the lease is held. The lease is released after
- * the send, whatever its outcome; the owner renews it while it sends, so it runs out by itself
- * within `leaseMs` if this process dies (kill -9), not after the whole send deadline.
+ * The lease on the rows a statement took. Its owner renews it while it sends, so it runs out by
+ * itself within `leaseMs` if this process dies (kill -9), not after the whole send deadline;
+ * `release` gives it back (once) and is meant for a `finally`, whatever the send's outcome.
  */
-export type UnderSendLease = <Row extends { id: string }, R>(
-  rotate: (lease: SendLease, now: Date) => Promise<Row | null>,
-  send: (row: Row) => Promise<R>
-) => Promise<R>
+interface HeldLease {
+  readonly owner: string
+  renew: () => Promise<void>
+  release: () => Promise<void>
+}
 
 /**
- * The leases of many invitations under one owner (a chunk of a batch): `claim` takes those it can
- * in one statement and answers their rows (no waiting: a row it could not take is the caller's,
- * through the one-row path); `send` delivers them. They are renewed together while it runs and
- * given back together after, whatever its outcome (one statement each).
+ * What one statement that takes an invitation's lease answered: the row (the lease now on it),
+ * 'busy' (another owner holds it: wait and try again), or what the invitation moved to instead
+ * (no lease taken; its words are the caller's, given as a type argument: never inferred).
  */
-export type UnderSendLeases = <Row extends { id: string }, R>(
-  claim: (lease: SendLease, now: Date) => Promise<Row[]>,
-  send: (rows: Row[], lease: SendLease) => Promise<R>
-) => Promise<R>
+type TakeLease<Row, Moved extends string> =
+  (lease: SendLease, now: Date) => Promise<Row | 'busy' | NoInfer<Moved>>
 
-export function createSendLeases (
-  deps: SendLeaseDeps
-): { underSendLease: UnderSendLease, underSendLeases: UnderSendLeases } {
-  let sleepers: Array<() => void> = []
-  const wakeAll = (): void => { for (const w of sleepers.splice(0)) w() }
-  const nap = async (ms: number): Promise<void> => {
-    await new Promise<void>(resolve => {
-      const timer = setTimeout(done, ms)
-      function done (): void { clearTimeout(timer); sleepers = sleepers.filter(w => w !== done); resolve() }
-      sleepers.push(done)
-    })
-  }
+/** One invitation's lease, held with its row, or what the invitation moved to. */
+export type Acquired<Row, Moved extends string> = { row: Row, lease: HeldLease } | { moved: Moved }
+
+export interface SendLeases {
+  /**
+   * One invitation's lease, waited for: `take` is run again with a fresh lease while it answers
+   * 'busy', until the wait (waitMs) runs out: then SERVICE_UNAVAILABLE with Retry-After.
+   */
+  acquire: <Row extends { id: string }, Moved extends string = never>(
+    take: TakeLease<Row, Moved>
+  ) => Promise<Acquired<Row, Moved>>
+  /**
+   * Many invitations' leases under one owner (a chunk of a batch), taken by `claim` in one
+   * statement without waiting: a row it could not take is the caller's, through `acquire`.
+   */
+  acquireMany: <Row extends { id: string }>(
+    claim: (lease: SendLease, now: Date) => Promise<Row[]>
+  ) => Promise<{ rows: Row[], lease: HeldLease }>
+}
+
+export function createSendLeases (deps: SendLeaseDeps): SendLeases {
+  const waiters = createWaiters()
+  const hold = (ids: string[], owner: string): HeldLease => holdLease(deps, ids, owner, waiters.wakeAll)
   return {
-    underSendLease: async (rotate, send) => await underSendLease(deps, rotate, send, wakeAll, nap),
-    underSendLeases: async (claim, send) => await underSendLeases(deps, claim, send, wakeAll)
-  }
-}
-
-async function underSendLeases<Row extends { id: string }, R> (
-  deps: SendLeaseDeps,
-  claim: (lease: SendLease, now: Date) => Promise<Row[]>,
-  send: (rows: Row[], lease: SendLease) => Promise<R>,
-  released: () => void
-): Promise<R> {
-  const now = deps.clock.now()
-  const lease = { owner: randomUUID(), until: new Date(now.getTime() + deps.leaseMs) }
-  const rows = await claim(lease, now)
-  if (rows.length === 0) return await send(rows, lease)
-  const ids = rows.map(r => r.id)
-  const renew = setInterval(() => {
-    const until = new Date(deps.clock.now().getTime() + deps.leaseMs)
-    renewSendLeases(deps.db, ids, lease.owner, until).catch((e: Error) => {
-      deps.log.warn({ invitations: ids.length, err: e.message }, 'could not renew the send leases')
-    })
-  }, Math.max(1, Math.floor(deps.leaseMs / 3)))
-  renew.unref()
-  try {
-    return await send(rows, lease)
-  } finally {
-    clearInterval(renew)
-    await releaseSendLeases(deps.db, ids, lease.owner).catch((e: Error) => {
-      const msg = 'could not release the send leases; they run out by themselves'
-      deps.log.warn({ invitations: ids.length, err: e.message }, msg)
-    })
-    released()
-  }
-}
-
-async function underSendLease<Row extends { id: string }, R> (
-  deps: SendLeaseDeps,
-  rotate: (lease: SendLease, now: Date) => Promise<Row | null>,
-  send: (row: Row) => Promise<R>,
-  released: () => void,
-  nap: (ms: number) => Promise<void>
-): Promise<R> {
-  // The wait is bounded in real time (a fake clock in tests does not move by itself).
-  const giveUpAt = performance.now() + deps.waitMs
-  for (let attempt = 0; ; attempt++) {
-    const now = deps.clock.now()
-    const lease = { owner: randomUUID(), until: new Date(now.getTime() + deps.leaseMs) }
-    const row = await rotate(lease, now)
-    if (row !== null) {
-      const renew = setInterval(() => {
-        renewSendLease(
-          deps.db, row.id, lease.owner, new Date(deps.clock.now().getTime() + deps.leaseMs)
-        ).catch((e: Error) => {
-          deps.log.warn(
-            { invitationId: row.id, err: e.message }, 'could not renew the send lease'
-          )
-        })
-      }, Math.max(1, Math.floor(deps.leaseMs / 3)))
-      renew.unref()
-      try {
-        return await send(row)
-      } finally {
-        clearInterval(renew)
-        await releaseSendLease(
-          deps.db, row.id, lease.owner
-        ).catch((e: Error) => {
-          deps.log.warn(
-            { invitationId: row.id, err: e.message }, 'could not release the send lease; it runs out by itself'
-          )
-        })
-        released()
+    async acquire (take) {
+      // The wait is bounded in real time (a fake clock in tests does not move by itself).
+      const giveUpAt = performance.now() + deps.waitMs
+      for (let attempt = 0; ; attempt++) {
+        const { lease, now } = freshLease(deps)
+        const got = await take(lease, now)
+        if (typeof got === 'object') return { row: got, lease: hold([got.id], lease.owner) }
+        if (got !== 'busy') return { moved: got }
+        if (performance.now() >= giveUpAt) throw stillBusy()
+        await waiters.nap(POLL_MS[Math.min(attempt, POLL_MS.length - 1)] as number)
       }
+    },
+    async acquireMany (claim) {
+      const { lease, now } = freshLease(deps)
+      const rows = await claim(lease, now)
+      return { rows, lease: hold(rows.map(r => r.id), lease.owner) }
     }
-    if (performance.now() >= giveUpAt) {
-      const err = serviceError(
-        'SERVICE_UNAVAILABLE', ['another send of this invitation is still in progress; retry shortly']
-      )
-      err.headers = { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) }
-      throw err
+  }
+}
+
+function freshLease (deps: SendLeaseDeps): { lease: SendLease, now: Date } {
+  const now = deps.clock.now()
+  return { lease: { owner: randomUUID(), until: new Date(now.getTime() + deps.leaseMs) }, now }
+}
+
+function stillBusy (): Error {
+  const err = serviceError(
+    'SERVICE_UNAVAILABLE', ['another send of this invitation is still in progress; retry shortly']
+  )
+  err.headers = { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) }
+  return err
+}
+
+/** The one renew/release of a lease, for one invitation or a chunk's (one statement each). */
+function holdLease (deps: SendLeaseDeps, ids: string[], owner: string, released: () => void): HeldLease {
+  let held = ids.length > 0
+  // A failed renewal or release only logs: the lease then runs out by itself.
+  const warn = (what: string) => (e: Error): void => {
+    deps.log.warn({ invitationId: ids[0], invitations: ids.length, err: e.message }, what)
+  }
+  const renew = async (): Promise<void> => {
+    if (!held) return
+    const until = new Date(deps.clock.now().getTime() + deps.leaseMs)
+    await renewSendLeases(deps.db, ids, owner, until).catch(warn('could not renew the send lease'))
+  }
+  const timer = held ? setInterval(() => { renew().catch(() => {}) }, Math.max(1, Math.floor(deps.leaseMs / 3))) : null
+  timer?.unref()
+  return {
+    owner,
+    renew,
+    async release () {
+      if (!held) return
+      held = false
+      if (timer !== null) clearInterval(timer)
+      const givenBack = releaseSendLeases(deps.db, ids, owner)
+      await givenBack.catch(warn('could not release the send lease; it runs out by itself'))
+      released()
     }
-    await nap(POLL_MS[Math.min(attempt, POLL_MS.length - 1)] as number)
+  }
+}
+
+/** Sleepers of this process, woken early when a lease here is released. */
+function createWaiters (): { nap: (ms: number) => Promise<void>, wakeAll: () => void } {
+  let sleepers: Array<() => void> = []
+  return {
+    wakeAll: () => { for (const w of sleepers.splice(0)) w() },
+    nap: async ms => {
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(done, ms)
+        function done (): void { clearTimeout(timer); sleepers = sleepers.filter(w => w !== done); resolve() }
+        sleepers.push(done)
+      })
+    }
   }
 }
