@@ -12,7 +12,8 @@ import { insertWorkspace } from '../src/db/workspaces.js'
 // data directory, as `npm start` with nothing configured). Measured in process through inject, so
 // the figures are the server's own time per request (no network, no load generator):
 //  - first import: `people` people as Okta imports them, one by one: a lookup by
-//    `userName eq "…"`, then a POST of the User (target: at least 50 people/s);
+//    `userName eq "…"`, then a POST of the User (target: at least 50 people/s; importPerson, which
+//    `--scim`, bench/scim-import.ts, runs over HTTP with four clients at once on PostgreSQL);
 //  - lookups: with `members` members in the workspace, `lookups` filtered lookups
 //    (`userName eq`, `externalId eq`, `emails.value eq`, in turn) — median and p99 (target: p99
 //    under 20 ms), and the p99 of each kind.
@@ -36,7 +37,8 @@ function quantile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
 }
 
-async function directoryKey (app: FastifyInstance, workspaceId: string): Promise<string> {
+/** A workspace's directory key (scope `scim`, named as Okta's would be), made by its admin. */
+export async function directoryKey (app: FastifyInstance, workspaceId: string): Promise<string> {
   const now = new Date()
   const email = `admin@${workspaceId}.bench.test`
   const admin = await insertUser(app.db, { workspaceId, email, name: null, role: 'admin', now })
@@ -47,6 +49,31 @@ async function directoryKey (app: FastifyInstance, workspaceId: string): Promise
     { ...actor, sessionId: null, apiKeyId: null, requestId: null }, { name: 'Okta', scopes: ['scim'] }
   )
   return key.secret
+}
+
+/** One SCIM request of a directory client with its key: the status and body of the answer. */
+export type ScimSend =
+  (method: 'GET' | 'POST', url: string, body?: unknown) => Promise<{ status: number, body: string }>
+
+/**
+ * One person of a first import as Okta makes it: a lookup by `userName eq "…"` (none found), then
+ * a POST of the User to the canonical path (201). `userName` and `externalId` are new to the workspace.
+ */
+export async function importPerson (send: ScimSend, userName: string, externalId: string): Promise<void> {
+  const lookup = `/api/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`
+  const found = await send('GET', lookup)
+  if (found.status !== 200 || (JSON.parse(found.body) as { totalResults: number }).totalResults !== 0) {
+    throw new Error(`lookup ${userName}: ${found.status} ${found.body.slice(0, 200)}`)
+  }
+  const created = await send('POST', '/api/scim/v2/Users', {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+    userName,
+    externalId,
+    name: { givenName: 'Person', familyName: externalId },
+    emails: [{ primary: true, type: 'work', value: userName }],
+    active: true
+  })
+  if (created.status !== 201) throw new Error(`create ${userName}: ${created.status} ${created.body.slice(0, 200)}`)
 }
 
 export async function runDirectory (o: { people: number, members: number, lookups: number }): Promise<void> {
@@ -68,27 +95,13 @@ export async function runDirectory (o: { people: number, members: number, lookup
     // 1. The first import, one person at a time: lookup, then create.
     const ws = await insertWorkspace(app.db, { name: 'Import', now: new Date() })
     const key = await directoryKey(app, ws.id)
+    const send: ScimSend = async (method, url, body) => {
+      const res = await scim(key, method, url, body)
+      return { status: res.statusCode, body: res.body }
+    }
     const started = performance.now()
     const cpuStarted = process.cpuUsage()
-    for (let i = 0; i < o.people; i++) {
-      const userName = `person${i}@import.bench.test`
-      const lookup = `/api/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`
-      const found = await scim(key, 'GET', lookup)
-      if (found.statusCode !== 200 || (found.json() as { totalResults: number }).totalResults !== 0) {
-        throw new Error(`lookup ${i}: ${found.statusCode} ${found.body.slice(0, 200)}`)
-      }
-      const created = await scim(key, 'POST', '/api/scim/v2/Users', {
-        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
-        userName,
-        externalId: `00u${i}`,
-        name: { givenName: 'Person', familyName: String(i) },
-        emails: [{ primary: true, type: 'work', value: userName }],
-        active: true
-      })
-      if (created.statusCode !== 201) {
-        throw new Error(`create ${i}: ${created.statusCode} ${created.body.slice(0, 200)}`)
-      }
-    }
+    for (let i = 0; i < o.people; i++) await importPerson(send, `person${i}@import.bench.test`, `00u${i}`)
     const seconds = (performance.now() - started) / 1000
     const rate = o.people / seconds
     const cpuPerPerson = cpuMs(process.cpuUsage(cpuStarted)) / o.people

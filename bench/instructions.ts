@@ -36,8 +36,7 @@ interface Counted { perRequest: number, split: Split }
  * Node's process.nextTick builds its tick object with computed keys. In a process whose tick
  * objects' shape was collected, V8's optimized code defines them through this runtime function,
  * thousands of instructions a tick (bare Fastify: 60.7k instructions a request in one launch, about
- * 95k in another). Both servers here keep the shape (src/lib/tick-shape.ts): this path should read
- * about 0; what it counts tells whether that still holds (docs/performance.md).
+ * 95k in another, docs/performance.md): what it counts tells how much of a request that path takes.
  */
 const TICK_LITERAL = 'Runtime_DefineKeyedOwnPropertyInLiteral'
 

@@ -10,7 +10,7 @@ interface ProfileNode {
   hitCount?: number
   children?: number[]
 }
-export interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
+interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
 
 function frameLabel (n: ProfileNode): string {
   const url = n.callFrame.url.replace(/^file:\/\//, '')
@@ -35,10 +35,10 @@ function packageOf (n: ProfileNode): string {
 const add = <K>(m: Map<K, number>, k: K, v: number): void => { m.set(k, (m.get(k) ?? 0) + v) }
 
 /** A V8 CPU profile (.cpuprofile) as written by the inspector; throws on a file still being written. */
-export const readProfile = (file: string): Profile => JSON.parse(readFileSync(file, 'utf8')) as Profile
+const readProfile = (file: string): Profile => JSON.parse(readFileSync(file, 'utf8')) as Profile
 
 /** Self time (µs) of each profile node: the time its frame was on top of the stack. */
-export function selfTimeByNode (prof: Profile): Map<number, number> {
+function selfTimeByNode (prof: Profile): Map<number, number> {
   const self = new Map<number, number>()
   prof.samples.forEach((id, i) => { add(self, id, prof.timeDeltas[i] ?? 0) })
   return self

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.js'
-import { keepTickShape } from '../src/lib/tick-shape.js'
 import { loadConfig } from '../src/config.js'
 import { insertUser } from '../src/db/users.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
@@ -29,8 +28,6 @@ const { values } = parseArgs({
 })
 if (values.smtp === undefined) throw new Error('raw worker: --smtp is required')
 
-// As src/server.ts does first (src/lib/tick-shape.ts): the same process-level start as the service's.
-keepTickShape()
 const config = loadConfig({
   APP_ENV: 'local',
   LOG_LEVEL: 'warn',

@@ -1,9 +1,11 @@
 // `npm run bench` (not part of npm test): throughput, latency, CPU and memory of the service as
 // `npm start` runs it (compiled, dist/src/server.js, LOG_LEVEL=warn, metrics on, security headers
-// on, tracing off), against three baselines measured in the same run, scenarios alternating
-// round by round so drift hits all alike:
-//   - a hand-written Fastify server doing the same work without the contract binding
-//     (bench/hand-written.ts: same schemas, Ajv options, JWT cookie check, SQL, logger, plugins);
+// on, tracing off), against baselines measured in the same run, scenarios alternating round by
+// round so drift hits all alike:
+//   - hand-written servers doing the same work without the contract binding, on Fastify
+//     (bench/hand-written.ts: same schemas, Ajv options, JWT cookie check, SQL, logger, plugins),
+//     Hono and Express (bench/hand-written-hono.ts, -express.ts: the same work by hand,
+//     bench/hand-written-operations.ts); their shared start and SQL: bench/hand-written-work.ts;
 //   - bare Fastify answering GET /api/health with the service's body and JSON headers (the limit);
 //   - the "raw work" of an invitation (bench/raw-worker.ts: the session's authentication and the
 //     invitation service's own invite, SMTP send included, in a loop, no HTTP, same concurrency).
@@ -34,19 +36,22 @@ import { runScale } from './scale.js'
 import { runJobPickup } from './jobs.js'
 import { runFunnel } from './funnel.js'
 import { runDirectory } from './directory.js'
+import { runScimImport } from './scim-import.js'
 import { runBatchBench } from './batch.js'
 import { runInstructions } from './instructions.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
 import {
-  cleanUp, startBare, startBareAfterApp, startHandWritten, startRawWorker, startService, stop, throwawayDatabase,
-  type HandWritten, type RawWorker, type Service
+  cleanUp, FRAMEWORKS, startBare, startBareAfterApp, startHandWritten, startRawWorker, startService, stop,
+  throwawayDatabase, type HandWritten, type RawWorker, type Service
 } from './servers.js'
 
 const POSTGRES_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
 // What `npm run bench -- --help` prints.
 const USAGE = `Where each figure comes from and what it measured last: docs/performance.md.
 
-npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections
+npm run bench                                   # 5 rounds × 5 s per scenario, 50 connections: the service
+                                                # against hand-written Fastify, Hono and Express (same work),
+                                                # bare Fastify and the raw work of an invite
 npm run bench -- --rounds 7 --duration 10 --connections 20
 npm run bench -- --no-postgres                  # PGlite only (--no-pglite: PostgreSQL only)
 npm run bench -- --launches 3 --only 'GET /api/health' --invitations 100
@@ -77,6 +82,12 @@ npm run bench -- --funnel --invitations 100000 --runs 5
 npm run bench -- --directory                    # a directory's first import of 1,000 people and lookups
                                                 # among 10,000 members, embedded database (bench/directory.ts)
 npm run bench -- --directory --people 100 --members 1000 --lookups 200
+npm run bench -- --scim                         # SCIM import on PostgreSQL: 4 directory clients at once
+                                                # (a workspace and key each) import 2,000 people a round
+                                                # through POST /api/scim/v2/Users, 5 rounds: people/s and
+                                                # the service's CPU ms a person, target ≥ 400 people/s
+                                                # (bench/scim-import.ts)
+npm run bench -- --scim --clients 4 --people 4000 --rounds 3
 npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
                                                 # 200 concurrent invites, PostgreSQL (bench/batch.ts);
                                                 # --batch-rows 10000 e-mails a measure, --concurrent 200
@@ -121,7 +132,10 @@ const options = {
   events: { type: 'string', default: '200' },
   funnel: { type: 'boolean', default: false },
   directory: { type: 'boolean', default: false },
-  people: { type: 'string', default: '1000' },
+  // --directory: 1,000 (one import); --scim: 2,000 a round, shared among the clients.
+  people: { type: 'string' },
+  scim: { type: 'boolean', default: false },
+  clients: { type: 'string', default: '4' },
   members: { type: 'string', default: '10000' },
   lookups: { type: 'string', default: '1000' },
   runs: { type: 'string', default: '20' },
@@ -172,7 +186,7 @@ async function startVariants (
   for (const { db, url } of dbs) {
     const noMetrics = await startService(pin, db, smtpUrl, url, null, { ...env, METRICS_PORT: '' })
     const traced = await startService(pin, db, smtpUrl, url, null, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp })
-    const noHeaders = await startHandWritten(pin, db, smtpUrl, url, env, 0, null, ['--no-security-headers'])
+    const noHeaders = await startHandWritten(pin, db, smtpUrl, url, env, 0, null, 'Fastify', ['--no-security-headers'])
     out.push(
       variant(db, 'service, no metrics', noMetrics.port, noMetrics.proc.child),
       variant(db, 'service + traces', traced.port, traced.proc.child),
@@ -219,7 +233,8 @@ async function runRounds (
       const unexpected = m.unexpected > 0 ? `  (${m.unexpected} unexpected)` : ''
       const latency = `p50 ${m.p50.toFixed(1)} ms  p99 ${m.p99.toFixed(1)} ms`
       const figures = `${m.rps.toFixed(0).padStart(7)} req/s  ${latency}  rss ${m.peakRssMb.toFixed(0)} MB`
-      process.stdout.write(`  round ${r}: ${s.group.padEnd(8)} ${s.name.padEnd(26)} ${figures}${unexpected}\n`)
+      const which = `${s.group.padEnd(8)} ${s.server.padEnd(20)} ${s.name.padEnd(26)}`
+      process.stdout.write(`  round ${r}: ${which} ${figures}${unexpected}\n`)
     }
   }
   return results
@@ -244,9 +259,12 @@ async function startServers (opts: {
   const handWritten: HandWritten[] = []
   const raws = new Map<string, RawWorker>()
   for (const { db, url } of dbs) {
-    process.stdout.write(`bench: starting the service, the hand-written server and the raw work on ${db}\n`)
+    process.stdout.write(`bench: starting the service, the hand-written ${FRAMEWORKS.join(', ')} servers ` +
+      `and the raw work on ${db}\n`)
     services.push(await startService(pin, db, smtpUrl, url, profileDir, serviceEnv, invitations))
-    handWritten.push(await startHandWritten(pin, db, smtpUrl, url, serviceEnv, invitations, profileDir))
+    for (const framework of FRAMEWORKS) {
+      handWritten.push(await startHandWritten(pin, db, smtpUrl, url, serviceEnv, invitations, profileDir, framework))
+    }
     raws.set(db, await startRawWorker(pin, db, smtpUrl, url, connections))
   }
   const variants = values.costs ? await startVariants(pin, dbs, smtpUrl, serviceEnv) : []
@@ -380,9 +398,18 @@ else if (values.scale) {
 } else if (values.jobs) await runJobPickup({ pgUrl: values['pg-url'], events: whole('events', values.events) })
 else if (values.directory) {
   await runDirectory({
-    people: whole('people', values.people),
+    people: whole('people', values.people ?? '1000'),
     members: whole('members', values.members),
     lookups: whole('lookups', values.lookups)
+  })
+} else if (values.scim) {
+  await runScimImport({
+    pgUrl: values['pg-url'],
+    pin: pinCpus(!values['no-pin']),
+    people: whole('people', values.people ?? '2000'),
+    clients: whole('clients', values.clients),
+    rounds: whole('rounds', values.rounds),
+    build: !values['no-build']
   })
 } else if (values.funnel) {
   await runFunnel({

@@ -1,9 +1,10 @@
 import { cannon, type AutocannonRequest, type Measured } from './load.js'
-import { BARE_PATH, type HandWritten, type RawWorker, type Service } from './servers.js'
+import { BARE_PATH, type Framework, type HandWritten, type RawWorker, type Service } from './servers.js'
 
 // What is measured, each with the answer it must get and the process whose memory and CPU are
-// sampled. Every path is run against the service and against the hand-written baseline on the
-// same database kind (bench/hand-written.ts), with the same requests.
+// sampled. Every path is run against the service and against each hand-written baseline on the
+// same database kind (bench/hand-written.ts on Fastify, -hono.ts, -express.ts), with the same
+// requests, one after the other: a round measures the service's path, then each baseline's.
 
 export const HEALTH = 'GET /api/health'
 const UNAUTHENTICATED = '401 invite, no cookie'
@@ -16,16 +17,16 @@ export const LIST_BY_KEY = 'list page (limit=50), API key'
 export const INVITE = 'invite (fallback, SMTP)'
 const RAW = 'raw work of an invite'
 
-/** The paths that touch no database (health answers from its cached ping): the 1.0× targets. */
-export const NO_DATABASE = [HEALTH, UNAUTHENTICATED, INVALID, NOT_FOUND]
-
 const VALID_BODY = '{"email":"a@bench.test","role":"member"}'
 // Three faults at once: a bad address, an unknown role, a property the contract does not allow.
 const INVALID_BODY = '{"email":"not-an-email","role":"owner","extra":1}'
 // A JSON-RPC call the MCP door refuses with 429 before reading it: the key's one message a minute is spent.
 const MCP_BODY = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 
-export type Server = 'bare' | 'service' | 'hand-written' | 'raw' | Variant
+/** A hand-written baseline, by its framework. */
+export type HandWrittenServer = `hand-written ${Framework}`
+export const handWrittenServer = (framework: Framework): HandWrittenServer => `hand-written ${framework}`
+export type Server = 'bare' | 'service' | HandWrittenServer | 'raw' | Variant
 /**
  * `--costs`: the same server without (or with) one cross-cutting feature, health only; and bare
  * Fastify in a process that built the service's app first (bench/servers.ts, BARE_AFTER_APP).
@@ -34,7 +35,7 @@ export type Variant = 'service, no metrics' | 'service + traces' | 'hand-written
 export const VARIANT_BASE: Record<Variant, Server> = {
   'service, no metrics': 'service',
   'service + traces': 'service',
-  'hand-written, no headers': 'hand-written',
+  'hand-written, no headers': 'hand-written Fastify',
   'bare, after the app': 'bare'
 }
 export interface Scenario {
@@ -47,7 +48,7 @@ export interface Scenario {
 
 interface Target { port: number, cookie: string, apiKey: string }
 
-/** The HTTP scenarios against one server (the service or its hand-written twin). */
+/** The HTTP scenarios against one server (the service or a hand-written baseline). */
 function httpScenarios (t: Target, connections: number, unique: () => string) {
   const json = { 'content-type': 'application/json' }
   const invite = { method: 'POST', path: '/api/users/invite' }
@@ -74,8 +75,8 @@ function httpScenarios (t: Target, connections: number, unique: () => string) {
 }
 
 /**
- * The bare baseline first, then per database: each path on the service and on the hand-written
- * server, and the raw work of an invite. `only` (a case-insensitive regex on "group server name")
+ * The bare baseline first, then per database: each path on the service and on each hand-written
+ * baseline, and the raw work of an invite. `only` (a case-insensitive regex on "group server name")
  * keeps a subset; the bare baseline always runs.
  */
 export function scenarios (opts: {
@@ -103,22 +104,16 @@ export function scenarios (opts: {
     all.push({ name: `bare Fastify ${HEALTH}`, group: 'baseline', server: 'bare, after the app', pid, run })
   }
   for (const svc of opts.services) {
-    const hand = opts.handWritten.find(h => h.db === svc.db)
+    const hands = opts.handWritten.filter(h => h.db === svc.db)
     const raw = opts.raws.get(svc.db)
-    if (hand === undefined || raw === undefined) throw new Error(`no baselines for ${svc.db}`)
-    const ours = httpScenarios(svc, connections, unique)
-    const theirs = httpScenarios(hand, connections, unique)
-    ours.forEach(([name, run], i) => {
-      all.push(
-        { name, group: svc.db, server: 'service', pid: () => svc.proc.child.pid ?? 0, run },
-        {
-          name,
-          group: svc.db,
-          server: 'hand-written',
-          pid: () => hand.child.pid ?? 0,
-          run: (theirs[i] as typeof ours[0])[1]
-        }
-      )
+    if (hands.length === 0 || raw === undefined) throw new Error(`no baselines for ${svc.db}`)
+    const theirs = hands.map(h => ({ h, runs: httpScenarios(h, connections, unique) }))
+    httpScenarios(svc, connections, unique).forEach(([name, run], i) => {
+      all.push({ name, group: svc.db, server: 'service', pid: () => svc.proc.child.pid ?? 0, run })
+      for (const { h, runs } of theirs) {
+        const server = handWrittenServer(h.framework)
+        all.push({ name, group: svc.db, server, pid: () => h.child.pid ?? 0, run: (runs[i] as typeof runs[0])[1] })
+      }
     })
     all.push({
       name: LIST_BY_KEY,

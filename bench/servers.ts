@@ -27,8 +27,24 @@ export interface Service {
   /** The bench admin startService made (its address has the port and a serial: unique per server). */
   adminEmail: string
 }
-/** The hand-written Fastify baseline (bench/hand-written.ts) on the same database kind. */
-export interface HandWritten { db: DbKind, port: number, child: ChildProcess, cookie: string, apiKey: string }
+/** The frameworks of the hand-written baselines, each a script of its own doing the same work. */
+export const FRAMEWORKS = ['Fastify', 'Hono', 'Express'] as const
+export type Framework = typeof FRAMEWORKS[number]
+// As URLs of this folder, which knip follows to them (they are forked, never imported).
+const HAND_WRITTEN_SCRIPT: Record<Framework, URL> = {
+  Fastify: new URL('./hand-written.ts', import.meta.url),
+  Hono: new URL('./hand-written-hono.ts', import.meta.url),
+  Express: new URL('./hand-written-express.ts', import.meta.url)
+}
+/** A hand-written baseline (bench/hand-written*.ts) on the same database kind. */
+export interface HandWritten {
+  db: DbKind
+  framework: Framework
+  port: number
+  child: ChildProcess
+  cookie: string
+  apiKey: string
+}
 export interface RawWorker { child: ChildProcess, run: (seconds: number) => Promise<Measured> }
 
 const children: ChildProcess[] = []
@@ -38,7 +54,7 @@ const tempDirs: string[] = []
 const compiled = (name: string): string => join(projectRoot, `dist/scripts/${name}.js`)
 const newSecret = (): string => randomBytes(32).toString('base64url')
 
-function tempDir (prefix: string): string {
+export function tempDir (prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   tempDirs.push(dir)
   return dir
@@ -248,16 +264,8 @@ const health = () => ({ status: 'ok', version, checks: { database: ping, mail } 
 app.get('/api/health', { schema }, async (_request, reply) => { reply.headers(headers); return health() })
 `
 
-/**
- * Bare Fastify answering GET /api/health (BARE_HEALTH) on PORT, as a script for `node
- * --input-type=module -e`. It keeps a tick object first, as the service does
- * (src/lib/tick-shape.ts): a Node server idle after its start (this one, while the bench starts
- * the others; 15 s measured) has its tick objects' shape collected and pays about 15 % of its CPU
- * for it from then on, which made the baseline slower than bare Fastify is.
- */
+/** Bare Fastify answering GET /api/health (BARE_HEALTH) on PORT, as a script for `node --input-type=module -e`. */
 export const BARE = `
-const { keepTickShape } = await import('${pathToFileURL(join(projectRoot, 'dist')).href}/src/lib/tick-shape.js')
-keepTickShape()
 import Fastify from 'fastify'
 const app = Fastify({ logger: false })
 ${BARE_HEALTH(pathToFileURL(join(projectRoot, 'dist')).href)}
@@ -277,15 +285,13 @@ export async function startBare (pin: Pinning, profileDir: string | null): Promi
   return { port, proc }
 }
 
-// The same bare health, served by a process that first kept a tick object as src/server.ts does
-// (src/lib/tick-shape.ts), then built the service's app (compiled, on PGlite) and closed it: whether
-// what the app's start leaves in a process (its code, its heap, V8's feedback) costs a request apart
-// from anything the request does. Read its ratio with care: two launches of the same program differ
-// in CPU per request (docs/performance.md, "Health against bare Fastify"); `--launches` evens that out.
+// The same bare health, served by a process that first built the service's app (compiled, on
+// PGlite) and closed it: whether what the app's start leaves in a process (its code, its heap,
+// V8's feedback) costs a request apart from anything the request does. Read its ratio with care:
+// two launches of the same program differ in CPU per request (docs/performance.md, "Health
+// against bare Fastify"); `--launches` evens that out.
 const BARE_AFTER_APP = (dist: string): string => `
 import Fastify from 'fastify'
-const { keepTickShape } = await import('${dist}/src/lib/tick-shape.js')
-keepTickShape()
 const { loadConfig } = await import('${dist}/src/config.js')
 const { prepareDataDir } = await import('${dist}/src/db/client.js')
 const { buildApp } = await import('${dist}/src/app.js')
@@ -367,9 +373,9 @@ function profilerFlags (profileDir: string | null, env: NodeJS.ProcessEnv): stri
   return ['--import', fileURLToPath(new URL('cpu-profile-on-signal.mjs', import.meta.url))]
 }
 
-/** Forks `script` (a bench/ module run by tsx) on the servers' CPU; resolves with its first message. */
+/** Forks `script` (a bench/ module run by tsx, by name or URL) on the servers' CPU; resolves with its first message. */
 async function forkReady<M> (
-  pin: Pinning, script: string, args: string[], env: NodeJS.ProcessEnv, what: string, execArgv: string[] = []
+  pin: Pinning, script: string | URL, args: string[], env: NodeJS.ProcessEnv, what: string, execArgv: string[] = []
 ): Promise<{ child: ChildProcess, ready: M }> {
   const child = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
     cwd: projectRoot, env, execArgv: [...TSX, ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc']
@@ -384,21 +390,27 @@ async function forkReady<M> (
   return { child, ready }
 }
 
-/** The hand-written baseline on a database of the same kind (PGlite: a data directory of its own). */
+/**
+ * A hand-written baseline on a database of the same kind (PGlite: a data directory of its own),
+ * `framework`'s (bench/hand-written.ts on Fastify, -hono.ts, -express.ts; their shared start in
+ * bench/hand-written-work.ts).
+ */
 export async function startHandWritten (
   pin: Pinning, db: DbKind, smtpUrl: string, databaseUrl: string | null,
-  extraEnv: Record<string, string>, invitations: number, profileDir: string | null, flags: string[] = []
+  extraEnv: Record<string, string>, invitations: number, profileDir: string | null,
+  framework: Framework = 'Fastify', flags: string[] = []
 ): Promise<HandWritten> {
   const port = await freePort()
-  const dataDir = db === 'pglite' ? pgliteDataDir(`bench-hand-${db}-`) : tempDir(`bench-hand-${db}-`)
+  const prefix = `bench-hand-${framework.toLowerCase()}-${db}-`
+  const dataDir = db === 'pglite' ? pgliteDataDir(prefix) : tempDir(prefix)
   const env = serviceEnv(dataDir, port, smtpUrl, databaseUrl, extraEnv)
   const args = ['--port', String(port), '--invitations', String(invitations), ...flags]
   // With npm start's node flags too: the same heap cap, so neither collects more often than the other.
   const execArgv = [...startCommand().nodeFlags, ...profilerFlags(profileDir, env)]
   const { child, ready } = await forkReady<{ cookie: string, apiKey: string }>(
-    pin, 'hand-written.ts', args, env, `hand-written (${db})`, execArgv
+    pin, HAND_WRITTEN_SCRIPT[framework], args, env, `hand-written ${framework} (${db})`, execArgv
   )
-  return { db, port, child, cookie: ready.cookie, apiKey: ready.apiKey }
+  return { db, framework, port, child, cookie: ready.cookie, apiKey: ready.apiKey }
 }
 
 /**

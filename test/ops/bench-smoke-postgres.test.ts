@@ -35,6 +35,14 @@ t.test('--batch (PostgreSQL)', { skip }, async t => {
   t.match(r.out, /4 concurrent POST \/api\/users\/invite/)
 })
 
+t.test('--scim (PostgreSQL): four directory clients importing at once', { skip }, async t => {
+  const r = await bench([...TINY, ...pg, '--scim', '--people', '8', '--clients', '4'])
+  t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.out)
+  t.match(r.out, /4 directory clients at once/, 'four clients')
+  t.match(r.out, /round 1: 8 people in [\d.]+ s: \d+ people\/s; service CPU [\d.]+ ms a person/, 'the round measured')
+  t.match(r.out, /^(MET |MISS) +SCIM import, 4 clients at once \(PostgreSQL\) ≥ 400 people\/s: \d+/m, 'the target line')
+})
+
 // Under callgrind every instruction is simulated: starting node and the service there takes
 // minutes, not seconds, so this smoke run is opt-in (BENCH_SMOKE_INSTRUCTIONS=1).
 const valgrind = spawnSync('valgrind', ['--version']).status === 0

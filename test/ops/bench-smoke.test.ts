@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { projectRoot } from '../../src/paths.js'
 import { bench, TINY } from '../helpers/bench.js'
 import { ensureBuilt } from '../helpers/built.js'
 import { TEST_DATABASE_URL } from '../helpers/build.js'
@@ -18,12 +19,22 @@ import { skipWithoutChromium } from '../helpers/browser.js'
 
 t.setTimeout(600_000)
 
-t.test('--help prints the usage of every mode; a wrong option says so in one line', async t => {
+/** The options each `npm run bench -- …` command of docs/performance.md's method section begins with. */
+function documentedModes (): string[] {
+  const doc = readFileSync(join(projectRoot, 'docs/performance.md'), 'utf8')
+  const fences = [...doc.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map(m => m[1] ?? '')
+  return [...new Set(fences.join('\n').match(/^npm run bench -- --[\w-]+/gm) ?? [])]
+}
+
+t.test('--help prints the usage of every mode docs/performance.md gives; a wrong option says so in one line', async t => {
   const help = await bench(['--help'])
   t.equal(help.code, 0, 'exit 0')
-  for (const mode of ['--scale', '--jobs', '--funnel', '--batch', '--instructions', '--costs', '--analyze', '--profile', '--console']) {
-    t.match(help.out, `npm run bench -- ${mode}`, `names ${mode}`)
+  const modes = documentedModes()
+  t.ok(modes.length >= 10, `the docs were read (${modes.length} modes)`)
+  for (const mode of modes) {
+    t.match(help.out, mode, `the usage names ${mode}`)
   }
+  t.match(help.out, /hand-written Fastify, Hono and Express/, 'and the baselines of the default mode')
   t.notMatch(help.out, /\bat .*\.ts:\d+/, 'no stack trace')
   const wrong = await bench(['--no-such-option'])
   t.equal(wrong.code, 2, 'exit 2')
@@ -48,6 +59,7 @@ const database = TEST_DATABASE_URL === null
   : { name: 'PostgreSQL', args: ['--no-pglite', '--pg-url', TEST_DATABASE_URL] }
 
 t.test(`the default mode: the service against its baselines (${database.name}, one scenario)`, async t => {
+  t.setTimeout(900_000)
   const built = await ensureBuilt()
   t.equal(built.status, 0, `built ${built.output}`)
   const dir = mkdtempSync(join(tmpdir(), 'bench-results-'))
@@ -58,9 +70,18 @@ t.test(`the default mode: the service against its baselines (${database.name}, o
     '--out', out
   ])
   t.equal(r.code, 0, r.code === 0 ? 'exit 0' : r.out)
-  t.match(r.out, /GET \/api\/health/)
+  for (const framework of ['Fastify', 'Hono', 'Express']) {
+    const row = new RegExp(`^\\w+ +hand-written ${framework} +GET /api/health +\\d+`, 'm')
+    t.match(r.out, row, `the hand-written ${framework} baseline answered health`)
+    const line = new RegExp(`^(MET |MISS) +service / hand-written ${framework} [≥>] [\\d.]+×.*: [\\d.]+$`, 'm')
+    t.match(r.out, line, 'its ratio line is printed, MET or MISS')
+  }
+  t.notMatch(r.out, /unexpected answers/, 'every server answered as the scenario expects')
   t.ok(existsSync(out), 'results written')
-  t.match(JSON.parse(readFileSync(out, 'utf8')), { scenarios: Array, targets: Array })
+  const results = JSON.parse(readFileSync(out, 'utf8')) as { scenarios: Array<{ server: string }>, targets: unknown[] }
+  t.match(results, { scenarios: Array, targets: Array })
+  const servers = new Set(results.scenarios.map(s => s.server))
+  t.ok(['hand-written Fastify', 'hand-written Hono', 'hand-written Express'].every(s => servers.has(s)), 'each baseline in the results')
 })
 
 t.test('--console: the console\'s figures alone, in Chromium (50 members, one run)', { skip: skipWithoutChromium }, async t => {
