@@ -2,6 +2,7 @@ import t from 'tap'
 import { assertContract } from '../helpers/contract.js'
 import { build, principalOf } from '../helpers/build.js'
 import { startSmtp } from '../helpers/smtp.js'
+import { jobsSettled } from '../helpers/jobs.js'
 import { until } from '../helpers/service-process.js'
 
 // How admins hear of new invite requests (issue 43): each admin's own choice (GET/PUT
@@ -97,8 +98,8 @@ await t.test('e-mail: the first request at once, the next ones in one digest an 
   t.equal(await h.app.services.inviteRequests.queueDueDigests(), 1)
   const next = await until('the next digest', async () => mailTo('ada@example.com')[2])
   t.match(next.subject, /five@example\.com waits for you/)
-  // Two polls of the job engine: nothing more arrives (each request told once).
-  await new Promise(resolve => setTimeout(resolve, 1500))
+  // Nothing more arrives (each request told once): no notice job is left to send one.
+  await jobsSettled(h, ['admin-notice'])
   t.equal(mailTo('ada@example.com').length, 3, 'three e-mails in all')
   t.equal(mailTo('bea@example.com').length, 0, 'the admin who chose off heard nothing')
   const held = await h.db.query('SELECT 1 FROM admin_request_notices WHERE user_id = $1', [bea.userId])

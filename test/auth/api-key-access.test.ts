@@ -6,6 +6,7 @@ import { assertContract } from '../helpers/contract.js'
 import { createApiKey, mcpRequest } from '../helpers/mcp.js'
 import { startSmtp, type SmtpPeer } from '../helpers/smtp.js'
 import { contract } from '../helpers/contract-examples.js'
+import { invite } from '../helpers/invite.js'
 import { createMcpTools } from '../../src/mcp/tools.js'
 
 // What a script sees with an API key on REST: the answers of RFC 6750 (401 with the Bearer
@@ -27,13 +28,11 @@ t.before(async () => {
 })
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` })
-const invite = async (secret: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  await h.inject({ method: 'POST', url: INVITE, headers: { ...bearer(secret), ...headers }, payload: body })
 
 t.test('a key with the invitation scope invites over REST: the e-mail leaves, the key is the actor', async t => {
   const key = await createApiKey(h, admin, 'HR import', ['invitations:write'])
   const email = `script-${Date.now()}@example.com`
-  const res = await invite(key.secret, { email, role: 'member' })
+  const res = await invite(h, null, { email, role: 'member' }, bearer(key.secret))
   t.equal(res.statusCode, 200, res.body)
   assertContract(t, 'POST', INVITE, res)
   t.ok(smtp.messages.some(m => m.to.includes(email)), 'the invitation e-mail was sent')
@@ -50,7 +49,7 @@ t.test('a key with the invitation scope invites over REST: the e-mail leaves, th
 
 t.test('a read-only key is refused with the RFC 6750 challenge; a key cannot make a key', async t => {
   const key = await createApiKey(h, admin, 'reader', ['invitations:read'])
-  const res = await invite(key.secret, { email: 'nobody@example.com', role: 'member' })
+  const res = await invite(h, null, { email: 'nobody@example.com', role: 'member' }, bearer(key.secret))
   t.equal(res.statusCode, 403)
   t.match(res.json(), { code: 'INSUFFICIENT_SCOPE', details: { missingScopes: ['invitations:write'] } })
   t.equal(res.headers['www-authenticate'], `${REALM}, error="insufficient_scope", scope="invitations:write"`)
@@ -87,7 +86,7 @@ t.test('no key or a wrong one: 401 with WWW-Authenticate: Bearer', async t => {
 
 t.test('a request with a cookie and a key is the key\'s alone', async t => {
   const reader = await createApiKey(h, admin, 'reader 2', ['invitations:read'])
-  const both = await invite(reader.secret, { email: 'both@example.com', role: 'member' }, { cookie: admin.cookie })
+  const both = await invite(h, admin.cookie, { email: 'both@example.com', role: 'member' }, bearer(reader.secret))
   t.equal(both.statusCode, 403, 'an admin\'s cookie beside a read-only key does not widen it')
   t.equal(both.json().code, 'INSUFFICIENT_SCOPE')
   const stale = await h.inject({ url: '/api/invitations', headers: { ...bearer(reader.secret), cookie: 'service_session=junk' } })
@@ -103,7 +102,7 @@ t.test('making or unmaking an admin needs members:admin besides the operation\'s
     t.equal(res.statusCode, 403, what)
     t.match(res.json(), { code: 'INSUFFICIENT_SCOPE', details: { missingScopes: ['members:admin'] } }, `${what}: members:admin`)
   }
-  missingAdmin(await invite(inviter.secret, { email: 'boss@example.com', role: 'admin' }), 'inviting an admin')
+  missingAdmin(await invite(h, null, { email: 'boss@example.com', role: 'admin' }, bearer(inviter.secret)), 'inviting an admin')
   const batch = await h.inject({
     method: 'POST',
     url: '/api/invitations/batch',
@@ -114,7 +113,7 @@ t.test('making or unmaking an admin needs members:admin besides the operation\'s
   t.equal((await h.inject({ url: '/api/invitations?limit=100', headers: { cookie: admin.cookie } })).json().items
     .filter((i: { email: string }) => i.email === 'a1@example.com').length, 0, 'the refused batch invited no one')
 
-  const asAdmin = await invite(trusted.secret, { email: 'boss@example.com', role: 'admin' })
+  const asAdmin = await invite(h, null, { email: 'boss@example.com', role: 'admin' }, bearer(trusted.secret))
   t.equal(asAdmin.statusCode, 200, 'with members:admin the admin is invited')
   const listed = (await h.inject({ url: '/api/invitations?limit=100', headers: { cookie: admin.cookie } })).json().items as
     Array<{ id: string, email: string }>

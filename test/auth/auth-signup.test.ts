@@ -11,7 +11,8 @@ import { SESSION_COOKIE } from '../../src/sessions/service.js'
 
 const DAY = 24 * 3600_000
 
-async function invite (h: TestApp, o: { email?: string, role?: Role, ttlMs?: number } = {}) {
+/** A pending invitation written to the database (a fixture: not through the REST door), and its token. */
+async function pendingInvitation (h: TestApp, o: { email?: string, role?: Role, ttlMs?: number } = {}) {
   const inviter = await h.signIn({ role: 'admin', workspaceName: 'Acme & <Co>' })
   const token = randomToken()
   const inv = await upsertPendingInvitation(h.db, {
@@ -39,7 +40,7 @@ t.test('accepting invitations', async t => {
   const h = await build(t, { env: { AUTH_RATE_LIMIT_PER_MINUTE: '1000' } })
 
   await t.test('preview, then signup: the user is created with the invited role and signed in', async t => {
-    const { token, inv, inviter } = await invite(h, { role: 'admin' })
+    const { token, inv, inviter } = await pendingInvitation(h, { role: 'admin' })
     await h.db.query('UPDATE users SET name = $2 WHERE id = $1', [inviter.userId, 'Ada Admin'])
 
     const preview = await post(h, '/api/auth/invitation', { token })
@@ -133,18 +134,18 @@ t.test('accepting invitations', async t => {
     }
     await check('unknown token', { token: randomToken() }, 400, 'TOKEN_INVALID')
 
-    const revoked = await invite(h)
+    const revoked = await pendingInvitation(h)
     await h.db.query(
       "UPDATE invitations SET status = 'revoked', revoked_at = $2, token_hash = NULL WHERE id = $1",
       [revoked.inv.id, h.clock.now()]
     )
     await check('revoked', { token: revoked.token }, 400, 'TOKEN_INVALID')
 
-    const expiring = await invite(h, { ttlMs: DAY })
+    const expiring = await pendingInvitation(h, { ttlMs: DAY })
     h.clock.advance(DAY + 1)
     await check('expired', { token: expiring.token }, 410, 'TOKEN_EXPIRED')
 
-    const taken = await invite(h, { email: 'taken@example.com' })
+    const taken = await pendingInvitation(h, { email: 'taken@example.com' })
     await insertUser(
       h.db,
       {
@@ -167,7 +168,7 @@ t.test('accepting invitations', async t => {
 
   await t.test('concurrent signups with one token: exactly one user, one 201, the rest 4xx without a session', async t => {
     for (const n of [2, 5]) {
-      const { token, inv } = await invite(h)
+      const { token, inv } = await pendingInvitation(h)
       const results = await Promise.all(
         Array.from({ length: n }, async (_v, i) => await post(h, '/api/auth/signup', { token, name: `Racer ${i}` }))
       )
@@ -194,8 +195,8 @@ t.test('accepting invitations', async t => {
   })
 
   await t.test('one e-mail invited to two workspaces, accepted at once: one account, the other 409', async t => {
-    const a = await invite(h, { email: 'both@example.com' })
-    const b = await invite(h, { email: 'both@example.com' })
+    const a = await pendingInvitation(h, { email: 'both@example.com' })
+    const b = await pendingInvitation(h, { email: 'both@example.com' })
     t.not(a.inviter.workspaceId, b.inviter.workspaceId)
     const [ra, rb] = await Promise.all([
       post(h, '/api/auth/signup', { token: a.token }), post(h, '/api/auth/signup', { token: b.token })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { build } from '../helpers/build.js'
+import { deref } from '../helpers/contract.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { createApiKey } from '../helpers/mcp.js'
 import { SCIM_TYPE } from '../helpers/scim.js'
@@ -119,12 +120,8 @@ const ways: Record<string, Way | string> = {
 
 interface Op { operationId: string, responses?: Record<string, Response | { $ref: string }> }
 interface Response { headers?: Record<string, { $ref?: string }> }
-const contract = loadContract() as {
-  paths: Record<string, Record<string, Op>>, components: { responses: Record<string, Response> }
-}
-const answers = (op: Op): Response[] => Object.values(op.responses ?? {}).map(r => '$ref' in r
-  ? contract.components.responses[r.$ref.split('/').pop() ?? ''] ?? {}
-  : r)
+const contract = loadContract() as { paths: Record<string, Record<string, Op>> }
+const answers = (op: Op): Response[] => Object.values(op.responses ?? {}).map(r => deref<Response>(r))
 const setsSession = Object.values(contract.paths).flatMap(item => Object.values(item))
   .filter(op => typeof op === 'object' && op !== null && 'operationId' in op)
   .filter(op => answers(op).some(r => r.headers?.['Set-Cookie']?.$ref === '#/components/headers/SetSessionCookie'))

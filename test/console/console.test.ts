@@ -370,7 +370,8 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     docs.on('request', r => { requested.push(r.url()) })
     await docs.goto(`${base}/api/docs`)
     await docs.getByText('Liveness and database check').first().waitFor()
-    await docs.waitForTimeout(1500) // what the page loads after drawing (fonts, icons) has been asked for by now
+    // What the page loads after drawing (fonts, icons): asked for once the network has gone quiet.
+    await docs.waitForLoadState('networkidle')
     t.same(requested.filter(u => !u.startsWith(`${base}/`) && !u.startsWith('data:')), [], `no outside request (${requested.length} requests)`)
     t.same(docsProblems, [], 'no script errors, no CSP violations')
     await docs.close()

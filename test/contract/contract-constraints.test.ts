@@ -3,7 +3,7 @@ import type { InjectOptions } from 'fastify'
 import { loadContract } from '../../src/app.js'
 import { build } from '../helpers/build.js'
 import { createApiKey, MCP_ACCEPT } from '../helpers/mcp.js'
-import { contractProblems, METHODS } from '../helpers/contract.js'
+import { contractProblems, deref, METHODS } from '../helpers/contract.js'
 import { eventTypeOf } from '../../src/events/catalogue.js'
 import type { AuditAction } from '../../src/db/audit-events.js'
 
@@ -30,16 +30,6 @@ interface Op {
 const contract = loadContract() as {
   paths: Record<string, Record<string, unknown>>,
   security: Array<Record<string, string[]>>
-}
-
-function deref<T> (v: unknown): T {
-  let cur = v
-  while (cur !== null && typeof cur === 'object' && typeof (cur as { $ref?: unknown }).$ref === 'string') {
-    cur = ((cur as { $ref: string }).$ref).slice(2).split('/').reduce<unknown>(
-      (o, k) => (o as Record<string, unknown>)[k], contract
-    )
-  }
-  return cur as T
 }
 
 const BODY_LIMIT = 4096

@@ -5,6 +5,7 @@ import { Errors, type ErrorCode, type ServiceError } from '../../src/errors.js'
 import { createValidatorCompiler } from '../../src/validation.js'
 import { projectRoot } from '../../src/paths.js'
 import { formatSchemaErrors } from '../../src/plugins/errors.js'
+import { deref } from '../helpers/contract.js'
 import {
   contract, examplesOf, inlineSchema, operations, type Example, type Operation, type Parameter
 } from '../helpers/contract-examples.js'
@@ -52,12 +53,7 @@ function places (op: Operation): Place[] {
       })
     }
     for (const [name, header] of Object.entries(response.headers ?? {})) {
-      const h = header.$ref !== undefined
-        ? {
-            ...contract.components.headers?.[(header.$ref as string).split('/').pop() as string],
-            ...header
-          }
-        : header
+      const h = deref<typeof header>(header)
       out.push({ where: `${op.operationId} ${status} header ${name}`, schema: h.schema, examples: examplesOf(h), name })
     }
   }

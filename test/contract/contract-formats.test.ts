@@ -1,7 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { build } from '../helpers/build.js'
-import { examplesOf, operations, parameterExample, resolve, type Operation } from '../helpers/contract-examples.js'
+import { deref } from '../helpers/contract.js'
+import { examplesOf, operations, parameterExample, type Operation } from '../helpers/contract-examples.js'
 
 // Whatever the contract accepts, the service can take: for every input of every operation whose
 // schema has a `format` (uri, uuid, email, date-time), is a cursor, or is an integer, values generated to sit
@@ -39,15 +40,15 @@ function slots (): Slot[] {
     if (SIGNED.test(op.path)) continue
     for (const p of op.parameters) {
       if (p.in !== 'path' && p.in !== 'query') continue
-      const kind = kindOf(p.name, resolve(p.schema as Node))
+      const kind = kindOf(p.name, deref(p.schema as Node))
       if (kind !== null) out.push({ op, in: p.in, name: p.name, kind })
     }
     const body = op.requestBody?.content['application/json']?.schema
     const props = body !== undefined
-      ? (resolve(body as Node).properties as Record<string, Node> | undefined)
+      ? (deref(body as Node).properties as Record<string, Node> | undefined)
       : undefined
     for (const [name, s] of Object.entries(props ?? {})) {
-      const kind = kindOf(name, resolve(s))
+      const kind = kindOf(name, deref(s))
       if (kind !== null) out.push({ op, in: 'body', name, kind })
     }
   }

@@ -4,7 +4,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { InjectOptions } from 'fastify'
 import { loadContract } from '../../src/app.js'
 import { build } from '../helpers/build.js'
-import { contractProblems, METHODS } from '../helpers/contract.js'
+import { contractProblems, deref, METHODS } from '../helpers/contract.js'
 import { ALL_SCOPES } from '../helpers/mcp.js'
 
 // Contract fuzzing: requests generated from openapi.yaml (valid and broken bodies, wrong types,
@@ -29,19 +29,7 @@ interface Op {
   security?: Array<Record<string, string[]>>
 }
 
-const contract = loadContract() as {
-  paths: Record<string, Record<string, unknown>>,
-  components: Record<string, Record<string, unknown>>
-}
-
-function deref<T> (v: T | { $ref: string }): T {
-  let cur: unknown = v
-  // Local refs only (#/components/...); the contract uses nothing else.
-  while (cur !== null && typeof cur === 'object' && '$ref' in cur && typeof cur.$ref === 'string') {
-    cur = cur.$ref.slice(2).split('/').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], contract)
-  }
-  return cur as T
-}
+const contract = loadContract() as { paths: Record<string, Record<string, unknown>> }
 
 interface Target { method: string, path: string, op: Op, params: Param[], bodySchema: Schema | null }
 

@@ -5,13 +5,10 @@ import { loadContract } from '../../src/app.js'
 import { createHandlers } from '../../handlers/index.js'
 import { compileAllSchemas } from '../../src/validation.js'
 import { build } from '../helpers/build.js'
-import { operations } from '../helpers/contract.js'
+import { deref, operations } from '../helpers/contract.js'
 
 const contract = loadContract() as {
-  components: {
-    schemas: { ErrorCode: { enum: string[] } },
-    responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>
-  },
+  components: { schemas: { ErrorCode: { enum: string[] } } },
   info: { version: string }
 }
 
@@ -41,7 +38,7 @@ t.test('every error response of every operation is an ErrorResponse', async t =>
   for (const { method, path, op } of operations()) {
     for (const [status, response] of Object.entries(op.responses)) {
       if (Number(status) < 400 || path === '/api/health') continue
-      const resolved = response.$ref !== undefined ? contract.components.responses[response.$ref.split('/').pop() as string] : response
+      const resolved = deref(response)
       // Under /scim/v2, a SCIM error (RFC 7644 §3.12) in SCIM's media type; everywhere else an ErrorResponse.
       const scim = /^\/(api\/)?scim\/v2\//.test(path)
       const schema = resolved?.content?.[scim ? 'application/scim+json' : 'application/json']?.schema as { $ref?: string } | undefined

@@ -2,6 +2,7 @@ import t from 'tap'
 import { connect } from 'node:net'
 import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { invite } from '../helpers/invite.js'
 
 // Bad input of every class, against POST /api/users/invite with a valid admin session, so the
 // answer comes from validation and parsing, not from authentication.
@@ -9,15 +10,10 @@ import { assertContract } from '../helpers/contract.js'
 t.test('bad input classes answer ErrorResponse with the contract status', async t => {
   const h = await build(t)
   const admin = await h.signIn({ role: 'admin' })
-  const invite = async (
-    payload: string | Buffer,
-    headers: Record<string, string> = { 'content-type': 'application/json' }
-  ) =>
-    await h.inject({ method: 'POST', url: '/api/users/invite', headers: { cookie: admin.cookie, ...headers }, payload })
 
   await t.test('415 for a body that is not application/json (text/plain would skip the schema)', async t => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'text/html', 'application/xml']) {
-      const res = await invite('email=a@example.com', { 'content-type': type })
+      const res = await invite(h, admin.cookie, 'email=a@example.com', { 'content-type': type })
       t.equal(res.statusCode, 415, type)
       t.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE')
       assertContract(t, 'POST', '/api/users/invite', res)
@@ -25,7 +21,7 @@ t.test('bad input classes answer ErrorResponse with the contract status', async 
   })
 
   await t.test('400 for an unknown field, naming it (not silently removed)', async t => {
-    const res = await invite(JSON.stringify({ email: 'a@example.com', role: 'member', isAdmin: true }))
+    const res = await invite(h, admin.cookie, JSON.stringify({ email: 'a@example.com', role: 'member', isAdmin: true }))
     t.equal(res.statusCode, 400)
     const body = res.json()
     t.equal(body.code, 'VALIDATION_FAILED')
@@ -34,30 +30,30 @@ t.test('bad input classes answer ErrorResponse with the contract status', async 
   })
 
   await t.test('400 listing every failing field; no coercion of JSON types', async t => {
-    const res = await invite(JSON.stringify({ email: 42, role: 'owner' }))
+    const res = await invite(h, admin.cookie, JSON.stringify({ email: 42, role: 'owner' }))
     t.equal(res.statusCode, 400)
     const fields = res.json().details.errors.map((e: { field: string }) => e.field).sort()
     t.same(fields, ['email', 'role'])
-    const bad = await invite(JSON.stringify({ email: 'not-an-email', role: 'member' }))
+    const bad = await invite(h, admin.cookie, JSON.stringify({ email: 'not-an-email', role: 'member' }))
     t.equal(bad.statusCode, 400)
     t.match(bad.json().details.errors[0], { field: 'email', message: /format "email"/ })
-    const missing = await invite(JSON.stringify({ role: 'admin' }))
+    const missing = await invite(h, admin.cookie, JSON.stringify({ role: 'admin' }))
     t.match(missing.json().details.errors[0], { field: 'email', message: /required/ })
-    const long = await invite(JSON.stringify({ email: `${'a'.repeat(250)}@example.com`, role: 'member' }))
+    const long = await invite(h, admin.cookie, JSON.stringify({ email: `${'a'.repeat(250)}@example.com`, role: 'member' }))
     t.equal(long.statusCode, 400, 'longer than 254 characters')
     // As any validator reads the schema: role is required (its default only documents what to send),
     // and an address with surrounding spaces is not `format: email`.
-    const noRole = await invite(JSON.stringify({ email: 'no-role@example.com' }))
+    const noRole = await invite(h, admin.cookie, JSON.stringify({ email: 'no-role@example.com' }))
     t.equal(noRole.statusCode, 400, 'no role')
     t.same(noRole.json().details.errors, [{ in: 'body', field: 'role', message: "must have required property 'role'" }])
-    const padded = await invite(JSON.stringify({ email: '  padded@example.com ', role: 'member' }))
+    const padded = await invite(h, admin.cookie, JSON.stringify({ email: '  padded@example.com ', role: 'member' }))
     t.equal(padded.statusCode, 400, 'surrounding spaces')
     t.match(padded.json().details.errors, [{ in: 'body', field: 'email', message: /format "email"/ }])
   })
 
   await t.test('400 for malformed JSON and for an empty JSON body', async t => {
     for (const payload of ['{"email": "a@example.com"', 'nope', '']) {
-      const res = await invite(payload)
+      const res = await invite(h, admin.cookie, payload)
       t.equal(res.statusCode, 400, JSON.stringify(payload))
       t.equal(res.json().code, 'INVALID_JSON')
       assertContract(t, 'POST', '/api/users/invite', res)
@@ -69,7 +65,7 @@ t.test('bad input classes answer ErrorResponse with the contract status', async 
       '{"email":"a@example.com","__proto__":{"role":"admin"}}',
       '{"email":"a@example.com","constructor":{"prototype":{"isAdmin":true}}}'
     ]) {
-      const res = await invite(payload)
+      const res = await invite(h, admin.cookie, payload)
       t.equal(res.statusCode, 400, payload)
       t.equal(res.json().code, 'VALIDATION_FAILED')
       t.match(res.json().message, /forbidden key/)
@@ -78,7 +74,7 @@ t.test('bad input classes answer ErrorResponse with the contract status', async 
   })
 
   await t.test('413 for a body over the limit', async t => {
-    const res = await invite(JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(h.config.bodyLimit) }))
+    const res = await invite(h, admin.cookie, JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(h.config.bodyLimit) }))
     t.equal(res.statusCode, 413)
     t.equal(res.json().code, 'PAYLOAD_TOO_LARGE')
     assertContract(t, 'POST', '/api/users/invite', res)
@@ -144,25 +140,20 @@ t.test('order of checks: token, then the request, then the session row and the r
   const forged = admin.cookie.slice(0, -4) + (admin.cookie.endsWith('AAAA') ? 'BBBB' : 'AAAA')
   const bad = { email: 'not-an-e-mail', extra: 1 }
   const good = () => ({ email: `order-${Math.random().toString(36).slice(2)}@example.com`, role: 'member' })
-  const invite = async (cookie: string | null, payload: unknown) => {
-    const res = await h.inject({
-      method: 'POST',
-      url: '/api/users/invite',
-      headers: cookie === null ? {} : { cookie },
-      payload: payload as Record<string, unknown>
-    })
+  const checked = async (cookie: string | null, payload: unknown) => {
+    const res = await invite(h, cookie, payload)
     assertContract(t, 'POST', '/api/users/invite', res)
     return res
   }
 
-  t.equal((await invite(null, bad)).statusCode, 401, 'no cookie: 401 before the body is looked at')
-  t.equal((await invite(forged, bad)).statusCode, 401, 'a token we did not sign: 401 before the body is looked at')
+  t.equal((await checked(null, bad)).statusCode, 401, 'no cookie: 401 before the body is looked at')
+  t.equal((await checked(forged, bad)).statusCode, 401, 'a token we did not sign: 401 before the body is looked at')
   // A token we signed but whose session is revoked, or a member on an admin operation: the
   // request is validated first (no database round trip for a malformed one), then refused.
-  t.equal((await invite(revoked.cookie, bad)).statusCode, 400)
-  t.equal((await invite(revoked.cookie, good())).statusCode, 401, 'revoked session, valid request: 401')
-  t.equal((await invite(member.cookie, bad)).statusCode, 400)
-  t.equal((await invite(member.cookie, good())).statusCode, 403, 'member, valid request: 403')
+  t.equal((await checked(revoked.cookie, bad)).statusCode, 400)
+  t.equal((await checked(revoked.cookie, good())).statusCode, 401, 'revoked session, valid request: 401')
+  t.equal((await checked(member.cookie, bad)).statusCode, 400)
+  t.equal((await checked(member.cookie, good())).statusCode, 403, 'member, valid request: 403')
 
   const list = async (
     cookie: string | null
@@ -176,10 +167,10 @@ t.test('order of checks: token, then the request, then the session row and the r
   t.equal(await list(member.cookie), 400, 'GET as a member with a bad query')
 
   // The invitation-e-mail budget (2 per hour here) is drawn only by requests that can send one.
-  for (let i = 0; i < 5; i++) t.equal((await invite(admin.cookie, bad)).statusCode, 400)
-  t.equal((await invite(admin.cookie, good())).statusCode, 200)
-  t.equal((await invite(admin.cookie, good())).statusCode, 200)
-  const limited = await invite(admin.cookie, good())
+  for (let i = 0; i < 5; i++) t.equal((await checked(admin.cookie, bad)).statusCode, 400)
+  t.equal((await checked(admin.cookie, good())).statusCode, 200)
+  t.equal((await checked(admin.cookie, good())).statusCode, 200)
+  const limited = await checked(admin.cookie, good())
   t.equal(limited.statusCode, 429, 'the third invitation in the hour is refused, the 400s did not count')
   t.equal(limited.json().code, 'RATE_LIMITED')
 })

@@ -5,7 +5,8 @@ import { freePort } from '../../scripts/lib/free-port.js'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { projectRoot } from '../../src/paths.js'
-import { examplesOf, operations, parameterExample, resolve, type Operation } from '../helpers/contract-examples.js'
+import { deref } from '../helpers/contract.js'
+import { examplesOf, operations, parameterExample, type Operation } from '../helpers/contract-examples.js'
 
 // What a client author gets from `npx prism mock openapi.yaml`: one Prism process serves the
 // contract on a loopback port; every operation is called once with its example request and must
@@ -103,7 +104,7 @@ const textTrimmed = (v: unknown) => typeof v === 'string' ? v.trimEnd() : v
 function exampleHeaders (response: Operation['responses'][string] | undefined): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [name, header] of Object.entries(response?.headers ?? {})) {
-    const value = examplesOf(resolve(header))[0]?.value
+    const value = examplesOf(deref(header))[0]?.value
     if (value !== undefined) out[name.toLowerCase()] = String(value)
   }
   return out

@@ -11,6 +11,7 @@ import {
   seedApiKeys, seedAuditEvents, seedInvitations, seedInviteRequests, seedMembers, seedWebhooks, seedWorkspaces
 } from '../../bench/scale-seed.js'
 import { build, testDatabase } from '../helpers/build.js'
+import { deref } from '../helpers/contract.js'
 import { createApiKey } from '../helpers/mcp.js'
 import { planOf, recording, type Sent } from '../helpers/plans.js'
 import { loadContract } from '../../src/app.js'
@@ -262,10 +263,6 @@ interface Operation {
   responses: Record<string, unknown>
 }
 const contract = loadContract() as { paths: Record<string, Record<string, Operation>> }
-const deref = <T>(v: T | { $ref: string }): T => {
-  if (typeof v !== 'object' || v === null || !('$ref' in v)) return v as T
-  return deref(v.$ref.slice(2).split('/').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], contract) as T)
-}
 const listOperations = Object.entries(contract.paths).flatMap(([path, item]) => {
   const op = item.get
   if (op === undefined) return []

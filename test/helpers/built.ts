@@ -4,6 +4,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot } from '../../src/paths.js'
+import { until } from './service-process.js'
 
 // What `npm run build` makes (dist/: the compiled service and scripts, the console's bundle, the
 // compiled contract), for the test files that run it: the bench smoke runs (--no-build) and
@@ -18,16 +19,16 @@ const lock = join(tmpdir(), `dist-build-${createHash('sha256').update(projectRoo
 
 /** Builds dist/ if an input changed since its last build; its exit status and output. */
 export async function ensureBuilt (): Promise<{ status: number | null, output: string }> {
-  for (;;) {
+  await until('the build lock (another test file is building dist/)', () => {
     try {
       mkdirSync(lock)
-      break
+      return true
     } catch {
       const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
       if (age > 600_000) rmSync(lock, { recursive: true, force: true })
-      await new Promise(resolve => setTimeout(resolve, 250))
+      return undefined
     }
-  }
+  }, 660_000, 250)
   try {
     const r = spawnSync(process.execPath, ['scripts/build-if-changed.mjs'], {
       cwd: projectRoot, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }

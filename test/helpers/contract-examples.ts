@@ -1,4 +1,5 @@
 import { loadContract } from '../../src/app.js'
+import { deref } from './contract.js'
 
 // Walks openapi.yaml for the examples it gives: every parameter, request body, response body and
 // response header of every operation, with the schema each example must satisfy. Used by the
@@ -14,32 +15,11 @@ export const contract = loadContract() as Node & {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
-/** The node a local JSON pointer (`#/components/...`) names. */
-function pointer (ref: string): Node {
-  if (!ref.startsWith('#/')) throw new Error(`only local $refs are used in openapi.yaml: ${ref}`)
-  let node: unknown = contract
-  for (const raw of ref.slice(2).split('/')) {
-    node = (node as Node)[raw.replaceAll('~1', '/').replaceAll('~0', '~')]
-    if (node === undefined) throw new Error(`$ref ${ref} names nothing`)
-  }
-  return node as Node
-}
-
-/** A Reference Object replaced by what it names (its siblings, e.g. `summary`, win). */
-export function resolve (node: Node): Node {
-  let out = node
-  while (typeof out.$ref === 'string') {
-    const { $ref, ...siblings } = out
-    out = { ...pointer($ref as string), ...siblings }
-  }
-  return out
-}
-
 /** A schema with every `$ref` inlined, as Fastify's compiler receives it from glue. */
 export function inlineSchema (schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(inlineSchema)
   if (schema === null || typeof schema !== 'object') return schema
-  const node = resolve(schema as Node)
+  const node = deref(schema as Node)
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inlineSchema(v)]))
 }
 
@@ -50,7 +30,7 @@ export function examplesOf (holder: Node): Example[] {
   if ('example' in holder) return [{ name: 'example', value: holder.example }]
   const map = holder.examples as Record<string, Node> | undefined
   return Object.entries(map ?? {}).map(([name, ex]) => {
-    const r = resolve(ex)
+    const r = deref(ex)
     return { name, value: r.value, ...(typeof ex.$ref === 'string' ? { ref: ex.$ref } : {}) }
   })
 }
@@ -94,19 +74,19 @@ export function operations (): Operation[] {
         method: method.toUpperCase(),
         path,
         operationId: op.operationId as string,
-        parameters: [...shared, ...own].map(p => resolve(p) as unknown as Parameter),
+        parameters: [...shared, ...own].map(p => deref(p) as unknown as Parameter),
         security: (op.security ?? contract.security ?? []) as Array<Record<string, string[]>>,
         ...(op['x-api-key'] === 'never' ? { apiKey: 'never' as const } : {}),
         ...(typeof op['x-api-key-admin-scope'] === 'string' ? { apiKeyAdminScope: op['x-api-key-admin-scope'] } : {}),
         ...(body !== undefined
           ? {
-              requestBody: resolve(body) as unknown as NonNullable<Operation['requestBody']>
+              requestBody: deref(body) as unknown as NonNullable<Operation['requestBody']>
             }
           : {}),
         responses: Object.fromEntries(
           Object.entries(
             op.responses as Record<string, Node>
-          ).map(([status, r]) => [status, resolve(r) as unknown as Response])
+          ).map(([status, r]) => [status, deref(r) as unknown as Response])
         )
       })
     }

@@ -27,6 +27,35 @@ export const METHODS: readonly string[] = ['get', 'head', 'post', 'put', 'patch'
 
 const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1')
 
+/** The node a local JSON pointer (`#/components/...`) names in openapi.yaml. */
+function pointer (ref: string): unknown {
+  if (!ref.startsWith('#/')) throw new Error(`only local $refs are used in openapi.yaml: ${ref}`)
+  let node: unknown = contract
+  for (const raw of ref.slice(2).split('/')) {
+    node = (node as Record<string, unknown>)[raw.replaceAll('~1', '/').replaceAll('~0', '~')]
+    if (node === undefined) throw new Error(`$ref ${ref} names nothing`)
+  }
+  return node
+}
+
+/**
+ * The one `$ref` resolver of the tests: a Reference Object replaced by what it names in
+ * openapi.yaml, through chains of them; anything else returned as it is. Siblings of `$ref`
+ * (OpenAPI 3.1's `summary`, `description`) win over the target's; without any, the target itself.
+ */
+export function deref<T> (node: T | { $ref: string }): T
+/** The same, for a node the caller types (the contract is read untyped). */
+export function deref<T> (node: unknown): T
+export function deref (node: unknown): unknown {
+  let out: unknown = node
+  while (out !== null && typeof out === 'object' && typeof (out as { $ref?: unknown }).$ref === 'string') {
+    const { $ref, ...siblings } = out as { $ref: string }
+    const target = pointer($ref)
+    out = Object.keys(siblings).length === 0 ? target : { ...(target as object), ...siblings }
+  }
+  return out
+}
+
 export function operations (): Array<{ method: string, path: string, op: Operation }> {
   const out: Array<{ method: string, path: string, op: Operation }> = []
   for (const [path, item] of Object.entries(contract.paths)) {
@@ -54,7 +83,7 @@ export interface ContractResponse { statusCode: number, headers: Record<string, 
 export function contractProblems (method: string, url: string, res: ContractResponse): string[] {
   const { path, op } = findOperation(method, url)
   const status = String(res.statusCode)
-  let pointer = `#/paths/${escape(path)}/${method.toLowerCase()}/responses/${status}`
+  let at = `#/paths/${escape(path)}/${method.toLowerCase()}/responses/${status}`
   let response = op.responses[status]
   if (response === undefined) {
     return [
@@ -62,9 +91,8 @@ export function contractProblems (method: string, url: string, res: ContractResp
     ]
   }
   if (response.$ref !== undefined) {
-    pointer = response.$ref
-    const name = response.$ref.split('/').pop() as string
-    response = contract.components.responses?.[name] as typeof response
+    at = response.$ref
+    response = deref(response)
   }
   const content = response.content
   if (content === undefined) {
@@ -88,7 +116,7 @@ export function contractProblems (method: string, url: string, res: ContractResp
     `${op.operationId} ${status} body is not JSON: ${res.body.slice(0, 100)}`
     ]
   }
-  const ref = `contract.json${pointer}/content/${escape(type)}/schema`
+  const ref = `contract.json${at}/content/${escape(type)}/schema`
   let validate = validators.get(ref)
   if (validate === undefined) {
     validate = ajv.compile({ $ref: ref })

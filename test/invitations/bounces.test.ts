@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto'
 import nodemailer from 'nodemailer'
 import { SMTPServer } from 'smtp-server'
 import { Webhook } from 'standardwebhooks'
-import type { SignedIn, TestApp } from '../helpers/build.js'
+import type { TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { invited } from '../helpers/invite.js'
 import { startFakeHttp, type FakeHttp, type FakeRequest } from '../helpers/fake-http.js'
 import { buildWithSlack, install, type SlackFake } from '../helpers/slack.js'
 import { until } from '../helpers/service-process.js'
@@ -154,18 +155,6 @@ async function invitationRow (h: TestApp, id: string): Promise<Row> {
   return r.rows[0] as Row
 }
 
-async function invite (h: TestApp, admin: SignedIn, email: string): Promise<string> {
-  const res = await h.inject({
-    method: 'POST',
-    url: '/api/users/invite',
-    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
-    payload: { email, role: 'member' }
-  })
-  if (res.statusCode !== 200) throw new Error(`invite ${email}: ${res.statusCode} ${res.body}`)
-  const r = await h.db.query<{ id: string }>('SELECT id FROM invitations WHERE email = $1', [email])
-  return r.rows[0]?.id ?? ''
-}
-
 /** POST a Resend event; signed with `secret` (the endpoint's by default) unless `unsigned`. */
 async function resendEvent (
   h: TestApp, body: unknown,
@@ -231,8 +220,8 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
   const hookSecret = sub.json().secret as string
 
   await t.test('a hard bounce (5.1.1) from the recipient\'s server, reported by the relay, marks that invitation', async t => {
-    const other = await invite(h, admin, 'grace@example.com')
-    const alan = await invite(h, admin, 'alan@example.com')
+    const other = (await invited(h, admin, { email: 'grace@example.com' })).id
+    const alan = (await invited(h, admin, { email: 'alan@example.com' })).id
     const sent = await until('the relay took alan\'s e-mail', () =>
       relay.state.received.find(m => m.to.includes('alan@example.com')))
     t.match(sent.from, new RegExp(`^bounces\\+${alan}\\.[0-9a-f]{16}@${BOUNCE_DOMAIN.replace(/\./g, '\\.')}$`),
@@ -285,7 +274,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
   })
 
   await t.test('a temporary failure (4.2.2) is recorded, and nothing else', async t => {
-    const full = await invite(h, admin, 'full@example.com')
+    const full = (await invited(h, admin, { email: 'full@example.com' })).id
     const sent = await until('the relay took the e-mail', () =>
       relay.state.received.find(m => m.to.includes('full@example.com')))
     await until('the delay DSN was taken', () => relay.state.dsns.find(d => d.returnPath === sent.from))
@@ -298,7 +287,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
   })
 
   await t.test('a forged return path is refused before any data and changes nothing', async t => {
-    const ada = await invite(h, admin, 'ada@example.com')
+    const ada = (await invited(h, admin, { email: 'ada@example.com' })).id
     const sent = await until('the relay took the e-mail', () => relay.state.received.find(m => m.to.includes('ada@example.com')))
     const mac = sent.from.split('@')[0]?.split('.')[1] ?? ''
     const forged = nodemailer.createTransport({ url: bounceUrl ?? '', ignoreTLS: true })
@@ -315,8 +304,8 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
   })
 
   await t.test('Resend\'s webhook: signed → bounced; unsigned, forged or stale → 401 and nothing changes', async t => {
-    const bob = await invite(h, admin, 'bob@example.com')
-    const carol = await invite(h, admin, 'carol@example.com')
+    const bob = (await invited(h, admin, { email: 'bob@example.com' })).id
+    const carol = (await invited(h, admin, { email: 'carol@example.com' })).id
     const body = bounced('bob@example.com', { invitation_id: bob })
     for (const [what, o] of [
       ['unsigned', { unsigned: true }],
@@ -363,7 +352,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
   const listener = () => nodemailer.createTransport({ url: bounceUrl ?? '', ignoreTLS: true })
 
   await t.test('replay: a signed delivery sent again within its signature window is applied once', async t => {
-    const dave = await invite(h, admin, 'dave@example.com')
+    const dave = (await invited(h, admin, { email: 'dave@example.com' })).id
     const delayed = { type: 'email.delivery_delayed', created_at: h.clock.now().toISOString(), data: { to: ['dave@example.com'], tags: { invitation_id: dave } } }
     const signed = { id: `msg_${randomBytes(8).toString('hex')}`, at: h.clock.now() }
     const first = await resendEvent(h, delayed, signed)
@@ -393,7 +382,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
 
   await t.test('order: a bounce of an e-mail older than the last send is recorded, not applied', async t => {
     // Resend: the report names the e-mail it is about by its creation time.
-    const erin = await invite(h, admin, 'erin@example.com')
+    const erin = (await invited(h, admin, { email: 'erin@example.com' })).id
     const firstSend = await lastSentAt(erin)
     h.clock.advance(10 * 60_000)
     await resendInvitation(erin)
@@ -409,7 +398,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
     t.same(current.json(), { outcome: 'bounced', invitations: 1 }, 'a report about the last e-mail applies')
 
     // A DSN: the returned message's Date header names the send (the relay attaches its headers).
-    const frank = await invite(h, admin, 'frank@example.com')
+    const frank = (await invited(h, admin, { email: 'frank@example.com' })).id
     const raw1 = await until('the first e-mail', () => relay.state.received.find(m => m.to.includes('frank@example.com'))?.raw)
     h.clock.advance(10 * 60_000)
     await resendInvitation(frank)
@@ -425,7 +414,7 @@ t.test('bounces: DSNs through a real relay, Resend\'s signed webhook, forged and
   })
 
   await t.test('flood: reports per return path and messages per peer are limited; the reason is bounded plain text', async t => {
-    const gina = await invite(h, admin, 'gina@example.com')
+    const gina = (await invited(h, admin, { email: 'gina@example.com' })).id
     const sent = await until('the e-mail', () => relay.state.received.find(m => m.to.includes('gina@example.com')))
     const raw = (reply: string) => dsnMessage({ returnPath: sent.from, action: 'delayed', reply }, 'gina@example.com', sent.raw)
     const words = '452 4.2.2 ' + '\u202Eevil\u200B<b>*bold*</b>\x07\x1b[31m '.repeat(200)

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { build, principalOf, type TestApp } from '../helpers/build.js'
+import { build, principalOf } from '../helpers/build.js'
+import { idempotencyKey, invite } from '../helpers/invite.js'
 import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
 import { until } from '../helpers/service-process.js'
 
@@ -7,23 +8,13 @@ import { until } from '../helpers/service-process.js'
 // first answer, the database holds no live link), and a claim is a lease its owner renews, so
 // two live requests with one key never both send — even when the first works past the lease.
 
-const URL_ = '/api/users/invite'
 const LEASE_MS = 1000
-
-async function invite (h: TestApp, cookie: string, email: string, key: string) {
-  return await h.inject({
-    method: 'POST',
-    url: URL_,
-    headers: { cookie, 'content-type': 'application/json', 'idempotency-key': key },
-    payload: JSON.stringify({ email, role: 'member' })
-  })
-}
 
 t.test('the stored answer is sealed; a replay is exactly the first answer', async t => {
   const smtp = await startSmtp(t)
   const h = await build(t, { env: { SMTP_URL: smtp.url } })
   const admin = await h.signIn()
-  const first = await invite(h, admin.cookie, 'sealed@example.com', 'k-sealed')
+  const first = await invite(h, admin.cookie, { email: 'sealed@example.com' }, idempotencyKey('k-sealed'))
   t.equal(first.statusCode, 200)
   const link: string = first.json().invitationUrl
   const token = new URL(link).searchParams.get('token') ?? ''
@@ -34,7 +25,7 @@ t.test('the stored answer is sealed; a replay is exactly the first answer', asyn
   t.equal(row.rows.length, 1)
   t.notOk(row.rows[0]?.dump.includes(token), 'the stored row does not hold the token')
   t.notOk(row.rows[0]?.dump.includes('sealed@example.com'), 'nor anything else of the answer in clear')
-  const replay = await invite(h, admin.cookie, 'sealed@example.com', 'k-sealed')
+  const replay = await invite(h, admin.cookie, { email: 'sealed@example.com' }, idempotencyKey('k-sealed'))
   t.equal(replay.statusCode, 200)
   t.same(replay.json(), first.json(), 'the replay is the first answer')
   t.equal(smtp.messages.length, 1, 'one e-mail')
@@ -42,12 +33,12 @@ t.test('the stored answer is sealed; a replay is exactly the first answer', asyn
   t.equal(preview.statusCode, 200, 'and the replayed link is the one that works')
 
   // A sealed answer copied to another key does not open (bound to its key).
-  await invite(h, admin.cookie, 'other@example.com', 'k-other')
+  await invite(h, admin.cookie, { email: 'other@example.com' }, idempotencyKey('k-other'))
   await h.db.query(
     "UPDATE idempotency_keys SET response = (SELECT response FROM idempotency_keys WHERE key = 'k-sealed') WHERE key = 'k-other'"
   )
   t.equal(
-    (await invite(h, admin.cookie, 'other@example.com', 'k-other')).statusCode, 500,
+    (await invite(h, admin.cookie, { email: 'other@example.com' }, idempotencyKey('k-other'))).statusCode, 500,
     'a moved answer is refused, not replayed'
   )
 })
@@ -65,7 +56,7 @@ t.test('two live requests with one key: one sends, the other gets 409, even past
   )).rows[0]?.locked_until ?? undefined
 
   front.silent() // the first request's send hangs until the server comes back
-  const firstP = invite(h, admin.cookie, email, 'k-live')
+  const firstP = invite(h, admin.cookie, { email }, idempotencyKey('k-live'))
   const claimed = await until('the first request\'s claim', lockedUntil)
   // Its lease has run out by the clock — unless its owner renews it, which it does while it works.
   h.clock.advance(LEASE_MS * 5)
@@ -78,7 +69,7 @@ t.test('two live requests with one key: one sends, the other gets 409, even past
   )
   t.ok(((await lockedUntil())?.getTime() ?? 0) > claimed.getTime(), 'the owner renewed its lease')
 
-  const second = await invite(h, admin.cookie, email, 'k-live')
+  const second = await invite(h, admin.cookie, { email }, idempotencyKey('k-live'))
   t.equal(second.statusCode, 409, 'the second live request does not run')
   t.equal(second.json().code, 'IDEMPOTENCY_KEY_IN_USE')
 
@@ -87,12 +78,13 @@ t.test('two live requests with one key: one sends, the other gets 409, even past
   t.equal(first.statusCode, 200, 'the first completes once the server is back')
   await front.idle()
   t.equal(smtp.messages.filter(m => m.to.includes(email)).length, 1, 'exactly one e-mail')
-  const third = await invite(h, admin.cookie, email, 'k-live')
+  const third = await invite(h, admin.cookie, { email }, idempotencyKey('k-live'))
   t.same(third.json(), first.json(), 'and a later retry replays it')
 
   // Fired together: one runs; the other is refused or replays, never a second send.
   const both = await Promise.all([
-    invite(h, admin.cookie, 'pair@example.com', 'k-pair'), invite(h, admin.cookie, 'pair@example.com', 'k-pair')
+    invite(h, admin.cookie, { email: 'pair@example.com' }, idempotencyKey('k-pair')),
+    invite(h, admin.cookie, { email: 'pair@example.com' }, idempotencyKey('k-pair'))
   ])
   const codes = both.map(r => r.statusCode).sort()
   t.ok(codes[0] === 200 && (codes[1] === 200 || codes[1] === 409), `answers ${codes.join(', ')}`)
@@ -107,17 +99,19 @@ t.test('a key is the principal\'s own: another admin, or an API key, runs its ow
   const second = await h.signIn({ role: 'admin', workspaceId: first.workspaceId, email: 'second@example.com' })
   const email = 'shared@example.com'
 
-  const a = await invite(h, first.cookie, email, 'k-shared')
+  const a = await invite(h, first.cookie, { email }, idempotencyKey('k-shared'))
   t.equal(a.statusCode, 200)
-  const b = await invite(h, second.cookie, email, 'k-shared')
+  const b = await invite(h, second.cookie, { email }, idempotencyKey('k-shared'))
   t.equal(b.statusCode, 200, 'the other admin\'s request ran')
   t.not(b.json().invitationUrl, a.json().invitationUrl, 'and never received the first admin\'s stored answer (its link)')
   t.equal(smtp.messages.filter(m => m.to.includes(email)).length, 2, 'its own request: the invitation was sent again')
-  t.equal((await invite(h, first.cookie, 'mine@example.com', 'k-mine')).statusCode, 200)
-  const other = await invite(h, second.cookie, 'else@example.com', 'k-mine')
+  t.equal((await invite(h, first.cookie, { email: 'mine@example.com' }, idempotencyKey('k-mine'))).statusCode, 200)
+  const other = await invite(h, second.cookie, { email: 'else@example.com' }, idempotencyKey('k-mine'))
   t.equal(other.statusCode, 200, 'another body under the first admin\'s key is no reuse: the key is not the other admin\'s')
-  t.same((await invite(h, first.cookie, email, 'k-shared')).json(), a.json(), 'the first admin still replays their own')
-  t.same((await invite(h, second.cookie, email, 'k-shared')).json(), b.json(), 'and the second theirs')
+  const replayA = await invite(h, first.cookie, { email }, idempotencyKey('k-shared'))
+  t.same(replayA.json(), a.json(), 'the first admin still replays their own')
+  const replayB = await invite(h, second.cookie, { email }, idempotencyKey('k-shared'))
+  t.same(replayB.json(), b.json(), 'and the second theirs')
 
   // An API key is a principal of its own, apart from the admin who made it.
   const services = h.app.services.invitations

@@ -7,6 +7,8 @@ import { SESSION_COOKIE } from '../../src/sessions/service.js'
 import { hashToken } from '../../src/lib/tokens.js'
 import { TEST_DATABASE_URL, testConfig, testDatabase } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { idempotencyKey, invite } from '../helpers/invite.js'
+import { until } from '../helpers/service-process.js'
 import { startSmtp, type SmtpPeer } from '../helpers/smtp.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 import type { Database } from '../../src/db/client.js'
@@ -52,20 +54,16 @@ async function rig (t: Test): Promise<Rig> {
   return { app, proxy, direct, smtp, cookie: `${SESSION_COOKIE}=${token}` }
 }
 
-const invite = async (r: Rig): Promise<LightMyRequestResponse> => await r.app.inject({
-  method: 'POST',
-  url: '/api/users/invite',
-  headers: { cookie: r.cookie, 'idempotency-key': 'k-db-drop' },
-  payload: { email: EMAIL, role: 'member' }
-})
-
 const tokenIn = (text: string): string => /token=([A-Za-z0-9_-]+)/.exec(text)?.[1] ?? ''
 
 async function dropAtSend (t: Test, fault: 'down' | 'freeze'): Promise<void> {
   const r = await rig(t)
+  // The client's one request, sent again as such on each retry.
+  const send = async (): Promise<LightMyRequestResponse> =>
+    await invite(r.app, r.cookie, { email: EMAIL }, idempotencyKey('k-db-drop'))
   // The moment the SMTP server has the whole message and the service does not know it yet.
   r.smtp.onMessage = () => { r.smtp.onMessage = null; r.proxy[fault]() }
-  const first = await invite(r)
+  const first = await send()
   t.equal(first.statusCode, 503, `the first request: 503 (${first.statusCode})`)
   t.equal(first.json().code, 'SERVICE_UNAVAILABLE')
   t.match(first.headers['retry-after'], /^[1-9][0-9]?$/, 'with Retry-After')
@@ -78,17 +76,16 @@ async function dropAtSend (t: Test, fault: 'down' | 'freeze'): Promise<void> {
   // The client retries as told; while the first request's claim lasts (its release could not
   // reach the database) the key answers 409 IDEMPOTENCY_KEY_IN_USE.
   const answers: number[] = []
-  let retry = await invite(r)
-  const started = performance.now()
-  while ((retry.statusCode === 409 || retry.statusCode === 503) && performance.now() - started < 20_000) {
-    answers.push(retry.statusCode)
-    await new Promise(resolve => setTimeout(resolve, 200))
-    retry = await invite(r)
-  }
+  const retry = await until('an answer other than 409 or 503 to the retries', async () => {
+    const res = await send()
+    if (res.statusCode !== 409 && res.statusCode !== 503) return res
+    answers.push(res.statusCode)
+    return undefined
+  }, 20_000, 200)
   t.equal(retry.statusCode, 200, `the retry succeeds (after ${answers.join(', ') || 'nothing'})`)
   assertContract(t, 'POST', '/api/users/invite', retry)
   t.equal(tokenIn(retry.json().invitationUrl), held, 'the retry answers the link the invitee holds')
-  t.same(await invite(r).then(res => res.json()), retry.json(), 'which is now the key\'s answer')
+  t.same(await send().then(res => res.json()), retry.json(), 'which is now the key\'s answer')
 
   const links = new Set(r.smtp.messages.filter(m => m.to.includes(EMAIL)).map(m => tokenIn(m.text)))
   t.same([...links], [held], `every e-mail carries that one link (${r.smtp.messages.length} e-mail(s) sent)`)

@@ -3,23 +3,13 @@ import { build, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { hashToken } from '../../src/lib/tokens.js'
-import { withRole } from '../helpers/invite.js'
+import { invite } from '../helpers/invite.js'
 
 // POST /api/users/invite on the fallback path (no identity provider): our own e-mail through a
 // real SMTP peer on loopback, the invitation lifecycle, and the send faults with their retry.
 
 const URL_ = '/api/users/invite'
 const DAY = 86_400_000
-
-async function invite (h: TestApp, cookie: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await h.inject({
-    method: 'POST',
-    url: URL_,
-    headers: { cookie, 'content-type': 'application/json', ...headers },
-    payload: JSON.stringify(withRole(body))
-  })
-  return res
-}
 
 function tokenOf (url: string): string {
   return new URL(url).searchParams.get('token') ?? ''

@@ -2,7 +2,7 @@ import t from 'tap'
 import { build, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { closedPort, startBlackhole, startSmtp } from '../helpers/smtp.js'
-import { withRole } from '../helpers/invite.js'
+import { invite } from '../helpers/invite.js'
 
 // Sending faults on the fallback path: connection refused, 5xx at RCPT and a server that never
 // speaks each answer 500 EMAIL_SEND_FAILED within the bounded time, record the failure on the
@@ -11,15 +11,6 @@ import { withRole } from '../helpers/invite.js'
 const URL_ = '/api/users/invite'
 // One secret for both app instances of a case, so the admin's cookie works on the second.
 const SESSION_SECRET = 'x'.repeat(40)
-
-async function invite (h: TestApp, cookie: string, body: unknown) {
-  return await h.inject({
-    method: 'POST',
-    url: URL_,
-    headers: { cookie, 'content-type': 'application/json' },
-    payload: JSON.stringify(withRole(body))
-  })
-}
 
 function tokenOf (url: string): string {
   return new URL(url).searchParams.get('token') ?? ''

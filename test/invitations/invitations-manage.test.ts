@@ -2,21 +2,12 @@ import t from 'tap'
 import { build, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startBlackhole, startSmtp } from '../helpers/smtp.js'
-import { withRole } from '../helpers/invite.js'
+import { invite } from '../helpers/invite.js'
 
 // GET /api/invitations, resend, revoke, the workspace boundary, and Idempotency-Key on invite.
 
 const DAY = 86_400_000
 const SESSION_SECRET = 'y'.repeat(40)
-
-async function invite (h: TestApp, cookie: string, body: unknown, headers: Record<string, string> = {}) {
-  return await h.inject({
-    method: 'POST',
-    url: '/api/users/invite',
-    headers: { cookie, 'content-type': 'application/json', ...headers },
-    payload: JSON.stringify(withRole(body))
-  })
-}
 
 function tokenOf (url: string): string {
   return new URL(url).searchParams.get('token') ?? ''

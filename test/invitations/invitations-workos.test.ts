@@ -1,10 +1,10 @@
 import t from 'tap'
-import { build, type TestApp } from '../helpers/build.js'
+import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startFakeHttp, type FakeRequest } from '../helpers/fake-http.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
-import { withRole } from '../helpers/invite.js'
+import { invite } from '../helpers/invite.js'
 import { workosInvitationFor } from '../helpers/workos.js'
 
 // Path 1: the official WorkOS SDK pointed at a loopback fake of the WorkOS API. Success answers
@@ -15,15 +15,6 @@ const URL_ = '/api/users/invite'
 const ORG = 'org_01TESTORGANIZATION'
 
 const workosInvitation = (req: FakeRequest, id: string) => workosInvitationFor(req, id, ORG)
-
-async function invite (h: TestApp, cookie: string, body: unknown) {
-  return await h.inject({
-    method: 'POST',
-    url: URL_,
-    headers: { cookie, 'content-type': 'application/json' },
-    payload: JSON.stringify(withRole(body))
-  })
-}
 
 t.test('WorkOS invitations path and its fallbacks', async t => {
   const smtp = await startSmtp(t)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { invite } from '../helpers/invite.js'
 
 // Tenant side channel: inviting an address whose account is in another workspace answered
 // 409 USER_EXISTS, telling the inviter that the address has an account there. The answer is now
@@ -12,18 +13,12 @@ t.test('inviting another workspace\'s person answers as for a stranger; acceptan
   const admin = await h.signIn({ role: 'admin' })
   const elsewhere = await h.signIn({ role: 'member', email: 'taken@example.com' })
   t.not(elsewhere.workspaceId, admin.workspaceId)
-  const invite = async (email: string) => await h.inject({
-    method: 'POST',
-    url: '/api/users/invite',
-    headers: { cookie: admin.cookie, 'content-type': 'application/json' },
-    payload: { email, role: 'member' }
-  })
-  const stranger = await invite('nobody@example.com')
-  const other = await invite('taken@example.com')
+  const stranger = await invite(h, admin.cookie, { email: 'nobody@example.com' })
+  const other = await invite(h, admin.cookie, { email: 'taken@example.com' })
   assertContract(t, 'POST', '/api/users/invite', other)
   t.equal(other.statusCode, stranger.statusCode, `same status as a stranger's (${stranger.statusCode})`)
   t.same(Object.keys(other.json()).sort(), Object.keys(stranger.json()).sort(), 'same shape')
-  const again = await invite('taken@example.com')
+  const again = await invite(h, admin.cookie, { email: 'taken@example.com' })
   t.equal(again.statusCode, 200, 're-inviting re-sends it, like any other')
   const token = new URL(again.json().invitationUrl).searchParams.get('token')
   const accept = await h.inject({
@@ -34,7 +29,7 @@ t.test('inviting another workspace\'s person answers as for a stranger; acceptan
   t.equal(accept.json().code, 'USER_EXISTS')
 
   const member = await h.signIn({ role: 'member', workspaceId: admin.workspaceId, email: 'inside@example.com' })
-  const own = await invite(member.email)
+  const own = await invite(h, admin.cookie, { email: member.email })
   t.equal(own.statusCode, 409, 'a member of the inviting workspace is still USER_EXISTS')
   t.equal(own.json().code, 'USER_EXISTS')
 })

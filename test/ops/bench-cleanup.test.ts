@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import pg from 'pg'
 import { projectRoot } from '../../src/paths.js'
 import { TEST_DATABASE_URL } from '../helpers/build.js'
-import { tsImport } from '../helpers/service-process.js'
+import { tsImport, until } from '../helpers/service-process.js'
 
 // `npm run bench` on PostgreSQL makes throwaway databases and drops them in `finally` blocks,
 // which Ctrl-C never reaches: a bench interrupted mid-run left its `ws_bench_…` database on the
@@ -30,8 +30,11 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     child.stdout.on('data', (c: Buffer) => { out += c.toString() })
     child.stderr.on('data', (c: Buffer) => { err += c.toString() })
     const exited = once(child, 'exit')
-    const deadline = Date.now() + 30_000
-    while (!out.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise(resolve => setTimeout(resolve, 50))
+    await until('the database\'s name on stdout', () => {
+      if (out.includes('\n')) return true
+      if (child.exitCode !== null) throw new Error(`the bench exited: ${err}`)
+      return undefined
+    }, 30_000, 50)
     const name = out.trim()
     t.match(name, /^ws_benchsig_\d+_\d+_1$/, 'the database was made')
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL as string })

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { build, type TestApp } from '../helpers/build.js'
+import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
+import { invite } from '../helpers/invite.js'
 import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
 
 // A message we answered 500 for must never leave. The SMTP server goes silent (accepts TCP,
@@ -12,15 +13,6 @@ import { startSmtp, startSmtpFront } from '../helpers/smtp.js'
 
 const URL_ = '/api/users/invite'
 const TIMEOUT_MS = 8000
-
-async function invite (h: TestApp, cookie: string, email: string) {
-  return await h.inject({
-    method: 'POST',
-    url: URL_,
-    headers: { cookie, 'content-type': 'application/json' },
-    payload: JSON.stringify({ email, role: 'member' })
-  })
-}
 
 t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves later, the retry sends one', async t => {
   const smtp = await startSmtp(t)
@@ -48,7 +40,7 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
 
       await c.fail()
       const started = performance.now()
-      const answers = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, emails[i] as string)))
+      const answers = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, { email: emails[i] })))
       const elapsed = performance.now() - started
       t.same(answers.map(r => r.statusCode), emails.map(() => 500), 'every request: 500')
       t.same(answers.map(r => r.json().code), emails.map(() => 'EMAIL_SEND_FAILED'))
@@ -68,7 +60,7 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
       await front.idle()
       t.same(emails.map(arrived), emails.map(() => 0), 'nothing arrived for the requests we answered 500')
 
-      const retries = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, emails[i] as string)))
+      const retries = await Promise.all(admins.map(async (a, i) => await invite(h, a.cookie, { email: emails[i] })))
       t.same(
         retries.map(r => r.statusCode), emails.map(() => 200),
         'every retry works: the failed send did not spend the budget of 1'
@@ -79,7 +71,7 @@ t.test('SMTP silent or refusing, then back: the 500 is final, nothing leaves lat
       const mail = smtp.messages.find(m => m.to.includes(emails[0] as string))
       t.ok(mail?.text.includes(retries[0]?.json().invitationUrl), 'carrying the retry\'s link')
       t.equal(
-        (await invite(h, admins[0]?.cookie ?? '', `smtp-${c.name}-next@example.com`)).statusCode, 429,
+        (await invite(h, admins[0]?.cookie ?? '', { email: `smtp-${c.name}-next@example.com` })).statusCode, 429,
         'and the budget of 1 is now spent'
       )
     })
@@ -92,7 +84,7 @@ t.test('the SMTP pool carries message after message on one connection, and lets 
   const h = await build(t, { env: { SMTP_URL: front.url, SMTP_TIMEOUT_MS: '60000' } })
   const admin = await h.signIn()
   for (let i = 0; i < 4; i++) {
-    const res = await invite(h, admin.cookie, `pool-${i}@example.com`)
+    const res = await invite(h, admin.cookie, { email: `pool-${i}@example.com` })
     t.equal(res.statusCode, 200, `invitation ${i} sent`)
   }
   t.same(front.connections(), { accepted: 1, open: 1 }, 'four e-mails, one after another: one connection')
@@ -100,7 +92,8 @@ t.test('the SMTP pool carries message after message on one connection, and lets 
   const started = performance.now()
   await front.idle(10_000)
   t.ok(performance.now() - started < 10_000, 'the idle pool closed its connection')
-  t.equal((await invite(h, admin.cookie, 'pool-after@example.com')).statusCode, 200, 'and the next send opens a new one')
+  const after = await invite(h, admin.cookie, { email: 'pool-after@example.com' })
+  t.equal(after.statusCode, 200, 'and the next send opens a new one')
   t.equal(front.connections().accepted, 2)
   t.equal(smtp.messages.length, 5, 'every e-mail arrived')
 })

@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/paths.js'
 import { prettyLogs } from '../../src/logger.js'
 import { closedPort } from '../helpers/smtp.js'
 import { seededDataDir } from '../helpers/build.js'
-import { tsImport } from '../helpers/service-process.js'
+import { tsImport, until } from '../helpers/service-process.js'
 
 // Logs read by a person at a terminal, and by machines everywhere else: the real server started
 // once with stdout on a pseudo-terminal (util-linux `script`) and once on a pipe. Either way the
@@ -52,10 +52,7 @@ async function run (t: Test, tty: boolean): Promise<string> {
   t.equal(res.status, 200)
   await res.text()
   // The request's "completed" line is written right after the answer; wait for it, then stop.
-  await new Promise<void>(resolve => {
-    const check = () => { if (out.includes('request completed')) resolve(); else setTimeout(check, 50) }
-    check()
-  })
+  await until('the "request completed" line', () => out.includes('request completed') || undefined, 30_000, 50)
   process.kill(-pid, 'SIGTERM')
   await exited
   return out

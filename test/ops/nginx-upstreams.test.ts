@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { nginxConf } from '../../scripts/lib/cluster.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { nginxBinary } from '../../scripts/lib/nginx.js'
+import { until } from '../helpers/service-process.js'
 
 // Issue 45 item 9, the other loss: the nginx configuration docs/operating.md recommends (written by
 // scripts/lib/cluster.ts) must not take every instance out while one restarts. With
@@ -46,14 +47,13 @@ t.test('one instance stopped, a 503 from the other: the next request is still se
     rmSync(prefix, { recursive: true, force: true })
   })
   // Listening (a bare TCP connect: no request reaches an upstream before the test's own).
-  for (let i = 0; ; i++) {
-    const ok = await new Promise<boolean>(resolve => {
-      const s = connect(listen, '127.0.0.1').once('connect', () => { s.destroy(); resolve(true) }).once('error', () => { resolve(false) })
+  await until('nginx listening', async () => {
+    if (n.exitCode !== null) throw new Error('nginx exited')
+    return await new Promise<true | undefined>(resolve => {
+      const s = connect(listen, '127.0.0.1')
+        .once('connect', () => { s.destroy(); resolve(true) }).once('error', () => { resolve(undefined) })
     })
-    if (ok) break
-    if (i > 100 || n.exitCode !== null) throw new Error('nginx did not start')
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
+  }, 5000, 50)
 
   const url = `http://127.0.0.1:${listen}/anything`
   const first = await fetch(url)

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { build, type TestApp } from '../helpers/build.js'
+import { build } from '../helpers/build.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { startFakeHttp, type FakeRequest } from '../helpers/fake-http.js'
-import { withRole } from '../helpers/invite.js'
+import { invite } from '../helpers/invite.js'
 import { workosInvitationFor } from '../helpers/workos.js'
 import { insertWorkspace } from '../../src/db/workspaces.js'
 import { startTracing } from '../../src/tracing.js'
@@ -69,25 +69,18 @@ t.test('one invite is one trace: request, SQL and SMTP spans; traceparent contin
       WORKOS_API_HTTPS: 'false'
     }
   })
-  const invite = async (app: TestApp, cookie: string, email: string, traceparent?: string) => await app.inject({
-    method: 'POST',
-    url: '/api/users/invite',
-    headers: { cookie, 'content-type': 'application/json', ...(traceparent !== undefined ? { traceparent } : {}) },
-    payload: JSON.stringify(withRole({ email }))
-  })
-
   // The fallback path (no organization): an e-mail through the loopback SMTP server.
   const admin = await h.signIn()
   const callerTrace = '0af7651916cd43dd8448eb211c80319c'
   const callerSpan = 'b7ad6b7169203331'
-  const res = await invite(h, admin.cookie, 'traced@example.com', `00-${callerTrace}-${callerSpan}-01`)
+  const res = await invite(h, admin.cookie, { email: 'traced@example.com' }, { traceparent: `00-${callerTrace}-${callerSpan}-01` })
   t.equal(res.statusCode, 200)
   t.equal(smtp.messages.length, 1)
 
   // The identity-provider path: the WorkOS SDK's fetch.
   const ws = await insertWorkspace(h.db, { name: 'Org', workosOrganizationId: ORG, now: h.clock.now() })
   const orgAdmin = await h.signIn({ workspaceId: ws.id })
-  t.equal((await invite(h, orgAdmin.cookie, 'idp@example.com')).statusCode, 200)
+  t.equal((await invite(h, orgAdmin.cookie, { email: 'idp@example.com' })).statusCode, 200)
 
   await tracing.flush()
   const spans = collector.spans

@@ -5,8 +5,8 @@ import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Redis } from 'ioredis'
 import { build, TEST_REDIS_URL, type TestApp } from '../helpers/build.js'
-import { contract, resolve } from '../helpers/contract-examples.js'
-import { METHODS } from '../helpers/contract.js'
+import { contract } from '../helpers/contract-examples.js'
+import { deref, METHODS } from '../helpers/contract.js'
 import { startFakeHttp } from '../helpers/fake-http.js'
 import { slackEnv, startSlackFake } from '../helpers/slack.js'
 
@@ -40,7 +40,7 @@ for (const [path, item] of Object.entries(contract.paths)) {
 function urlOf (path: string, op: Op): string {
   const query = new URLSearchParams()
   let url = path
-  for (const p of (op.parameters ?? []).map(x => resolve(x as Record<string, unknown>))) {
+  for (const p of (op.parameters ?? []).map(x => deref(x as Record<string, unknown>))) {
     const example = String(p.example ?? 'x')
     if (p.in === 'path') url = url.replace(`{${String(p.name)}}`, encodeURIComponent(example))
     if (p.in === 'query' && p.required === true) query.set(String(p.name), example)
