@@ -146,7 +146,10 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
     connectionTimeoutMillis: connectTimeoutMs,
     statement_timeout: queryTimeoutMs,
     query_timeout: queryTimeoutMs + 1000,
-    idle_in_transaction_session_timeout: transactionTimeoutMs,
+    // The server's idle-in-transaction timeout is the backstop for the transaction's own deadline
+    // below (for a process too stalled to end its client), so it comes a second later: at the same
+    // value the two raced, and the server's FATAL read as a lost connection.
+    idle_in_transaction_session_timeout: transactionTimeoutMs + 1000,
     idleTimeoutMillis: 30000,
     ...(opts.schema !== undefined ? { options: `-c search_path=${opts.schema}`, application_name: opts.schema } : {})
   })
@@ -168,13 +171,15 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
     async transaction (fn) {
       const client = await guarded(pool.connect())
       let broken: Error | undefined
+      let expired = false
       // While a client is checked out the pool no longer listens for its errors: a backend that
       // goes away between two statements (terminated, idle_in_transaction_session_timeout under
       // load) made pg emit 'error' with no listener, an uncaught exception that ended the process.
       // Here it breaks this transaction only: its next statement fails (503), the client is dropped.
+      // Once the deadline has ended the client, what it says after is ours, not a lost connection.
       const lost = (err: Error): void => {
         broken ??= err
-        opts.onError?.(err)
+        if (!expired) opts.onError?.(err)
       }
       client.on('error', lost)
       // The whole transaction has one deadline too: when it passes, the connection is cut, so
@@ -182,7 +187,6 @@ function openPostgres (url: string, opts: DatabaseOptions): Database {
       // pg's client.end() does that: with a statement in flight it closes the socket rather than
       // wait for the answer (the statement fails with "Connection terminated"); between two
       // statements it says goodbye, and the next one fails. The release below drops the client.
-      let expired = false
       const timer = setTimeout(() => {
         expired = true
         broken = new Error(`transaction exceeded ${transactionTimeoutMs} ms`)
