@@ -129,8 +129,8 @@ export function targets (rows: Row[], dbs: string[]): Target[] {
     rows.find(r => r.group === db && r.server === 'service' && r.scenario === scenario)
       ?.ratios.find(x => x.to === to)?.median ?? NaN
   const list: Array<Omit<Target, 'met'>> = dbs.flatMap(db => [
-    // Issue 42: against bare Fastify answering the same route with the same body and JSON headers.
-    { target: `health ≥ 0.85× bare Fastify (${db})`, value: ratioOf(db, HEALTH, 'bare Fastify'), min: 0.85 },
+    // Health against bare Fastify (issue 42) is shown beside health's row, no longer a target
+    // (issue 52): the service's rest is what a real service does, and no user feels it.
     { target: `invite ≥ 0.95× raw work (${db})`, value: ratioOf(db, INVITE, 'raw work'), min: 0.95 },
     {
       target: `list page with an API key ≥ 0.90× with the cookie (${db})`,
