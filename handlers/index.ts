@@ -17,6 +17,7 @@ import { inviteLinkHandlers } from './invite-links.js'
 import { emailEventHandlers } from './email-events.js'
 import { domainHandlers } from './domains.js'
 import { scimHandlers } from './scim.js'
+import { ssoHandlers } from './sso.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -38,6 +39,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...inviteLinkHandlers(deps),
     ...emailEventHandlers(deps),
     ...domainHandlers(deps),
-    ...scimHandlers(deps)
+    ...scimHandlers(deps),
+    ...ssoHandlers(deps)
   } satisfies HandlerMap
 }

@@ -110,6 +110,8 @@ export const EnvSchema = Type.Object({
     default: '5000,300000,1800000,7200000,18000000,36000000,36000000'
   }),
   WEBHOOK_DISABLE_AFTER_MS: Int(1000, 30 * 86_400_000, 3 * 86_400_000),
+  // Host names an SSO issuer or metadata URL may reach on a private network, comma-separated.
+  SSO_ALLOWED_HOSTS: Str({ pattern: `^${DNS_LABEL}(\\.${DNS_LABEL})*(, *${DNS_LABEL}(\\.${DNS_LABEL})*)*$` }),
   // Name servers for domain verification (TXT lookups): IPv4, [IPv6], each with an optional :port.
   DNS_SERVERS: Str({ pattern: '^[0-9a-fA-F.:\\[\\]]+(, *[0-9a-fA-F.:\\[\\]]+)*$' }),
   DNS_TIMEOUT_MS: Int(100, 60000, 5000),
@@ -260,6 +262,11 @@ export interface Config {
     /** staging/production: https only, public addresses only (SSRF); local also allows http and loopback. */
     readonly allowPrivateAddresses: boolean
   }
+  /** Single sign-on: the connections' issuer and metadata URLs follow the webhooks' address policy. */
+  readonly sso: {
+    /** SSO_ALLOWED_HOSTS (lower case): hosts allowed though they resolve to a private address. */
+    readonly allowedHosts: readonly string[]
+  }
   /** Prometheus metrics on a listener of their own; port null: no metrics collected at all. */
   readonly metrics: { readonly port: number | null, readonly host: string }
   /** 503 while the event loop's mean delay over a sample interval passes the threshold; 0: off. */
@@ -392,6 +399,11 @@ function configOf (env: Env, derived: Derived): Config {
       retryDelaysMs: Object.freeze(env.WEBHOOK_RETRY_DELAYS_MS.split(',').map(Number)),
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER_MS,
       allowPrivateAddresses: env.APP_ENV === 'local'
+    },
+    sso: {
+      allowedHosts: Object.freeze(
+        (env.SSO_ALLOWED_HOSTS ?? '').split(',').map(s => s.trim().toLowerCase()).filter(s => s !== '')
+      )
     },
     dns: {
       servers: Object.freeze((env.DNS_SERVERS ?? '').split(',').map(s => s.trim()).filter(s => s !== '')),

@@ -64,6 +64,9 @@ export const Errors = {
   DOMAIN_LIMIT_REACHED: define(
     'DOMAIN_LIMIT_REACHED', 'The workspace already has %s domains, the most it may hold; delete one first', 409
   ),
+  SSO_DOMAIN_TAKEN: define(
+    'SSO_DOMAIN_TAKEN', '%s is served by another SSO connection (%s); remove it there first', 409
+  ),
   INVITATION_NOT_PENDING: define('INVITATION_NOT_PENDING', 'The invitation is %s, not pending', 409),
   INVITE_REQUEST_NOT_PENDING: define('INVITE_REQUEST_NOT_PENDING', 'The invite request is %s, not pending', 409),
   INVITE_REQUEST_LIMIT_REACHED: define(
@@ -89,6 +92,12 @@ export const Errors = {
   IDEMPOTENCY_KEY_REUSED: define(
     'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body', 422
   ),
+  SSO_DOMAIN_NOT_VERIFIED: define(
+    'SSO_DOMAIN_NOT_VERIFIED', 'The connection cannot serve %s: it is not a verified domain of this workspace', 422
+  ),
+  SSO_URL_NOT_ALLOWED: define('SSO_URL_NOT_ALLOWED', 'The address is not allowed: %s', 422),
+  SSO_ISSUER_NOT_ALLOWED: define('SSO_ISSUER_NOT_ALLOWED', 'The issuer is not allowed: %s', 422),
+  SSO_CERTIFICATE_INVALID: define('SSO_CERTIFICATE_INVALID', 'The certificate is not valid: %s %s', 422),
   RATE_LIMITED: define('RATE_LIMITED', 'Too many requests; retry in %s seconds', 429),
   INTERNAL_ERROR: define('INTERNAL_ERROR', 'Internal server error', 500),
   EMAIL_SEND_FAILED: define(

@@ -33,6 +33,8 @@ import { createAsyncRelay, createRelay } from './lib/relay.js'
 const IDEMPOTENCY_RETENTION_MS = 86_400_000
 import { createScimUserService, type ScimUserService } from './scim/users.js'
 import { createScimGroupService, type ScimGroupService } from './scim/groups.js'
+import { createSsoConnectionService, type SsoConnectionService } from './sso/connections.js'
+import { ssoKeyring } from './sso/connection-secret.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -63,6 +65,8 @@ export interface Services {
   readonly health: HealthService
   /** SCIM 2.0 for company directories: Users and Groups under /scim/v2. */
   readonly scim: { readonly users: ScimUserService, readonly groups: ScimGroupService }
+  /** Single sign-on: the workspace's connections to its own identity provider. */
+  readonly ssoConnections: SsoConnectionService
   close(): Promise<void>
 }
 
@@ -106,6 +110,12 @@ export function createServices (given: Ports): Services {
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })
+  // SSO issuer and metadata URLs follow the same policy, with the hosts the operator allows.
+  const ssoPolicy = createAddressPolicy({
+    allowPrivate: ports.config.webhooks.allowPrivateAddresses,
+    resolve: ports.lookup,
+    allowedHosts: ports.config.sso.allowedHosts
+  })
   return {
     ports,
     sessions,
@@ -133,6 +143,7 @@ export function createServices (given: Ports): Services {
     domains,
     health: createHealthService(ports),
     scim: { users: createScimUserService(scimDeps), groups: createScimGroupService(scimDeps) },
+    ssoConnections: createSsoConnectionService({ ...ports, key: ssoKeyring(ports.config), policy: ssoPolicy }),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

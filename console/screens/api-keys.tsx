@@ -21,6 +21,7 @@ const TITLES: Record<string, string> = {
   requests: 'Invite requests',
   links: 'Invite links',
   domains: 'Verified domains',
+  sso: 'Single sign-on connections',
   workspace: 'The workspace and its settings',
   webhooks: 'Webhooks',
   events: 'The event feed',

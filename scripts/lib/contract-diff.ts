@@ -118,6 +118,12 @@ function describe (diff: Diff, before: Json, after: Json): Change[] {
     if (second !== 'securitySchemes') return []
     return [change(diff, `security scheme \`${path[2] ?? ''}\` ${path.slice(3).join('.') || ''}`.trim(), 'document')]
   }
+  // A tag added (at the end: one inserted shifts the others' indexes) groups operations in the
+  // reference and in generated clients; no request or response changes.
+  if (top === 'tags' && path.length === 2 && diff.action === 'add') {
+    const name = String((diff.after as Json | undefined)?.name ?? '')
+    return [change(diff, `tag \`${name}\` added`, 'document', 'non-breaking')]
+  }
   if (top !== 'paths') return [change(diff, `${path.join('.')}`, 'document')]
   const route = path[1] ?? ''
   const webhook = route.startsWith(WEBHOOK)

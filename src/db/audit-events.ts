@@ -18,7 +18,7 @@ export interface AuditActor {
 }
 interface AuditTarget {
   type: 'user' | 'invitation' | 'api_key' | 'session' | 'chat_installation' | 'webhook_endpoint' | 'invite_request'
-    | 'workspace' | 'invite_link' | 'domain',
+    | 'workspace' | 'invite_link' | 'domain' | 'sso_connection',
   id: string
 }
 

@@ -66,6 +66,14 @@ export const apiKeyScopes: ReadonlyArray<{ scope: components['schemas']['ApiKeyS
     "description": "Add, change, test and remove webhook endpoints; rotate their secrets; retry deliveries."
   },
   {
+    "scope": "sso:read",
+    "description": "See single sign-on connections (never a client secret)."
+  },
+  {
+    "scope": "sso:write",
+    "description": "Add, change and remove single sign-on connections."
+  },
+  {
     "scope": "events:read",
     "description": "Read the event feed."
   },

@@ -77,5 +77,8 @@ export const auditActions: ReadonlyArray<components['schemas']['AuditAction']> =
   "domain.removed",
   "domain.policy_changed",
   "member.suspended",
-  "member.reactivated"
+  "member.reactivated",
+  "sso_connection.created",
+  "sso_connection.updated",
+  "sso_connection.deleted"
 ]

@@ -1564,6 +1564,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sso/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's single sign-on connections, oldest first (never a client secret)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getSsoConnections"];
+        put?: never;
+        /**
+         * Add a single sign-on connection (OpenID Connect or SAML 2.0) to the company's identity provider
+         * @description A connection signs people in through the company's own identity provider. `protocol`
+         *     says which of `oidc` and `saml` carries its settings (the other is absent). `domains` are
+         *     names of the workspace's **verified** domains (`/api/domains`) whose addresses it serves;
+         *     a domain serves at most one connection. The answer carries what to paste into the
+         *     provider: `oidc.redirectUri`, or `saml.spEntityId`, `saml.acsUrl` and `saml.spMetadataUrl`.
+         *     The OIDC client secret is sealed at rest and never returned (`clientSecretSet`).
+         *     Refused with 422: a domain that is not one of the workspace's verified domains
+         *     (`SSO_DOMAIN_NOT_VERIFIED`); an issuer or metadata URL that is not https or reaches a
+         *     private, loopback or metadata address (`SSO_URL_NOT_ALLOWED`; `APP_ENV=local` also allows
+         *     http and loopback, and `SSO_ALLOWED_HOSTS` names hosts allowed on a private network); a
+         *     multi-tenant Entra ID issuer (`/common/`, `/organizations/`, `/consumers/`, `{tenantid}`)
+         *     or an Entra ID issuer without the `tenantId` it names (`SSO_ISSUER_NOT_ALLOWED`); a
+         *     certificate that does not parse (`SSO_CERTIFICATE_INVALID`). A domain another connection
+         *     serves is 409 `SSO_DOMAIN_TAKEN`.
+         *     An API key also needs `members:admin` for a connection whose `defaultRole` is `admin` (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postSsoConnections"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sso/connections/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One single sign-on connection and what to paste into the provider
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getSsoConnectionsConnectionId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a connection (its domains sign in by e-mailed link again; members stay)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        delete: operations["deleteSsoConnectionsConnectionId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a connection (its protocol stays)
+         * @description Changes the fields given; `domains` replaces the list. Settings go under the connection's
+         *     own protocol (`oidc` or `saml`): within it, the fields given replace theirs (a new
+         *     `clientSecret` replaces the sealed one; `idpCertificates` replaces the list, for a
+         *     rotation list the old and the new certificate). The same refusals as on creation.
+         *     An API key also needs `members:admin` to make `defaultRole` `admin` (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        patch: operations["patchSsoConnectionsConnectionId"];
+        trace?: never;
+    };
     "/api/mcp": {
         parameters: {
             query?: never;
@@ -3090,7 +3165,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -3445,7 +3520,7 @@ export interface components {
          * @description The audit trail's actions known to this version. A catalogue that grows with every feature: `AuditEvent.action` is open (one of these or any other string, added in a minor version); the `action` filter takes these.
          * @enum {string}
          */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted";
         AuditEvent: {
             /**
              * Format: uuid
@@ -3490,7 +3565,7 @@ export interface components {
          * @description The scope catalogue: what an API key may do. Each operation open to keys names the scopes it needs on its `apiKey` security requirement; `members:admin` is needed besides an operation's own scope for anything that makes or unmakes an admin (`x-api-key-admin-scope`). A catalogue that grows: a key's `scopes` in a response are open (these or any other string, added in a minor version); a key is made only with these.
          * @enum {string}
          */
-        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "events:read" | "audit:read" | "scim";
+        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "sso:read" | "sso:write" | "events:read" | "audit:read" | "scim";
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -3961,6 +4036,156 @@ export interface components {
             /** @description True when this browser asked for the link (its `login_link_browser` cookie matches the one `POST /api/auth/login-link` set). False when it is opened elsewhere, or someone sent it. */
             sameBrowser: boolean;
         };
+        /**
+         * @description `oidc`: OpenID Connect (settings under `oidc`); `saml`: SAML 2.0 (settings under `saml`).
+         * @enum {string}
+         */
+        SsoProtocol: "oidc" | "saml";
+        /**
+         * @description Who may sign in: `existing`, members only (invited, or provisioned by the directory); `create`, anyone the provider vouches for at one of the connection's domains, made a member with `defaultRole` at the first sign-in.
+         * @enum {string}
+         */
+        SsoAccounts: "existing" | "create";
+        /**
+         * @description What people see on the sign-in button ("Continue with …").
+         * @example Okta
+         */
+        SsoConnectionName: string;
+        /** @description Names of the workspace's verified domains whose addresses the connection serves (each serves at most one connection). */
+        SsoDomains: string[];
+        /**
+         * Format: uri
+         * @description An absolute http(s) URL, read as `WebhookUrl` is. Outside `local`, only https to a public address, or to a host the operator lists in `SSO_ALLOWED_HOSTS` (422 `SSO_URL_NOT_ALLOWED`).
+         * @example https://acme.okta.com
+         */
+        SsoUrl: string;
+        /** @description An X.509 certificate in PEM; it must parse (422 `SSO_CERTIFICATE_INVALID`). */
+        SsoCertificatePem: string;
+        /** @description The IdP's SAML metadata document as pasted (XML), kept as it is. */
+        SsoMetadataXml: string;
+        OidcSettingsRequest: {
+            /** @description The provider's issuer (discovery at `/.well-known/openid-configuration`). Entra ID's multi-tenant issuers are refused. */
+            issuer: components["schemas"]["SsoUrl"];
+            /** @description The client (application) id the provider gave. */
+            clientId: string;
+            /** @description The client secret; sealed at rest and never returned. */
+            clientSecret: string;
+            /**
+             * Format: uuid
+             * @description Entra ID: the directory (tenant) id, pinned; required when the issuer is at login.microsoftonline.com and must be the one it names.
+             */
+            tenantId?: string;
+        };
+        OidcSettingsUpdate: {
+            issuer?: components["schemas"]["SsoUrl"];
+            clientId?: string;
+            clientSecret?: string;
+            /** Format: uuid */
+            tenantId?: string | null;
+        };
+        /** @description The IdP's metadata by URL (`idpMetadataUrl`) or pasted (`idpMetadataXml`), one of them. */
+        SamlSettingsRequest: {
+            idpMetadataUrl?: components["schemas"]["SsoUrl"];
+            idpMetadataXml?: components["schemas"]["SsoMetadataXml"];
+            /** @description The IdP's signing certificates; several during a rotation. Only these verify a response. */
+            idpCertificates: components["schemas"]["SsoCertificatePem"][];
+            /** @description The IdP's entity id (else read from its metadata). */
+            idpEntityId?: string;
+            /** @description The IdP's single sign-on URL (else read from its metadata). */
+            idpSsoUrl?: components["schemas"]["SsoUrl"];
+        };
+        /** @description Setting `idpMetadataUrl` clears `idpMetadataXml` and the other way round (null clears one). */
+        SamlSettingsUpdate: {
+            /** Format: uri */
+            idpMetadataUrl?: string | null;
+            idpMetadataXml?: string | null;
+            idpCertificates?: components["schemas"]["SsoCertificatePem"][];
+            idpEntityId?: string | null;
+            /** Format: uri */
+            idpSsoUrl?: string | null;
+        };
+        /** @description The settings of `protocol` under its name (`oidc` or `saml`), and not the other's. */
+        CreateSsoConnectionRequest: {
+            name: components["schemas"]["SsoConnectionName"];
+            protocol: components["schemas"]["SsoProtocol"];
+            domains?: components["schemas"]["SsoDomains"];
+            /** @description Absent: `existing`. */
+            accounts?: components["schemas"]["SsoAccounts"];
+            /** @description The role of a member made at first sign-in (`accounts: create` only; default `member`). */
+            defaultRole?: components["schemas"]["Role"];
+            /** @description Sign-in by SSO is required for addresses at the connection's domains (admins keep the e-mailed link as a break-glass). Absent: false. */
+            required?: boolean;
+            oidc?: components["schemas"]["OidcSettingsRequest"];
+            saml?: components["schemas"]["SamlSettingsRequest"];
+        };
+        UpdateSsoConnectionRequest: {
+            name?: components["schemas"]["SsoConnectionName"];
+            domains?: components["schemas"]["SsoDomains"];
+            accounts?: components["schemas"]["SsoAccounts"];
+            defaultRole?: components["schemas"]["Role"];
+            required?: boolean;
+            oidc?: components["schemas"]["OidcSettingsUpdate"];
+            saml?: components["schemas"]["SamlSettingsUpdate"];
+        };
+        SsoCertificate: {
+            pem: string;
+            /** @description SHA-256 of the DER, as providers show it. */
+            fingerprintSha256: string;
+            subject: string;
+            /**
+             * Format: date-time
+             * @description When the certificate expires.
+             */
+            notAfter: string;
+        };
+        OidcConnectionSettings: {
+            issuer: string;
+            clientId: string;
+            /** @description A client secret is stored (sealed); it is never returned. */
+            clientSecretSet: boolean;
+            /** Format: uuid */
+            tenantId: string | null;
+            /** @description Paste into the provider: the redirect (callback) URI, `{PUBLIC_URL}/api/oauth/sso/callback`. */
+            redirectUri: string;
+        };
+        SamlConnectionSettings: {
+            idpMetadataUrl: string | null;
+            idpMetadataXml: string | null;
+            idpCertificates: components["schemas"]["SsoCertificate"][];
+            idpEntityId: string | null;
+            idpSsoUrl: string | null;
+            /** @description Paste into the provider: this connection's SP entity id (Audience). */
+            spEntityId: string;
+            /** @description Paste into the provider: the Assertion Consumer Service URL (Reply URL). */
+            acsUrl: string;
+            /** @description This connection's SP metadata, for providers that import it. */
+            spMetadataUrl: string;
+        };
+        SsoConnection: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            protocol: components["schemas"]["SsoProtocol"];
+            domains: string[];
+            accounts: components["schemas"]["SsoAccounts"];
+            /**
+             * @description The role of a member made at first sign-in; null under `accounts: existing`.
+             * @enum {string|null}
+             */
+            defaultRole: "admin" | "member" | null;
+            required: boolean;
+            /** @description The OpenID Connect settings (null on a SAML connection). */
+            oidc: components["schemas"]["OidcConnectionSettings"] | null;
+            /** @description The SAML settings (null on an OpenID Connect connection). */
+            saml: components["schemas"]["SamlConnectionSettings"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        SsoConnectionList: {
+            items: components["schemas"]["SsoConnection"][];
+        };
         EventList: {
             items: components["schemas"]["Event"][];
             /** @description Pass as `after` to read on (an empty page keeps the cursor it was given); null only when the feed is empty and no `after` was given. */
@@ -4193,6 +4418,42 @@ export interface components {
         };
         /** @description The domain id fails validation (`VALIDATION_FAILED`). */
         DomainIdInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No such single sign-on connection in the caller's workspace (`NOT_FOUND`). */
+        ConnectionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The connection id fails validation (`VALIDATION_FAILED`). */
+        ConnectionIdInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Another connection of the workspace serves one of the domains (`SSO_DOMAIN_TAKEN`); a domain serves at most one. */
+        SsoDomainTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The connection cannot be saved as given: a domain that is not one of the workspace's verified domains (`SSO_DOMAIN_NOT_VERIFIED`), an issuer or metadata URL the address policy refuses (`SSO_URL_NOT_ALLOWED`), a multi-tenant or unpinned Entra ID issuer (`SSO_ISSUER_NOT_ALLOWED`), a certificate that does not parse (`SSO_CERTIFICATE_INVALID`). `details` names the field (`in`, `field`). */
+        SsoConnectionRefused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4518,6 +4779,8 @@ export interface components {
         JoinCode: string;
         /** @example 3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c */
         DomainId: string;
+        /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+        ConnectionId: string;
         /**
          * @description Same key and same body replay the first answer; same key with another body is refused with 422. A key is its sender's own (the signed-in person, or the API key): another caller sending the same key runs its own request and never receives the first one's answer.
          * @example 6f1d2c3b-8a7e-4f60-9b1c-2d3e4f5a6b7c
@@ -6857,7 +7120,7 @@ export interface operations {
                 /** @example invitation.created */
                 action?: components["schemas"]["AuditAction"];
                 /** @example invitation */
-                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain";
+                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain" | "sso_connection";
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 targetId?: string;
                 /**
@@ -7713,6 +7976,178 @@ export interface operations {
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSsoConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnectionList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSsoConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSsoConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. Paste the answer's `redirectUri` (OIDC) or `spEntityId` and `acsUrl` (SAML) into the provider. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`), including the settings of the other protocol or none for its own. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            409: components["responses"]["SsoDomainTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["SsoConnectionRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSsoConnectionsConnectionId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            400: components["responses"]["ConnectionIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            404: components["responses"]["ConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSsoConnectionsConnectionId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ConnectionIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["ConnectionNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchSsoConnectionsConnectionId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSsoConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description The body or id fails validation (`VALIDATION_FAILED`, `INVALID_JSON`), including settings of the other protocol. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["ConnectionNotFound"];
+            409: components["responses"]["SsoDomainTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["SsoConnectionRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

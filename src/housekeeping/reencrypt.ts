@@ -4,6 +4,7 @@ import { resealIdempotencyAnswers } from '../idempotency/idempotency.js'
 import { resealInvitationLinks } from '../invitations/link-seal.js'
 import { resealSigningSecrets } from '../webhooks/secrets.js'
 import { resealBotTokens } from '../slack/install.js'
+import { resealClientSecrets } from '../sso/connection-secret.js'
 
 // Everything stored under a key derived from a secret, re-encrypted under the current one
 // (npm run secrets:reencrypt, docs/operating.md "Rotating secrets"). What cannot be rewritten —
@@ -14,7 +15,8 @@ export async function reencryptStored (deps: Pick<Ports, 'db' | 'config'>): Prom
   const counts = [
     await resealIdempotencyAnswers(deps),
     await resealInvitationLinks(deps),
-    await resealSigningSecrets(deps.db, deps.config)
+    await resealSigningSecrets(deps.db, deps.config),
+    await resealClientSecrets(deps.db, deps.config)
   ]
   const botTokens = await resealBotTokens(deps.db, deps.config)
   if (botTokens !== null) counts.push(botTokens)

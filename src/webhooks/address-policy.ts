@@ -46,9 +46,17 @@ export interface AddressPolicy {
   lookup: LookupFunction
 }
 
-/** `resolve`: DNS by default; tests inject a resolver so a name can resolve to what they need. */
-export function createAddressPolicy (opts: { allowPrivate: boolean, resolve?: LookupFunction }): AddressPolicy {
+/**
+ * `resolve`: DNS by default; tests inject a resolver so a name can resolve to what they need.
+ * `allowedHosts`: names (lower case) the operator allows though they resolve to a private address
+ * (SSO_ALLOWED_HOSTS: a company's own identity provider on its network); https still applies.
+ */
+export function createAddressPolicy (opts: {
+  allowPrivate: boolean, resolve?: LookupFunction, allowedHosts?: readonly string[]
+}): AddressPolicy {
   const resolve: LookupFunction = opts.resolve ?? dnsLookup
+  const allowed = new Set(opts.allowedHosts ?? [])
+  const anyAddress = (hostname: string): boolean => opts.allowPrivate || allowed.has(hostname.toLowerCase())
   const lookup: LookupFunction = (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err !== null) {
@@ -56,7 +64,7 @@ export function createAddressPolicy (opts: { allowPrivate: boolean, resolve?: Lo
         return
       }
       const list = addresses as unknown as Array<{ address: string, family: number }>
-      const bad = opts.allowPrivate ? null : list.map(a => forbiddenAddress(a.address)).find(r => r !== null) ?? null
+      const bad = anyAddress(hostname) ? null : list.map(a => forbiddenAddress(a.address)).find(r => r !== null) ?? null
       const first = list[0]
       if (bad !== null || first === undefined) {
         const e = Object.assign(new Error(bad ?? `${hostname} does not resolve`), { code: 'ERR_ADDRESS_NOT_ALLOWED' })
@@ -72,8 +80,8 @@ export function createAddressPolicy (opts: { allowPrivate: boolean, resolve?: Lo
     async check (url) {
       if (url.protocol !== 'https:' && !(opts.allowPrivate && url.protocol === 'http:')) return 'it must use https'
       if (url.username !== '' || url.password !== '') return 'it must not carry credentials'
-      if (opts.allowPrivate) return null
       const host = url.hostname.replace(/^\[|\]$/g, '')
+      if (anyAddress(host)) return null
       if (isIP(host) !== 0) return forbiddenAddress(host)
       return await new Promise(resolve => {
         lookup(host, { all: true }, err => { resolve(err === null ? null : err.message) })

@@ -32,7 +32,11 @@ t.test('every service answers a principal of a deleted workspace with UNAUTHENTI
     'invitations.resend': async () => await services.invitations.resend(principal, invitationId),
     'invitations.revoke': async () => await services.invitations.revoke(principal, invitationId),
     // Reading one resource by id: the checklist's worked example (docs/architecture.md).
-    'domains.get': async () => await services.domains.get(principal, '3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c')
+    'domains.get': async () => await services.domains.get(principal, '3d5f7a9b-1c2e-4f3a-8b4c-6d7e8f9a0b1c'),
+    'ssoConnections.get': async () => await services.ssoConnections.get(principal, '5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d'),
+    'ssoConnections.create': async () => await services.ssoConnections.create(principal, {
+      name: 'Okta', protocol: 'oidc', oidc: { issuer: 'https://acme.okta.com', clientId: 'c', clientSecret: 's' }
+    })
   }
   for (const [name, call] of Object.entries(calls)) {
     const err = await call().then(() => null, (e: unknown) => e)

@@ -111,12 +111,14 @@ t.test('additions pass with a patch bump, and need one', async t => {
     d.paths['/api/api-keys'].get.deprecated = true
     // ErrorResponse's `code` is ErrorCode or any string: a new code is an addition.
     schemas(d).ErrorCode.enum.push('TEAPOT')
+    d.tags.push({ name: 'Pings', description: 'A new group of operations.' })
   }, '0.1.1'))
   t.equal(listing(changes, 'breaking'), '', 'nothing breaking')
   t.match(listing(changes, 'non-breaking'), /^DELETE \/api\/api-keys\/\{apiKeyId\}: response 404 `code.\(anyOf 0\)`: enum value `TEAPOT` added$/m,
     'a value of an open enum (anyOf beside a plain string), whichever way the response is reached')
   t.match(listing(changes, 'non-breaking'), /^DELETE \/api\/api-keys\/\{apiKeyId\}: response 401 `code.\(anyOf 0\)`: enum value `TEAPOT` added$/m)
   t.match(listing(changes, 'non-breaking'), /^GET \/api\/ping: operation added$/m)
+  t.match(listing(changes, 'non-breaking'), /^document: tag `Pings` added$/m, 'a tag added at the end')
   t.match(listing(changes, 'non-breaking'), /^POST \/api\/users\/invite: request body `note` added$/m)
   t.match(listing(changes, 'non-breaking'), /^POST \/api\/users\/invite: response 200 `expiresAt` added$/m)
   t.match(listing(changes, 'non-breaking'), /^GET \/api\/api-keys: query parameter `q` added$/m)
