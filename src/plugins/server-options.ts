@@ -49,6 +49,11 @@ export function serverOptions (
     },
     // What Node's HTTP parser refuses (an unknown method, a bad request line) is an ErrorResponse too.
     clientErrorHandler: createClientErrorHandler(securityHeaders(config, 'api', false, apiHeaders)),
+    // How long one plugin may take to start. The database plugin opens PGlite (initdb on a first
+    // start) and runs the migrations: 2–7 s on an idle machine, 30–58 s seen at load 19
+    // (docs/performance/2026-11-notes.md); Fastify's 10 s default failed starts under load. A
+    // PostgreSQL that does not answer fails sooner, at DATABASE_CONNECT_TIMEOUT_MS.
+    pluginTimeout: 120_000,
     // Only what the contract declares is answered: no implicit HEAD for every GET.
     exposeHeadRoutes: false,
     // Slow clients are bounded (HEADERS_/REQUEST_/CONNECTION_/KEEP_ALIVE_TIMEOUT_MS): the headers

@@ -23,6 +23,10 @@ t.test('restarting on the same DATA_DIR keeps data and sessions', async t => {
   const config = testConfig({ DATA_DIR: dir })
 
   const first = await buildApp({ config, logger: false })
+  // Opening PGlite and migrating is the database plugin's start: under load (CI, 2 CPUs busy) it
+  // took past Fastify's 10 s pluginTimeout and this very test failed with "Plugin did not start
+  // in time: 'database'"; a start is given two minutes (src/plugins/server-options.ts).
+  t.ok((first.initialConfig.pluginTimeout ?? 0) >= 60_000, `a slow start is no failure: pluginTimeout ${first.initialConfig.pluginTimeout} ms`)
   const now = new Date()
   const ws = await insertWorkspace(first.db, { name: 'Persisted', now })
   const user = await insertUser(
