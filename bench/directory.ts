@@ -29,11 +29,11 @@ const SECRET = 'bench-directory-secret-0123456789abcdef'
 const SCIM = 'application/scim+json'
 
 /** CPU milliseconds (user and system) of a process.cpuUsage() difference. */
-const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000
+export const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000
 
-const loadOf = (): string => loadavg().map(l => l.toFixed(2)).join(' ')
+export const loadOf = (): string => loadavg().map(l => l.toFixed(2)).join(' ')
 
-function quantile (sorted: number[], p: number): number {
+export function quantile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
 }
 

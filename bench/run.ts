@@ -17,6 +17,8 @@
 // Modules: bench/servers.ts (the processes), bench/load.ts (autocannon, RSS, CPU, taskset),
 // bench/scenarios.ts, bench/report.ts (table, targets, results.json), bench/profile.ts,
 // bench/seed.ts (the list page's invitations), bench/cpu-profile-on-signal.mjs (--profile).
+// Other modes, each in its own module: --scale, --jobs, --funnel, --directory, --scim, --batch,
+// --instructions, --console, and --sso (bench/sso.ts, its identity providers in bench/sso-peers.ts).
 //
 // Usage: USAGE below (`npm run bench -- --help` prints it).
 import { execFileSync, type ChildProcess } from 'node:child_process'
@@ -37,6 +39,7 @@ import { runJobPickup } from './jobs.js'
 import { runFunnel } from './funnel.js'
 import { runDirectory } from './directory.js'
 import { runScimImport } from './scim-import.js'
+import { runSso } from './sso.js'
 import { runBatchBench } from './batch.js'
 import { runInstructions } from './instructions.js'
 import { scenarios as scenarioList, type Scenario, type Variant } from './scenarios.js'
@@ -88,6 +91,12 @@ npm run bench -- --scim                         # SCIM import on PostgreSQL: 4 d
                                                 # the service's CPU ms a person, target ≥ 400 people/s
                                                 # (bench/scim-import.ts)
 npm run bench -- --scim --clients 4 --people 4000 --rounds 3
+npm run bench -- --sso                          # single sign-on, the relying party alone (the IdPs in a
+                                                # process of their own): CPU per OIDC callback and per SAML
+                                                # Response (assertion signed; Response and assertion signed),
+                                                # median and p90 of 200 after 20, target ≤ 5 ms each; discovery
+                                                # and JWKS fetches counted per cache period (bench/sso.ts)
+npm run bench -- --sso --sign-ins 500
 npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
                                                 # 200 concurrent invites, PostgreSQL (bench/batch.ts);
                                                 # --batch-rows 10000 e-mails a measure, --concurrent 200
@@ -140,6 +149,8 @@ const options = {
   lookups: { type: 'string', default: '1000' },
   runs: { type: 'string', default: '20' },
   batch: { type: 'boolean', default: false },
+  sso: { type: 'boolean', default: false },
+  'sign-ins': { type: 'string', default: '200' },
   'batch-rows': { type: 'string', default: '10000' },
   instructions: { type: 'boolean', default: false },
   requests: { type: 'string', default: '10000' },
@@ -411,6 +422,8 @@ else if (values.directory) {
     rounds: whole('rounds', values.rounds),
     build: !values['no-build']
   })
+} else if (values.sso) {
+  if (!await runSso({ signIns: whole('sign-ins', values['sign-ins']) })) process.exitCode = 1
 } else if (values.funnel) {
   await runFunnel({
     pgUrl: values['pg-url'],

@@ -4,8 +4,8 @@ import {
   type XmlElement
 } from './saml-xml.js'
 
-// The checks of a SAML Response made on our own, before and after @node-saml/node-saml verifies
-// its signature, because node-saml 5.1 does not make them (tried against it: it accepts a DOCTYPE,
+// The checks of a SAML Response made on our own, before and after its signatures are verified
+// (saml-signature.ts), because node-saml 5.1 did not make them (tried against it: it accepts a DOCTYPE,
 // SHA-1, any Issuer, Recipient and Destination, an unsolicited response under `ifPresent`, and the
 // same response twice at once under `always`): the shape of the document (one assertion, where it
 // belongs, none encrypted), the algorithms, the certificates a signature names, every signed claim.
@@ -26,6 +26,8 @@ const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success'
  * first); whether the Response carries a signature of its own (then it must verify too).
  */
 export interface ResponseShape {
+  /** The one assertion, in the document checked (its signature not yet verified). */
+  assertion: XmlElement
   assertionId: string
   certificates: string[]
   responseSigned: boolean
@@ -65,6 +67,7 @@ export function checkResponseShape (
   if (assertionId === undefined || assertionId === '') throw new SamlError('malformed')
   // Each pinned certificate tried costs a full verification: the one the signature names goes first.
   return {
+    assertion,
     assertionId,
     certificates: [...named, ...pinned.filter(pem => !named.includes(pem))],
     responseSigned: childElements(response, NS.dsig, 'Signature').length > 0
@@ -85,8 +88,8 @@ function checkAlgorithms (root: XmlElement): void {
 }
 
 /**
- * A certificate a signature carries in KeyInfo is never used (node-saml verifies with the pinned
- * ones only); one that is not pinned means another key signed, said as such to the admin.
+ * A certificate a signature carries in KeyInfo is never used (saml-signature.ts verifies with the
+ * pinned ones only); one that is not pinned means another key signed, said as such to the admin.
  */
 function checkNamedCertificates (root: XmlElement, pinned: readonly string[]): string[] {
   const known = new Map(pinned.map(pem => [certificateBody(pem), pem]))
@@ -115,7 +118,7 @@ export interface AssertionClaims {
   attributes: Record<string, string[]>
 }
 
-/** Reads the assertion that node-saml returned as verified (canonical XML, comments gone). */
+/** Reads the assertion from its signed bytes (canonical XML, comments gone: saml-signature.ts). */
 export function readSignedAssertion (signedXml: string): AssertionClaims {
   const assertion = parseHardenedXml(signedXml)
   if (assertion.namespaceURI !== NS.assertion || assertion.localName !== 'Assertion') throw new SamlError('malformed')
@@ -133,6 +136,8 @@ export function readSignedAssertion (signedXml: string): AssertionClaims {
   const conditions = required(onlyChild(assertion, NS.assertion, 'Conditions'))
   // The bearer confirmation must bound the assertion's life (SAML profiles §4.1.4.2).
   if (attribute(data, 'NotOnOrAfter') === undefined) throw new SamlError('malformed')
+  // Required by SAML core §2.3.3 (node-saml refused an assertion without one, too).
+  instant(attribute(assertion, 'IssueInstant') ?? '')
 
   return {
     id: attribute(assertion, 'ID') ?? '',

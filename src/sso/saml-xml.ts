@@ -27,6 +27,7 @@ interface XmlNode {
 export interface XmlElement extends XmlNode {
   readonly namespaceURI: string | null
   readonly localName: string
+  readonly attributes: ArrayLike<{ readonly localName: string | null, readonly name: string, readonly value: string }>
   hasAttribute: (name: string) => boolean
   getAttribute: (name: string) => string | null
   getElementsByTagNameNS: (ns: string, localName: string) => ArrayLike<XmlElement>

@@ -249,6 +249,12 @@ t.test('refused: signature wrapping', async t => {
     doc.documentElement.replaceChild(extensions, assertion)
     extensions.appendChild(assertion)
   }), requestId, 'misplaced_assertion')
+  // Another element bearing the signed assertion's ID, under another of the names xml-crypto reads as one.
+  const assertionId = /<saml:Assertion [^>]*\bID="([^"]+)"/.exec(decode(response))?.[1] ?? ''
+  for (const name of ['ID', 'Id', 'id']) {
+    await refused(t, encode(decode(response).replace('<samlp:Status>',
+      `<samlp:Extensions ${name}="${assertionId}"/><samlp:Status>`)), requestId, 'bad_signature')
+  }
   const both = await signIn({ sign: 'both' })
   // A Response signature that does not verify is refused, though the assertion's alone would do.
   await refused(t, editDom(both.response, doc => {
