@@ -32,9 +32,11 @@ export function authHandlers (
     },
 
     async postAuthLoginLink (request, reply) {
-      // Nothing is looked up before answering: the delivery runs after the reply (login-link.ts).
-      // The link is bound to this browser: its landing page can tell whether it was opened here.
-      auth.requestLoginLink(request.body.email, browserCookie.ensure(request, reply))
+      // Only the address's domain is looked up before answering (SSO_REQUIRED); the delivery runs
+      // after the reply (login-link.ts). The link is bound to this browser: its landing page can
+      // tell whether it was opened here.
+      const atSsoDomain = request.body.breakGlass === true ? 'admins' : 'refuse'
+      await auth.requestLoginLink(request.body.email, browserCookie.ensure(request, reply), atSsoDomain)
       return await reply.code(202).send(LOGIN_LINK_ACCEPTED)
     },
 

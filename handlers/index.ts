@@ -18,6 +18,7 @@ import { emailEventHandlers } from './email-events.js'
 import { domainHandlers } from './domains.js'
 import { scimHandlers } from './scim.js'
 import { ssoHandlers } from './sso.js'
+import { ssoSignInHandlers } from './sso-sign-in.js'
 
 /** The operationId → handler map glue binds. Its type makes a missing operation a compile error. */
 export function createHandlers (deps: HandlerDeps): HandlerMap {
@@ -40,6 +41,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...emailEventHandlers(deps),
     ...domainHandlers(deps),
     ...scimHandlers(deps),
-    ...ssoHandlers(deps)
+    ...ssoHandlers(deps),
+    ...ssoSignInHandlers(deps)
   } satisfies HandlerMap
 }

@@ -32,9 +32,20 @@
     form.hidden = false
   })
 
+  const breakGlass = byId('break-glass')
   onSubmit(form, 'send-button', async () => {
+    breakGlass.hidden = true
     const r = await postJson('/api/auth/login-link', { email: inputById('email').value })
-    if (r.ok) show('status', r.body.message)
-    else show('error', errorText(r))
+    if (r.ok) { show('status', r.body.message); return }
+    show('error', errorText(r))
+    // The domain signs in by SSO (the code says so, not the words): an admin may still ask (break-glass).
+    breakGlass.hidden = r.body?.code !== 'SSO_REQUIRED'
+  })
+
+  onSubmit(breakGlass, 'break-glass-button', async () => {
+    const r = await postJson('/api/auth/login-link', { email: inputById('email').value, breakGlass: true })
+    if (!r.ok) { show('error', errorText(r)); return }
+    breakGlass.hidden = true
+    show('status', r.body.message)
   })
 })()

@@ -97,7 +97,10 @@ async function bodyParsing (app: FastifyInstance): Promise<void> {
   })
   app.decorateRequest('rawBody', null)
   // Response-only media types in the contract: glue warns unless a parser is registered by name.
-  for (const type of ['text/html', 'text/css', 'text/event-stream', 'application/javascript', 'image/svg+xml']) {
+  for (const type of [
+    'text/html', 'text/css', 'text/event-stream', 'application/javascript', 'image/svg+xml',
+    'application/samlmetadata+xml'
+  ]) {
     app.addContentTypeParser(type, (request, _payload, done) => {
       done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
     })

@@ -23,6 +23,9 @@ export const Errors = {
   UNAUTHENTICATED: define('UNAUTHENTICATED', 'Authentication required', 401),
   SIGNATURE_INVALID: define('SIGNATURE_INVALID', 'Request signature verification failed', 401),
   FORBIDDEN: define('FORBIDDEN', 'This operation requires the %s role', 403),
+  SSO_SIGN_IN_REFUSED: define(
+    'SSO_SIGN_IN_REFUSED', 'Single sign-on did not sign you in. Start again, or ask your workspace admin.', 403
+  ),
   EMAIL_DOMAIN_NOT_ALLOWED: define('EMAIL_DOMAIN_NOT_ALLOWED', 'This link admits addresses at %s only', 403),
   INVITE_NOT_ALLOWED: define(
     'INVITE_NOT_ALLOWED', 'The invite policy of this workspace (%s) does not allow this: %s', 403
@@ -35,6 +38,9 @@ export const Errors = {
     'CSRF_REJECTED', 'This request came from another site and was refused; send it from this service\'s own pages', 403
   ),
   NOT_FOUND: define('NOT_FOUND', '%s not found', 404),
+  SSO_CONNECTION_NOT_FOUND: define(
+    'SSO_CONNECTION_NOT_FOUND', 'No single sign-on connection serves this address. Sign in with an e-mailed link.', 404
+  ),
   IDENTITY_PROVIDER_NOT_CONFIGURED: define(
     'IDENTITY_PROVIDER_NOT_CONFIGURED', 'Sign-in through an identity provider is not configured on this service', 404
   ),
@@ -53,6 +59,10 @@ export const Errors = {
   MANAGED_BY_DIRECTORY: define(
     'MANAGED_BY_DIRECTORY', 'The company directory deactivated this member: reactivate them in the directory', 403
   ),
+  // A workspace requires sign-in by SSO for the address's domain (its connection's name): 403 as
+  // EMAIL_DOMAIN_NOT_ALLOWED and MANAGED_BY_DIRECTORY, a door closed to this address by a policy,
+  // which no change of state by the caller opens (409 is for a conflict with a resource's state).
+  SSO_REQUIRED: define('SSO_REQUIRED', '%s signs you in with %s', 403),
   // SCIM (under /api/scim/v2, answered as SCIM errors with these scimTypes: src/scim/errors.ts).
   SCIM_INVALID_FILTER: define('SCIM_INVALID_FILTER', 'The filter is not valid: %s', 400),
   SCIM_INVALID_PATH: define('SCIM_INVALID_PATH', 'The PATCH path is not valid: %s', 400),

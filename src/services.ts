@@ -35,6 +35,8 @@ import { createScimUserService, type ScimUserService } from './scim/users.js'
 import { createScimGroupService, type ScimGroupService } from './scim/groups.js'
 import { createSsoConnectionService, type SsoConnectionService } from './sso/connections.js'
 import { ssoKeyring } from './sso/connection-secret.js'
+import { createSsoSignInService, type SsoSignInService } from './sso/sign-in.js'
+import { createOidcCache } from './sso/oidc-cache.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -67,6 +69,7 @@ export interface Services {
   readonly scim: { readonly users: ScimUserService, readonly groups: ScimGroupService }
   /** Single sign-on: the workspace's connections to its own identity provider. */
   readonly ssoConnections: SsoConnectionService
+  readonly ssoSignIn: SsoSignInService
   close(): Promise<void>
 }
 
@@ -105,8 +108,13 @@ export function createServices (given: Ports): Services {
   }
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = webhookKeyring(ports.config)
-  // A member the directory creates gets a sign-in link when the workspace asks for a welcome e-mail.
-  const scimDeps = { ...ports, welcome: (email: string) => { auth.requestLoginLink(email, null) } }
+  // A member the directory creates gets a sign-in link when the workspace asks for a welcome e-mail
+  // (at a domain that requires SSO, an admin only: the others sign in by SSO).
+  const welcome = (email: string): void => {
+    auth.requestLoginLink(email, null, 'admins')
+      .catch((err: unknown) => { ports.log.warn({ err: (err as Error).message }, 'welcome e-mail not scheduled') })
+  }
+  const scimDeps = { ...ports, welcome }
   const policy = createAddressPolicy({
     allowPrivate: ports.config.webhooks.allowPrivateAddresses, resolve: ports.lookup
   })
@@ -144,6 +152,16 @@ export function createServices (given: Ports): Services {
     health: createHealthService(ports),
     scim: { users: createScimUserService(scimDeps), groups: createScimGroupService(scimDeps) },
     ssoConnections: createSsoConnectionService({ ...ports, key: ssoKeyring(ports.config), policy: ssoPolicy }),
+    ssoSignIn: createSsoSignInService({
+      ...ports,
+      sessions,
+      key: ssoKeyring(ports.config),
+      // Where private addresses are allowed (APP_ENV=local, tests), a provider on loopback over http too.
+      fetch: ports.config.webhooks.allowPrivateAddresses
+        ? { allowHosts: [...ports.config.sso.allowedHosts, '127.0.0.1', 'localhost', '::1'], allowHttp: true }
+        : { allowHosts: ports.config.sso.allowedHosts },
+      cache: createOidcCache({ clock: ports.clock })
+    }),
     async close () { await Promise.all([auth.close(), slack.close()]) }
   }
 }

@@ -7,6 +7,9 @@ import { hashToken, randomToken, sameBrowser } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import { loadMe, type Me } from '../members/directory.js'
 import { escapeHtml } from '../lib/html.js'
+import { ssoRequired, ssoRequirementOf, type SsoRequirement } from './sso-required.js'
+import type { Queryable } from '../db/client.js'
+import type { EventOutbox } from '../ports/event-outbox.js'
 
 export const LOGIN_TOKEN_TTL_MS = 15 * 60_000
 /** Links per address per window: beyond this the request is still answered 202, nothing is sent. */
@@ -23,18 +26,66 @@ export interface LoginLinkPreview {
   sameBrowser: boolean
 }
 
+/**
+ * What a request for an address at a domain that requires SSO does: `refuse` it (SSO_REQUIRED:
+ * the sign-in form), or send the link to an active admin only (`admins`: break-glass, asked for
+ * explicitly; the directory's welcome e-mail), nothing to anyone else.
+ */
+export type AtSsoDomain = 'refuse' | 'admins'
+
 export interface LoginLinks {
   /**
    * Schedule a login link for `email`, bound to the browser whose secret is `browser` (the value
-   * of its login_link_browser cookie). Returns at once, before any lookup: the caller answers
-   * the same 202 in the same time whether or not the address belongs to a user.
+   * of its login_link_browser cookie). Looks up the address's domain only, never the address:
+   * the caller answers the same 202 in the same time whether or not the address belongs to a user.
    */
-  request(email: string, browser: string | null): void
+  request(email: string, browser: string | null, atSsoDomain: AtSsoDomain): Promise<void>
   /** The account a link signs in to, without using it (mail scanners and the landing page). */
   preview(token: string, browser: string | null): Promise<LoginLinkPreview>
   verify(token: string): Promise<{ me: Me, token: string }>
   /** Waits for scheduled deliveries (graceful shutdown, tests). */
   idle(): Promise<void>
+}
+
+/** The sign-in link's e-mail; a break-glass link says why it still works, and that its use is audited. */
+function linkMail (to: string, link: string, sso: SsoRequirement | null): Parameters<Ports['mailer']['send']>[0] {
+  const breakGlass = sso === null
+    ? ''
+    : `${sso.workspaceName} signs you in with ${sso.connectionName}. As a workspace admin you may still ` +
+      'sign in with this link; the sign-in is recorded in the audit trail.'
+  return {
+    to,
+    subject: 'Your sign-in link',
+    text: (breakGlass === '' ? '' : `${breakGlass}\n\n`) +
+      `Sign in by opening this link (valid for 15 minutes, once):\n\n${link}\n\n` +
+      'If you did not ask for it, ignore this e-mail.\n',
+    html: (breakGlass === '' ? '' : `<p>${escapeHtml(breakGlass)}</p>`) +
+      '<p>Sign in by opening this link (valid for 15 minutes, once):</p>' +
+      `<p><a href="${escapeHtml(link)}">Sign in</a></p><p>If you did not ask for it, ignore this e-mail.</p>`,
+    link
+  }
+}
+
+/**
+ * The audit lines of a sign-in by link: `session.login`, and beside it `sso.break_glass_sign_in`
+ * when the address's domain requires SSO (only an admin's link gets this far).
+ */
+async function recordSignIn (
+  events: EventOutbox, tx: Queryable, by: { workspaceId: string, userId: string, email: string, sessionId: string },
+  sso: SsoRequirement | null, now: Date
+): Promise<void> {
+  const entry = {
+    workspaceId: by.workspaceId,
+    actor: { type: 'user' as const, id: by.userId, label: by.email, source: 'web' as const, requestId: null },
+    target: { type: 'session' as const, id: by.sessionId },
+    now
+  }
+  await events.record(tx, { ...entry, action: 'session.login', payload: { method: 'login_link' } })
+  if (sso === null) return
+  const payload = {
+    method: 'login_link', domain: sso.domain, connectionId: sso.connectionId, connection: sso.connectionName
+  }
+  await events.record(tx, { ...entry, action: 'sso.break_glass_sign_in', payload })
 }
 
 export function createLoginLinks (
@@ -47,9 +98,10 @@ export function createLoginLinks (
   const { db, clock, config, mailer, log, events, sessions } = deps
   const pending = new Set<Promise<void>>()
 
-  async function deliver (email: string, browser: string | null): Promise<void> {
+  async function deliver (email: string, browser: string | null, sso: SsoRequirement | null): Promise<void> {
     const user = await findUserByEmail(db, email)
-    const active = user !== null && user.status === 'active'
+    // At a domain that requires SSO only an admin gets a link (break-glass), anyone else nothing.
+    const active = user !== null && user.status === 'active' && (sso === null || user.role === 'admin')
     // The same work whether or not the address is a user's: the work after one answer delays the
     // next request (PGlite shares the event loop), so a difference here is a timing oracle. An
     // unknown address runs the same limit transaction for a user id that matches no row, with a
@@ -66,32 +118,31 @@ export function createLoginLinks (
       max: active ? LOGIN_LINKS_PER_EMAIL : 0
     }))
     if (!active) {
-      if (user === null) await deps.unknownAddress?.(email, browser)
+      // No join by verified domain is offered at a domain that requires SSO either.
+      if (user === null && sso === null) await deps.unknownAddress?.(email, browser)
       return
     }
     if (!inserted) {
       log.info({ userId: user.id }, 'login link not sent: per-address limit reached')
       return
     }
-    const link = `${config.appUrl}/login?token=${encodeURIComponent(token)}`
-    await mailer.send({
-      to: user.email,
-      subject: 'Your sign-in link',
-      text: `Sign in by opening this link (valid for 15 minutes, once):\n\n${link}\n\n` +
-        'If you did not ask for it, ignore this e-mail.\n',
-      html: '<p>Sign in by opening this link (valid for 15 minutes, once):</p>' +
-        `<p><a href="${escapeHtml(link)}">Sign in</a></p><p>If you did not ask for it, ignore this e-mail.</p>`,
-      link
-    })
+    await mailer.send(linkMail(user.email, `${config.appUrl}/login?token=${encodeURIComponent(token)}`, sso))
   }
 
   return {
-    request (email, browser) {
+    async request (email, browser, atSsoDomain) {
       // The one e-mail rule before anything is looked up or stored (and before the answer: an
       // address the rule refuses is a 400, never a failure in the delivery that only a log sees).
       const address = emailAddress(email)
+      // Enumeration: the refusal depends on the address's domain alone — one query by domain, the
+      // same for a member, a stranger and an admin at it — so it says that the domain signs in by
+      // SSO, which is public anyway (the login page sends such an address to its provider, naming
+      // it), and nothing about the address. Break-glass (`admins`) is asked for explicitly and
+      // answered 202 for every address at the domain; who is an admin is decided after the answer.
+      const sso = await ssoRequirementOf(db, address)
+      if (sso !== null && atSsoDomain === 'refuse') throw ssoRequired(sso)
       const p = new Promise<void>(resolve => { setImmediate(resolve) })
-        .then(async () => { await deliver(address, browser) })
+        .then(async () => { await deliver(address, browser, sso) })
         .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'login link delivery failed') })
         .finally(() => { pending.delete(p) })
       pending.add(p)
@@ -103,6 +154,9 @@ export function createLoginLinks (
       if (found === null || !found.active) throw serviceError('TOKEN_INVALID')
       if (found.usedAt !== null) throw serviceError('TOKEN_USED')
       if (found.expiresAt.getTime() <= clock.now().getTime()) throw serviceError('TOKEN_EXPIRED')
+      // A link sent before the domain required SSO: only an admin's still signs in (break-glass).
+      const sso = await ssoRequirementOf(db, found.email)
+      if (sso !== null && (await findUserByEmail(db, found.email))?.role !== 'admin') throw ssoRequired(sso)
       return {
         email: found.email,
         workspace: found.workspace,
@@ -121,15 +175,13 @@ export function createLoginLinks (
           )
         }
         const me = await loadMe(tx, used.workspaceId, used.userId)
+        // The domain requires SSO: a member's link is refused (the token stays unused), an admin's
+        // signs in as break-glass, recorded as such beside the login.
+        const sso = await ssoRequirementOf(tx, me.user.email)
+        if (sso !== null && me.user.role !== 'admin') throw ssoRequired(sso)
         const session = await sessions.start(tx, used.userId, 'login_link')
-        await events.record(tx, {
-          workspaceId: used.workspaceId,
-          action: 'session.login',
-          actor: { type: 'user', id: used.userId, label: me.user.email, source: 'web', requestId: null },
-          target: { type: 'session', id: session.sessionId },
-          payload: { method: 'login_link' },
-          now
-        })
+        const by = { workspaceId: used.workspaceId, userId: used.userId, email: me.user.email }
+        await recordSignIn(events, tx, { ...by, sessionId: session.sessionId }, sso, now)
         return { me, token: session.token }
       })
     },

@@ -39,6 +39,10 @@ ${pageHeading('Sign in', { hidden: true })}
 <form id="request-link">
   ${emailField('E-mail address')}
   <button id="send-button" type="submit">E-mail me a sign-in link</button>
+</form>
+<form id="break-glass" hidden>
+  <p class="muted">A workspace admin may still sign in by e-mailed link; its use is recorded in the audit trail.</p>
+  <button id="break-glass-button" type="submit">I am a workspace admin: e-mail me a link</button>
 </form>${idpLink}`, 'login.js')
 }
 

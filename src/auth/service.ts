@@ -3,7 +3,7 @@ import { findActiveSession } from '../db/sessions.js'
 import type { SessionService } from '../sessions/service.js'
 import type { Principal } from '../principal.js'
 import { acceptInvitation, previewInvitation, type InvitationPreview } from './signup.js'
-import { createLoginLinks, type LoginLinkPreview } from './login-link.js'
+import { createLoginLinks, type AtSsoDomain, type LoginLinkPreview } from './login-link.js'
 import { createIdentityProviderLogin, type IdentityProviderLogin } from '../idp/login.js'
 import { loadMe, type Me } from '../members/directory.js'
 
@@ -12,8 +12,11 @@ export interface AuthService {
   previewInvitation(token: string): Promise<InvitationPreview>
   /** Accept an invitation: returns the new user and the session cookie value. */
   signup(input: { token: string, name?: string | undefined }): Promise<{ me: Me, token: string }>
-  /** Schedules a login link bound to a browser's secret; reveals nothing about the address (see login-link.ts). */
-  requestLoginLink(email: string, browser: string | null): void
+  /**
+   * Schedules a login link bound to a browser's secret; reveals nothing about the address (see
+   * login-link.ts). At a domain that requires SSO: SSO_REQUIRED, or with `admins` a link for an admin only.
+   */
+  requestLoginLink(email: string, browser: string | null, atSsoDomain: AtSsoDomain): Promise<void>
   previewLoginLink(token: string, browser: string | null): Promise<LoginLinkPreview>
   verifyLoginLink(token: string): Promise<{ me: Me, token: string }>
   /** Revoke the session a cookie names, if it is live. Returns whether one was revoked. */
@@ -35,7 +38,7 @@ export function createAuthService (deps: AuthDeps): AuthService {
   return {
     previewInvitation: async token => await previewInvitation(deps, token),
     signup: async input => await acceptInvitation(deps, input),
-    requestLoginLink: (email, browser) => { loginLinks.request(email, browser) },
+    requestLoginLink: async (email, browser, atSsoDomain) => { await loginLinks.request(email, browser, atSsoDomain) },
     previewLoginLink: async (token, browser) => await loginLinks.preview(token, browser),
     verifyLoginLink: async token => await loginLinks.verify(token),
 

@@ -13,6 +13,7 @@ import { tellInviter } from '../invitations/inviter-notice.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Queryable } from '../db/client.js'
 import type { EventOutbox } from '../ports/event-outbox.js'
+import { refuseWhenSsoRequired } from './sso-required.js'
 
 export type InvitationPreview = components['schemas']['InvitationPreview']
 
@@ -37,6 +38,8 @@ export async function previewInvitation (
 ): Promise<InvitationPreview> {
   const { db, clock } = deps
   const inv = usable(await findInvitationByTokenHash(db, hashToken(token)), clock.now())
+  // At a domain that requires SSO the invitation is accepted by signing in there: the page says so.
+  await refuseWhenSsoRequired(db, inv.email)
   const [workspace, inviter] = await Promise.all([
     findWorkspace(db, inv.workspaceId),
     inv.invitedBy !== null ? findUserInWorkspace(db, inv.workspaceId, inv.invitedBy) : null
@@ -110,6 +113,22 @@ export async function acceptInTransaction (
   const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
   // FOR UPDATE: a concurrent accept of the same token waits here, then sees 'accepted'.
   const inv = usable(await findInvitationByTokenHash(tx, hashToken(input.token), { forUpdate: true }), now)
+  // The e-mailed link is refused at a domain that requires SSO (an SSO sign-in accepts it instead).
+  await refuseWhenSsoRequired(tx, inv.email)
+  return await acceptLockedInvitation(tx, sessions, events, { inv, name }, now)
+}
+
+/**
+ * The invitation, usable and locked by the caller, accepted: the member, their session and the
+ * three events of every acceptance. An SSO sign-in of an invited address comes through here too.
+ */
+export async function acceptLockedInvitation (
+  tx: Queryable,
+  sessions: SessionService,
+  events: EventOutbox,
+  { inv, name }: { inv: InvitationRow, name: string | null },
+  now: Date
+): Promise<{ me: Me, token: string }> {
   if (await findUserByEmail(tx, inv.email) !== null) throw serviceError('USER_EXISTS')
   const user = await insertUser(tx, { workspaceId: inv.workspaceId, email: inv.email, name, role: inv.role, now })
   if (!await markInvitationAccepted(tx, inv.id, user.id, now)) throw serviceError('TOKEN_USED')

@@ -314,6 +314,17 @@ export async function findEmailedPendingInvitations (q: Queryable, email: string
   return r.rows
 }
 
+/** The workspace's pending, unexpired invitation for this address, locked (an SSO sign-in accepts it), or null. */
+export async function lockPendingInvitationFor (
+  q: Queryable, workspaceId: string, email: string, now: Date
+): Promise<InvitationRow | null> {
+  const r = await q.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM invitations
+      WHERE workspace_id = $1 AND email = $2 AND status = 'pending' AND expires_at > $3 FOR UPDATE`,
+    [workspaceId, email, now])
+  return r.rows[0] ?? null
+}
+
 /** The invitation a delivery report names, locked until the report is applied (its last send read once). */
 export async function lockInvitation (q: Queryable, id: string): Promise<InvitationRow | null> {
   const r = await q.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM invitations WHERE id = $1 FOR UPDATE`, [id])

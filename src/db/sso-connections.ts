@@ -219,3 +219,42 @@ export async function listSealedClientSecrets (
 export async function resealClientSecret (q: Queryable, id: string, from: string, to: string): Promise<boolean> {
   return await replaceSealed(q, { table: 'sso_connections', key: 'id', id: [id] }, 'oidc_client_secret_enc', from, to)
 }
+
+/** The connection serving the verified domain `domain` (any workspace), or null. */
+export async function findSsoConnectionByDomain (q: Queryable, domain: string): Promise<SsoConnectionRow | null> {
+  const r = await q.query<FlatRow>(
+    `SELECT ${COLUMNS} FROM sso_connections c
+       JOIN sso_connection_domains cd ON cd.connection_id = c.id
+       JOIN workspace_domains wd ON wd.id = cd.domain_id
+      WHERE wd.domain = $1 AND wd.status = 'verified'`, [domain])
+  const row = r.rows[0]
+  return row === undefined ? null : rowOf(row)
+}
+
+/** A connection by id alone (the sign-in flow's, the SAML endpoints' path), or null. */
+export async function findSsoConnectionById (q: Queryable, id: string): Promise<SsoConnectionRow | null> {
+  const r = await q.query<FlatRow>(`SELECT ${COLUMNS} FROM sso_connections c WHERE c.id = $1`, [id])
+  const row = r.rows[0]
+  return row === undefined ? null : rowOf(row)
+}
+
+/** A connection that requires sign-in by SSO for a verified domain, with its workspace's name. */
+export interface SsoRequirementRow {
+  connectionId: string
+  connectionName: string
+  workspaceId: string
+  workspaceName: string
+}
+
+/**
+ * The connection requiring SSO for `domain` (a verified domain: at most one workspace holds it,
+ * and it serves at most one connection), or null when none does.
+ */
+export async function findRequiredConnectionByDomain (q: Queryable, domain: string): Promise<SsoRequirementRow | null> {
+  const r = await q.query<SsoRequirementRow>(
+    `SELECT c.id AS "connectionId", c.name AS "connectionName", w.id AS "workspaceId", w.name AS "workspaceName"
+       FROM workspace_domains d JOIN sso_connection_domains cd ON cd.domain_id = d.id
+       JOIN sso_connections c ON c.id = cd.connection_id JOIN workspaces w ON w.id = c.workspace_id
+      WHERE d.domain = $1 AND d.status = 'verified' AND c.required`, [domain])
+  return r.rows[0] ?? null
+}

@@ -13,6 +13,7 @@ import type { Me } from '../members/directory.js'
 import { joinAsMember } from '../members/join.js'
 import { requestToJoin } from '../invite-requests/self-request.js'
 import type { InviteRequestNotice } from '../invite-requests/context.js'
+import { refuseWhenSsoRequired } from '../auth/sso-required.js'
 import { domainOfEmail } from './name.js'
 import type { DomainDeps } from './context.js'
 
@@ -99,6 +100,8 @@ export async function previewJoin (
   // The domain was removed, is no longer verified or lets nobody join: the link leads nowhere.
   const domain = await findJoinableDomain(deps.db, { id: t.domainId })
   if (domain === null) throw serviceError('TOKEN_INVALID')
+  // A link sent before the domain required SSO: people at it join by signing in there.
+  await refuseWhenSsoRequired(deps.db, t.email)
   return {
     email: t.email,
     workspace: { id: domain.workspaceId, name: domain.workspaceName },
@@ -123,6 +126,7 @@ export async function confirmJoin (
       if (used === null) return await refusal(tx, tokenHash, now)
       const domain = await findJoinableDomain(tx, { id: used.domainId })
       if (domain === null || domainOfEmail(used.email) !== domain.domain) throw serviceError('TOKEN_INVALID')
+      await refuseWhenSsoRequired(tx, used.email)
       if (await findUserByEmail(tx, used.email) !== null) throw serviceError('USER_EXISTS')
       const person = { workspaceId: domain.workspaceId, email: used.email, role: 'member' as const }
       const door = { domain: domain.domain, domainId: domain.id }

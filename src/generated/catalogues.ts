@@ -80,5 +80,7 @@ export const auditActions: ReadonlyArray<components['schemas']['AuditAction']> =
   "member.reactivated",
   "sso_connection.created",
   "sso_connection.updated",
-  "sso_connection.deleted"
+  "sso_connection.deleted",
+  "sso.sign_in_refused",
+  "sso.break_glass_sign_in"
 ]

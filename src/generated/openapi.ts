@@ -165,6 +165,10 @@ export interface paths {
          * E-mail a one-time login link
          * @description Always answers 202 with the same body, whether or not the address belongs to a user
          *     (no account enumeration). The link is valid for 15 minutes and works once.
+         *     An address at a domain whose workspace requires single sign-on is refused, 403
+         *     `SSO_REQUIRED`, whoever it belongs to: the answer depends on the domain alone, which the
+         *     sign-in page sends to its provider anyway. With `breakGlass: true` such an address is
+         *     answered 202 like any other, and only a workspace admin's is e-mailed a link (break-glass).
          *     Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, default 30; 429 beyond).
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it starts a person's sign-in.
          */
@@ -277,6 +281,48 @@ export interface paths {
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it is the identity provider's sign-in callback.
          */
         get: operations["getOauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in through the single sign-on connection serving an address (or an admin's test of one)
+         * @description With `email`: the connection serving the address's domain (a verified domain of some workspace) is found and the browser is redirected to its identity provider, OpenID Connect or SAML 2.0, with a single-use `state` (10 minutes) bound to this browser by an HttpOnly cookie; no connection serves it: 404 `SSO_CONNECTION_NOT_FOUND` (sign in with an e-mailed link instead). With `connection`: an admin's **test** sign-in of one of their workspace's connections (the admin's session is required: 401 without one, 403 `FORBIDDEN` for a member); its callback shows the claims received (200 `SsoTestSignIn`) and signs no one in. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it starts a person's sign-in at their identity provider.
+         */
+        get: operations["getOauthSso"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Connect callback of a single sign-on connection (the redirect URI of every OIDC connection)
+         * @description Checks the `state` against this browser's cookie and uses it up, then the provider's answer (RFC 9207 `iss`, the code exchanged with PKCE, the ID token's signature, issuer, audience, times and nonce) and decides who signs in: the member linked to this identity (connection, issuer, subject); at the first sign-in, the member holding the address — only at one of the connection's verified domains and when the provider vouches for it — or a pending invitation for it, or, when the connection creates accounts, a new member with its default role. A suspended member gets the answer a stranger gets. Every refusal is 403 `SSO_SIGN_IN_REFUSED` with a short `details.reason`, recorded in the audit trail (`sso.sign_in_refused`). Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it is the identity provider's sign-in callback.
+         */
+        get: operations["getOauthSsoCallback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1637,6 +1683,53 @@ export interface paths {
          *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         patch: operations["patchSsoConnectionsConnectionId"];
+        trace?: never;
+    };
+    "/api/sso/connections/{connectionId}/saml/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The service provider's SAML metadata of one connection (its entity ID is this URL)
+         * @description Public: the admin gives this URL (or the document) to the identity provider. It names the connection's ACS URL (HTTP-POST) and asks for signed assertions.
+         */
+        get: operations["getSsoConnectionsConnectionIdSamlMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sso/connections/{connectionId}/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SAML assertion consumer service of one connection (HTTP-POST binding)
+         * @description The identity provider's page posts the `SAMLResponse` here from its own site: this is the one state change taken from another site (no `CSRF_REJECTED`). It is bound to the browser that started the sign-in by a cookie scoped to this path (SameSite=None; Secure; HttpOnly: a SameSite=Lax cookie is not sent with a cross-site POST) and by `InResponseTo`, and its assertion must be signed by one of the connection's pinned certificates; an assertion is accepted once, on any instance. Who signs in is decided as at the OpenID Connect callback: every refusal is 403 `SSO_SIGN_IN_REFUSED` with a short `details.reason`, recorded in the audit trail (`sso.sign_in_refused`). Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): a browser posts it.
+         */
+        post: operations["postSsoConnectionsConnectionIdSamlAcs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/mcp": {
@@ -3165,7 +3258,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID" | "SSO_REQUIRED" | "SSO_CONNECTION_NOT_FOUND" | "SSO_SIGN_IN_REFUSED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -3328,6 +3421,8 @@ export interface components {
         LoginLinkRequest: {
             /** Format: email */
             email: string;
+            /** @description Break-glass (false when absent), for an address at a domain that requires single sign-on: instead of `SSO_REQUIRED`, answer 202 as for any address and e-mail the link only if the address is a workspace admin's (its use is recorded as `sso.break_glass_sign_in`). Changes nothing for other addresses. */
+            breakGlass?: boolean;
         };
         Accepted: {
             message: string;
@@ -3517,10 +3612,10 @@ export interface components {
             nextCursor: string | null;
         };
         /**
-         * @description The audit trail's actions known to this version. A catalogue that grows with every feature: `AuditEvent.action` is open (one of these or any other string, added in a minor version); the `action` filter takes these.
+         * @description The audit trail's actions known to this version. A catalogue that grows with every feature: `AuditEvent.action` is open (one of these or any other string, added in a minor version); the `action` filter takes these. `sso.break_glass_sign_in`: a workspace admin signed in with an e-mailed link although their address's domain requires single sign-on (recorded beside its `session.login`; the payload names the domain and the connection).
          * @enum {string}
          */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted" | "sso.sign_in_refused" | "sso.break_glass_sign_in";
         AuditEvent: {
             /**
              * Format: uuid
@@ -4161,6 +4256,31 @@ export interface components {
             /** @description This connection's SP metadata, for providers that import it. */
             spMetadataUrl: string;
         };
+        /** @description What an admin's test sign-in received from the identity provider; no one was signed in. */
+        SsoTestSignIn: {
+            /** Format: uuid */
+            connectionId: string;
+            /** @enum {string} */
+            protocol: "oidc" | "saml";
+            /** @description The ID token's `iss`, or the assertion's Issuer. */
+            issuer: string;
+            /** @description The ID token's `sub`, or the assertion's NameID: with the issuer, who the person is to this connection. */
+            subject: string;
+            /** @description The address the provider states, if any. */
+            email: string | null;
+            /** @description Whether the provider vouches for the address (OIDC: `email_verified`, Entra ID `xms_edov`; SAML: at one of the connection's domains). */
+            emailVerified: boolean;
+            /** @description Other claims (OIDC `name`, `tid`, `hd`) or the assertion's attributes, by name. */
+            claims: {
+                [key: string]: string[];
+            };
+        };
+        SamlAcsForm: {
+            /** @description The base64 SAML Response. */
+            SAMLResponse: string;
+            /** @description The state this service sent with the request. */
+            RelayState?: string;
+        };
         SsoConnection: {
             /** Format: uuid */
             id: string;
@@ -4434,6 +4554,24 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The single sign-on did not sign anyone in (`SSO_SIGN_IN_REFUSED`, `details.reason` a short code: the state is not this browser's, used or expired; the provider's answer failed a check; the address is not vouched for at the connection's domains; or the person is not a member here — suspended members get that answer too), or the request carries an API key (`API_KEY_NOT_ALLOWED`). */
+        SsoSignInRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No SAML connection has this id (`SSO_CONNECTION_NOT_FOUND`). */
+        SamlConnectionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The connection id fails validation (`VALIDATION_FAILED`). */
         ConnectionIdInvalid: {
             headers: {
@@ -4525,15 +4663,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The address is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
-        EmailDomainCrossOriginOrKeyRefused: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
         /** @description The caller's session lacks the required role (`FORBIDDEN`), or the caller's API key lacks a scope this operation needs (`INSUFFICIENT_SCOPE`: `details.missingScopes` and the `WWW-Authenticate` challenge name them). */
         ForbiddenRoleOrScope: {
             headers: {
@@ -4584,6 +4713,24 @@ export interface components {
         };
         /** @description The workspace's invite policy does not let the caller do this (`INVITE_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
         InviteNotAllowedCrossOriginOrKeyRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The address is at a domain whose workspace signs its people in by single sign-on (`SSO_REQUIRED`: the message names the workspace and the connection, the way in), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        SsoRequiredCrossOriginOrKeyRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The address is at a domain whose workspace signs its people in by single sign-on (`SSO_REQUIRED`: the message names the workspace and the connection), it is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        SsoRequiredEmailDomainCrossOriginOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -5012,7 +5159,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             /** @description An account with the invited e-mail exists already (`USER_EXISTS`). */
             409: {
                 headers: {
@@ -5110,7 +5257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5155,7 +5302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5194,7 +5341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5235,7 +5382,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5352,6 +5499,150 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOauthSso: {
+        parameters: {
+            query?: {
+                /** @example ada@acme-robotics.com */
+                email?: string;
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connection?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Redirect to the connection's identity provider. */
+            302: {
+                headers: {
+                    /**
+                     * @description The provider's authorization URL (OpenID Connect) or its SSO URL with the AuthnRequest and `RelayState` (SAML, HTTP-Redirect binding).
+                     * @example https://acme.okta.com/oauth2/v1/authorize?client_id=0oa1b2c3d4&scope=openid+email+profile&response_type=code&redirect_uri=https%3A%2F%2Fworkspace.example.com%2Fapi%2Foauth%2Fsso%2Fcallback&state=3kTq0VbN8yXc2LmP5sRw7HdJ9fGe4AuZ1oIiYtKxE6M&nonce=q2W8eRt5yU1iO9pA3sD7fG4hJ6kL0zX&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter fails validation, or neither `email` nor `connection` is given (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A test sign-in (`connection`) without a valid session (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A test sign-in by a member, not an admin (`FORBIDDEN`), or the request carries an API key (`API_KEY_NOT_ALLOWED`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No connection serves the address's domain (`SSO_CONNECTION_NOT_FOUND`), or the admin's workspace has no such connection (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The connection's identity provider could not be reached or its discovery document is not usable (`UPSTREAM_FAILED`). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOauthSsoCallback: {
+        parameters: {
+            query?: {
+                /** @example 8xLOxBtZp8 */
+                code?: string;
+                /** @example 3kTq0VbN8yXc2LmP5sRw7HdJ9fGe4AuZ1oIiYtKxE6M */
+                state?: string;
+                /** @example https://acme.okta.com */
+                iss?: string;
+                /** @example access_denied */
+                error?: string;
+                /** @example The user denied the request. */
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An admin's test sign-in (`GET /api/oauth/sso?connection=`): the claims received; no one is signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "connectionId": "5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d",
+                     *       "protocol": "oidc",
+                     *       "issuer": "https://acme.okta.com",
+                     *       "subject": "00u1a2b3c4d5e6f7g8h9",
+                     *       "email": "ada@acme-robotics.com",
+                     *       "emailVerified": true,
+                     *       "claims": {
+                     *         "name": [
+                     *           "Ada Lovelace"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SsoTestSignIn"];
+                };
+            };
+            /** @description Signed in; redirect to the app. */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "Set-Cookie": components["headers"]["SetSessionCookie"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["SsoSignInRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6166,7 +6457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["EmailDomainCrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredEmailDomainCrossOriginOrKeyRefused"];
             404: components["responses"]["JoinLinkNotFound"];
             410: components["responses"]["JoinLinkGone"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6223,7 +6514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["EmailDomainCrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredEmailDomainCrossOriginOrKeyRefused"];
             404: components["responses"]["JoinLinkNotFound"];
             /** @description The address already belongs to an account (`USER_EXISTS`). */
             409: {
@@ -6279,7 +6570,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             404: components["responses"]["JoinLinkNotFound"];
             410: components["responses"]["JoinLinkGone"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7913,7 +8204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7963,7 +8254,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            403: components["responses"]["CrossOriginOrKeyRefused"];
+            403: components["responses"]["SsoRequiredCrossOriginOrKeyRefused"];
             /** @description The address has an account already (`USER_EXISTS`). */
             409: {
                 headers: {
@@ -8148,6 +8439,110 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["SsoConnectionRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSsoConnectionsConnectionIdSamlMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The SP metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <?xml version="1.0"?><EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://workspace.example.com/api/sso/connections/5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d/saml/metadata"><SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true"><AssertionConsumerService index="1" isDefault="true" Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://workspace.example.com/api/sso/connections/5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d/saml/acs"/></SPSSODescriptor></EntityDescriptor> */
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            400: components["responses"]["ConnectionIdInvalid"];
+            404: components["responses"]["SamlConnectionNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSsoConnectionsConnectionIdSamlAcs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "SAMLResponse": "PHNhbWxwOlJlc3BvbnNlIHhtbG5zOnNhbWxwPSJ1cm46b2FzaXM6bmFtZXM6dGM6U0FNTDoyLjA6cHJvdG9jb2wiLz4=",
+                 *       "RelayState": "3kTq0VbN8yXc2LmP5sRw7HdJ9fGe4AuZ1oIiYtKxE6M"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["SamlAcsForm"];
+            };
+        };
+        responses: {
+            /** @description An admin's test sign-in (`GET /api/oauth/sso?connection=`): the assertion's subject and attributes; no one is signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "connectionId": "5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d",
+                     *       "protocol": "saml",
+                     *       "issuer": "http://www.okta.com/exk1a2b3c4d5e6f7g8h9",
+                     *       "subject": "ada@acme-robotics.com",
+                     *       "email": "ada@acme-robotics.com",
+                     *       "emailVerified": true,
+                     *       "claims": {
+                     *         "email": [
+                     *           "ada@acme-robotics.com"
+                     *         ],
+                     *         "displayName": [
+                     *           "Ada Lovelace"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SsoTestSignIn"];
+                };
+            };
+            /** @description Signed in; redirect to the app. */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "Set-Cookie": components["headers"]["SetSessionCookie"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The form or the connection id fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["SsoSignInRefused"];
+            404: components["responses"]["SamlConnectionNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -5,6 +5,8 @@ import { deleteCompletedBatchesBefore } from '../db/invitation-batches.js'
 import { deleteIdempotencyKeysBefore } from '../db/idempotency-keys.js'
 import { deleteExpiredLoginTokens } from '../db/login-tokens.js'
 import { deleteExpiredOAuthStates } from '../db/oauth-states.js'
+import { deleteExpiredSsoFlows } from '../db/sso-flows.js'
+import { deleteExpiredSsoAssertions } from '../db/sso-assertions.js'
 import { deleteEndedSessions } from '../db/sessions.js'
 import { refreshStatistics, vacuumDatabase, type AnalyzedPages } from './statistics.js'
 
@@ -27,7 +29,9 @@ export const RETENTION_BATCH = 500
 const BATCHES_PER_DELETE = 5
 
 type RetentionCounts = Record<
-  'loginTokens' | 'oauthStates' | 'sessions' | 'idempotencyKeys' | 'chatEvents' | 'invitationBatches', number
+  'loginTokens' | 'oauthStates' | 'ssoFlows' | 'ssoAssertions' | 'sessions' | 'idempotencyKeys' | 'chatEvents' |
+  'invitationBatches',
+  number
 >
 
 export interface RetentionSweep {
@@ -66,6 +70,9 @@ export function createRetentionSweep (
     const counts: RetentionCounts = {
       loginTokens: await drain(async n => await deleteExpiredLoginTokens(q, expired, n)),
       oauthStates: await drain(async n => await deleteExpiredOAuthStates(q, expired, n)),
+      ssoFlows: await drain(async n => await deleteExpiredSsoFlows(q, expired, n)),
+      // Kept until the assertion could no longer be accepted (NotOnOrAfter + skew): then it goes.
+      ssoAssertions: await drain(async n => await deleteExpiredSsoAssertions(q, new Date(now), n)),
       sessions: await drain(async n => await deleteEndedSessions(q, ended, n)),
       idempotencyKeys: await drain(async n => await deleteIdempotencyKeysBefore(
         q, new Date(now - retention.idempotencyHours * HOUR_MS), n

@@ -75,3 +75,29 @@ export function loginLinkBrowserCookie (config: Config, ttlSeconds: number) {
     }
   }
 }
+
+/**
+ * The SAML sign-in's state cookie. The IdP's page posts the response to the ACS URL from its own
+ * site, and a SameSite=Lax cookie is not sent with a cross-site POST: this one is SameSite=None,
+ * which browsers take only with Secure (and keep for http://localhost too), and scoped to the ACS
+ * path of the one connection, so no other request carries it. Chosen over a same-site re-post
+ * page (the ACS answering a page that posts again from our origin): that needs a script or a
+ * second click, and the cookie it would then read is no better bound than this one. What the ACS
+ * acts on is signed by the connection's IdP for this browser's request (InResponseTo); the cookie
+ * only says the browser is the one that asked.
+ */
+export function samlStateCookie (connectionId: string, maxAgeSeconds: number) {
+  const name = 'sso_saml_state'
+  const options = {
+    httpOnly: true, sameSite: 'none' as const, secure: true, path: `/api/sso/connections/${connectionId}/saml/acs`
+  }
+  return {
+    set (reply: FastifyReply, state: string): void {
+      reply.setCookie(name, state, { ...options, maxAge: maxAgeSeconds })
+    },
+    take (request: FastifyRequest, reply: FastifyReply): string | undefined {
+      reply.clearCookie(name, options)
+      return requestCookie(request, name)
+    }
+  }
+}

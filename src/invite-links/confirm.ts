@@ -14,6 +14,7 @@ import {
 } from '../db/invite-links.js'
 import type { Me } from '../members/directory.js'
 import { joinAsMember } from '../members/join.js'
+import { refuseWhenSsoRequired } from '../auth/sso-required.js'
 import { refuseUnusable, requireAllowedDomain, usableLink, type InviteLinkDeps } from './context.js'
 
 // The address is proven (the e-mailed token came back): one transaction uses the confirmation,
@@ -37,6 +38,7 @@ export async function confirmJoin (deps: InviteLinkDeps, code: string, token: st
       )
       if ('reason' in join) throw serviceError(REFUSAL[join.reason])
       requireAllowedDomain(link, join.email)
+      await refuseWhenSsoRequired(tx, join.email)
       if (!link.requiresApproval) return await joinNow(deps, tx, link, join, now)
       const asked = await requestApproval(deps, tx, link, join, now)
       notice = asked.notice
@@ -109,6 +111,7 @@ export async function previewConfirmation (
   if (join === null) throw serviceError('TOKEN_INVALID')
   if (join.usedAt !== null) throw serviceError('TOKEN_USED')
   if (join.expiresAt.getTime() <= now.getTime()) throw serviceError('TOKEN_EXPIRED')
+  await refuseWhenSsoRequired(deps.db, join.email)
   const workspace = await findWorkspace(deps.db, link.workspaceId)
   if (workspace === null) throw serviceError('NOT_FOUND', ['Invite link'])
   return {

@@ -7,6 +7,7 @@ import { findWorkspace } from '../db/workspaces.js'
 import {
   findInviteLinkByCodeHash, insertInviteLinkJoinWithinBudget, inviteLinkStatus, oldestInviteLinkJoinSince
 } from '../db/invite-links.js'
+import { refuseWhenSsoRequired } from '../auth/sso-required.js'
 import { joinUrl, requireAllowedDomain, usableLink, type InviteLinkDeps } from './context.js'
 
 // The visitor's side, before anyone joins: the page's state (a read: scanners open links), and
@@ -44,6 +45,8 @@ export async function requestJoin (
   const link = await usableLink(db, code, now)
   const email = emailAddress(input.email)
   requireAllowedDomain(link, email)
+  // By domain only, as the sign-in form: it says nothing about the address (src/auth/sso-required.ts).
+  await refuseWhenSsoRequired(db, email)
   const name = input.name?.trim() === '' ? null : (input.name?.trim() ?? null)
   const token = randomToken(32)
   const since = new Date(now.getTime() - BUDGET_WINDOW_MS)

@@ -142,7 +142,11 @@ async function securityPlugin (fastify: FastifyInstance): Promise<void> {
     const browserCanSend = alternatives.length === 0 ||
       alternatives.some(r => r.length === 0 || r.some(([scheme]) => scheme === 'sessionCookie'))
     if (op['x-api-key'] === 'never') onRequest.push(refuseKey)
-    if (isUnsafeMethod(method.toUpperCase()) && browserCanSend) onRequest.push(crossOriginCheck)
+    // `crossSitePost`: a public operation another site's page posts by design (SAML's ACS, which
+    // the IdP's page posts): it acts on no session cookie, and what it takes is signed elsewhere.
+    if (isUnsafeMethod(method.toUpperCase()) && browserCanSend && config.crossSitePost !== true) {
+      onRequest.push(crossOriginCheck)
+    }
     if (alternatives.length > 0 && alternatives.every(r => r.length > 0)) {
       const byKey = alternatives.filter(r => r.some(([scheme]) => scheme === 'apiKey'))
       const others = alternatives.filter(r => !r.some(([scheme]) => scheme === 'apiKey'))

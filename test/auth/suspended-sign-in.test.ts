@@ -115,7 +115,11 @@ const ways: Record<string, Way | string> = {
   },
   postSetup: 'a setup link exists only while no workspace does: no member can be suspended before it is used',
   getOauthCallback: 'the identity provider\'s callback refuses a suspended member in test/auth/auth-oauth.test.ts, ' +
-    'against its fake of WorkOS'
+    'against its fake of WorkOS',
+  getOauthSsoCallback: 'a company\'s OpenID Connect provider: test/sso/sign-in-oidc.test.ts refuses a suspended ' +
+    'member with the stranger\'s answer, against oidc-provider',
+  postSsoConnectionsConnectionIdSamlAcs: 'a company\'s SAML IdP: test/sso/sign-in-saml.test.ts refuses a suspended ' +
+    'member with the stranger\'s answer, against samlify'
 }
 
 interface Op { operationId: string, responses?: Record<string, Response | { $ref: string }> }

@@ -138,6 +138,12 @@ function baseRequest (
     headers['content-type'] = 'application/json'
     opts.payload = JSON.stringify(sample(bodySchema))
   }
+  // A form operation gets a valid form, so that a parameter's case is about the parameter.
+  const form = op.requestBody?.content?.['application/x-www-form-urlencoded']?.schema
+  if (bodySchema === null && form !== undefined) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    opts.payload = new URLSearchParams(sample(deref<Schema>(form)) as Record<string, string>).toString()
+  }
   return opts
 }
 

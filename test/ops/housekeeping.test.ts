@@ -5,6 +5,8 @@ import { finishChatEvent, insertChatEvent } from '../../src/db/chat-events.js'
 import { claimIdempotencyKey } from '../../src/db/idempotency-keys.js'
 import { completeBatchIfDone, insertBatch, insertBatchItems } from '../../src/db/invitation-batches.js'
 import { insertOAuthState } from '../../src/db/oauth-states.js'
+import { insertSsoFlow } from '../../src/db/sso-flows.js'
+import { rememberSsoAssertion } from '../../src/db/sso-assertions.js'
 import { revokeSession } from '../../src/db/sessions.js'
 import { RETENTION_BATCH } from '../../src/housekeeping/retention.js'
 import { staleTables } from '../../src/housekeeping/statistics.js'
@@ -60,6 +62,27 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
   await insertChatEvent(h.db, { eventId: 'Ev-old', teamId: 'T1', type: 'app_mention', payload: {}, now: t0 })
   await finishChatEvent(h.db, 'Ev-old', { status: 'processed', now: t0 })
   await insertChatEvent(h.db, { eventId: 'Ev-stuck', teamId: 'T1', type: 'app_mention', payload: {}, now: t0 })
+  // An SSO sign-in's flow (10 minutes) and a SAML assertion kept until its NotOnOrAfter.
+  const connection = await h.db.query<{ id: string }>(
+    `INSERT INTO sso_connections (workspace_id, name, protocol, saml_idp_metadata_xml, saml_idp_certificates,
+        created_at, updated_at) VALUES ($1, 'IdP', 'saml', '<x/>', ARRAY['pem'], $2, $2) RETURNING id`,
+    [old.workspaceId, t0])
+  const ssoFlow = (stateHash: string, now: Date) => insertSsoFlow(h.db, {
+    stateHash,
+    connectionId: connection.rows[0]?.id as string,
+    purpose: 'sign_in',
+    adminId: null,
+    oidcNonce: null,
+    oidcVerifierEnc: null,
+    samlRequestId: '_request',
+    expiresAt: new Date(now.getTime() + 600_000),
+    now
+  })
+  const assertion = (assertionId: string, now: Date) => rememberSsoAssertion(h.db, {
+    idpEntityId: 'https://idp.example', assertionId, keepUntil: new Date(now.getTime() + 3_600_000), now
+  })
+  await ssoFlow('old-flow', t0)
+  await assertion('_old', t0)
 
   // t1 = t0 + 15 days: the session ended 8 days ago, the rest longer; fresh rows beside them.
   h.clock.advance(15 * DAY)
@@ -94,6 +117,8 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
     }
   )
   await insertChatEvent(h.db, { eventId: 'Ev-fresh', teamId: 'T1', type: 'app_mention', payload: {}, now: t1 })
+  await ssoFlow('fresh-flow', t1)
+  await assertion('_fresh', t1)
   await finishChatEvent(h.db, 'Ev-fresh', { status: 'processed', now: t1 })
 
   const removed = await h.app.retention.sweep()
@@ -102,6 +127,8 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
     {
       loginTokens: RETENTION_BATCH * 2 + 1,
       oauthStates: 1,
+      ssoFlows: 1,
+      ssoAssertions: 1,
       sessions: 2,
       idempotencyKeys: 1,
       chatEvents: 1,
@@ -119,6 +146,13 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
     'the fresh OAuth state stays'
   )
   t.same(
+    (await h.db.query('SELECT state_hash FROM sso_flows')).rows, [{ state_hash: 'fresh-flow' }], 'the fresh SSO flow stays'
+  )
+  t.same(
+    (await h.db.query('SELECT assertion_id FROM sso_assertions')).rows, [{ assertion_id: '_fresh' }],
+    'the assertion that could still be replayed stays'
+  )
+  t.same(
     (await h.db.query('SELECT key FROM idempotency_keys')).rows, [{ key: 'fresh-key' }],
     'the Idempotency-Key inside its window stays'
   )
@@ -132,7 +166,16 @@ t.test('the retention sweep removes dead rows past their age, in batches, and no
 
   t.same(
     await h.app.retention.sweep(),
-    { loginTokens: 0, oauthStates: 0, sessions: 0, idempotencyKeys: 0, chatEvents: 0, invitationBatches: 0 },
+    {
+      loginTokens: 0,
+      oauthStates: 0,
+      ssoFlows: 0,
+      ssoAssertions: 0,
+      sessions: 0,
+      idempotencyKeys: 0,
+      chatEvents: 0,
+      invitationBatches: 0
+    },
     'a second sweep finds nothing'
   )
 })

@@ -2,6 +2,7 @@ import t from 'tap'
 import { build } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { operations } from '../helpers/contract-examples.js'
+import { loadContract } from '../../src/app.js'
 
 // The one CSRF check (src/plugins/cross-origin.ts), operation by operation as the contract lists
 // them: every unsafe method the session cookie can authorize, and every public one (they set or
@@ -13,10 +14,15 @@ const PUBLIC_URL = 'http://127.0.0.1:3999'
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const ID = '0190c0de-0000-7000-8000-000000000001'
 
+// Public operations another site's page posts by design (`crossSitePost`: SAML's ACS) are not checked.
+const raw = loadContract() as { paths: Record<string, Record<string, { 'x-fastify-config'?: { crossSitePost?: boolean } }>> }
+const crossSite = (op: { method: string, path: string }): boolean =>
+  raw.paths[op.path]?.[op.method.toLowerCase()]?.['x-fastify-config']?.crossSitePost === true
 const unsafeOps = operations().filter(op => UNSAFE.has(op.method))
-const browserOps = unsafeOps.filter(op =>
-  op.security.length === 0 || op.security.some(r => Object.keys(r).length === 0 || 'sessionCookie' in r))
-const otherOps = unsafeOps.filter(op => !browserOps.includes(op))
+const crossSiteOps = unsafeOps.filter(crossSite)
+const browserOps = unsafeOps.filter(op => !crossSite(op) &&
+  (op.security.length === 0 || op.security.some(r => Object.keys(r).length === 0 || 'sessionCookie' in r)))
+const otherOps = unsafeOps.filter(op => !browserOps.includes(op) && !crossSite(op))
 const codeOf = (body: string): unknown => body === '' ? undefined : (JSON.parse(body) as { code?: unknown } | null)?.code
 
 const urlOf = (path: string) => path.replace(/\{[^}]+\}/g, ID)
@@ -30,6 +36,19 @@ t.test('the contract names which unsafe operations are checked', async t => {
     'scimCreateGroup', 'scimCreateUser', 'scimDeleteGroup', 'scimDeleteUser', 'scimPatchGroup', 'scimPatchUser',
     'scimReplaceGroup', 'scimReplaceUser'
   ], 'only API-key (MCP, the directory\'s SCIM) and Slack-signed operations are exempt')
+})
+
+t.test('only SAML\'s ACS takes a post from another site: public, it acts on no session cookie', async t => {
+  t.same(crossSiteOps.map(o => o.operationId), ['postSsoConnectionsConnectionIdSamlAcs'])
+  t.ok(crossSiteOps.every(o => o.security.length === 0 || o.security.every(r => Object.keys(r).length === 0)))
+  const h = await build(t, { env: { PUBLIC_URL } })
+  const res = await h.inject({
+    method: 'POST',
+    url: urlOf('/api/sso/connections/{connectionId}/saml/acs'),
+    headers: { 'sec-fetch-site': 'cross-site', origin: 'https://idp.example', 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'SAMLResponse=PHNhbWxwOlJlc3BvbnNlLz4%3D'
+  })
+  t.equal(res.statusCode, 404, 'not CSRF_REJECTED: the connection is looked up')
 })
 
 t.test('every checked operation refuses another origin with 403 CSRF_REJECTED, before anything else', async t => {
