@@ -106,3 +106,15 @@ t.test('--directory: a first import and lookups, embedded database (5 people, 20
   t.match(r.out, /lookups among 20 members: 5 filtered lookups/, 'the lookups ran')
   t.match(r.out, /p99 by filter: userName [\d.]+ ms, externalId [\d.]+ ms, emails\.value [\d.]+ ms/, 'each kind of filter')
 })
+
+t.test('--sso: the relying party alone against the test providers (3 sign-ins each)', async t => {
+  const r = await bench(['--sso', '--sign-ins', '3'])
+  // A MISS (the figures of a run this small mean nothing) exits 1 as every mode's MISS does; any
+  // other failure would exit 1 without these lines.
+  t.equal(r.code, /^MISS /m.test(r.out) ? 1 : 0, r.out)
+  t.match(r.out, /OIDC finishSignIn: CPU median [\d.]+ ms/, 'OIDC callbacks timed')
+  t.match(r.out, /SAML finishSignIn, assertion signed: CPU median [\d.]+ ms/, 'SAML, assertion signed, timed')
+  t.match(r.out, /SAML finishSignIn, Response and assertion signed: CPU median [\d.]+ ms/, 'SAML, both signed, timed')
+  t.match(r.out, /discovery and JWKS fetched once in \d+ sign-ins/, 'fetches counted in one cache period')
+  t.match(r.out, /cache periods of \d+ ms: discovery fetched \d+ times, JWKS \d+ times/, 'and over several')
+})
