@@ -7,7 +7,7 @@ import { isUuid } from '../lib/uuid.js'
 import type { OidcCache } from './oidc-cache.js'
 import type { ProviderFetchOptions } from './oidc-fetch.js'
 
-// What the SSO sign-in parts share (sign-in-start.ts, sign-in-finish.ts, sign-in-member.ts): their
+// What the SSO sign-in parts share (sign-in.ts, sign-in-flow.ts, sign-in-member.ts): their
 // dependencies, and the one way a sign-in is refused — a short code in an audit line of the
 // connection's workspace, nothing signed in, and an answer that says the code and nothing more.
 

@@ -12,7 +12,7 @@ import { tellInviter } from '../invitations/inviter-notice.js'
 import type { InvitationRow } from '../db/invitations.js'
 import { SsoRefusal, type SsoSignInDeps } from './sign-in-context.js'
 
-// Who signs in once a connection's provider has been believed (sign-in-finish.ts). An identity
+// Who signs in once a connection's provider has been believed (sign-in.ts). An identity
 // is (connection, issuer, subject): a linked identity signs its member in whatever address it now
 // states. A first sign-in is linked by address only when the address is at one of the
 // connection's verified domains and the provider vouches for it; then the member holding it, or
