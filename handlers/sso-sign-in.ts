@@ -21,6 +21,10 @@ export function ssoSignInHandlers ({ services, config }: HandlerDeps): HandlerGr
   const answer = async (reply: FastifyReply, outcome: SsoOutcome) => {
     reply.header('cache-control', 'no-store')
     if (outcome.kind === 'test') return outcome.result
+    if (outcome.kind === 'restart') {
+      samlStateCookie(outcome.start.connectionId, SSO_FLOW_TTL_MS / 1000).set(reply, outcome.start.state)
+      return await reply.redirect(outcome.start.url, 302)
+    }
     return await reply.setSessionCookie(outcome.token).redirect(`${config.appUrl}/`, 302)
   }
   return {

@@ -22,6 +22,8 @@ export interface SamlColumns {
   certificates: string[]
   entityId: string | null
   ssoUrl: string | null
+  /** An IdP-initiated response starts a fresh SP-initiated sign-in (else it is refused). */
+  idpInitiated: boolean
 }
 
 /** What an admin sets: everything but the id, the workspace, the protocol and the times. */
@@ -61,6 +63,7 @@ interface FlatRow {
   samlCertificates: string[] | null
   samlEntityId: string | null
   samlSsoUrl: string | null
+  samlIdpInitiated: boolean
   domains: string[]
   createdAt: Date
   updatedAt: Date
@@ -71,7 +74,7 @@ const COLUMNS = `c.id, c.workspace_id AS "workspaceId", c.name, c.protocol, c.ac
   c.oidc_client_secret_enc AS "oidcClientSecretEnc", c.oidc_tenant_id AS "oidcTenantId",
   c.saml_idp_metadata_url AS "samlMetadataUrl", c.saml_idp_metadata_xml AS "samlMetadataXml",
   c.saml_idp_certificates AS "samlCertificates", c.saml_idp_entity_id AS "samlEntityId",
-  c.saml_idp_sso_url AS "samlSsoUrl",
+  c.saml_idp_sso_url AS "samlSsoUrl", c.saml_idp_initiated AS "samlIdpInitiated",
   ARRAY(SELECT d.domain FROM sso_connection_domains cd JOIN workspace_domains d ON d.id = cd.domain_id
          WHERE cd.connection_id = c.id ORDER BY d.domain) AS domains,
   c.created_at AS "createdAt", c.updated_at AS "updatedAt"`
@@ -100,7 +103,8 @@ function rowOf (r: FlatRow): SsoConnectionRow {
           metadataXml: r.samlMetadataXml,
           certificates: r.samlCertificates,
           entityId: r.samlEntityId,
-          ssoUrl: r.samlSsoUrl
+          ssoUrl: r.samlSsoUrl,
+          idpInitiated: r.samlIdpInitiated
         },
     domains: r.domains,
     createdAt: r.createdAt,
@@ -124,9 +128,9 @@ export async function insertSsoConnection (q: Queryable, c: SsoConnectionFields 
   await q.query(
     `INSERT INTO sso_connections (id, workspace_id, name, accounts, default_role, required, oidc_issuer, oidc_client_id,
         oidc_client_secret_enc, oidc_tenant_id, saml_idp_metadata_url, saml_idp_metadata_xml, saml_idp_certificates,
-        saml_idp_entity_id, saml_idp_sso_url, protocol, created_by, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
-    [c.id, c.workspaceId, ...settable(c), c.protocol, c.createdBy, c.now])
+        saml_idp_entity_id, saml_idp_sso_url, protocol, created_by, created_at, updated_at, saml_idp_initiated)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19)`,
+    [c.id, c.workspaceId, ...settable(c), c.protocol, c.createdBy, c.now, c.saml?.idpInitiated ?? false])
 }
 
 /** Writes every settable column; false when the connection is not the workspace's. */
@@ -137,9 +141,9 @@ export async function updateSsoConnection (
     `UPDATE sso_connections SET name = $3, accounts = $4, default_role = $5, required = $6, oidc_issuer = $7,
         oidc_client_id = $8, oidc_client_secret_enc = $9, oidc_tenant_id = $10, saml_idp_metadata_url = $11,
         saml_idp_metadata_xml = $12, saml_idp_certificates = $13, saml_idp_entity_id = $14, saml_idp_sso_url = $15,
-        updated_at = $16
+        updated_at = $16, saml_idp_initiated = $17
       WHERE workspace_id = $1 AND id = $2`,
-    [workspaceId, id, ...settable(f), now])
+    [workspaceId, id, ...settable(f), now, f.saml?.idpInitiated ?? false])
   return r.rowCount > 0
 }
 

@@ -4188,6 +4188,8 @@ export interface components {
             idpEntityId?: string;
             /** @description The IdP's single sign-on URL (else read from its metadata). */
             idpSsoUrl?: components["schemas"]["SsoUrl"];
+            /** @description IdP-initiated sign-in (a tile in the provider's dashboard). Off: an unsolicited response is refused. On: it is never believed either; it starts a fresh SP-initiated sign-in with the same provider, which answers it at once while the person is signed in there. Absent: false. */
+            idpInitiated?: boolean;
         };
         /** @description Setting `idpMetadataUrl` clears `idpMetadataXml` and the other way round (null clears one). */
         SamlSettingsUpdate: {
@@ -4198,6 +4200,7 @@ export interface components {
             idpEntityId?: string | null;
             /** Format: uri */
             idpSsoUrl?: string | null;
+            idpInitiated?: boolean;
         };
         /** @description The settings of `protocol` under its name (`oidc` or `saml`), and not the other's. */
         CreateSsoConnectionRequest: {
@@ -4249,6 +4252,8 @@ export interface components {
             idpCertificates: components["schemas"]["SsoCertificate"][];
             idpEntityId: string | null;
             idpSsoUrl: string | null;
+            /** @description IdP-initiated sign-in (a tile in the provider's dashboard). Off: an unsolicited response is refused. On: it is never believed either; it starts a fresh SP-initiated sign-in with the same provider, which answers it at once while the person is signed in there. */
+            idpInitiated: boolean;
             /** @description Paste into the provider: this connection's SP entity id (Audience). */
             spEntityId: string;
             /** @description Paste into the provider: the Assertion Consumer Service URL (Reply URL). */
@@ -8521,7 +8526,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoTestSignIn"];
                 };
             };
-            /** @description Signed in; redirect to the app. */
+            /** @description Signed in: a redirect to the app with the session cookie. Or, for an IdP-initiated response where the connection allows it (`saml.idpInitiated`): a redirect to the provider with a fresh AuthnRequest, and this sign-in's state cookie instead (the response itself is not believed). */
             302: {
                 headers: {
                     Location: components["headers"]["Location"];

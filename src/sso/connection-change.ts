@@ -97,7 +97,8 @@ export async function createConnection (
       metadataXml: input.saml.idpMetadataXml ?? null,
       certificates: parsedCertificates(input.saml.idpCertificates),
       entityId: input.saml.idpEntityId ?? null,
-      ssoUrl: input.saml.idpSsoUrl ?? null
+      ssoUrl: input.saml.idpSsoUrl ?? null,
+      idpInitiated: input.saml.idpInitiated ?? false
     }, true)
   const fields: SsoConnectionFields = { name: input.name, ...roles, required: input.required ?? false, oidc, saml }
   const row = await deps.db.transaction(async tx => {
@@ -158,7 +159,8 @@ async function changedSettings (
         metadataXml,
         certificates: s.idpCertificates === undefined ? row.saml.certificates : parsedCertificates(s.idpCertificates),
         entityId: s.idpEntityId === undefined ? row.saml.entityId : s.idpEntityId,
-        ssoUrl: s.idpSsoUrl === undefined ? row.saml.ssoUrl : s.idpSsoUrl
+        ssoUrl: s.idpSsoUrl === undefined ? row.saml.ssoUrl : s.idpSsoUrl,
+        idpInitiated: s.idpInitiated ?? row.saml.idpInitiated
       }, s.idpMetadataUrl != null)
     }
   }

@@ -69,6 +69,7 @@ export function connectionView (publicUrl: string, row: SsoConnectionRow): SsoCo
           idpCertificates: row.saml.certificates.map(certificateView),
           idpEntityId: row.saml.entityId,
           idpSsoUrl: row.saml.ssoUrl,
+          idpInitiated: row.saml.idpInitiated,
           spEntityId: sp.spEntityId,
           acsUrl: sp.acsUrl,
           spMetadataUrl: sp.spEntityId

@@ -22,7 +22,11 @@ import {
 // one short code in an audit line and SSO_SIGN_IN_REFUSED (sign-in-context.ts).
 
 type SsoTestSignIn = components['schemas']['SsoTestSignIn']
-export type SsoOutcome = { kind: 'signed_in', token: string } | { kind: 'test', result: SsoTestSignIn }
+export type SsoOutcome =
+  | { kind: 'signed_in', token: string }
+  | { kind: 'test', result: SsoTestSignIn }
+  /** An IdP-initiated response where the connection allows it: a fresh SP-initiated sign-in instead. */
+  | { kind: 'restart', start: SsoStart }
 
 export interface SsoSignInService {
   startByEmail(email: string): Promise<SsoStart>
@@ -124,7 +128,15 @@ async function acs (
 ): Promise<SsoOutcome> {
   const { cookieState, relayState } = input
   const refuse = (code: string): never => { throw new SsoRefusal(code, row) }
-  if (cookieState === undefined || cookieState === '') refuse('state_mismatch')
+  // IdP-initiated sign-in (a tile in the provider's dashboard), where the connection allows it: the
+  // unsolicited response is never believed — no request of ours, no browser bound to it — it only
+  // starts a fresh SP-initiated sign-in with the same provider, which answers at once while the
+  // person is signed in there. Without a cookie it can be nothing else.
+  const restart = async (): Promise<SsoOutcome> =>
+    ({ kind: 'restart', start: await startFlow(deps, row, 'sign_in', null) })
+  if (cookieState === undefined || cookieState === '') {
+    return row.saml?.idpInitiated === true ? await restart() : refuse('state_mismatch')
+  }
   if (relayState !== undefined && relayState !== '' && !safeEqual(relayState, cookieState as string)) {
     refuse('state_mismatch')
   }
@@ -140,12 +152,20 @@ async function acs (
   if (known.expiresAt.getTime() <= now.getTime()) refuse('state_expired')
   const sp = samlEndpoints(deps.config.publicUrl, row.id)
   const connection = samlConnectionOf(row)
-  const identity = await finishSaml(connection, input.samlResponse, { requestId: known.samlRequestId, ...sp }, {
-    now,
-    rememberAssertion: async (assertionId, keepUntil) => await rememberSsoAssertion(deps.db, {
-      idpEntityId: connection.idpEntityId, assertionId, keepUntil, now
+  let identity: Awaited<ReturnType<typeof finishSaml>>
+  try {
+    identity = await finishSaml(connection, input.samlResponse, { requestId: known.samlRequestId, ...sp }, {
+      now,
+      rememberAssertion: async (assertionId, keepUntil) => await rememberSsoAssertion(deps.db, {
+        idpEntityId: connection.idpEntityId, assertionId, keepUntil, now
+      })
     })
-  })
+  } catch (err) {
+    // A tile clicked while a sign-in of this browser was under way: a fresh one, as above.
+    const tile = err instanceof SamlError && err.code === 'unsolicited'
+    if (tile && row.saml?.idpInitiated === true) return await restart()
+    throw err
+  }
   const flow = await consumeSsoFlow(deps.db, stateHash, now)
   if ('reason' in flow) return refuse(flow.reason === 'used' ? 'state_replayed' : `state_${flow.reason}`)
   // The connection's pinned IdP states the address: believed at the connection's own domains only.

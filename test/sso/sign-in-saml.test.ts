@@ -187,6 +187,45 @@ t.test('refusals: nothing signed in, only an audit line', async t => {
   await refused(t, h, id, 'replayed', 'replayed', async () => await post(h, id, { SAMLResponse: response }, mine.state))
 })
 
+t.test('IdP-initiated sign-in: refused by default; allowed, a fresh SP-initiated sign-in, never the response itself', async t => {
+  const w = await workspace('saml-initech.test')
+  const id = w.connectionId
+  const zoe = await h.signIn({ workspaceId: w.admin.workspaceId, email: 'zoe@saml-initech.test', role: 'member' })
+  const tile = async () => await idp.loginResponse({
+    sp: w.sp, requestId: null, nameId: 'u-zoe', attributes: { email: 'zoe@saml-initech.test' }, now: h.clock.now()
+  })
+  // Off (the default): the tile's unsolicited response is refused, with or without a sign-in of this browser under way.
+  await refused(t, h, id, 'state_mismatch', 'state_mismatch', async () => await post(h, id, { SAMLResponse: await tile() }))
+  const underWay = await start('/api/oauth/sso?email=zoe@saml-initech.test', w.sp)
+  await refused(t, h, id, 'unsolicited', 'unsolicited',
+    async () => await post(h, id, { SAMLResponse: await tile() }, underWay.state))
+
+  const patched = await h.inject({
+    method: 'PATCH', url: `/api/sso/connections/${id}`, headers: { cookie: w.admin.cookie }, payload: { saml: { idpInitiated: true } }
+  })
+  assertContract(t, 'PATCH', '/api/sso/connections/{connectionId}', patched)
+  t.equal(patched.json().saml.idpInitiated, true, 'the view says it')
+  for (const state of [undefined, underWay.state]) {
+    const before = await writes(h)
+    const res = await post(h, id, { SAMLResponse: await tile() }, state)
+    t.equal(res.statusCode, 302, `${state === undefined ? 'no' : 'an earlier'} sign-in under way: 302 (${res.body})`)
+    const location = new URL(res.headers.location as string)
+    t.equal(location.origin + location.pathname, 'https://idp.saml-acme.test/sso', 'to the provider')
+    t.equal(res.cookies.some(c => c.name === 'service_session' && c.value !== ''), false, 'no one signed in by the tile')
+    t.same(await writes(h), before, 'nothing written but the new sign-in\'s state')
+    const fresh = res.cookies.filter(c => c.name === 'sso_saml_state').at(-1)?.value ?? ''
+    t.equal(location.searchParams.get('RelayState'), fresh, 'the fresh state in the cookie and RelayState')
+    // The provider answers the fresh request at once: that response signs in.
+    const requestId = await idp.requestIdOf(location.href, w.sp)
+    const SAMLResponse = await idp.loginResponse({
+      sp: w.sp, requestId, nameId: 'u-zoe', attributes: { email: 'zoe@saml-initech.test' }, now: h.clock.now()
+    })
+    const signed = await post(h, id, { SAMLResponse, RelayState: fresh }, fresh)
+    t.equal(signed.statusCode, 302, signed.body)
+    t.equal((await me(signed)).user.id, zoe.userId, 'signed in by the answer to our own request')
+  }
+})
+
 t.test('a response replayed through a second instance on the same database is refused', async t => {
   const url = (h.db as { url?: string }).url
   // On PostgreSQL another pool, as another process would have; on PGlite the one database.
