@@ -1,4 +1,5 @@
-// The login page: ask for a sign-in link, or complete one (?token=…).
+// The login page: the address first (to its SSO provider, or an e-mailed sign-in link), or complete
+// a link (?token=…).
 'use strict'
 
 ;(() => {
@@ -33,13 +34,38 @@
   })
 
   const breakGlass = byId('break-glass')
-  onSubmit(form, 'send-button', async () => {
-    breakGlass.hidden = true
-    const r = await postJson('/api/auth/login-link', { email: inputById('email').value })
+  // Today's step: e-mail a sign-in link. At a domain that signs in by SSO it is refused (the code
+  // says so, not the words), and a workspace admin may still ask (break-glass).
+  const emailLink = async (email: string) => {
+    const r = await postJson('/api/auth/login-link', { email })
     if (r.ok) { show('status', r.body.message); return }
     show('error', errorText(r))
-    // The domain signs in by SSO (the code says so, not the words): an admin may still ask (break-glass).
     breakGlass.hidden = r.body?.code !== 'SSO_REQUIRED'
+  }
+
+  // The address first: to its provider when an SSO connection serves its domain, else the link.
+  // The start answers 302 to the provider or 404; fetched with redirect: 'manual', the 302 comes
+  // back as an opaque redirect, not followed (the provider is another origin; connect-src is
+  // 'self'). The page then navigates to the start itself, which begins a fresh sign-in for this
+  // browser: the provider's URL of the first answer cannot be read. Any other answer (no
+  // connection, the provider unreachable, the rate limit) takes the e-mailed link's way, whose
+  // own answer then says what applies.
+  onSubmit(form, 'continue-button', async () => {
+    breakGlass.hidden = true
+    const email = inputById('email').value
+    const start = '/api/oauth/sso?email=' + encodeURIComponent(email)
+    let sso = false
+    try {
+      sso = (await fetch(start, { redirect: 'manual', credentials: 'same-origin' })).type === 'opaqueredirect'
+    } catch {}
+    if (!sso) { await emailLink(email); return }
+    show('status', 'Taking you to your company\'s sign-in page…')
+    location.assign(start)
+  })
+
+  onSubmit(form, 'send-button', async () => {
+    breakGlass.hidden = true
+    await emailLink(inputById('email').value)
   })
 
   onSubmit(breakGlass, 'break-glass-button', async () => {

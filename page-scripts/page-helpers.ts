@@ -67,12 +67,15 @@ function errorText (r: { status: number, body: ErrorBody | null }): string {
 
 /**
  * A form's submit, sent once at a time: the button disabled and the last error hidden while
- * `send` runs, the button enabled again after (a page that navigates away leaves it so).
+ * `send` runs, the button enabled again after (a page that navigates away leaves it so). A form
+ * with two submit buttons takes one call per button: each runs on its own button's submit (Enter
+ * in a field submits with the first).
  */
 function onSubmit (form: HTMLElement, buttonId: string, send: () => Promise<void>): void {
   form.addEventListener('submit', async event => {
-    event.preventDefault()
     const button = inputById(buttonId)
+    if (event.submitter !== null && event.submitter !== button) return
+    event.preventDefault()
     button.disabled = true
     byId('error').hidden = true
     try { await send() } finally { button.disabled = false }

@@ -24,6 +24,12 @@ ${pageHeading('Accept your invitation', { text: 'Checking your invitation…' })
 </form>`, 'signup.js')
 }
 
+/**
+ * `/login`: the address first. Continue sends an address at a domain an SSO connection serves to
+ * its provider, and e-mails anyone else a sign-in link (page-scripts/login.ts says how it knows);
+ * the link can be asked for directly too, which is how a workspace admin reaches break-glass when
+ * the provider is down. `?token=` shows the link's account and signs in on the click.
+ */
 export function loginPage (opts: { identityProvider: boolean }): Page {
   const idpLink = opts.identityProvider
     ? '<p><a href="/api/oauth/login">Sign in with your organization instead</a></p>'
@@ -37,8 +43,11 @@ ${pageHeading('Sign in', { hidden: true })}
   <button id="signin-button" type="submit"></button>
 </form>
 <form id="request-link">
+  <p class="muted">If your company signs you in with its own identity provider, Continue takes you
+  there. Otherwise we e-mail you a sign-in link.</p>
   ${emailField('E-mail address')}
-  <button id="send-button" type="submit">E-mail me a sign-in link</button>
+  <button id="continue-button" type="submit">Continue</button>
+  <p><button id="send-button" class="link" type="submit">E-mail me a sign-in link instead</button></p>
 </form>
 <form id="break-glass" hidden>
   <p class="muted">A workspace admin may still sign in by e-mailed link; its use is recorded in the audit trail.</p>

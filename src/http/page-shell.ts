@@ -15,6 +15,7 @@ export const PAGE_STYLE = [
   'h1{font-size:1.5rem}label{display:block;margin:.75rem 0 .25rem}' +
     'input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}',
   'button{font:inherit;margin-top:1rem;padding:.4rem 1rem;cursor:pointer}.error{color:#b00020}.muted{color:#666}',
+  'button.link{margin:0;padding:0;border:0;background:none;color:#0645ad;text-decoration:underline}',
   'dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{font-weight:600}[hidden]{display:none}'
 ].join('\n')
 

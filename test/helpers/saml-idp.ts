@@ -149,11 +149,17 @@ function fillTemplate (template: string, idpEntityId: string, options: LoginResp
 
 /**
  * The test IdP on loopback: GET /metadata, and GET /sso (the HTTP-Redirect endpoint) answering
- * with the page a browser posts to the ACS URL, signed in as `user`.
+ * with the page a browser posts to the ACS URL, signed in as `user`. `sp` may be given as a
+ * function, read at each request: a connection's ACS URL holds its id, made after the IdP's
+ * metadata (which holds the IdP's port) was given to it.
  */
 export async function startTestIdp (t: Teardown, options: {
-  entityId: string, keys: KeyPair, sp: ServiceProviderRef, user: { nameId: string, attributes?: Record<string, string> }
+  entityId: string
+  keys: KeyPair
+  sp: ServiceProviderRef | (() => ServiceProviderRef)
+  user: { nameId: string, attributes?: Record<string, string> }
 }): Promise<TestIdp & { url: string }> {
+  const spOf = (): ServiceProviderRef => typeof options.sp === 'function' ? options.sp() : options.sp
   // The IdP's SSO URL holds the port: it is made once the server listens.
   const started: { idp?: TestIdp } = {}
   const server = createServer((req, res) => {
@@ -163,9 +169,10 @@ export async function startTestIdp (t: Teardown, options: {
       if (idp === undefined) throw new Error('not started')
       if (url.pathname === '/metadata') return { type: 'application/samlmetadata+xml', body: idp.metadata() }
       if (url.pathname !== '/sso') return undefined
-      const requestId = await idp.requestIdOf(url.href, options.sp)
-      const samlResponse = await idp.loginResponse({ sp: options.sp, requestId, ...options.user })
-      return { type: 'text/html; charset=utf-8', body: postPage(options.sp.acsUrl, samlResponse) }
+      const sp = spOf()
+      const requestId = await idp.requestIdOf(url.href, sp)
+      const samlResponse = await idp.loginResponse({ sp, requestId, ...options.user })
+      return { type: 'text/html; charset=utf-8', body: postPage(sp.acsUrl, samlResponse) }
     }
     answer().then(found => {
       res.writeHead(found === undefined ? 404 : 200, { 'content-type': found?.type ?? 'text/plain' })
