@@ -7,7 +7,7 @@ import type { ScreenProps } from './screen.js'
 //
 // Each screen is its own chunk (the build splits at these import()s: scripts/lib/console-build.ts),
 // fetched the first time it is opened: a first load downloads the shell and the screen it opens,
-// not the other eleven (issue 43's 25 kB on the wire). hooks/use-screen.ts loads it (the app shows a
+// not the other twelve (issue 43's 25 kB on the wire). hooks/use-screen.ts loads it (the app shows a
 // line while it loads), components/screen-load-failed.tsx a failure with a way to try again.
 
 export type Screen = (props: ScreenProps) => JSX.Element
@@ -33,6 +33,7 @@ export const ROUTES: Route[] = [
   { path: '/console/webhooks', title: 'Webhooks', adminOnly: true, load: async () => (await import('./screens/webhooks.js')).Webhooks, aliases: ['/console/webhook-endpoints'] },
   { path: '/console/domains', title: 'Domains', adminOnly: true, load: async () => (await import('./screens/domains.js')).Domains, aliases: [] },
   { path: '/console/directory', title: 'Directory', adminOnly: true, load: async () => (await import('./screens/directory.js')).Directory, aliases: [] },
+  { path: '/console/sso', title: 'SSO', adminOnly: true, load: async () => (await import('./screens/sso.js')).Sso, aliases: ['/console/sso-connections'] },
   { path: '/console/activity', title: 'Activity', adminOnly: true, load: async () => (await import('./screens/activity.js')).Activity, aliases: ['/console/audit-events'] },
   { path: '/console/settings', title: 'Settings', adminOnly: true, load: async () => (await import('./screens/settings.js')).Settings, aliases: ['/console/workspace'] },
   { path: '/console/profile', title: 'Profile', adminOnly: false, load: async () => (await import('./screens/profile.js')).Profile, aliases: ['/console/me'] }

@@ -26,7 +26,17 @@ const FIELD_WORDS: Record<string, string> = {
   actor: 'Enter an e-mail address, such as ada@example.com.',
   since: 'Enter a date and time.',
   until: 'Enter a date and time after the start.',
-  adminGroup: 'Enter the group\'s name as the directory shows it: at most 200 characters, no line breaks.'
+  adminGroup: 'Enter the group\'s name as the directory shows it: at most 200 characters, no line breaks.',
+  domains: 'Choose verified domains of this workspace.',
+  issuer: 'Enter the provider\'s issuer, an https:// address such as https://acme.okta.com.',
+  clientId: 'Paste the client (application) ID the provider gave: no spaces.',
+  clientSecret: 'Paste the client secret the provider gave: no spaces.',
+  tenantId: 'Paste the Directory (tenant) ID from Entra ID\'s Overview, such as 72f988bf-86f1-41af-91ab-2d7cd011db47.',
+  idpMetadataUrl: 'Enter the provider\'s metadata URL, an https:// address.',
+  idpMetadataXml: 'Paste the provider\'s metadata document: XML, starting with <.',
+  idpCertificates: 'Paste one to five certificates in PEM, each from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----.',
+  oidc: 'Enter the issuer, the client ID and the client secret.',
+  saml: 'Enter the metadata and the signing certificate.'
 }
 
 /** Codes that always concern one field of the form that sent them. */
@@ -54,7 +64,12 @@ const CODE_WORDS: Partial<Record<Code, string>> = {
   INVITE_REQUEST_LIMIT_REACHED: 'You have asked for as many invitations as you may for now: wait for the admins to decide.',
   INVITATION_NOT_PENDING: 'This invitation is not pending any more.',
   INVITE_REQUEST_NOT_PENDING: 'Another admin has decided this request already.',
-  WEBHOOK_ENDPOINT_DISABLED: 'This endpoint is disabled: enable it first.'
+  WEBHOOK_ENDPOINT_DISABLED: 'This endpoint is disabled: enable it first.',
+  SSO_DOMAIN_NOT_VERIFIED: 'Choose only verified domains of this workspace: verify a domain on Domains first.',
+  SSO_DOMAIN_TAKEN: 'Another connection serves one of these domains, and a domain serves one connection: remove it there first.',
+  SSO_URL_NOT_ALLOWED: 'This address cannot be used: enter an https:// address on a public host (a host of your private network only if the operator allows it, SSO_ALLOWED_HOSTS).',
+  SSO_ISSUER_NOT_ALLOWED: 'Use your own tenant\'s issuer, https://login.microsoftonline.com/<tenant id>/v2.0, with that same Directory (tenant) ID: a multi-tenant issuer (/common/, /organizations/) would let in any tenant.',
+  SSO_CERTIFICATE_INVALID: 'This does not read as an X.509 certificate: paste the provider\'s signing certificate in PEM (Base64), from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----.'
 }
 
 export interface FieldError {
@@ -72,7 +87,7 @@ function wordsFor (code: string | undefined, field: string): string {
 
 /**
  * The fields an ErrorResponse concerns, each with its words: `details.errors` of a
- * VALIDATION_FAILED (`in` and `field`), or the field a code always concerns.
+ * VALIDATION_FAILED (`in` and `field`), the field `details` names, or the field a code always concerns.
  */
 export function fieldErrors (code: string | undefined, details: unknown): FieldError[] {
   const listed = (details as { errors?: unknown } | undefined)?.errors
@@ -84,7 +99,9 @@ export function fieldErrors (code: string | undefined, details: unknown): FieldE
       return [{ field: e.in === 'body' || e.in === undefined ? e.field : `${String(e.in)}.${e.field}`, words: wordsFor(code, e.field) }]
     })
   }
-  const field = CODE_FIELD[code as Code]
+  // A refusal that names its field in `details` (`in`, `field`: the SSO connection's refusals).
+  const named = (details as { field?: unknown } | undefined)?.field
+  const field = typeof named === 'string' && named !== '' ? named : CODE_FIELD[code as Code]
   return field === undefined ? [] : [{ field, words: wordsFor(code, field) }]
 }
 

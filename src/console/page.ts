@@ -26,6 +26,7 @@ const SCREEN_TITLES: Record<string, string> = {
   settings: 'Settings',
   domains: 'Domains',
   directory: 'Directory',
+  sso: 'SSO',
   profile: 'Profile'
 }
 /** The API's names of the screens (/console/invite-requests is the Invite requests screen). */
@@ -36,7 +37,8 @@ const ALIASES: Record<string, string> = {
   'invite-requests': 'requests',
   'webhook-endpoints': 'webhooks',
   'audit-events': 'activity',
-  workspace: 'settings'
+  workspace: 'settings',
+  'sso-connections': 'sso'
 }
 
 /** Whether the console has a screen of that name (an alias included). */

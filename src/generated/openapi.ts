@@ -2389,8 +2389,8 @@ export interface paths {
         /**
          * A screen of the admin console (the same page as `/`, opened on that screen)
          * @description The screens: `members`, `invitations`, `invite-links`, `requests`, `api-keys`, `webhooks`,
-         *     `activity`, `settings`, `domains`, `directory`, `profile`; the API's names answer too, as aliases (`users`,
-         *     `invite-requests`, `webhook-endpoints`, `audit-events`, `workspace`, `me`, `overview`). Any
+         *     `activity`, `settings`, `domains`, `directory`, `sso`, `profile`; the API's names answer too, as aliases (`users`,
+         *     `invite-requests`, `webhook-endpoints`, `audit-events`, `workspace`, `me`, `overview`, `sso-connections`). Any
          *     other name is the console's own not-found screen (404, the same page, with links to every
          *     screen).
          */

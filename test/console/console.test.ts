@@ -91,7 +91,7 @@ t.test('the console in a browser, as an admin and as a member', { skip, timeout:
     t.equal(await page.title(), 'Overview · Acme Robotics', 'an admin lands on the overview')
     t.same(
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents(),
-      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Directory', 'Activity', 'Settings', 'Profile']
+      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Directory', 'SSO', 'Activity', 'Settings', 'Profile']
     )
     await open(page, 'Profile')
     await page.locator('#me-email', { hasText: admin.email }).waitFor()

@@ -70,7 +70,7 @@ t.test('the console for daily work', { skip, timeout: 600_000 }, async t => {
     t.match(await page.locator('#not-found').textContent(), /There is no screen at \/console\/nope/)
     t.same(
       await page.locator('main .screen-links a').allTextContents(),
-      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Directory', 'Activity', 'Settings', 'Profile'],
+      ['Overview', 'Members', 'Invitations', 'Invite links', 'Invite requests', 'API keys', 'Webhooks', 'Domains', 'Directory', 'SSO', 'Activity', 'Settings', 'Profile'],
       'with a link to every screen'
     )
     t.equal(await page.title(), 'Not found · Acme Robotics')
