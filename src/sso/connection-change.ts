@@ -176,6 +176,9 @@ function changedFieldNames (change: UpdateInput): string[] {
 /** A change checked against a row that another change replaced before this one could lock it. */
 class Superseded extends Error {}
 
+const sameSettings = (a: SsoConnectionRow, b: SsoConnectionRow): boolean =>
+  JSON.stringify([a.oidc, a.saml]) === JSON.stringify([b.oidc, b.saml])
+
 export async function updateConnection (
   deps: SsoConnectionDeps, actor: Principal, id: string, change: UpdateInput
 ): Promise<SsoConnectionView> {
@@ -199,12 +202,16 @@ async function updateOnce (
   const row = await deps.db.transaction(async tx => {
     const now = deps.clock.now()
     const locked = await connectionOr404(deps, actor, id, { forUpdate: true, q: tx })
-    if (mayRetry && locked.updatedAt.getTime() !== current.updatedAt.getTime()) throw new Superseded()
+    // What this change does not set is the locked row's. The protocol's settings it does set were
+    // merged with the row as read: if another change replaced them meanwhile, they are merged
+    // again. (Compared by content: two changes in one millisecond have the same updatedAt.)
+    const touchesSettings = change.oidc !== undefined || change.saml !== undefined
+    if (touchesSettings && mayRetry && !sameSettings(locked, current)) throw new Superseded()
     const fields: SsoConnectionFields = {
       name: change.name ?? locked.name,
       ...accountsOf(change.accounts ?? locked.accounts, change.defaultRole, locked.defaultRole),
       required: change.required ?? locked.required,
-      ...settings
+      ...(touchesSettings ? settings : { oidc: locked.oidc, saml: locked.saml })
     }
     await updateSsoConnection(tx, actor.workspaceId, id, fields, now)
     if (change.domains !== undefined) await serveDomains(tx, actor, id, change.domains)
