@@ -40,7 +40,8 @@ export interface SsoConnectionRow extends SsoConnectionFields {
   id: string
   workspaceId: string
   protocol: SsoProtocol
-  /** The names of the domains it serves, in order. */
+  /** The names of the domains it serves, in order: verified ones only (a domain that lost its
+   * verification is served again once verified again; its start and its links refuse meanwhile). */
   domains: string[]
   createdAt: Date
   updatedAt: Date
@@ -76,7 +77,7 @@ const COLUMNS = `c.id, c.workspace_id AS "workspaceId", c.name, c.protocol, c.ac
   c.saml_idp_certificates AS "samlCertificates", c.saml_idp_entity_id AS "samlEntityId",
   c.saml_idp_sso_url AS "samlSsoUrl", c.saml_idp_initiated AS "samlIdpInitiated",
   ARRAY(SELECT d.domain FROM sso_connection_domains cd JOIN workspace_domains d ON d.id = cd.domain_id
-         WHERE cd.connection_id = c.id ORDER BY d.domain) AS domains,
+         WHERE cd.connection_id = c.id AND d.status = 'verified' ORDER BY d.domain) AS domains,
   c.created_at AS "createdAt", c.updated_at AS "updatedAt"`
 
 function rowOf (r: FlatRow): SsoConnectionRow {

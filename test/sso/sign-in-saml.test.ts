@@ -187,6 +187,24 @@ t.test('refusals: nothing signed in, only an audit line', async t => {
   await refused(t, h, id, 'replayed', 'replayed', async () => await post(h, id, { SAMLResponse: response }, mine.state))
 })
 
+t.test('a domain that lost its verification is no longer served: its addresses are not linked', async t => {
+  const w = await workspace('saml-umbrella.test')
+  await verifiedDomain(h, w.admin.workspaceId, 'saml-umbrella-eu.test')
+  const patched = await h.inject({
+    method: 'PATCH',
+    url: `/api/sso/connections/${w.connectionId}`,
+    headers: { cookie: w.admin.cookie },
+    payload: { domains: ['saml-umbrella.test', 'saml-umbrella-eu.test'] }
+  })
+  t.equal(patched.statusCode, 200, patched.body)
+  await h.signIn({ workspaceId: w.admin.workspaceId, email: 'kim@saml-umbrella-eu.test', role: 'member' })
+  await h.db.query('UPDATE workspace_domains SET status = \'failed\' WHERE domain = $1', ['saml-umbrella-eu.test'])
+  await refused(t, h, w.connectionId, 'domain_not_served', 'domain_not_served',
+    async () => (await signIn(w, 'u-kim', 'kim@saml-umbrella-eu.test', h, 'ann@saml-umbrella.test')).res)
+  t.same((await h.inject({ method: 'GET', url: `/api/sso/connections/${w.connectionId}`, headers: { cookie: w.admin.cookie } }))
+    .json().domains, ['saml-umbrella.test'], 'the view serves the verified one alone')
+})
+
 t.test('IdP-initiated sign-in: refused by default; allowed, a fresh SP-initiated sign-in, never the response itself', async t => {
   const w = await workspace('saml-initech.test')
   const id = w.connectionId
