@@ -17,6 +17,7 @@ import { webhookKeyring } from './webhooks/secrets.js'
 import { invitationJobs } from './invitations/jobs.js'
 import { domainJobs } from './domains/jobs.js'
 import { inviteRequestJobs } from './invite-requests/jobs.js'
+import { ssoJobs } from './sso/jobs.js'
 import type { JobDefinition } from './ports/job-engine.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import type { InviteRequestNotice } from './invite-requests/context.js'
@@ -141,7 +142,8 @@ export function createServices (given: Ports): Services {
       ...webhookJobs({ ...ports, key: webhookKey, policy }),
       ...invitationJobs(ports, invitations),
       ...domainJobs(domains),
-      ...inviteRequestJobs(inviteRequests)
+      ...inviteRequestJobs(inviteRequests),
+      ...ssoJobs(ports)
     ],
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),

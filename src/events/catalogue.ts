@@ -36,7 +36,8 @@ const EVENT_OF: Partial<Record<AuditAction, EventType>> = {
   'domain.added': 'domain.added',
   'domain.verified': 'domain.verified',
   'domain.failed': 'domain.failed',
-  'domain.removed': 'domain.removed'
+  'domain.removed': 'domain.removed',
+  'sso_connection.certificate_expiring': 'sso.certificate_expiring'
 }
 
 export function eventTypeOf (action: AuditAction): EventType | null {
@@ -51,7 +52,8 @@ const ID_FIELD: Record<string, keyof EventData> = {
   chat_installation: 'installationId',
   invite_link: 'inviteLinkId',
   invite_request: 'inviteRequestId',
-  domain: 'domainId'
+  domain: 'domainId',
+  sso_connection: 'ssoConnectionId'
 }
 
 // `data` carries only what the contract's EventData declares: whatever else an audit payload
@@ -60,7 +62,7 @@ const DATA_FIELDS: ReadonlySet<string> = new Set<keyof EventData>([
   'invitationId', 'userId', 'apiKeyId', 'installationId', 'inviteRequestId', 'email', 'role', 'from', 'to', 'reason',
   'deliveryStatus', 'revokedSessions', 'revokedApiKeys', 'name', 'prefix', 'platform', 'teamId', 'teamName',
   'scopes', 'reinstall', 'inviteLinkId', 'maxUses', 'expiresAt', 'allowedDomains', 'requiresApproval', 'domain',
-  'domainId', 'policy'
+  'domainId', 'policy', 'ssoConnectionId', 'fingerprintSha256'
 ])
 
 const ACTOR_TYPE: Record<EventRow['actorType'], EventView['actor']['type']> = {

@@ -33,7 +33,8 @@ export const eventTypes: ReadonlyArray<components['schemas']['EventType']> = [
   "invitation.bounced",
   "invitation.reminder_sent",
   "member.suspended",
-  "member.reactivated"
+  "member.reactivated",
+  "sso.certificate_expiring"
 ]
 
 /** The audit trail's actions, in the contract's order. */
@@ -82,5 +83,6 @@ export const auditActions: ReadonlyArray<components['schemas']['AuditAction']> =
   "sso_connection.updated",
   "sso_connection.deleted",
   "sso.sign_in_refused",
-  "sso.break_glass_sign_in"
+  "sso.break_glass_sign_in",
+  "sso_connection.certificate_expiring"
 ]

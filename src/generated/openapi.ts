@@ -3039,6 +3039,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "sso.certificate_expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sso.certificate_expiring
+         * @description The last of a SAML connection's pinned signing certificates to expire does so within 30 days (told again at 7 days and when it has expired): add the identity provider's new certificate to the connection before the provider signs with it, or sign-in through it stops. Told once per certificate and stage; the workspace's admins get an e-mail too. Signed as Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp`, `webhook-signature`.
+         */
+        post: operations["webhookSsoCertificateExpiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -3615,7 +3635,7 @@ export interface components {
          * @description The audit trail's actions known to this version. A catalogue that grows with every feature: `AuditEvent.action` is open (one of these or any other string, added in a minor version); the `action` filter takes these. `sso.break_glass_sign_in`: a workspace admin signed in with an e-mailed link although their address's domain requires single sign-on (recorded beside its `session.login`; the payload names the domain and the connection).
          * @enum {string}
          */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted" | "sso.sign_in_refused" | "sso.break_glass_sign_in";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted" | "sso.sign_in_refused" | "sso.break_glass_sign_in" | "sso_connection.certificate_expiring";
         AuditEvent: {
             /**
              * Format: uuid
@@ -3968,7 +3988,7 @@ export interface components {
          * @description The event catalogue. Each is an audit-trail action, written in the same transaction as the change. A catalogue that grows: an event's `type` (the feed, webhook payloads) and an endpoint's subscriptions in responses are open (these or any other string, added in a minor version); an endpoint subscribes only to these.
          * @enum {string}
          */
-        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent" | "member.suspended" | "member.reactivated";
+        EventType: "invitation.created" | "invitation.resent" | "invitation.accepted" | "invitation.revoked" | "invitation.expired" | "invitation.delivery_failed" | "invitation.viewed" | "member.joined" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "webhook.test" | "invitation.bounced" | "invitation.reminder_sent" | "member.suspended" | "member.reactivated" | "sso.certificate_expiring";
         /**
          * @description One event, as the feed lists it and as a webhook delivers it (the body of the POST).
          *     `data` is thin: ids, e-mail, role, status; never a token, a link or a secret.
@@ -4054,6 +4074,13 @@ export interface components {
             /** @description The e-mail domain (domain.*; member.joined when the person joined through it). */
             domain?: string;
             policy?: components["schemas"]["DomainPolicy"];
+            /**
+             * Format: uuid
+             * @description The SSO connection (sso.*).
+             */
+            ssoConnectionId?: string;
+            /** @description The certificate's SHA-256 fingerprint, as providers show it (sso.certificate_expiring). */
+            fingerprintSha256?: string;
         };
         /**
          * @description `pending` until the TXT record is found (`verified`); `failed` after 30 days pending.
@@ -10845,6 +10872,32 @@ export interface operations {
                 "application/json": components["schemas"]["Event"] & {
                     /** @constant */
                     type?: "webhook.test";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookSsoCertificateExpiring: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "sso.certificate_expiring";
+                    data?: components["schemas"]["EventData"];
                 };
             };
         };

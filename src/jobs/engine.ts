@@ -65,7 +65,8 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 // A queue's dead letter is made before it (pg-boss refers to it by a foreign key).
 const QUEUES: readonly JobQueue[] = [
   'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification',
-  'invitation-batch-abandoned', 'invitation-batch', 'admin-notice', 'admin-notice-digests'
+  'invitation-batch-abandoned', 'invitation-batch', 'admin-notice', 'admin-notice-digests', 'sso-certificates',
+  'sso-certificate-notice'
 ]
 
 /**

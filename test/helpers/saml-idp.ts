@@ -40,12 +40,12 @@ interface Teardown { teardown: (fn: () => unknown) => void }
 
 export interface KeyPair { privateKey: string, certificate: string }
 
-/** An RSA key and a self-signed certificate valid 2 days, made by openssl in a fresh directory. */
-export async function makeKeyPair (t: Teardown, subject = 'test-idp'): Promise<KeyPair> {
+/** An RSA key and a self-signed certificate valid `days` (2), made by openssl in a fresh directory. */
+export async function makeKeyPair (t: Teardown, subject = 'test-idp', days = 2): Promise<KeyPair> {
   const dir = mkdtempSync(join(tmpdir(), 'saml-key-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   await promisify(execFile)('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${subject}`,
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', String(days), '-subj', `/CN=${subject}`,
     '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')
   ])
   return {
