@@ -94,8 +94,9 @@ npm run bench -- --scim --clients 4 --people 4000 --rounds 3
 npm run bench -- --sso                          # single sign-on, the relying party alone (the IdPs in a
                                                 # process of their own): CPU per OIDC callback and per SAML
                                                 # Response (assertion signed; Response and assertion signed),
-                                                # median and p90 of 200 after 20, target ≤ 5 ms each; discovery
-                                                # and JWKS fetches counted per cache period (bench/sso.ts)
+                                                # median and p90 of 200 after 20, target ≤ 5 ms each; discovery,
+                                                # JWKS and SAML metadata (by URL) fetches counted per cache
+                                                # period (bench/sso.ts)
 npm run bench -- --sso --sign-ins 500
 npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
                                                 # 200 concurrent invites, PostgreSQL (bench/batch.ts);

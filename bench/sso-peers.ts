@@ -1,18 +1,25 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { createTestIdp, makeKeyPair } from '../test/helpers/saml-idp.js'
 import { startOidcProvider } from '../test/helpers/oidc-provider.js'
 
 // The identity providers of `npm run bench -- --sso` (bench/sso.ts), in a process of their own so
 // that the relying party's process does nothing but sign people in: the OpenID Provider of the
 // tests (oidc-provider 9, Okta-like profile, on loopback) and the SAML IdP (samlify, keys made at
-// start). Forked by bench/sso.ts; first message: what the relying party pins; then it answers:
+// start; its metadata served on loopback, for a connection by metadata URL). Forked by
+// bench/sso.ts; first message: what the relying party pins; then it answers:
 //   { id, kind: 'oidc', url }                   → { id, callback }: the provider's redirect back
 //   { id, kind: 'saml', requestId, sign, now }  → { id, response }: a base64 SAMLResponse
-//   { id, kind: 'counts' }                      → { id, counts }: requests the provider answered, by route
+//   { id, kind: 'counts' }                      → { id, counts }: requests the providers answered, by route
+//                                                 (the SAML IdP's metadata as `metadata`)
 // and exits on { kind: 'stop' } or when the parent goes.
 
 export interface PeersReady {
   oidc: { issuer: string, clientId: string, clientSecret: string, redirectUri: string }
-  saml: { idpEntityId: string, ssoRedirectUrl: string, certificate: string, spEntityId: string, acsUrl: string }
+  saml: { idpEntityId: string, ssoRedirectUrl: string, certificate: string, spEntityId: string, acsUrl: string } & {
+    /** The IdP's metadata on loopback, for a connection by metadata URL. */
+    metadataUrl: string
+  }
 }
 export type PeerQuestion =
   | { kind: 'oidc', url: string }
@@ -42,10 +49,18 @@ const oidc = await startOidcProvider(teardown, { profiles: [{ name: 'okta', kind
 const keys = await makeKeyPair(teardown, 'bench-idp')
 const saml = createTestIdp({ entityId: SAML_IDP, keys, ssoUrl: SAML_SSO })
 const profile = oidc.profile('okta')
+let metadataServed = 0
+const metadataSite = createServer((req, res) => {
+  if (req.url !== '/metadata') { res.writeHead(404).end(); return }
+  metadataServed++
+  res.writeHead(200, { 'content-type': 'application/samlmetadata+xml' }).end(saml.metadata())
+})
+await new Promise<void>(resolve => metadataSite.listen(0, '127.0.0.1', resolve))
+closing.push(async () => { await new Promise(resolve => metadataSite.close(resolve)) })
 
 async function answer (m: PeerRequest): Promise<PeerAnswer> {
   if (m.kind === 'oidc') return { id: m.id, callback: (await oidc.signIn(m.url, 'alice')).href }
-  if (m.kind === 'counts') return { id: m.id, counts: { ...profile.counts } }
+  if (m.kind === 'counts') return { id: m.id, counts: { ...profile.counts, metadata: metadataServed } }
   const response = await saml.loginResponse({
     sp: SAML_SP,
     requestId: m.requestId,
@@ -82,6 +97,7 @@ send({
     ssoRedirectUrl: SAML_SSO,
     certificate: keys.certificate,
     spEntityId: SAML_SP.entityId,
-    acsUrl: SAML_SP.acsUrl
+    acsUrl: SAML_SP.acsUrl,
+    metadataUrl: `http://127.0.0.1:${(metadataSite.address() as AddressInfo).port}/metadata`
   }
 } satisfies PeersReady)

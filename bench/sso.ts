@@ -4,6 +4,7 @@ import { projectRoot } from '../src/paths.js'
 import { createOidcCache, type OidcCache } from '../src/sso/oidc-cache.js'
 import * as oidc from '../src/sso/oidc.js'
 import * as saml from '../src/sso/saml.js'
+import { idpEndpointsByUrl, type MetadataDeps } from '../src/sso/saml-metadata-fetch.js'
 import { cpuMs, loadOf, quantile } from './directory.js'
 import type { PeerAnswer, PeerQuestion, PeersReady } from './sso-peers.js'
 
@@ -17,8 +18,9 @@ import type { PeerAnswer, PeerQuestion, PeersReady } from './sso-peers.js'
 // Each: `warmup` callbacks, then `signIns` timed with process.cpuUsage (this process's CPU, all its
 // threads), median and p90; target ≤ 5 ms a callback (the median), printed MET / MISS.
 // Fetches: the OidcCache counters over the timed sign-ins (one cache period: discovery and JWKS
-// once, then never), then sign-ins for PERIODS cache periods of PERIOD_MS on the real clock:
-// at most one discovery and one JWKS fetch per period begun. The load average before and after:
+// once, then never; the SAML IdP's metadata, read by URL at each SAML start as the service reads
+// it, once), then sign-ins for PERIODS cache periods of PERIOD_MS on the real clock: at most one
+// discovery, one JWKS and one metadata fetch per period begun. The load average before and after:
 // on a shared machine, CPU time per callback grows with it.
 
 const TARGET_MS = 5
@@ -106,6 +108,19 @@ async function finishOidc (x: Awaited<ReturnType<typeof oidcCallback>>): Promise
 
 const realClock = { now: () => new Date() }
 
+/** What the SAML starts read the IdP's metadata with: the cache, loopback, warnings printed. */
+function metadataDeps (cache: OidcCache): MetadataDeps {
+  const warn = (obj: unknown, msg?: string): void => { write(`  warning: ${msg ?? ''} ${JSON.stringify(obj)}\n`) }
+  return { cache, fetch: LOOPBACK, log: { warn } as unknown as MetadataDeps['log'] }
+}
+
+/** The SAML connection as a sign-in start makes it: pinned certificate, the rest from the metadata URL (cached). */
+async function samlConnection (peers: Peers, cache: OidcCache): Promise<saml.SamlConnection> {
+  const { metadataUrl, certificate } = peers.ready.saml
+  const endpoints = await idpEndpointsByUrl(metadataDeps(cache), 'bench', metadataUrl)
+  return { idpEntityId: endpoints.entityId, ssoRedirectUrl: endpoints.ssoRedirectUrl, certificates: [certificate] }
+}
+
 /** Sign-ins for PERIODS cache periods of PERIOD_MS; whether each fetch happened at most once a period. */
 async function fetchesPerPeriod (peers: Peers): Promise<boolean> {
   const cache = createOidcCache({ clock: realClock, periodMs: PERIOD_MS })
@@ -113,15 +128,16 @@ async function fetchesPerPeriod (peers: Peers): Promise<boolean> {
   let signIns = 0
   while (Date.now() - started < PERIODS * PERIOD_MS) {
     await finishOidc(await oidcCallback(peers, cache))
+    await samlConnection(peers, cache)
     signIns++
   }
   const periods = Math.floor((Date.now() - started) / PERIOD_MS) + 1
-  const { discovery, jwks } = cache.counts
-  const met = discovery <= periods && jwks <= periods
-  write(`  ${signIns} sign-ins over ${periods} cache periods of ${PERIOD_MS} ms: ` +
-    `discovery fetched ${discovery} times, JWKS ${jwks} times\n`)
-  write(`${met ? 'MET ' : 'MISS'}  SSO OIDC discovery and JWKS fetches ≤ 1 each a cache period: ` +
-    `${discovery} and ${jwks} in ${periods} periods\n`)
+  const { discovery, jwks, metadata } = cache.counts
+  const met = discovery <= periods && jwks <= periods && metadata <= periods
+  write(`  ${signIns} sign-ins (and SAML starts) over ${periods} cache periods of ${PERIOD_MS} ms: ` +
+    `discovery fetched ${discovery} times, JWKS ${jwks} times, SAML metadata ${metadata} times\n`)
+  write(`${met ? 'MET ' : 'MISS'}  SSO OIDC discovery, JWKS and SAML metadata fetches ≤ 1 each a cache period: ` +
+    `${discovery}, ${jwks} and ${metadata} in ${periods} periods\n`)
   return met
 }
 
@@ -149,9 +165,13 @@ export async function runSso (o: { signIns: number }): Promise<boolean> {
     write(`  the provider answered: discovery ${counts?.discovery ?? 0}, JWKS ${counts?.jwks ?? 0}, ` +
       `token ${counts?.token ?? 0}\n`)
 
-    // SAML: each callback on a fresh Response (its assertion ID is remembered once).
-    const { idpEntityId, ssoRedirectUrl, certificate, spEntityId, acsUrl } = peers.ready.saml
-    const connection = { idpEntityId, ssoRedirectUrl, certificates: [certificate] }
+    // SAML: each callback on a fresh Response (its assertion ID is remembered once); the connection
+    // by metadata URL, read through one cache at its default period (an hour) at each start.
+    const { idpEntityId, spEntityId, acsUrl } = peers.ready.saml
+    const samlCache = createOidcCache({ clock: realClock })
+    if ((await samlConnection(peers, samlCache)).idpEntityId !== idpEntityId) {
+      throw new Error('metadata: another entity ID')
+    }
     const seen = new Set<string>()
     const rememberAssertion = async (id: string): Promise<boolean> => {
       if (seen.has(id)) return false
@@ -161,20 +181,30 @@ export async function runSso (o: { signIns: number }): Promise<boolean> {
     for (const sign of ['assertion', 'both'] as const) {
       const response = async () => {
         const now = new Date()
+        const connection = await samlConnection(peers, samlCache)
         const { requestId } = await saml.startSignIn(connection, { spEntityId, acsUrl, now })
         const { response } = await peers.ask({ kind: 'saml', requestId, sign, now: now.toISOString() })
-        return { requestId, response: response ?? '' }
+        return { connection, requestId, response: response ?? '' }
       }
-      const finish = async (x: { requestId: string, response: string }): Promise<void> => {
+      const finish = async (x: Awaited<ReturnType<typeof response>>): Promise<void> => {
         const expected = { spEntityId, acsUrl, requestId: x.requestId }
         const store = { now: new Date(), rememberAssertion }
-        const identity = await saml.finishSignIn(connection, x.response, expected, store)
+        const identity = await saml.finishSignIn(x.connection, x.response, expected, store)
         if (identity.nameId !== 'ada@corp.example') throw new Error(`signed in ${identity.nameId}`)
       }
       await cpuOf(WARMUP, response, finish)
       const what = `SAML finishSignIn, ${sign === 'assertion' ? 'assertion' : 'Response and assertion'} signed`
       results.push(report(what, await cpuOf(o.signIns, response, finish)))
     }
+    const starts = 1 + 2 * (WARMUP + o.signIns)
+    const metadataOnce = samlCache.counts.metadata === 1
+    write(`  SAML metadata by URL fetched ${samlCache.counts.metadata} times over ${starts} SAML starts ` +
+      'in one cache period\n')
+    write(`${metadataOnce ? 'MET ' : 'MISS'}  SSO SAML metadata fetched once in ${starts} starts (one period): ` +
+      `${samlCache.counts.metadata}\n`)
+    results.push(metadataOnce)
+    const served = await peers.ask({ kind: 'counts' })
+    write(`  the SAML IdP served its metadata ${served.counts?.metadata ?? 0} times in the whole run\n`)
   } finally {
     await peers.stop()
   }

@@ -69,7 +69,8 @@ const CODE_WORDS: Partial<Record<Code, string>> = {
   SSO_DOMAIN_TAKEN: 'Another connection serves one of these domains, and a domain serves one connection: remove it there first.',
   SSO_URL_NOT_ALLOWED: 'This address cannot be used: enter an https:// address on a public host (a host of your private network only if the operator allows it, SSO_ALLOWED_HOSTS).',
   SSO_ISSUER_NOT_ALLOWED: 'Use your own tenant\'s issuer, https://login.microsoftonline.com/<tenant id>/v2.0, with that same Directory (tenant) ID: a multi-tenant issuer (/common/, /organizations/) would let in any tenant.',
-  SSO_CERTIFICATE_INVALID: 'This does not read as an X.509 certificate: paste the provider\'s signing certificate in PEM (Base64), from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----.'
+  SSO_CERTIFICATE_INVALID: 'This does not read as an X.509 certificate: paste the provider\'s signing certificate in PEM (Base64), from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----.',
+  SSO_METADATA_UNAVAILABLE: 'The provider\'s metadata could not be read at this address: check the metadata URL the provider shows, or paste the metadata XML instead.'
 }
 
 export interface FieldError {

@@ -1,10 +1,14 @@
-import type { HandlerDeps, HandlerGroup } from './types.js'
+import type { Handler, HandlerDeps, HandlerGroup } from './types.js'
 import { oauthStateCookie, requestCookie, samlStateCookie } from '../src/http/cookies.js'
 import { serviceError } from '../src/errors.js'
 import { SESSION_COOKIE } from '../src/sessions/service.js'
 import { SSO_FLOW_TTL_MS } from '../src/sso/sign-in-flow.js'
 import type { SsoOutcome } from '../src/sso/sign-in.js'
-import type { FastifyReply } from 'fastify'
+import { refusalPage, testSignInPage } from '../src/sso/pages.js'
+import { prefersHtml } from '../src/http/accept.js'
+import type { Page } from '../src/http/page-shell.js'
+import { toServiceError } from '../src/error-response.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 
 // Sign-in through a workspace's SSO connection: the start (by address, or an admin's test), the
 // OpenID Connect callback, and SAML's metadata and ACS. The OIDC state cookie is SameSite=Lax on
@@ -12,46 +16,82 @@ import type { FastifyReply } from 'fastify'
 // samlStateCookie's (src/http/cookies.ts says why).
 const OIDC_STATE_COOKIE = { name: 'sso_state', path: '/api/oauth/sso/callback', maxAgeSeconds: SSO_FLOW_TTL_MS / 1000 }
 
+async function sendPage (reply: FastifyReply, status: number, page: Page): Promise<FastifyReply> {
+  return await reply.headers(page.headers).header('vary', 'Accept').type('text/html; charset=utf-8')
+    .code(status).send(page.html)
+}
+
+/**
+ * These operations end in a person's browser (the provider's redirect, the IdP's form, /login's
+ * navigation): its navigation (Accept prefers text/html) gets an answer that signs no one in as a
+ * page in words with the same status; every other client the JSON of the one error handler.
+ */
+async function inWords<T> (
+  request: FastifyRequest, reply: FastifyReply, body: () => Promise<T>
+): Promise<T | FastifyReply> {
+  try {
+    return await body()
+  } catch (err) {
+    if (!prefersHtml(request.headers.accept)) throw err
+    const { error, internal } = toServiceError(err)
+    // Logged as src/plugins/errors.ts logs what it answers; an internal error's page says nothing of it.
+    if (internal) request.log.error({ err }, 'request failed')
+    else if (error.statusCode >= 500) request.log.error({ err }, error.message)
+    else request.log.debug({ code: error.code }, error.message)
+    if (error.headers !== undefined) reply.headers(error.headers)
+    const reason = typeof error.details?.reason === 'string' ? error.details.reason : undefined
+    return await sendPage(reply, error.statusCode, refusalPage({ status: error.statusCode, code: error.code, reason }))
+  }
+}
+
 export function ssoSignInHandlers ({ services, config }: HandlerDeps): HandlerGroup<
   'getOauthSso' | 'getOauthSsoCallback' | 'getSsoConnectionsConnectionIdSamlMetadata' |
   'postSsoConnectionsConnectionIdSamlAcs'
 > {
   const { ssoSignIn } = services
   const oidcState = oauthStateCookie(config, OIDC_STATE_COOKIE)
-  const answer = async (reply: FastifyReply, outcome: SsoOutcome) => {
+  const answer = async (request: FastifyRequest, reply: FastifyReply, outcome: SsoOutcome) => {
     reply.header('cache-control', 'no-store')
-    if (outcome.kind === 'test') return outcome.result
+    if (outcome.kind === 'test') {
+      if (!prefersHtml(request.headers.accept)) return outcome.result
+      return await sendPage(reply, 200, testSignInPage(outcome.result))
+    }
     if (outcome.kind === 'restart') {
       samlStateCookie(outcome.start.connectionId, SSO_FLOW_TTL_MS / 1000).set(reply, outcome.start.state)
       return await reply.redirect(outcome.start.url, 302)
     }
     return await reply.setSessionCookie(outcome.token).redirect(`${config.appUrl}/`, 302)
   }
+  const start = async (request: Parameters<Handler<'getOauthSso'>>[0], reply: FastifyReply) => {
+    const { email, connection } = request.query
+    const begun = connection !== undefined
+      ? await ssoSignIn.startTest(requestCookie(request, SESSION_COOKIE), connection)
+      : email !== undefined
+        ? await ssoSignIn.startByEmail(email)
+        : null
+    if (begun === null) {
+      throw serviceError('VALIDATION_FAILED', ['query.email is required'], {
+        errors: [{ in: 'query', field: 'email', message: 'is required' }]
+      })
+    }
+    if (begun.protocol === 'oidc') oidcState.set(reply, begun.state)
+    else samlStateCookie(begun.connectionId, SSO_FLOW_TTL_MS / 1000).set(reply, begun.state)
+    return await reply.header('cache-control', 'no-store').redirect(begun.url, 302)
+  }
   return {
     async getOauthSso (request, reply) {
-      const { email, connection } = request.query
-      const start = connection !== undefined
-        ? await ssoSignIn.startTest(requestCookie(request, SESSION_COOKIE), connection)
-        : email !== undefined
-          ? await ssoSignIn.startByEmail(email)
-          : null
-      if (start === null) {
-        throw serviceError('VALIDATION_FAILED', ['query.email is required'], {
-          errors: [{ in: 'query', field: 'email', message: 'is required' }]
-        })
-      }
-      if (start.protocol === 'oidc') oidcState.set(reply, start.state)
-      else samlStateCookie(start.connectionId, SSO_FLOW_TTL_MS / 1000).set(reply, start.state)
-      return await reply.header('cache-control', 'no-store').redirect(start.url, 302)
+      return await inWords(request, reply, async () => await start(request, reply))
     },
 
     async getOauthSsoCallback (request, reply) {
-      const outcome = await ssoSignIn.finishOidc({
-        cookieState: oidcState.take(request, reply),
-        state: request.query.state,
-        callbackUrl: request.url
+      return await inWords(request, reply, async () => {
+        const outcome = await ssoSignIn.finishOidc({
+          cookieState: oidcState.take(request, reply),
+          state: request.query.state,
+          callbackUrl: request.url
+        })
+        return await answer(request, reply, outcome)
       })
-      return await answer(reply, outcome)
     },
 
     async getSsoConnectionsConnectionIdSamlMetadata (request, reply) {
@@ -61,12 +101,14 @@ export function ssoSignInHandlers ({ services, config }: HandlerDeps): HandlerGr
 
     async postSsoConnectionsConnectionIdSamlAcs (request, reply) {
       const { connectionId } = request.params
-      const outcome = await ssoSignIn.finishSaml(connectionId, {
-        cookieState: samlStateCookie(connectionId, 0).take(request, reply),
-        samlResponse: request.body.SAMLResponse,
-        relayState: request.body.RelayState
+      return await inWords(request, reply, async () => {
+        const outcome = await ssoSignIn.finishSaml(connectionId, {
+          cookieState: samlStateCookie(connectionId, 0).take(request, reply),
+          samlResponse: request.body.SAMLResponse,
+          relayState: request.body.RelayState
+        })
+        return await answer(request, reply, outcome)
       })
-      return await answer(reply, outcome)
     }
   }
 }

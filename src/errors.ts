@@ -108,6 +108,7 @@ export const Errors = {
   SSO_URL_NOT_ALLOWED: define('SSO_URL_NOT_ALLOWED', 'The address is not allowed: %s', 422),
   SSO_ISSUER_NOT_ALLOWED: define('SSO_ISSUER_NOT_ALLOWED', 'The issuer is not allowed: %s', 422),
   SSO_CERTIFICATE_INVALID: define('SSO_CERTIFICATE_INVALID', 'The certificate is not valid: %s %s', 422),
+  SSO_METADATA_UNAVAILABLE: define('SSO_METADATA_UNAVAILABLE', 'The IdP metadata could not be read: %s', 422),
   RATE_LIMITED: define('RATE_LIMITED', 'Too many requests; retry in %s seconds', 429),
   INTERNAL_ERROR: define('INTERNAL_ERROR', 'Internal server error', 500),
   EMAIL_SEND_FAILED: define(

@@ -38,6 +38,7 @@ import { createSsoConnectionService, type SsoConnectionService } from './sso/con
 import { ssoKeyring } from './sso/connection-secret.js'
 import { createSsoSignInService, type SsoSignInService } from './sso/sign-in.js'
 import { createOidcCache } from './sso/oidc-cache.js'
+import { providerFetchOptions } from './sso/oidc-fetch.js'
 
 /** Plain functions over ports, shared by the REST handlers, the MCP tools and the Slack bot. */
 export interface Services {
@@ -159,9 +160,7 @@ export function createServices (given: Ports): Services {
       sessions,
       key: ssoKeyring(ports.config),
       // Where private addresses are allowed (APP_ENV=local, tests), a provider on loopback over http too.
-      fetch: ports.config.webhooks.allowPrivateAddresses
-        ? { allowHosts: [...ports.config.sso.allowedHosts, '127.0.0.1', 'localhost', '::1'], allowHttp: true }
-        : { allowHosts: ports.config.sso.allowedHosts },
+      fetch: providerFetchOptions(ports.config),
       cache: createOidcCache({ clock: ports.clock })
     }),
     async close () { await Promise.all([auth.close(), slack.close()]) }

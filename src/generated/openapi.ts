@@ -299,6 +299,7 @@ export interface paths {
         /**
          * Start a sign-in through the single sign-on connection serving an address (or an admin's test of one)
          * @description With `email`: the connection serving the address's domain (a verified domain of some workspace) is found and the browser is redirected to its identity provider, OpenID Connect or SAML 2.0, with a single-use `state` (10 minutes) bound to this browser by an HttpOnly cookie; no connection serves it: 404 `SSO_CONNECTION_NOT_FOUND` (sign in with an e-mailed link instead). With `connection`: an admin's **test** sign-in of one of their workspace's connections (the admin's session is required: 401 without one, 403 `FORBIDDEN` for a member); its callback shows the claims received (200 `SsoTestSignIn`) and signs no one in. Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     A person's browser navigating here (an `Accept` that prefers `text/html` to `application/json`) gets an answer that signs no one in as a page in words (`text/html`) with the same status: what to do next and the short code for support, never the provider's message; other clients get the JSON below, unchanged.
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it starts a person's sign-in at their identity provider.
          */
         get: operations["getOauthSso"];
@@ -320,6 +321,7 @@ export interface paths {
         /**
          * OpenID Connect callback of a single sign-on connection (the redirect URI of every OIDC connection)
          * @description Checks the `state` against this browser's cookie and uses it up, then the provider's answer (RFC 9207 `iss`, the code exchanged with PKCE, the ID token's signature, issuer, audience, times and nonce) and decides who signs in: the member linked to this identity (connection, issuer, subject); at the first sign-in, the member holding the address — only at one of the connection's verified domains and when the provider vouches for it — or a pending invitation for it, or, when the connection creates accounts, a new member with its default role. A suspended member gets the answer a stranger gets. Every refusal is 403 `SSO_SIGN_IN_REFUSED` with a short `details.reason`, recorded in the audit trail (`sso.sign_in_refused`). Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     A person's browser navigating here (an `Accept` that prefers `text/html` to `application/json`) gets an answer that signs no one in as a page in words (`text/html`) with the same status: what to do next and the short code for support, never the provider's message; other clients get the JSON below, unchanged. A test sign-in's claims are a page too.
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): it is the identity provider's sign-in callback.
          */
         get: operations["getOauthSsoCallback"];
@@ -1637,7 +1639,9 @@ export interface paths {
          *     http and loopback, and `SSO_ALLOWED_HOSTS` names hosts allowed on a private network); a
          *     multi-tenant Entra ID issuer (`/common/`, `/organizations/`, `/consumers/`, `{tenantid}`)
          *     or an Entra ID issuer without the `tenantId` it names (`SSO_ISSUER_NOT_ALLOWED`); a
-         *     certificate that does not parse (`SSO_CERTIFICATE_INVALID`). A domain another connection
+         *     certificate that does not parse (`SSO_CERTIFICATE_INVALID`); a SAML metadata URL that,
+         *     fetched once, fails, times out (5 s) or is not an IdP's metadata with an HTTP-Redirect
+         *     sign-on endpoint (`SSO_METADATA_UNAVAILABLE`, saying which). A domain another connection
          *     serves is 409 `SSO_DOMAIN_TAKEN`.
          *     An API key also needs `members:admin` for a connection whose `defaultRole` is `admin` (`x-api-key-admin-scope`): anything that makes or unmakes an admin.
          *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
@@ -1723,6 +1727,7 @@ export interface paths {
         /**
          * SAML assertion consumer service of one connection (HTTP-POST binding)
          * @description The identity provider's page posts the `SAMLResponse` here from its own site: this is the one state change taken from another site (no `CSRF_REJECTED`). It is bound to the browser that started the sign-in by a cookie scoped to this path (SameSite=None; Secure; HttpOnly: a SameSite=Lax cookie is not sent with a cross-site POST) and by `InResponseTo`, and its assertion must be signed by one of the connection's pinned certificates; an assertion is accepted once, on any instance. Who signs in is decided as at the OpenID Connect callback: every refusal is 403 `SSO_SIGN_IN_REFUSED` with a short `details.reason`, recorded in the audit trail (`sso.sign_in_refused`). Limited per client IP (`AUTH_RATE_LIMIT_PER_MINUTE` requests a minute, shared with the other public operations, default 30; 429 beyond).
+         *     A person's browser navigating here (an `Accept` that prefers `text/html` to `application/json`) gets an answer that signs no one in as a page in words (`text/html`) with the same status: what to do next and the short code for support, never the provider's message; other clients get the JSON below, unchanged. A test sign-in's assertion is a page too.
          *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): a browser posts it.
          */
         post: operations["postSsoConnectionsConnectionIdSamlAcs"];
@@ -3278,7 +3283,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID" | "SSO_REQUIRED" | "SSO_CONNECTION_NOT_FOUND" | "SSO_SIGN_IN_REFUSED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID" | "SSO_METADATA_UNAVAILABLE" | "SSO_REQUIRED" | "SSO_CONNECTION_NOT_FOUND" | "SSO_SIGN_IN_REFUSED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -4207,6 +4212,7 @@ export interface components {
         };
         /** @description The IdP's metadata by URL (`idpMetadataUrl`) or pasted (`idpMetadataXml`), one of them. */
         SamlSettingsRequest: {
+            /** @description Where the IdP publishes its metadata. Fetched once when saved (422 `SSO_METADATA_UNAVAILABLE` when it fails, times out after 5 s, is over 1 MiB or is not metadata with an HTTP-Redirect sign-on endpoint), then at sign-in at most once an hour; when a refresh fails the last good copy serves up to 24 hours. It supplies the entity id and sign-on URL not set here, never a key: only `idpCertificates` verify a response. Redirects are not followed. */
             idpMetadataUrl?: components["schemas"]["SsoUrl"];
             idpMetadataXml?: components["schemas"]["SsoMetadataXml"];
             /** @description The IdP's signing certificates; several during a rotation. Only these verify a response. */
@@ -4220,7 +4226,10 @@ export interface components {
         };
         /** @description Setting `idpMetadataUrl` clears `idpMetadataXml` and the other way round (null clears one). */
         SamlSettingsUpdate: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A new metadata URL is fetched once before it is saved, as on creation (422 `SSO_METADATA_UNAVAILABLE`).
+             */
             idpMetadataUrl?: string | null;
             idpMetadataXml?: string | null;
             idpCertificates?: components["schemas"]["SsoCertificatePem"][];
@@ -4274,6 +4283,7 @@ export interface components {
             redirectUri: string;
         };
         SamlConnectionSettings: {
+            /** @description Where the IdP's metadata is fetched (at most once an hour; its entity id and sign-on URL where these are null), or null when pasted. */
             idpMetadataUrl: string | null;
             idpMetadataXml: string | null;
             idpCertificates: components["schemas"]["SsoCertificate"][];
@@ -4593,6 +4603,31 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorResponse"];
+                /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Your identity provider signed you in, but not with an account this workspace accepts. Ask your workspace admin to invite you.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>not_a_member</code></small></p></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description An internal error (`INTERNAL_ERROR`); the message never carries internal detail. A browser's navigation gets it as a page in words. */
+        SsoInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+                /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Something went wrong on our side. Wait a moment, then start again.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>INTERNAL_ERROR</code> (500)</small></p></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description The database did not answer within its deadline, or the service is overloaded and sheds load (`SERVICE_UNAVAILABLE`). Nothing is wrong with the request; retry after `Retry-After` seconds. A browser's navigation gets the database's outage as a page in words. */
+        SsoServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+                /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>The service is busy right now. Wait a moment, then start again.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>SERVICE_UNAVAILABLE</code></small></p></main></body></html> */
+                "text/html": string;
             };
         };
         /** @description No SAML connection has this id (`SSO_CONNECTION_NOT_FOUND`). */
@@ -4622,7 +4657,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The connection cannot be saved as given: a domain that is not one of the workspace's verified domains (`SSO_DOMAIN_NOT_VERIFIED`), an issuer or metadata URL the address policy refuses (`SSO_URL_NOT_ALLOWED`), a multi-tenant or unpinned Entra ID issuer (`SSO_ISSUER_NOT_ALLOWED`), a certificate that does not parse (`SSO_CERTIFICATE_INVALID`). `details` names the field (`in`, `field`). */
+        /** @description The connection cannot be saved as given: a domain that is not one of the workspace's verified domains (`SSO_DOMAIN_NOT_VERIFIED`), an issuer or metadata URL the address policy refuses (`SSO_URL_NOT_ALLOWED`), a multi-tenant or unpinned Entra ID issuer (`SSO_ISSUER_NOT_ALLOWED`), a certificate that does not parse (`SSO_CERTIFICATE_INVALID`), a SAML metadata URL whose fetch (5 s deadline, 1 MiB at most) failed or did not return an IdP's metadata with an HTTP-Redirect sign-on endpoint (`SSO_METADATA_UNAVAILABLE`). `details` names the field (`in`, `field`). */
         SsoConnectionRefused: {
             headers: {
                 [name: string]: unknown;
@@ -5567,6 +5602,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>This sign-in link is incomplete or damaged. Go back to the sign-in page and start again.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>VALIDATION_FAILED</code></small></p></main></body></html> */
+                    "text/html": string;
                 };
             };
             /** @description A test sign-in (`connection`) without a valid session (`UNAUTHENTICATED`). */
@@ -5576,6 +5613,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Your session has ended. Sign in as a workspace admin, then start the test sign-in again.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>UNAUTHENTICATED</code></small></p></main></body></html> */
+                    "text/html": string;
                 };
             };
             /** @description A test sign-in by a member, not an admin (`FORBIDDEN`), or the request carries an API key (`API_KEY_NOT_ALLOWED`). */
@@ -5585,6 +5624,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Only a workspace admin can test a single sign-on connection.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>FORBIDDEN</code></small></p></main></body></html> */
+                    "text/html": string;
                 };
             };
             /** @description No connection serves the address's domain (`SSO_CONNECTION_NOT_FOUND`), or the admin's workspace has no such connection (`NOT_FOUND`). */
@@ -5594,10 +5635,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Your address does not sign in with single sign-on here. Go back to the sign-in page to get a sign-in link by e-mail instead.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>SSO_CONNECTION_NOT_FOUND</code></small></p></main></body></html> */
+                    "text/html": string;
                 };
             };
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            500: components["responses"]["SsoInternalError"];
             /** @description The connection's identity provider could not be reached or its discovery document is not usable (`UPSTREAM_FAILED`). */
             502: {
                 headers: {
@@ -5605,9 +5648,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Your company&#39;s single sign-on is not working right now. Try again in a few minutes; if it keeps happening, contact your workspace admin.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>UPSTREAM_FAILED</code></small></p></main></body></html> */
+                    "text/html": string;
                 };
             };
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["SsoServiceUnavailable"];
         };
     };
     getOauthSsoCallback: {
@@ -5652,6 +5697,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SsoTestSignIn"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test sign-in succeeded — nobody was signed in</title></head><body><main><h1>Test sign-in succeeded — nobody was signed in</h1><dl><dt>Connection</dt><dd>5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d (OpenID Connect)</dd><dt>Issuer</dt><dd>https://acme.okta.com</dd><dt>Subject</dt><dd>00u1a2b3c4d5e6f7g8h9</dd><dt>E-mail</dt><dd>ada@acme-robotics.com</dd><dt>E-mail verified</dt><dd>Yes</dd></dl><h2>Claims</h2><dl><dt>name</dt><dd><span>Ada Lovelace</span></dd></dl></main></body></html> */
+                    "text/html": string;
                 };
             };
             /** @description Signed in; redirect to the app. */
@@ -5674,8 +5721,8 @@ export interface operations {
             };
             403: components["responses"]["SsoSignInRefused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            500: components["responses"]["SsoInternalError"];
+            503: components["responses"]["SsoServiceUnavailable"];
         };
     };
     getOauthSlackInstall: {
@@ -8551,6 +8598,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SsoTestSignIn"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test sign-in succeeded — nobody was signed in</title></head><body><main><h1>Test sign-in succeeded — nobody was signed in</h1><dl><dt>Connection</dt><dd>5e7a9c1b-3d2f-4a6b-8c9d-0e1f2a3b4c5d (SAML 2.0)</dd><dt>Issuer</dt><dd>http://www.okta.com/exk1a2b3c4d5e6f7g8h9</dd><dt>Subject</dt><dd>ada@acme-robotics.com</dd><dt>E-mail</dt><dd>ada@acme-robotics.com</dd><dt>E-mail verified</dt><dd>Yes</dd></dl><h2>Claims</h2><dl><dt>displayName</dt><dd><span>Ada Lovelace</span></dd></dl></main></body></html> */
+                    "text/html": string;
                 };
             };
             /** @description Signed in: a redirect to the app with the session cookie. Or, for an IdP-initiated response where the connection allows it (`saml.idpInitiated`): a redirect to the provider with a fresh AuthnRequest, and this sign-in's state cookie instead (the response itself is not believed). */
@@ -8572,12 +8621,22 @@ export interface operations {
                 };
             };
             403: components["responses"]["SsoSignInRefused"];
-            404: components["responses"]["SamlConnectionNotFound"];
+            /** @description No SAML connection has this id (`SSO_CONNECTION_NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in did not work</title></head><body><main><h1>Sign-in did not work</h1><p>Your address does not sign in with single sign-on here. Go back to the sign-in page to get a sign-in link by e-mail instead.</p><p><a href="/login">Back to the sign-in page</a></p><p class="muted"><small>For support: <code>SSO_CONNECTION_NOT_FOUND</code></small></p></main></body></html> */
+                    "text/html": string;
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            500: components["responses"]["SsoInternalError"];
+            503: components["responses"]["SsoServiceUnavailable"];
         };
     };
     getMcp: {

@@ -14,7 +14,7 @@ import {
   connectionOr404, connectionView, type SsoConnectionDeps, type SsoConnectionView
 } from './connection-context.js'
 import {
-  checkFetchedUrl, checkIssuer, domainTaken, invalidField, parsedCertificates, servedDomainIds
+  checkFetchedUrl, checkIssuer, checkMetadataUrl, domainTaken, invalidField, parsedCertificates, servedDomainIds
 } from './connection-settings.js'
 import { sealClientSecret } from './connection-secret.js'
 
@@ -47,11 +47,15 @@ async function checkedOidc (
   return { issuer: o.issuer, clientId: o.clientId, clientSecretEnc, tenantId: o.tenantId }
 }
 
-async function checkedSaml (deps: SsoConnectionDeps, s: SamlColumns, urlChanged: boolean): Promise<SamlColumns> {
+/** `url`: the metadata URL was given (its address is checked), and is new (it is fetched once, too). */
+async function checkedSaml (
+  deps: SsoConnectionDeps, s: SamlColumns, url: { given: boolean, changed: boolean }
+): Promise<SamlColumns> {
   if ((s.metadataUrl === null) === (s.metadataXml === null)) {
     throw invalidField('saml', 'needs exactly one of idpMetadataUrl and idpMetadataXml')
   }
-  if (urlChanged && s.metadataUrl !== null) await checkFetchedUrl(deps, 'saml.idpMetadataUrl', s.metadataUrl)
+  if (url.given && s.metadataUrl !== null) await checkFetchedUrl(deps, 'saml.idpMetadataUrl', s.metadataUrl)
+  if (url.changed && s.metadataUrl !== null) await checkMetadataUrl(deps, s.metadataUrl)
   return s
 }
 
@@ -99,7 +103,7 @@ export async function createConnection (
       entityId: input.saml.idpEntityId ?? null,
       ssoUrl: input.saml.idpSsoUrl ?? null,
       idpInitiated: input.saml.idpInitiated ?? false
-    }, true)
+    }, { given: true, changed: true })
   const fields: SsoConnectionFields = { name: input.name, ...roles, required: input.required ?? false, oidc, saml }
   const row = await deps.db.transaction(async tx => {
     const now = deps.clock.now()
@@ -161,7 +165,10 @@ async function changedSettings (
         entityId: s.idpEntityId === undefined ? row.saml.entityId : s.idpEntityId,
         ssoUrl: s.idpSsoUrl === undefined ? row.saml.ssoUrl : s.idpSsoUrl,
         idpInitiated: s.idpInitiated ?? row.saml.idpInitiated
-      }, s.idpMetadataUrl != null)
+      }, {
+        given: s.idpMetadataUrl != null,
+        changed: s.idpMetadataUrl != null && s.idpMetadataUrl !== row.saml.metadataUrl
+      })
     }
   }
   return { oidc: row.oidc, saml: row.saml }

@@ -5,12 +5,15 @@ import type { Queryable } from '../db/client.js'
 import { serviceError, type ErrorCode, type ServiceError } from '../errors.js'
 import { findDomainsServedElsewhere, findVerifiedDomainsByName } from '../db/sso-connections.js'
 import type { SsoConnectionDeps } from './connection-context.js'
+import { providerFetchOptions } from './oidc-fetch.js'
+import { fetchIdpMetadata, MetadataUnavailable } from './saml-metadata-fetch.js'
 
 // The checks a connection's settings pass before they are stored, each naming the field it
 // refuses (details: in, field): the issuer (Entra ID's tenant pinned, never a
-// multi-tenant endpoint), the URLs the service will fetch (the webhooks' address policy), the
-// IdP's certificates (each must parse), and the domains (verified, the workspace's own, and
-// served by no other connection).
+// multi-tenant endpoint), the URLs the service will fetch (the webhooks' address policy; a SAML
+// metadata URL fetched once, so the admin learns now that it does not answer), the IdP's
+// certificates (each must parse), and the domains (verified, the workspace's own, and served by
+// no other connection).
 
 /** 400 VALIDATION_FAILED for one body field, as the validator words it. */
 export function invalidField (field: string, message: string): ServiceError {
@@ -41,6 +44,20 @@ export async function checkFetchedUrl (
   const loopback = LOOPBACK_NAMES.has(host) || (isIP(host) === 4 && host.startsWith('127.'))
   const why = parsed.protocol === 'http:' && !loopback ? 'it must use https' : await deps.policy.check(parsed)
   if (why !== null) throw refused('SSO_URL_NOT_ALLOWED', [why], field)
+}
+
+/**
+ * A SAML metadata URL fetched once as sign-in fetches it (deadline, size cap, address policy):
+ * SSO_METADATA_UNAVAILABLE saying what failed (a status, the deadline, not metadata, no
+ * HTTP-Redirect endpoint) when it cannot serve a sign-in.
+ */
+export async function checkMetadataUrl (deps: Pick<SsoConnectionDeps, 'config'>, url: string): Promise<void> {
+  try {
+    await fetchIdpMetadata(url, providerFetchOptions(deps.config))
+  } catch (err) {
+    if (err instanceof MetadataUnavailable) throw refused('SSO_METADATA_UNAVAILABLE', [err.why], 'saml.idpMetadataUrl')
+    throw err
+  }
 }
 
 /** The issuer as an OIDC connection may pin it, with Entra ID's tenant; SSO_ISSUER_NOT_ALLOWED otherwise. */

@@ -2,6 +2,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { CustomFetch, CustomFetchOptions } from 'openid-client'
+import type { Config } from '../config.js'
 import { createAddressPolicy } from '../webhooks/address-policy.js'
 import { OidcError } from './oidc-errors.js'
 
@@ -10,7 +11,8 @@ import { OidcError } from './oidc-errors.js'
 // resolves to 169.254.169.254 or 127.0.0.1 is refused, DNS rebinding included), one deadline per
 // request, no redirect followed, and a cap on the answer's size. An operator may name hosts that
 // are allowed to be private (a company's own Keycloak on its network); http:// is allowed only
-// to those hosts and only when asked (local development, tests on loopback).
+// to those hosts and only when asked (local development, tests on loopback). A SAML IdP's
+// metadata is fetched through it too (saml-metadata-fetch.ts), with its own size cap.
 
 export interface ProviderFetchOptions {
   /** Hosts (names or literal addresses) that may resolve to private or loopback addresses. */
@@ -25,6 +27,18 @@ export interface ProviderFetchOptions {
 
 export const DEFAULT_TIMEOUT_MS = 5_000
 const MAX_ANSWER_BYTES = 512 * 1024
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1']
+
+/**
+ * The options of every fetch of the SSO services, from the configuration: the hosts of
+ * SSO_ALLOWED_HOSTS; where private addresses are allowed (APP_ENV=local, tests), a provider on
+ * loopback over http too.
+ */
+export function providerFetchOptions (config: Pick<Config, 'webhooks' | 'sso'>): ProviderFetchOptions {
+  return config.webhooks.allowPrivateAddresses
+    ? { allowHosts: [...config.sso.allowedHosts, ...LOOPBACK_HOSTS], allowHttp: true }
+    : { allowHosts: config.sso.allowedHosts }
+}
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304])
 
 /** Whether http:// may be used for `url` (an allowed host, and http asked for). */
@@ -55,8 +69,13 @@ function headersOf (raw: http.IncomingHttpHeaders): Headers {
   return headers
 }
 
-/** A fetch for openid-client under the address policy; `onRequest` sees each URL (the caches count). */
-export function createProviderFetch (opts: ProviderFetchOptions, onRequest: (url: URL) => void): CustomFetch {
+/**
+ * A fetch for openid-client under the address policy; `onRequest` sees each URL (the caches count).
+ * An answer over `maxBytes` (512 KiB unless told) fails with OidcError('invalid_response').
+ */
+export function createProviderFetch (
+  opts: ProviderFetchOptions, onRequest: (url: URL) => void, maxBytes = MAX_ANSWER_BYTES
+): CustomFetch {
   const dns = opts.resolve !== undefined ? { resolve: opts.resolve } : {}
   const strict = createAddressPolicy({ allowPrivate: false, ...dns })
   const open = createAddressPolicy({ allowPrivate: true, ...dns })
@@ -86,7 +105,7 @@ export function createProviderFetch (opts: ProviderFetchOptions, onRequest: (url
         let size = 0
         res.on('data', (chunk: Buffer) => {
           size += chunk.length
-          if (size > MAX_ANSWER_BYTES) res.destroy(new OidcError('invalid_response'))
+          if (size > maxBytes) res.destroy(new OidcError('invalid_response'))
           else chunks.push(chunk)
         })
         res.on('end', () => {

@@ -4,11 +4,14 @@ import {
   NS, attribute, certificatePem, childElements, descendants, parseHardenedXml, textOf, type XmlElement
 } from './saml-xml.js'
 
-// The two metadata documents of a SAML connection: the IdP's, pasted or fetched by an admin, read
-// for its entity ID, redirect endpoint and signing certificates; and ours, for the admin to paste
-// into the IdP. A large federation aggregate is not a connection's metadata.
+// The two metadata documents of a SAML connection: the IdP's, pasted by an admin or fetched from
+// its URL (saml-metadata-fetch.ts), read for its entity ID, redirect endpoint and signing
+// certificates; and ours, for the admin to paste into the IdP. A large federation aggregate is not
+// a connection's metadata. The certificates it lists are read, never trusted: only the
+// connection's own `idpCertificates` verify a response.
 
-const MAX_METADATA_CHARS = 1024 * 1024
+/** The largest IdP metadata read (characters pasted, bytes fetched). */
+export const MAX_METADATA_CHARS = 1024 * 1024
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
 
 interface IdpCertificate {
@@ -17,9 +20,13 @@ interface IdpCertificate {
   fingerprint256: string
 }
 
-interface IdpMetadata {
+/** What a connection takes from its IdP's metadata where it does not set them itself. */
+export interface IdpEndpoints {
   entityId: string
   ssoRedirectUrl: string
+}
+
+interface IdpMetadata extends IdpEndpoints {
   certificates: IdpCertificate[]
 }
 

@@ -11,6 +11,7 @@ import { oidcRedirectUri, samlEndpoints } from './connection-context.js'
 import { discover, startSignIn as startOidc, type OidcConnection, type OidcProvider } from './oidc.js'
 import { OidcError } from './oidc-errors.js'
 import { parseIdpMetadata, SamlError, startSignIn as startSaml, type SamlConnection } from './saml.js'
+import { idpEndpointsByUrl, MetadataUnavailable } from './saml-metadata-fetch.js'
 import type { SsoSignInDeps } from './sign-in-context.js'
 
 // The start of an SSO sign-in: the connection's provider, a flow row bound to the browser's state
@@ -36,19 +37,43 @@ export function oidcConnectionOf (deps: Pick<SsoSignInDeps, 'key'>, row: SsoConn
   }
 }
 
-/** What the SAML service provider needs of a connection row: the IdP pinned by its metadata. */
-export function samlConnectionOf (row: SsoConnectionRow): SamlConnection {
+/**
+ * What the SAML service provider needs of a connection row: the IdP's entity ID and redirect
+ * endpoint as the connection sets them, else from its metadata (pasted, or by URL: fetched and
+ * kept by saml-metadata-fetch.ts), and the connection's own certificates, the only keys that
+ * verify a response (never one of the metadata's). Metadata by URL that cannot be read, with no
+ * good copy kept, is the provider unreachable, as OIDC discovery that fails: the start answers 502
+ * UPSTREAM_FAILED, the ACS refuses (`provider_unreachable`, audited).
+ */
+export async function samlConnectionOf (
+  deps: Pick<SsoSignInDeps, 'cache' | 'fetch' | 'log'>, row: SsoConnectionRow
+): Promise<SamlConnection> {
   const saml = row.saml
   if (saml === null) throw new SamlError('malformed')
   let entityId = saml.entityId
   let ssoUrl = saml.ssoUrl
-  if ((entityId === null || ssoUrl === null) && saml.metadataXml !== null) {
-    const metadata = parseIdpMetadata(saml.metadataXml)
-    entityId ??= metadata.entityId
-    ssoUrl ??= metadata.ssoRedirectUrl
+  if (entityId === null || ssoUrl === null) {
+    const metadata = saml.metadataXml !== null
+      ? parseIdpMetadata(saml.metadataXml)
+      : saml.metadataUrl !== null ? await fetchedMetadata(deps, row.id, saml.metadataUrl) : null
+    entityId ??= metadata?.entityId ?? null
+    ssoUrl ??= metadata?.ssoRedirectUrl ?? null
   }
   if (entityId === null || ssoUrl === null) throw new SamlError('no_sso_redirect')
   return { idpEntityId: entityId, ssoRedirectUrl: ssoUrl, certificates: saml.certificates }
+}
+
+async function fetchedMetadata (
+  deps: Pick<SsoSignInDeps, 'cache' | 'fetch' | 'log'>, connectionId: string, url: string
+): ReturnType<typeof idpEndpointsByUrl> {
+  try {
+    return await idpEndpointsByUrl(deps, connectionId, url)
+  } catch (err) {
+    if (!(err instanceof MetadataUnavailable)) throw err
+    deps.log.warn({ connectionId, why: err.why }, 'SAML IdP metadata could not be read: SSO sign-in refused')
+    // The one "provider unreachable" both protocols' callers know (startFlow, sign-in.ts's refusals).
+    throw new OidcError('provider_unreachable', { cause: err })
+  }
 }
 
 export async function oidcProviderOf (deps: SsoSignInDeps, row: SsoConnectionRow): Promise<OidcProvider> {
@@ -85,7 +110,7 @@ export async function startFlow (
     }
     const state = randomToken()
     const sp = samlEndpoints(deps.config.publicUrl, row.id)
-    const start = await startSaml(samlConnectionOf(row), { ...sp, now })
+    const start = await startSaml(await samlConnectionOf(deps, row), { ...sp, now })
     await insertSsoFlow(deps.db, {
       ...base, stateHash: hashToken(state), oidcNonce: null, oidcVerifierEnc: null, samlRequestId: start.requestId
     })

@@ -151,7 +151,7 @@ async function acs (
   seen.purpose = known.purpose
   if (known.expiresAt.getTime() <= now.getTime()) refuse('state_expired')
   const sp = samlEndpoints(deps.config.publicUrl, row.id)
-  const connection = samlConnectionOf(row)
+  const connection = await samlConnectionOf(deps, row)
   let identity: Awaited<ReturnType<typeof finishSaml>>
   try {
     identity = await finishSaml(connection, input.samlResponse, { requestId: known.samlRequestId, ...sp }, {

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { samlEndpoints } from '../../src/sso/connection-context.js'
 import { SESSION_COOKIE } from '../../src/sessions/service.js'
-import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip } from '../helpers/browser.js'
+import { checkPage, launchChromium, pageProblems, skipWithoutChromium as skip, withCookie } from '../helpers/browser.js'
 import { build, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { startOidcProvider } from '../helpers/oidc-provider.js'
@@ -37,7 +37,11 @@ t.test('/login → address → the provider\'s page → signed in, for OpenID Co
     profiles: [{
       name: 'okta',
       kind: 'okta',
-      accounts: { alice: { email: `alice@${OIDC_DOMAIN}`, email_verified: true, name: 'Alice Adams' } }
+      accounts: {
+        alice: { email: `alice@${OIDC_DOMAIN}`, email_verified: true, name: 'Alice Adams' },
+        // Vouched for at the connection's domain, but no member, invited or not: refused.
+        sam: { email: `sam@${OIDC_DOMAIN}`, email_verified: true, name: 'Sam <Stranger>' }
+      }
     }]
   })
   // What reached the ACS, as the service saw it (the browser's network view lacks Sec-Fetch-*).
@@ -55,7 +59,7 @@ t.test('/login → address → the provider\'s page → signed in, for OpenID Co
   const acme = await h.signIn({ workspaceName: 'Acme Robotics' })
   await verifiedDomain(h, acme.workspaceId, OIDC_DOMAIN)
   const okta = idp.profile('okta')
-  await createConnection(h, acme, {
+  const oktaConnection = await createConnection(h, acme, {
     name: 'Okta',
     protocol: 'oidc',
     domains: [OIDC_DOMAIN],
@@ -125,6 +129,41 @@ t.test('/login → address → the provider\'s page → signed in, for OpenID Co
     t.same(problems, [], 'no script errors and no CSP violations')
   })
 
+  await t.test('a refused sign-in ends on a page in words, not JSON: axe-clean at 1280 and 360 px', async t => {
+    const { context, page, problems } = await newPage(t, browser)
+    await page.goto(`${base}/login`)
+    await page.getByLabel('E-mail address').fill(`sam@${OIDC_DOMAIN}`)
+    await page.getByRole('button', { name: 'Continue', exact: true }).click()
+    await page.waitForURL(url => url.href.startsWith(`${okta.issuer}/interaction/`))
+    await page.getByLabel('Login').fill('sam')
+    const answered = page.waitForResponse(r => new URL(r.url()).pathname === '/api/oauth/sso/callback')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    const res = await answered
+    t.equal(res.status(), 403, 'the refusal\'s status')
+    t.match(res.headers()['content-type'], /^text\/html/, 'a page')
+    await page.getByRole('heading', { level: 1, name: 'Sign-in did not work' }).waitFor()
+    t.match(await page.locator('main').innerText(), /Ask your workspace admin to invite you\.[\s\S]*not_a_member/,
+      'what to do, in words, and the code for support')
+    t.equal(await page.getByRole('link', { name: 'Back to the sign-in page' }).getAttribute('href'), '/login')
+    t.notOk((await context.cookies()).some(c => c.name === SESSION_COOKIE), 'not signed in')
+    await checkBothWidths(t, page, 'SSO sign-in refused', { noViolations: true })
+    t.same(problems, [], 'no script errors and no CSP violations')
+  })
+
+  await t.test('an admin\'s test sign-in ends on a page of the claims: axe-clean at 1280 and 360 px', async t => {
+    const { context, page, problems } = await newPage(t, browser)
+    await withCookie(context, base, acme.cookie)
+    await page.goto(`${base}/api/oauth/sso?connection=${oktaConnection}`)
+    await page.getByLabel('Login').fill('sam')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Test sign-in succeeded — nobody was signed in' }).waitFor()
+    const text = await page.locator('main').innerText()
+    t.match(text, `sam@${OIDC_DOMAIN}`, 'the address')
+    t.match(text, 'Sam <Stranger>', 'a claim, as text')
+    await checkBothWidths(t, page, 'SSO test sign-in', { noViolations: true })
+    t.same(problems, [], 'no script errors and no CSP violations')
+  })
+
   await t.test('an address no connection serves gets the e-mailed link, not a provider', async t => {
     const ben = await h.signIn({ workspaceName: 'Elsewhere', email: 'ben@elsewhere.test', role: 'member' })
     const { context, page, problems } = await newPage(t, browser)
@@ -156,11 +195,17 @@ async function newPage (
   return { context, page, problems: pageProblems(page) }
 }
 
-/** axe at 1280 px, then at 360 (with CONSOLE_SCREENSHOTS=<dir>, each saves both widths' screenshots). */
-async function checkBothWidths (t: Test, page: Page, what: string): Promise<void> {
+/**
+ * axe at 1280 px, then at 360 (with CONSOLE_SCREENSHOTS=<dir>, each saves both widths' screenshots);
+ * `noViolations`: not even a minor or moderate one.
+ */
+async function checkBothWidths (
+  t: Test, page: Page, what: string, opts: { noViolations?: boolean } = {}
+): Promise<void> {
   for (const width of [1280, 360]) {
     await page.setViewportSize({ width, height: 800 })
-    await checkPage(t, page, what)
+    const { minor } = await checkPage(t, page, what)
+    if (opts.noViolations === true) t.equal(minor, 0, `axe: ${what} at ${width} px has no violation at all`)
   }
 }
 

@@ -1,10 +1,11 @@
 import t from 'tap'
 import { randomBytes, X509Certificate } from 'node:crypto'
-import type { LookupFunction } from 'node:net'
 import type { LightMyRequestResponse } from 'fastify'
-import { build, principalOf, TEST_DATABASE_URL, testConfig, type SignedIn, type TestApp } from '../helpers/build.js'
+import { build, principalOf, testConfig, type SignedIn, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { ALL_SCOPES, createApiKey } from '../helpers/mcp.js'
+import { buildStaging } from '../helpers/staging.js'
+import { startFakeHttp } from '../helpers/fake-http.js'
 import { openClientSecret, resealClientSecrets, ssoKeyring } from '../../src/sso/connection-secret.js'
 import { oidcRedirectUri, samlEndpoints } from '../../src/sso/connection-context.js'
 
@@ -27,6 +28,16 @@ QAzAYDAERs1A2vYzzQE2M7zhUgiaRuDWOQ==
 -----END CERTIFICATE-----
 `
 const TENANT = '72f988bf-86f1-41af-91ab-2d7cd011db47'
+// The IdP's metadata on loopback: a metadata URL is fetched once when a connection is saved.
+const METADATA_XML = '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.acme.test">' +
+  '<IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><KeyDescriptor use="signing">' +
+  '<KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>' +
+  `${PEM.replace(/-----[A-Z ]+-----|\s/g, '')}</X509Certificate></X509Data></KeyInfo></KeyDescriptor>` +
+  '<SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.acme.test/sso"/>' +
+  '</IDPSSODescriptor></EntityDescriptor>'
+const idpSite = await startFakeHttp(t)
+idpSite.on('GET /metadata', () => ({ text: METADATA_XML, headers: { 'content-type': 'application/samlmetadata+xml' } }))
+const METADATA_URL = `${idpSite.url}/metadata`
 const ENCRYPTION_KEY = randomBytes(32).toString('hex')
 
 const h = await build(t, { env: { ENCRYPTION_KEY, PUBLIC_URL: 'http://localhost:3000', API_KEYS_PER_WORKSPACE: '100' } })
@@ -64,7 +75,7 @@ const oidc = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
 const saml = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   name: 'Company IdP',
   protocol: 'saml',
-  saml: { idpMetadataUrl: 'https://idp.acme.test/metadata', idpCertificates: [PEM] },
+  saml: { idpMetadataUrl: METADATA_URL, idpCertificates: [PEM] },
   ...over
 })
 
@@ -150,7 +161,7 @@ t.test('SAML: metadata by URL or XML, certificates with fingerprint and expiry, 
     accounts: 'create',
     defaultRole: 'member',
     saml: {
-      idpMetadataUrl: 'https://idp.acme.test/metadata',
+      idpMetadataUrl: METADATA_URL,
       idpMetadataXml: null,
       idpCertificates: [{ fingerprintSha256: x509.fingerprint256, notAfter: new Date(x509.validTo).toISOString() }],
       spEntityId: `${base}/metadata`,
@@ -338,22 +349,7 @@ t.test('staging: the webhooks\' address policy, and the hosts SSO_ALLOWED_HOSTS 
     ['keycloak.corp.test', '10.0.0.5'], ['other.corp.test', '10.0.0.5'], ['metadata.test', '169.254.169.254'],
     ['idp.public.test', '93.184.216.34']
   ])
-  const lookup = ((hostname: string, _o: unknown, cb: (e: Error | null, a: unknown) => void) => {
-    const address = dns.get(hostname)
-    if (address === undefined) cb(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }), [])
-    else cb(null, [{ address, family: 4 }])
-  }) as unknown as LookupFunction
-  const s = await build(t, {
-    lookup,
-    env: {
-      APP_ENV: 'staging',
-      SESSION_SECRET: 's'.repeat(40),
-      SMTP_URL: 'smtp://127.0.0.1:9',
-      PUBLIC_URL: 'https://workspace.example.com',
-      SSO_ALLOWED_HOSTS: 'Keycloak.corp.test',
-      ...(TEST_DATABASE_URL !== null ? { DATABASE_URL: TEST_DATABASE_URL } : {})
-    }
-  })
+  const s = await buildStaging(t, dns, { SSO_ALLOWED_HOSTS: 'Keycloak.corp.test' })
   const admin = await s.signIn()
   const issuer = (url: string) => oidc({ oidc: { issuer: url, clientId: 'c', clientSecret: 's' } })
   for (const [url, why] of [

@@ -141,7 +141,7 @@ t.test('discovery and JWKS are fetched once per cache period, not per sign-in', 
     const { start, callback } = await signIn(r, 'alice')
     await finishSignIn(r.provider, callback, expectationOf(start))
   }
-  t.same(r.cache.counts, { discovery: 1, jwks: 1, token: 3 })
+  t.same(r.cache.counts, { discovery: 1, jwks: 1, token: 3, metadata: 0 })
   t.equal((okta.counts.discovery ?? 0) - (before.discovery ?? 0), 1, 'the provider saw one discovery')
   t.equal((okta.counts.jwks ?? 0) - (before.jwks ?? 0), 1, 'and one JWKS request')
 
@@ -151,7 +151,7 @@ t.test('discovery and JWKS are fetched once per cache period, not per sign-in', 
   // The provider's clock has not moved with ours: its token, signed again an hour on.
   idp.tamperNextIdToken('okta', async c => await idp.sign('okta', { ...c, iat: c.iat! + 3600, exp: c.exp! + 3600 }))
   await finishSignIn(again, callback, expectationOf(start))
-  t.same(r.cache.counts, { discovery: 2, jwks: 2, token: 4 }, 'an hour later, both once more')
+  t.same(r.cache.counts, { discovery: 2, jwks: 2, token: 4, metadata: 0 }, 'an hour later, both once more')
 
   const both = await Promise.all([1, 2, 3].map(async () =>
     await discover(r.provider.connection, { ...LOOPBACK, cache: r.cache })))
