@@ -8,17 +8,21 @@ import { ProblemNote } from '../components/problem-note.js'
 import { ListState } from '../components/table.js'
 import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
+import { ExpiryWarnings } from './sso-certificates.js'
+import { EditForm } from './sso-edit.js'
+import { certificates, ConnectionFields, draftOf, fieldNames, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
 
 // Single sign-on through the company's own identity provider (docs/sso.md): the connections, each
-// with what to paste into the provider, a test sign-in and the enforcement switch; a connection
-// made with a short guide for Okta, Entra ID or Google Workspace (the guides' words are docs/sso.md's).
+// with what to paste into the provider, a test sign-in, the enforcement switch and an Edit form
+// (sso-edit.tsx; the certificates' rotation and expiry: sso-certificates.tsx); a connection made
+// with a short guide for Okta, Entra ID or Google Workspace (the guides' words are docs/sso.md's).
+// Both forms' fields: sso-form.tsx.
 
 type Connection = Schemas['SsoConnection']
 type Protocol = Schemas['SsoProtocol']
 type Provider = 'okta' | 'entra' | 'google' | 'other'
 
 const PROVIDERS: Array<[Provider, string]> = [['okta', 'Okta'], ['entra', 'Microsoft Entra ID'], ['google', 'Google Workspace'], ['other', 'Another provider']]
-const PROTOCOLS: Record<Protocol, string> = { oidc: 'OpenID Connect', saml: 'SAML 2.0' }
 
 // What to do at the provider, by provider and protocol: `redirect URI`, `ACS URL` and `SP entity ID`
 // are shown on the connection's card once it is saved.
@@ -43,11 +47,11 @@ const GUIDES: Record<Provider, Record<Protocol, string>> = {
 
 const REQUIRED_WORDS = 'E-mailed sign-in and join links are refused for addresses at its domains: people there sign in through the provider. Workspace admins keep an e-mailed link as a break-glass ("I am a workspace admin" on the sign-in page), recorded in Activity.'
 
-/** The PEM certificates in a pasted text (several during a rotation); the text itself when none is found, for the service to refuse. */
-const certificates = (text: string): string[] => text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [text.trim()]
-
-function ConnectionCard ({ c, focus, onChanged }: { c: Connection, focus: boolean, onChanged: (p: Problem | null) => void }) {
+function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, focus: boolean, verified: string[] | null, onChanged: (p: Problem | null) => void }) {
   const heading = useRef<HTMLHeadingElement>(null)
+  const editButton = useRef<HTMLButtonElement>(null)
+  const [editing, setEditing] = useState(false)
+  const closeEdit = () => { setEditing(false); editButton.current?.focus() }
   useLayoutEffect(() => { if (focus) heading.current?.focus() }, [focus])
   const path = { params: { path: { connectionId: c.id } } }
   const domains = c.domains.length === 0 ? 'no domain yet' : c.domains.join(', ')
@@ -74,10 +78,11 @@ function ConnectionCard ({ c, focus, onChanged }: { c: Connection, focus: boolea
       </h2>
       <p>Domains: {domains}</p>
       <p class='muted'>
-        {c.accounts === 'existing' ? 'Members only: people invited or provisioned by the directory.' : `Anyone the provider vouches for at these domains becomes a ${c.defaultRole ?? 'member'} at the first sign-in.`}
+        {c.accounts === 'existing' ? 'Members only: people invited or provisioned by the directory.' : `Anyone the provider vouches for at these domains becomes ${c.defaultRole === 'admin' ? 'an admin' : 'a member'} at the first sign-in.`}
         {c.oidc !== null && ` Issuer ${c.oidc.issuer}, client ${c.oidc.clientId}${c.oidc.clientSecretSet ? ', secret set' : ''}.`}
         {c.saml?.idpCertificates.map(k => ` Certificate ${k.subject}, expires ${when(k.notAfter)}.`)}
       </p>
+      {c.saml !== null && <ExpiryWarnings certs={c.saml.idpCertificates} />}
       <p class='muted'>Paste into the provider:</p>
       {c.oidc !== null && <Copyable id={`${id}-redirect`} label='Redirect URI' value={c.oidc.redirectUri} />}
       {c.saml !== null && (
@@ -94,9 +99,16 @@ function ConnectionCard ({ c, focus, onChanged }: { c: Connection, focus: boolea
       <p id={`${id}-required-hint`} class='muted'>{REQUIRED_WORDS}</p>
       <div class='actions'>
         <a href={`/api/oauth/sso?connection=${encodeURIComponent(c.id)}`} target='_blank' rel='noopener noreferrer' aria-describedby={`${id}-test-hint`}>Test sign-in</a>{' '}
+        <button type='button' ref={editButton} aria-label={`Edit ${c.name}`} aria-expanded={editing} onClick={() => { setEditing(!editing) }}>Edit</button>
         <ConfirmButton label='Delete' name={`Delete ${c.name}`} confirm={`Yes, delete ${c.name}`} onConfirm={remove} />
       </div>
       <p id={`${id}-test-hint`} class='muted'>Opens a new tab: sign in at the provider to see what it sends. Nobody is signed in here.</p>
+      {editing && (
+        <EditForm
+          c={c} id={`${id}-edit`} verified={verified} onCancel={closeEdit} onChanged={onChanged}
+          onSaved={saved => { announce(`${saved.name}: the changes are saved.`); closeEdit(); onChanged(null) }}
+        />
+      )}
     </li>
   )
 }
@@ -104,36 +116,28 @@ function ConnectionCard ({ c, focus, onChanged }: { c: Connection, focus: boolea
 function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCreated: (c: Connection) => void }) {
   const [provider, setProvider] = useState<Provider>('okta')
   const [protocol, setProtocol] = useState<Protocol>('oidc')
-  const [v, setV] = useState<Record<string, string>>({})
-  const [domains, setDomains] = useState<string[]>([])
-  const [accounts, setAccounts] = useState<Schemas['SsoAccounts']>('existing')
-  const [role, setRole] = useState<Schemas['Role']>('member')
+  const [d, setD] = useState(() => draftOf())
+  const set = (change: Partial<Draft>) => { setD(x => ({ ...x, ...change })) }
   const [required, setRequired] = useState(false)
-  const [byUrl, setByUrl] = useState(true)
   const entra = provider === 'entra' && protocol === 'oidc'
-  const fields = protocol === 'oidc'
-    ? ['name', 'domains', 'accounts', 'defaultRole', 'oidc.issuer', 'oidc.clientId', 'oidc.clientSecret', ...(entra ? ['oidc.tenantId'] : [])]
-    : ['name', 'domains', 'accounts', 'defaultRole', byUrl ? 'saml.idpMetadataUrl' : 'saml.idpMetadataXml', 'saml.idpCertificates']
-  const form = useFormProblem(fields)
-  const text = (field: string, id: string, label: string, more: Record<string, unknown> = {}) => (
-    <>
-      <label for={id}>{label}</label>
-      <input id={id} required value={v[field] ?? ''} {...more} {...form.control(field, id)} onInput={e => { setV({ ...v, [field]: e.currentTarget.value }) }} />
-      {form.error(field, id)}
-    </>
-  )
+  const form = useFormProblem([...fieldNames(protocol, d, entra), ...(protocol === 'saml' ? ['saml.idpCertificates'] : [])])
   const create = async (e: Event) => {
     e.preventDefault()
-    const value = (field: string) => (v[field] ?? '').trim()
+    const value = (field: string) => valueOf(d, field)
     const settings = protocol === 'oidc'
       ? { oidc: { issuer: value('oidc.issuer'), clientId: value('oidc.clientId'), clientSecret: value('oidc.clientSecret'), ...(entra ? { tenantId: value('oidc.tenantId') } : {}) } }
-      : { saml: { ...(byUrl ? { idpMetadataUrl: value('saml.idpMetadataUrl') } : { idpMetadataXml: value('saml.idpMetadataXml') }), idpCertificates: certificates(value('saml.idpCertificates')) } }
-    const body = { name: value('name'), protocol, domains, accounts, required, ...(accounts === 'create' ? { defaultRole: role } : {}), ...settings }
+      : {
+          saml: {
+            ...(d.byUrl ? { idpMetadataUrl: value('saml.idpMetadataUrl') } : { idpMetadataXml: value('saml.idpMetadataXml') }),
+            idpCertificates: certificates(value('saml.idpCertificates')),
+            ...(d.idpInitiated ? { idpInitiated: true } : {})
+          }
+        }
+    const body = { name: value('name'), protocol, domains: d.domains, accounts: d.accounts, required, ...(d.accounts === 'create' ? { defaultRole: d.role } : {}), ...settings }
     const r = await call(api.POST('/api/sso/connections', { body }))
     form.fail(r.ok ? null : r.problem)
-    if (r.ok) { setV({}); setDomains([]); setRequired(false); onCreated(r.data) }
+    if (r.ok) { set({ text: {}, domains: [], idpInitiated: false }); setRequired(false); onCreated(r.data) }
   }
-  const domainControl = form.control('domains', 'sso-domains')
   return (
     <form class='card' onSubmit={create} aria-labelledby='sso-new' ref={form.form}>
       <h2 id='sso-new'>Add a connection</h2>
@@ -148,62 +152,17 @@ function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCre
         ))}
       </fieldset>
       <p id='sso-guide' class='warning'><strong>{PROVIDERS.find(([p]) => p === provider)?.[1]}, {PROTOCOLS[protocol]}:</strong> {GUIDES[provider][protocol]}</p>
-      {text('name', 'sso-name', 'Name (on the sign-in button)', { maxLength: 100, placeholder: 'Okta' })}
-      <fieldset>
-        <legend>Domains it serves</legend>
-        {verified?.length === 0 && <p class='muted'>No verified domain yet: add and verify one on <a href='/console/domains'>Domains</a>.</p>}
-        {verified?.map((d, i) => (
-          <label class='check' key={d}>
-            <input
-              type='checkbox' checked={domains.includes(d)} {...(i === 0 ? domainControl : { 'aria-describedby': domainControl['aria-describedby'] })}
-              onChange={e => { const on = e.currentTarget.checked; setDomains(ds => on ? [...ds, d] : ds.filter(x => x !== d)) }}
-            />{d}
-          </label>
-        ))}
-        {form.error('domains', 'sso-domains')}
-      </fieldset>
-      {protocol === 'oidc' && (
-        <>
-          {text('oidc.issuer', 'sso-issuer', 'Issuer', { type: 'url', maxLength: 2000, placeholder: provider === 'google' ? 'https://accounts.google.com' : 'https://acme.okta.com' })}
-          {entra && text('oidc.tenantId', 'sso-tenant', 'Directory (tenant) ID', { maxLength: 36 })}
-          {text('oidc.clientId', 'sso-client', 'Client ID', { maxLength: 255, autocomplete: 'off' })}
-          {text('oidc.clientSecret', 'sso-secret', 'Client secret', { type: 'password', maxLength: 1024, autocomplete: 'off' })}
-        </>
-      )}
-      {protocol === 'saml' && (
-        <>
-          <fieldset>
-            <legend>The provider's metadata</legend>
-            <label class='check'><input type='radio' name='sso-metadata' checked={byUrl} onChange={() => { setByUrl(true) }} />By URL</label>
-            <label class='check'><input type='radio' name='sso-metadata' checked={!byUrl} onChange={() => { setByUrl(false) }} />Pasted (XML)</label>
-          </fieldset>
-          {byUrl && text('saml.idpMetadataUrl', 'sso-metadata-url', 'Metadata URL', { type: 'url', maxLength: 2000 })}
-          {!byUrl && (
-            <>
-              <label for='sso-metadata-xml'>Metadata (XML)</label>
-              <textarea id='sso-metadata-xml' required rows={4} value={v['saml.idpMetadataXml'] ?? ''} {...form.control('saml.idpMetadataXml', 'sso-metadata-xml')} onInput={e => { setV({ ...v, 'saml.idpMetadataXml': e.currentTarget.value }) }} />
-              {form.error('saml.idpMetadataXml', 'sso-metadata-xml')}
-            </>
-          )}
-          <label for='sso-certs'>Signing certificates (PEM; during a rotation, the old and the new)</label>
-          <textarea id='sso-certs' required rows={4} value={v['saml.idpCertificates'] ?? ''} {...form.control('saml.idpCertificates', 'sso-certs')} onInput={e => { setV({ ...v, 'saml.idpCertificates': e.currentTarget.value }) }} />
-          {form.error('saml.idpCertificates', 'sso-certs')}
-        </>
-      )}
-      <fieldset>
-        <legend>Accounts</legend>
-        <label class='check'><input type='radio' name='sso-accounts' checked={accounts === 'existing'} onChange={() => { setAccounts('existing') }} />Members only: people invited or provisioned by the directory</label>
-        <label class='check'><input type='radio' name='sso-accounts' checked={accounts === 'create'} onChange={() => { setAccounts('create') }} />Anyone the provider vouches for at these domains becomes a member at the first sign-in</label>
-        {accounts === 'create' && (
+      <ConnectionFields
+        id='sso' protocol={protocol} d={d} set={set} form={form} domains={verified} entra={entra}
+        issuerPlaceholder={provider === 'google' ? 'https://accounts.google.com' : 'https://acme.okta.com'}
+        certificates={
           <>
-            <label for='sso-role'>Their role</label>
-            <select id='sso-role' value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
-              <option value='member'>Member</option>
-              <option value='admin'>Admin</option>
-            </select>
+            <label for='sso-certs'>Signing certificates (PEM; during a rotation, the old and the new)</label>
+            <textarea id='sso-certs' required rows={4} value={d.text['saml.idpCertificates'] ?? ''} {...form.control('saml.idpCertificates', 'sso-certs')} onInput={e => { set({ text: { ...d.text, 'saml.idpCertificates': e.currentTarget.value } }) }} />
+            {form.error('saml.idpCertificates', 'sso-certs')}
           </>
-        )}
-      </fieldset>
+        }
+      />
       <label class='check' for='sso-required'>
         <input id='sso-required' type='checkbox' role='switch' checked={required} aria-describedby='sso-required-hint' onChange={e => { setRequired(e.currentTarget.checked) }} />
         Require sign-in through it
@@ -231,7 +190,7 @@ export function Sso () {
       <ListState items={data?.items ?? null} problem={problem} retry={reload} empty='No connection yet.'>
         <ul class='cards' aria-label='Connections'>
           {data?.items.map(c => (
-            <ConnectionCard key={c.id} c={c} focus={c.id === created} onChanged={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />
+            <ConnectionCard key={c.id} c={c} focus={c.id === created} verified={verified} onChanged={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />
           ))}
         </ul>
       </ListState>

@@ -1,0 +1,105 @@
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { api, call, type Problem, type Schemas } from '../api.js'
+import { announce } from '../announce.js'
+import { when } from '../format.js'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { useFormProblem } from '../hooks/use-form-problem.js'
+import { certificates } from './sso-form.js'
+
+// A SAML connection's signing certificates: when one nears its expiry (the words, on the card and
+// in the Edit form), and the rotation — the provider's new certificate added beside the old,
+// the old removed once the provider signs with the new one. Each is saved at once.
+
+type Certificate = Schemas['SsoCertificate']
+
+const DAY_MS = 86_400_000
+
+/**
+ * What to do about a certificate within 30 days of its expiry, or expired; null when it has longer.
+ * Days are whole and rounded up, as the service's e-mails count them (29.2 days is "30 days").
+ * One that a later certificate of the connection outlives is a rotation under way.
+ */
+function expiryWords (k: Certificate, all: Certificate[], now = Date.now()): string | null {
+  const end = Date.parse(k.notAfter)
+  const days = Math.ceil((end - now) / DAY_MS)
+  if (days > 30) return null
+  const left = days <= 0 ? `expired on ${when(k.notAfter)}` : `expires in ${days} day${days === 1 ? '' : 's'}`
+  if (all.some(o => Date.parse(o.notAfter) > end)) return `${left} — a later certificate is added: remove this one once the provider signs with the new one.`
+  return `${left} — ${days <= 0 ? 'add the provider\'s new certificate now' : 'add the new certificate before then'}.`
+}
+
+/** The card's warning for each certificate near its expiry (none when all have longer). */
+export function ExpiryWarnings ({ certs }: { certs: Certificate[] }) {
+  return (
+    <>
+      {certs.map((k, i) => {
+        const words = expiryWords(k, certs)
+        return words === null ? null : <p key={i} class='warning'>Certificate {k.subject} {words}</p>
+      })}
+    </>
+  )
+}
+
+/** The certificates with their subject, SHA-256 fingerprint and expiry; Remove (never the last); Add a certificate. */
+export function Certificates ({ c, certs, id, onChanged }: {
+  c: Schemas['SsoConnection'], certs: Certificate[], id: string, onChanged: (p: Problem | null) => void
+}) {
+  const [pem, setPem] = useState('')
+  const form = useFormProblem(['saml.idpCertificates'])
+  const heading = useRef<HTMLHeadingElement>(null)
+  // After a removal the focus goes to the heading, once the list without it is drawn.
+  const removed = useRef(false)
+  const listed = certs.map(k => k.fingerprintSha256).join()
+  useLayoutEffect(() => {
+    if (removed.current) heading.current?.focus()
+    removed.current = false
+  }, [listed])
+  const save = async (pems: string[]) => await call(api.PATCH('/api/sso/connections/{connectionId}', {
+    params: { path: { connectionId: c.id } }, body: { saml: { idpCertificates: pems } }
+  }))
+  const add = async (e: Event) => {
+    e.preventDefault()
+    const r = await save([...certs.map(k => k.pem), ...certificates(pem)])
+    form.fail(r.ok ? null : r.problem)
+    if (!r.ok) return
+    setPem('')
+    announce(`Certificate added to ${c.name}: ${r.data.saml?.idpCertificates.length ?? 0} certificates now. Switch the provider to it, then remove the old one.`)
+    onChanged(null)
+  }
+  const remove = async (i: number) => {
+    const k = certs[i] as Certificate
+    const r = await save(certs.filter((_, j) => j !== i).map(x => x.pem))
+    if (r.ok) { removed.current = true; announce(`Certificate ${k.subject} removed from ${c.name}.`) }
+    onChanged(r.ok ? null : r.problem)
+  }
+  return (
+    <section aria-labelledby={`${id}-certs-title`}>
+      <h3 id={`${id}-certs-title`} tabIndex={-1} ref={heading}>Signing certificates</h3>
+      <p class='muted'>Saved at once. To rotate: add the provider's new certificate beside the old one, switch the provider to it, then remove the old one.</p>
+      <ul class='results'>
+        {certs.map((k, i) => {
+          const words = expiryWords(k, certs)
+          return (
+            <li key={`${i}-${k.fingerprintSha256}`} class='result'>
+              <strong>{k.subject}</strong>
+              <br />SHA-256 <code>{k.fingerprintSha256}</code>
+              <br />Expires {when(k.notAfter)}
+              {words !== null && <strong class='warn'>This certificate {words}</strong>}
+              {certs.length > 1 && (
+                <div><ConfirmButton label='Remove' name={`Remove the certificate ${k.subject}, SHA-256 ${k.fingerprintSha256.slice(0, 11)}`} confirm='Yes, remove it' onConfirm={async () => { await remove(i) }} /></div>
+              )}
+            </li>
+          )
+        })}
+      </ul>
+      {certs.length === 1 && <p class='muted'>The only certificate cannot be removed: add the provider's new one first.</p>}
+      <form ref={form.form} onSubmit={add}>
+        <label for={`${id}-cert`}>Add a certificate (PEM, as the provider gives it)</label>
+        <textarea id={`${id}-cert`} required rows={4} value={pem} {...form.control('saml.idpCertificates', `${id}-cert`)} onInput={e => { setPem(e.currentTarget.value) }} />
+        {form.error('saml.idpCertificates', `${id}-cert`)}
+        <button type='submit'>Add the certificate</button>
+        {form.note}
+      </form>
+    </section>
+  )
+}
