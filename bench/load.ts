@@ -22,7 +22,7 @@ export function percentile (sorted: number[], p: number): number {
 export const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 50)
 
 /** Resident set size of a process in MB (Linux /proc), or NaN elsewhere. */
-function rssMb (pid: number): number {
+export function rssMb (pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return m !== null ? Number(m[1]) / 1024 : NaN

@@ -18,7 +18,8 @@
 // bench/scenarios.ts, bench/report.ts (table, targets, results.json), bench/profile.ts,
 // bench/seed.ts (the list page's invitations), bench/cpu-profile-on-signal.mjs (--profile).
 // Other modes, each in its own module: --scale, --jobs, --funnel, --directory, --scim, --batch,
-// --instructions, --console, and --sso (bench/sso.ts, its identity providers in bench/sso-peers.ts).
+// --instructions, --console, --sso (bench/sso.ts, its identity providers in bench/sso-peers.ts) and
+// --audit-export (bench/audit-export.ts).
 //
 // Usage: USAGE below (`npm run bench -- --help` prints it).
 import { execFileSync, type ChildProcess } from 'node:child_process'
@@ -39,6 +40,7 @@ import { runJobPickup } from './jobs.js'
 import { runFunnel } from './funnel.js'
 import { runDirectory } from './directory.js'
 import { runScimImport } from './scim-import.js'
+import { runAuditExport } from './audit-export.js'
 import { runSso } from './sso.js'
 import { runBatchBench } from './batch.js'
 import { runInstructions } from './instructions.js'
@@ -98,6 +100,11 @@ npm run bench -- --sso                          # single sign-on, the relying pa
                                                 # JWKS and SAML metadata (by URL) fetches counted per cache
                                                 # period (bench/sso.ts)
 npm run bench -- --sso --sign-ins 500
+npm run bench -- --audit-export                 # the audit trail exported whole on PostgreSQL, NDJSON then CSV:
+                                                # records/s (target ≥ 50,000) and the service's peak RSS above
+                                                # idle (≤ 50 MB), every record once and in order
+                                                # (bench/audit-export.ts)
+npm run bench -- --audit-export --records 100000
 npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
                                                 # 200 concurrent invites, PostgreSQL (bench/batch.ts);
                                                 # --batch-rows 10000 e-mails a measure, --concurrent 200
@@ -145,6 +152,8 @@ const options = {
   // --directory: 1,000 (one import); --scim: 2,000 a round, shared among the clients.
   people: { type: 'string' },
   scim: { type: 'boolean', default: false },
+  'audit-export': { type: 'boolean', default: false },
+  records: { type: 'string', default: '1000000' },
   clients: { type: 'string', default: '4' },
   members: { type: 'string', default: '10000' },
   lookups: { type: 'string', default: '1000' },
@@ -423,6 +432,14 @@ else if (values.directory) {
     rounds: whole('rounds', values.rounds),
     build: !values['no-build']
   })
+} else if (values['audit-export']) {
+  const met = await runAuditExport({
+    pgUrl: values['pg-url'],
+    pin: pinCpus(!values['no-pin']),
+    records: whole('records', values.records),
+    build: !values['no-build']
+  })
+  if (!met) process.exitCode = 1
 } else if (values.sso) {
   if (!await runSso({ signIns: whole('sign-ins', values['sign-ins']) })) process.exitCode = 1
 } else if (values.funnel) {

@@ -1,15 +1,13 @@
 import { execFileSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { Agent, request as httpRequest } from 'node:http'
 import { cpus, loadavg } from 'node:os'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
 import { projectRoot } from '../src/paths.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { directoryKey, importPerson, type ScimSend } from './directory.js'
 import { cpuUs, median, percentile, type Pinning } from './load.js'
-import { cleanUp, startService, stop, tempDir, throwawayDatabase } from './servers.js'
+import { cleanUp, startService, stop, throwawayDatabase } from './servers.js'
+import { withServiceApp } from './in-process.js'
 
 // `npm run bench -- --scim`: how fast the service takes a first import from several company
 // directories at once, on PostgreSQL. The service runs as `npm start` runs it (compiled, its own
@@ -47,24 +45,14 @@ const loadOf = (): string => loadavg().map(l => l.toFixed(2)).join(' ')
  * in this process (on the same database, before the measure; the app is closed after).
  */
 async function directoryKeys (databaseUrl: string, count: number): Promise<string[]> {
-  const config = loadConfig({
-    LOG_LEVEL: 'silent',
-    SESSION_SECRET: randomBytes(32).toString('base64url'),
-    DATA_DIR: tempDir('bench-scim-keys-'),
-    DATABASE_URL: databaseUrl
-  }, { root: projectRoot })
-  const app = await buildApp({ config, logger: false })
-  await app.ready()
-  try {
+  return await withServiceApp(databaseUrl, async app => {
     const keys: string[] = []
     for (let k = 1; k <= count; k++) {
       const ws = await insertWorkspace(app.db, { name: `Directory ${k}`, now: new Date() })
       keys.push(await directoryKey(app, ws.id))
     }
     return keys
-  } finally {
-    await app.close()
-  }
+  })
 }
 
 /** A directory client: its key on one keep-alive connection to the service. */

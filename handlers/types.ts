@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../src/generated/openapi.js'
 import type { Config } from '../src/config.js'
@@ -32,14 +33,14 @@ type StatusOf<K extends OperationId> = Extract<keyof Responses<K>, number>
 
 /**
  * The body operation K declares for status S: the JSON schema's type, `undefined` for a response
- * without content (204, redirects), and raw text or bytes for any other media type (HTML, scripts),
- * which the contract describes only as a string. Distributes over a union of statuses.
+ * without content (204, redirects), and raw text or bytes for any other media type (HTML, scripts,
+ * an export's stream of lines), which the contract describes only as a string. Distributes over a union of statuses.
  */
 export type ResponseOf<K extends OperationId, S extends StatusOf<K>> = S extends unknown
   ? Responses<K>[S] extends { content: { 'application/json': infer B } } ? B
     : Responses<K>[S] extends { content: { 'application/scim+json': infer B } } ? B
       : Responses<K>[S] extends { content?: never } ? undefined
-        : string | Buffer
+        : string | Buffer | Readable
   : never
 
 /** The bodies of K's declared 2xx answers (a union when it declares more than one). */

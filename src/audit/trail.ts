@@ -1,13 +1,13 @@
 import type { components } from '../generated/openapi.js'
 import type { Ports } from '../ports/index.js'
-import { listAuditEvents, type AuditAction, type AuditEventRow } from '../db/audit-events.js'
+import type { Readable } from 'node:stream'
+import { listAuditEvents, type AuditAction, type AuditFilter } from '../db/audit-events.js'
+import { exportAuditTrail, type ExportFormat } from './export.js'
+import { toAuditEventView, type AuditEventView } from './view.js'
 import { decodeCursor, pageOf } from '../lib/pagination.js'
 import { queryInstant } from '../lib/date-time.js'
 
-/** An audit event as the contract's AuditEvent schema shows it. */
-type AuditEventView = components['schemas']['AuditEvent']
-
-interface AuditQuery {
+interface AuditFilterQuery {
   action?: AuditAction | undefined
   targetType?: string | undefined
   targetId?: string | undefined
@@ -16,6 +16,9 @@ interface AuditQuery {
   source?: AuditEventView['source'] | undefined
   since?: string | undefined
   until?: string | undefined
+}
+
+interface AuditQuery extends AuditFilterQuery {
   limit: number
   cursor?: string | undefined
 }
@@ -23,42 +26,35 @@ interface AuditQuery {
 export interface AuditTrailService {
   /** One page of a workspace's audit trail, newest first. */
   list(workspaceId: string, q: AuditQuery): Promise<components['schemas']['AuditEventList']>
+  /** The records the filters select, oldest first, after `after`, streamed as `format` (src/audit/export.ts). */
+  export(workspaceId: string, q: AuditFilterQuery & { after?: string | undefined }, format: ExportFormat): Readable
 }
 
-function toAuditEventView (row: AuditEventRow): AuditEventView {
+function filterOf (workspaceId: string, q: AuditFilterQuery): AuditFilter {
   return {
-    id: row.id,
-    action: row.action,
-    actor: { type: row.actorType, id: row.actorId, label: row.actorLabel },
-    source: row.source,
-    target: row.targetType !== null && row.targetId !== null ? { type: row.targetType, id: row.targetId } : null,
-    payload: row.payload,
-    createdAt: row.createdAt.toISOString()
+    workspaceId,
+    action: q.action,
+    targetType: q.targetType,
+    targetId: q.targetId,
+    actor: q.actor?.trim().toLowerCase(),
+    source: q.source,
+    since: queryInstant('since', q.since),
+    until: queryInstant('until', q.until)
   }
 }
 
-export function createAuditTrailService (deps: Pick<Ports, 'db'>): AuditTrailService {
+export function createAuditTrailService (deps: Pick<Ports, 'db' | 'log'>): AuditTrailService {
   return {
     async list (workspaceId, q) {
       // Ids grow with time: the position's id alone orders the trail.
       const before = q.cursor !== undefined ? decodeCursor(q.cursor).id : undefined
-      const rows = await listAuditEvents(
-        deps.db,
-        {
-          workspaceId,
-          action: q.action,
-          targetType: q.targetType,
-          targetId: q.targetId,
-          actor: q.actor?.trim().toLowerCase(),
-          source: q.source,
-          since: queryInstant('since', q.since),
-          until: queryInstant('until', q.until),
-          before,
-          limit: q.limit + 1
-        }
-      )
+      const rows = await listAuditEvents(deps.db, { ...filterOf(workspaceId, q), before, limit: q.limit + 1 })
       const { page, nextCursor } = pageOf(rows, q.limit, r => r)
       return { items: page.map(toAuditEventView), nextCursor }
+    },
+
+    export (workspaceId, q, format) {
+      return exportAuditTrail(deps, { filter: filterOf(workspaceId, q), after: q.after ?? null, format })
     }
   }
 }

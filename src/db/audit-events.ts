@@ -94,46 +94,64 @@ export interface AuditEventRow {
   createdAt: Date
 }
 
+/** What the trail's list and its export filter on, each optional but the workspace. */
+export interface AuditFilter {
+  workspaceId: string
+  action?: string | undefined
+  targetType?: string | undefined
+  targetId?: string | undefined
+  /** The actor's label (their e-mail), lower-cased. */
+  actor?: string | undefined
+  source?: EventSource | undefined
+  since?: Date | undefined
+  until?: Date | undefined
+}
+
+const AUDIT_COLUMNS = `id::text AS id, action, actor_type AS "actorType", actor_id AS "actorId",
+  actor_label AS "actorLabel", source, target_type AS "targetType", target_id AS "targetId", payload,
+  created_at AS "createdAt"`
+
+// The filter as $1..$8 (a position's $9 and the limit's $10 follow).
+const FILTER = `workspace_id = $1
+        AND ($2::text IS NULL OR action = $2)
+        AND ($3::text IS NULL OR target_type = $3)
+        AND ($4::text IS NULL OR target_id = $4)
+        AND ($5::text IS NULL OR actor_label = $5)
+        AND ($6::text IS NULL OR source = $6)
+        AND ($7::timestamptz IS NULL OR created_at >= $7)
+        AND ($8::timestamptz IS NULL OR created_at < $8)`
+
+function filterParams (f: AuditFilter): unknown[] {
+  return [
+    f.workspaceId, f.action ?? null, f.targetType ?? null, f.targetId ?? null, f.actor ?? null, f.source ?? null,
+    f.since ?? null, f.until ?? null
+  ]
+}
+
 /**
  * Newest first; `before` is the id cursor (UUIDv7: ids grow with time). ORDER BY names the
  * table's column: a bare `id` would be the text alias of the select list.
  */
 export async function listAuditEvents (
-  q: Queryable,
-  filter: {
-    workspaceId: string,
-    action?: string | undefined,
-    targetType?: string | undefined,
-    targetId?: string | undefined,
-    /** The actor's label (their e-mail), lower-cased. */
-    actor?: string | undefined,
-    source?: EventSource | undefined,
-    since?: Date | undefined,
-    until?: Date | undefined,
-    before?: string | undefined,
-    limit: number
-  }
+  q: Queryable, filter: AuditFilter & { before?: string | undefined, limit: number }
 ): Promise<AuditEventRow[]> {
   const r = await q.query<AuditEventRow>(
-    `SELECT id::text AS id, action, actor_type AS "actorType", actor_id AS "actorId", actor_label AS "actorLabel",
-            source,
-            target_type AS "targetType", target_id AS "targetId", payload, created_at AS "createdAt"
-       FROM audit_events
-      WHERE workspace_id = $1
-        AND ($2::text IS NULL OR action = $2)
-        AND ($3::text IS NULL OR target_type = $3)
-        AND ($4::text IS NULL OR target_id = $4)
-        AND ($5::uuid IS NULL OR id < $5)
-        AND ($7::text IS NULL OR actor_label = $7)
-        AND ($8::text IS NULL OR source = $8)
-        AND ($9::timestamptz IS NULL OR created_at >= $9)
-        AND ($10::timestamptz IS NULL OR created_at < $10)
-      ORDER BY audit_events.id DESC LIMIT $6`,
-    [
-      filter.workspaceId, filter.action ?? null, filter.targetType ?? null, filter.targetId ?? null,
-      filter.before ?? null, filter.limit, filter.actor ?? null, filter.source ?? null, filter.since ?? null,
-      filter.until ?? null
-    ])
+    `SELECT ${AUDIT_COLUMNS} FROM audit_events
+      WHERE ${FILTER} AND ($9::uuid IS NULL OR audit_events.id < $9)
+      ORDER BY audit_events.id DESC LIMIT $10`,
+    [...filterParams(filter), filter.before ?? null, filter.limit])
+  return r.rows
+}
+
+/** Oldest first, after the id `after`: a page of an export (src/audit/export.ts). */
+export async function listAuditEventsAfter (
+  q: Queryable, filter: AuditFilter & { after: string | null, limit: number }
+): Promise<AuditEventRow[]> {
+  const r = await q.query<AuditEventRow>(
+    `SELECT ${AUDIT_COLUMNS} FROM audit_events
+      WHERE ${FILTER} AND ($9::uuid IS NULL OR audit_events.id > $9)
+      ORDER BY audit_events.id LIMIT $10`,
+    [...filterParams(filter), filter.after, filter.limit])
   return r.rows
 }
 

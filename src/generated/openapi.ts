@@ -1240,6 +1240,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit-events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit trail as a file (NDJSON or CSV), oldest first
+         * @description Every record the filters select (the list's own, a time range among them), oldest first, as
+         *     `application/x-ndjson` (one `AuditEvent` per line, as the list shows it; the default) or
+         *     `text/csv` (a header row, then `id,createdAt,action,actorType,actorId,actorLabel,source,targetType,targetId,payload`;
+         *     every cell quoted; a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+         *     gets a leading `'` so a spreadsheet opens it as text; `payload` as JSON), by `Accept`.
+         *     Dates are ISO 8601 in UTC. Streamed as the client reads it, in constant memory, whatever the
+         *     range. A transfer that is cut resumes: ask again with the same query and `after` = the `id` of
+         *     the last complete line received (a resumed CSV has no second header, so the parts concatenate).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getAuditEventsExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/api-keys": {
         parameters: {
             query?: never;
@@ -4965,6 +4993,32 @@ export interface components {
          * @example 5b0e8d7c-1f2a-4c3d-9e8f-0a1b2c3d4e5f
          */
         ScimGroupId: string;
+        /** @example invitation.created */
+        AuditFilterAction: components["schemas"]["AuditAction"];
+        /** @example invitation */
+        AuditFilterTargetType: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain" | "sso_connection";
+        /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
+        AuditFilterTargetId: string;
+        /**
+         * @description Only what this person did (their e-mail, whichever door they used; case-insensitive).
+         * @example ada@example.com
+         */
+        AuditFilterActor: string;
+        /**
+         * @description Only what came through this door.
+         * @example web
+         */
+        AuditFilterSource: "api" | "mcp" | "chat" | "web" | "system" | "directory";
+        /**
+         * @description Only what happened at or after this moment.
+         * @example 2026-11-23T00:00:00.000Z
+         */
+        AuditFilterSince: string;
+        /**
+         * @description Only what happened before this moment.
+         * @example 2026-11-24T00:00:00.000Z
+         */
+        AuditFilterUntil: string;
         /** @example 20 */
         Limit: number;
         /**
@@ -7488,31 +7542,31 @@ export interface operations {
         parameters: {
             query?: {
                 /** @example invitation.created */
-                action?: components["schemas"]["AuditAction"];
+                action?: components["parameters"]["AuditFilterAction"];
                 /** @example invitation */
-                targetType?: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain" | "sso_connection";
+                targetType?: components["parameters"]["AuditFilterTargetType"];
                 /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
-                targetId?: string;
+                targetId?: components["parameters"]["AuditFilterTargetId"];
                 /**
                  * @description Only what this person did (their e-mail, whichever door they used; case-insensitive).
                  * @example ada@example.com
                  */
-                actor?: string;
+                actor?: components["parameters"]["AuditFilterActor"];
                 /**
                  * @description Only what came through this door.
                  * @example web
                  */
-                source?: "api" | "mcp" | "chat" | "web" | "system" | "directory";
+                source?: components["parameters"]["AuditFilterSource"];
                 /**
                  * @description Only what happened at or after this moment.
                  * @example 2026-11-23T00:00:00.000Z
                  */
-                since?: string;
+                since?: components["parameters"]["AuditFilterSince"];
                 /**
                  * @description Only what happened before this moment.
                  * @example 2026-11-24T00:00:00.000Z
                  */
-                until?: string;
+                until?: components["parameters"]["AuditFilterUntil"];
                 /** @example 20 */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -7547,6 +7601,82 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuditEventsExport: {
+        parameters: {
+            query?: {
+                /** @example invitation.created */
+                action?: components["parameters"]["AuditFilterAction"];
+                /** @example invitation */
+                targetType?: components["parameters"]["AuditFilterTargetType"];
+                /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
+                targetId?: components["parameters"]["AuditFilterTargetId"];
+                /**
+                 * @description Only what this person did (their e-mail, whichever door they used; case-insensitive).
+                 * @example ada@example.com
+                 */
+                actor?: components["parameters"]["AuditFilterActor"];
+                /**
+                 * @description Only what came through this door.
+                 * @example web
+                 */
+                source?: components["parameters"]["AuditFilterSource"];
+                /**
+                 * @description Only what happened at or after this moment.
+                 * @example 2026-11-23T00:00:00.000Z
+                 */
+                since?: components["parameters"]["AuditFilterSince"];
+                /**
+                 * @description Only what happened before this moment.
+                 * @example 2026-11-24T00:00:00.000Z
+                 */
+                until?: components["parameters"]["AuditFilterUntil"];
+                /**
+                 * @description Resume after this record (the `id` of the last line of a cut export).
+                 * @example 01a207cc-40fb-70b2-8f61-2c9d4e7a3b50
+                 */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records, streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {"id":"01a207cc-40fb-70b2-8f61-2c9d4e7a3b50","action":"invitation.created","actor":{"type":"api_key","id":"9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19","label":"ada@example.com"},"source":"mcp","target":{"type":"invitation","id":"a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"},"payload":{"email":"alan@example.com","role":"member"},"createdAt":"2026-11-23T09:45:56.219Z"}
+                     *     {"id":"01a20e5b-7727-71a4-9c3e-5d2b8f0a6e71","action":"invitation.revoked","actor":{"type":"user","id":"0d3b7a52-9c1e-4f6a-8b2d-3e4f5a6b7c8d","label":"ada@example.com"},"source":"web","target":{"type":"invitation","id":"a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"},"payload":{"email":"alan@example.com"},"createdAt":"2026-11-24T16:20:05.031Z"}
+                     */
+                    "application/x-ndjson": string;
+                    /**
+                     * @example id,createdAt,action,actorType,actorId,actorLabel,source,targetType,targetId,payload
+                     *     "01a207cc-40fb-70b2-8f61-2c9d4e7a3b50","2026-11-23T09:45:56.219Z","invitation.created","api_key","9f8e7d6c-5b4a-4392-8170-6e5d4c3b2a19","ada@example.com","mcp","invitation","a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d","{""email"":""alan@example.com"",""role"":""member""}"
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description A query parameter fails validation (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -47,3 +47,19 @@ export function prefersHtml (accept: string | undefined): boolean {
   const ranges = mediaRanges(accept)
   return qualityOf(ranges, 'text', 'html') > qualityOf(ranges, 'application', 'json')
 }
+
+/**
+ * Which of `offered` (media types, the server's preference first) the Accept header takes: the one
+ * of highest quality, the earlier on a tie; no header: the first; null when it takes none (406).
+ */
+export function negotiate<T extends string> (accept: string | undefined, offered: readonly T[]): T | null {
+  if (accept === undefined || accept.trim() === '') return offered[0] ?? null
+  const ranges = mediaRanges(accept)
+  let best: { type: T, q: number } | null = null
+  for (const type of offered) {
+    const [main = '', sub = ''] = type.split('/')
+    const q = qualityOf(ranges, main, sub)
+    if (q > 0 && (best === null || q > best.q)) best = { type, q }
+  }
+  return best?.type ?? null
+}

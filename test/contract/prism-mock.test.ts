@@ -94,7 +94,9 @@ function defaultStatus (op: Operation): string {
 
 async function bodyOf (res: Response): Promise<unknown> {
   const text = await res.text()
-  return (res.headers.get('content-type') ?? '').includes('json') && text !== '' ? JSON.parse(text) : text.trimEnd()
+  // JSON and its +json kinds (SCIM's), not NDJSON: a stream of documents, read as the text it is.
+  const json = /^application\/(?:[\w.-]+\+)?json\b/.test(res.headers.get('content-type') ?? '')
+  return json && text !== '' ? JSON.parse(text) : text.trimEnd()
 }
 
 // Prism drops the trailing blank line that ends a server-sent event; text is compared without it.
