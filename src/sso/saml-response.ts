@@ -120,7 +120,26 @@ export interface AssertionClaims {
 
 /** Reads the assertion from its signed bytes (canonical XML, comments gone: saml-signature.ts). */
 export function readSignedAssertion (signedXml: string): AssertionClaims {
-  const assertion = parseHardenedXml(signedXml)
+  return claimsOf(parseHardenedXml(signedXml))
+}
+
+/**
+ * Reads the one assertion of a Response from the Response's signed bytes: its signature covers the
+ * whole answer, the assertion (and the assertion's own signature) with it, so what was verified
+ * once is read, as readSignedAssertion reads an assertion's own signed bytes.
+ */
+export function readAssertionOfSignedResponse (signedXml: string): AssertionClaims {
+  const response = parseHardenedXml(signedXml)
+  if (response.namespaceURI !== NS.protocol || response.localName !== 'Response') throw new SamlError('malformed')
+  const assertions = descendants(response, NS.assertion, 'Assertion')
+  const assertion = assertions[0]
+  if (assertions.length !== 1 || assertion === undefined || assertion.parentNode !== response) {
+    throw new SamlError('misplaced_assertion')
+  }
+  return claimsOf(assertion)
+}
+
+function claimsOf (assertion: XmlElement): AssertionClaims {
   if (assertion.namespaceURI !== NS.assertion || assertion.localName !== 'Assertion') throw new SamlError('malformed')
   const required = (element: XmlElement | undefined) => {
     if (element === undefined) throw new SamlError('malformed')
