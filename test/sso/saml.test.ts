@@ -352,24 +352,3 @@ t.test('refused: the same response twice (replay)', async t => {
   t.equal((err as SamlError).code, 'replayed')
   t.equal(store.seen.size, 1)
 })
-
-// The issue's target is 5 ms of CPU per response; it is reported here and by the bench, and only a
-// regression (several times over) fails: this machine is shared, and CPU time grows under load.
-t.test('CPU per finishSignIn (median of 50)', async t => {
-  const store = { rememberAssertion: async () => true }
-  for (const sign of ['assertion', 'both'] as const) {
-    const { requestId, response } = await signIn({ sign })
-    for (let i = 0; i < 5; i++) await finish(response, requestId, new Date(), { seen: new Map(), ...store })
-    const samples: number[] = []
-    for (let i = 0; i < 50; i++) {
-      const before = process.cpuUsage()
-      await finishSignIn(connection, response, { ...EXPECTED, requestId }, { now: new Date(), ...store })
-      const used = process.cpuUsage(before)
-      samples.push((used.user + used.system) / 1000)
-    }
-    samples.sort((a, b) => a - b)
-    const median = samples[25] ?? Infinity
-    t.comment(`finishSignIn, ${sign} signed: CPU median ${median.toFixed(2)} ms, p90 ${samples[45]?.toFixed(2)} ms`)
-    t.ok(median <= 50, `${sign} signed: median ${median.toFixed(2)} ms, no regression`)
-  }
-})
