@@ -5,6 +5,7 @@ import type { HandlerDeps, HandlerGroup } from './types.js'
 import { joinPage, loginPage, setupPage, signupPage } from '../src/auth/pages.js'
 import { pageScriptsDir, type Page, type PageScript } from '../src/http/page-shell.js'
 import { serviceError } from '../src/errors.js'
+import { negotiate } from '../src/http/accept.js'
 import { consolePage, FAVICON_SVG, isConsoleScreen } from '../src/console/page.js'
 import { hashedAsset, IMMUTABLE } from '../src/console/assets.js'
 
@@ -15,9 +16,12 @@ const JOIN_PAGE_ERRORS = {
   used_up: serviceError('TOKEN_USED')
 } as const
 
-/** A client that accepts JSON and not HTML gets a page's error as an ErrorResponse. */
-function wantsJson (accept = ''): boolean {
-  return accept.includes('application/json') && !accept.includes('text/html')
+/**
+ * A client that prefers JSON to HTML gets a page's error as an ErrorResponse; no Accept, `*\/*` or
+ * a tie is a page (src/http/accept.ts, as the SSO pages negotiate the other way round).
+ */
+function wantsJson (accept: string | undefined): boolean {
+  return negotiate(accept, ['text/html', 'application/json'] as const) === 'application/json'
 }
 
 export function pagesHandlers (
