@@ -5,6 +5,8 @@ import { DOORS, doorOf, when } from '../format.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
 import { auditActions } from '../../src/generated/catalogues.js'
+import { ActivityExport } from './activity-export.js'
+import type { ExportQuery } from './activity-export-stream.js'
 
 type Action = Schemas['AuditAction']
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
@@ -67,6 +69,29 @@ const NO_FILTER: Filters = { action: '', targetType: '', targetId: '', actor: ''
 /** A datetime-local value (the browser's time zone) as the instant the contract takes. */
 const instant = (local: string): string => new Date(local).toISOString()
 
+/** The filters other than the time range, as the list and the export both take them. */
+function filterQuery (f: Filters): ExportQuery {
+  return {
+    ...(f.action === '' ? {} : { action: f.action }),
+    ...(f.targetType === '' ? {} : { targetType: f.targetType }),
+    ...(f.targetId.trim() === '' ? {} : { targetId: f.targetId.trim() }),
+    ...(f.actor.trim() === '' ? {} : { actor: f.actor.trim() }),
+    ...(f.source === '' ? {} : { source: f.source })
+  }
+}
+
+/** The filters the export applies, in words, as the form labels them ("Door: web"). */
+function filterWords (f: Filters): string[] {
+  const q = filterQuery(f)
+  return [
+    ...(q.action === undefined ? [] : [`What: ${q.action}`]),
+    ...(q.actor === undefined ? [] : [`Who: ${q.actor}`]),
+    ...(q.source === undefined ? [] : [`Door: ${doorOf(q.source)}`]),
+    ...(q.targetType === undefined ? [] : [`Target type: ${q.targetType}`]),
+    ...(q.targetId === undefined ? [] : [`Target id: ${q.targetId}`])
+  ]
+}
+
 export function Activity () {
   const [filters, setFilters] = useState<Filters>(NO_FILTER)
   const [applied, setApplied] = useState<Filters>(NO_FILTER)
@@ -77,11 +102,7 @@ export function Activity () {
         query: {
           limit: 25,
           ...(cursor === undefined ? {} : { cursor }),
-          ...(applied.action === '' ? {} : { action: applied.action }),
-          ...(applied.targetType === '' ? {} : { targetType: applied.targetType }),
-          ...(applied.targetId.trim() === '' ? {} : { targetId: applied.targetId.trim() }),
-          ...(applied.actor.trim() === '' ? {} : { actor: applied.actor.trim() }),
-          ...(applied.source === '' ? {} : { source: applied.source }),
+          ...filterQuery(applied),
           ...(applied.since === '' ? {} : { since: instant(applied.since) }),
           ...(applied.until === '' ? {} : { until: instant(applied.until) })
         }
@@ -131,6 +152,7 @@ export function Activity () {
         </div>
         <button type='submit'>Filter</button>
       </form>
+      <ActivityExport filters={filterQuery(applied)} said={filterWords(applied)} listRange={applied.since !== '' || applied.until !== ''} />
       <ListState items={items} problem={problem} retry={reload} empty='Nothing happened yet, or nothing matches.'>
         <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Door', 'Did', 'Concerns', 'Details']} pager={pager}>
           {items?.map(e => (

@@ -6,6 +6,7 @@ import { assertContract } from '../helpers/contract.js'
 import { ALL_SCOPES, createApiKey } from '../helpers/mcp.js'
 import { uuidV7Source } from '../../src/lib/uuid.js'
 import { csvCell } from '../../src/audit/export.js'
+import { insertAuditRows, type AuditRow } from '../helpers/audit-rows.js'
 
 // GET /api/audit-events/export (issue 55, item 1): the trail as NDJSON or CSV by Accept, oldest
 // first, the list's filters and a time range, more records than one page of the reader (2,000),
@@ -23,27 +24,28 @@ const N = 4500
 const START = Date.parse('2026-01-01T00:00:00.000Z')
 const newId = uuidV7Source()
 const ids: string[] = []
-const rows: unknown[][] = []
+const rows: AuditRow[] = []
 for (let i = 0; i < N; i++) {
   const at = new Date(START + i * 1000)
   const id = newId(at)
   ids.push(id)
   // Every tenth is the admin's own edit of a name that would run as a formula in a spreadsheet.
-  const payload = i % 10 === 0 ? { name: '=HYPERLINK("http://evil.example","click")' } : { email: `p${i}@example.com` }
-  rows.push([id, admin.workspaceId, i % 10 === 0 ? 'workspace.settings_changed' : 'invitation.created',
-    i % 2 === 0 ? 'user' : 'system', i % 2 === 0 ? admin.userId : null, i % 2 === 0 ? '-ada@example.com' : null,
-    'invitation', `inv-${i}`, JSON.stringify(payload), at.toISOString(), i % 2 === 0 ? 'web' : 'system'])
+  const settings = i % 10 === 0
+  rows.push({
+    id,
+    workspaceId: admin.workspaceId,
+    action: settings ? 'workspace.settings_changed' : 'invitation.created',
+    actorType: i % 2 === 0 ? 'user' : 'system',
+    actorId: i % 2 === 0 ? admin.userId : null,
+    actorLabel: i % 2 === 0 ? '-ada@example.com' : null,
+    targetType: 'invitation',
+    targetId: `inv-${i}`,
+    payload: settings ? { name: '=HYPERLINK("http://evil.example","click")' } : { email: `p${i}@example.com` },
+    createdAt: at,
+    source: i % 2 === 0 ? 'web' : 'system'
+  })
 }
-for (let i = 0; i < rows.length; i += 500) {
-  const chunk = rows.slice(i, i + 500)
-  const col = (k: number) => chunk.map(r => r[k])
-  await h.db.query(
-    `INSERT INTO audit_events (id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
-                               payload, created_at, source)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                          $8::text[], $9::jsonb[], $10::timestamptz[], $11::text[])`,
-    [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10)])
-}
+await insertAuditRows(h.db, rows)
 await h.db.query(
   `INSERT INTO audit_events (id, workspace_id, action, actor_type, payload, created_at, source)
    VALUES ($1, $2, 'invitation.created', 'system', '{}', $3, 'system')`,
