@@ -206,6 +206,10 @@ function label (route: string, method: string): string {
  */
 function rules (path: string[], diff: Diff, before: Json, after: Json): Kind | undefined {
   const rest = path.slice(3)
+  // One type for another (`string` → `integer`) breaks whoever reads or writes the value, request
+  // or response; api-smart-diff called it non-breaking in a response.
+  if (diff.action === 'replace' && path.at(-1) === 'type' && typeof diff.before === 'string' &&
+    typeof diff.after === 'string') return 'breaking'
   if (diff.action === 'add' && rest.length === 2 && rest[0] === 'responses') return 'breaking'
   const enumAt = path.lastIndexOf('enum')
   if (diff.action === 'add' && rest[0] === 'responses' && enumAt === path.length - 2) {

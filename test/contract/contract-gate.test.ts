@@ -46,6 +46,10 @@ const breakingEdits: Record<string, { edit: (d: Json) => void, expect: RegExp }>
     edit: d => { schemas(d).CreateApiKeyRequest.properties.name = { type: 'integer' } },
     expect: /^POST \/api\/api-keys: request body `name`: type `string` → `integer`$/m
   },
+  'changed type (response field: string to integer)': {
+    edit: d => { schemas(d).InviteUserResponse.properties.message = { type: 'integer' } },
+    expect: /^POST \/api\/users\/invite: response 200 `message`: type `string` → `integer`$/m
+  },
   'narrowed format (maxLength lowered)': {
     edit: d => { schemas(d).InviteUserRequest.properties.email.maxLength = 100 },
     expect: /^POST \/api\/users\/invite: request body `email`: maxLength `254` → `100`$/m
