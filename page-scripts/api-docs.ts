@@ -8,8 +8,10 @@
 //   US"), which reads as a credential already filled in: it says what goes there instead;
 // - who may call an operation (the cookie's role, a key's scopes, or anyone), from the contract's
 //   security of each operation, is said under its title and in Test Request.
-// - in Test Request, a button with role="none" and a name, and each row's unnamed checkbox.
-// The first two and the last are what axe-core reports as critical and serious
+// - in Test Request, a button with role="none" and a name, and each row's unnamed checkbox;
+// - a response of several media types: its example's unnamed copy button, and its media-type menu
+//   drawn inside the response's disclosure button.
+// The first two and the last two are what axe-core reports as critical and serious
 // (test/ops/api-reference-browser.test.ts).
 'use strict'
 
@@ -131,6 +133,19 @@
     el.setAttribute('aria-label', key !== '' ? `Send ${key}` : 'Send this row (empty)')
   }
 
+  // A response with several media types (the audit export's NDJSON and CSV, the SSO pages' JSON
+  // and HTML): its example card's copy button has no name, and the media-type menu is drawn inside
+  // the response's disclosure button, a control within a control. The copy button is named; the
+  // menu is moved to just after the disclosure button, where it looks and works the same.
+  const nameCopyButton = (el: Element): void => {
+    if (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || (el.textContent ?? '').trim() !== '') return
+    el.setAttribute('aria-label', 'Copy the example')
+  }
+  const unnestControl = (el: Element): void => {
+    const trigger = el.parentElement?.closest('button.parameter-item-trigger')
+    if (trigger !== null && trigger !== undefined) trigger.after(el)
+  }
+
   // What was added (under `root`); then, once per batch of changes, what spans the page (the
   // credential fields look at their section, the dialog at its title): not once per added node.
   const repair = (root: ParentNode): void => {
@@ -138,6 +153,8 @@
     for (const el of root.querySelectorAll('[role="dialog"] input[type="checkbox"]')) nameRowSwitch(el)
     for (const el of root.querySelectorAll('button[aria-selected]')) repairSelected(el)
     for (const el of root.querySelectorAll('.cm-content[role="textbox"]')) nameField(el)
+    for (const el of root.querySelectorAll('button.code-copy')) nameCopyButton(el)
+    for (const el of root.querySelectorAll('button.parameter-item-trigger button')) unnestControl(el)
     say(root)
   }
   const repairPage = (): void => {

@@ -92,3 +92,35 @@ t.test('the API reference at 1280 and 360 px: who may call it, no demo credentia
     await context.close()
   }
 })
+
+// A response of several media types (the audit export's NDJSON and CSV; the SSO start's JSON and
+// HTML pages): the renderer names no copy button and draws the media-type menu inside the
+// response's disclosure button. page-scripts/api-docs.ts names the one and moves the other out:
+// axe-clean, and the menu still switches.
+t.test('responses of several media types: axe-clean, the media-type menu still switches', { skip }, async t => {
+  const port = await closedPort()
+  const base = `http://127.0.0.1:${port}`
+  const h = await build(t, { env: { PUBLIC_URL: base } })
+  await h.app.listen({ port, host: '127.0.0.1' })
+  const browser = await launchChromium(t)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  await context.route(url => !url.href.startsWith(base), route => route.abort())
+  const page = await context.newPage()
+  const problems = pageProblems(page)
+  await page.goto(`${base}/api/docs#tag/admin/GET/api/audit-events/export`)
+  const heading = page.getByRole('heading', { name: 'The audit trail as a file (NDJSON or CSV), oldest first' })
+  await heading.waitFor({ state: 'visible' })
+  const operation = page.locator('section, .section-container').filter({ has: heading }).last()
+  const menu = operation.locator('li.parameter-item > button:not(.parameter-item-trigger)').first()
+  t.match(await menu.textContent(), /application\/x-ndjson/, 'the menu, outside the disclosure button')
+  await menu.click()
+  await page.getByRole('option', { name: /text\/csv/ }).first().click()
+  await page.waitForFunction(el => /text\/csv/.test(el?.textContent ?? ''), await menu.elementHandle())
+  t.pass('it switches to text/csv')
+  await checkPage(t, page, 'API reference (the audit export)')
+  await page.goto(`${base}/api/docs#tag/sso/GET/api/oauth/sso`)
+  await page.getByRole('heading', { name: /^Start a sign-in through the single sign-on connection/ }).first()
+    .waitFor({ state: 'visible' })
+  await checkPage(t, page, 'API reference (the SSO start: JSON and HTML)')
+  t.same(problems, [], 'no script errors and no CSP violations')
+})
