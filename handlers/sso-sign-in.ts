@@ -7,7 +7,7 @@ import type { SsoOutcome } from '../src/sso/sign-in.js'
 import { refusalPage, testSignInPage } from '../src/sso/pages.js'
 import { prefersHtml } from '../src/http/accept.js'
 import type { Page } from '../src/http/page-shell.js'
-import { toServiceError } from '../src/error-response.js'
+import { loggedServiceError } from '../src/error-response.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 // Sign-in through a workspace's SSO connection: the start (by address, or an admin's test), the
@@ -33,11 +33,8 @@ async function inWords<T> (
     return await body()
   } catch (err) {
     if (!prefersHtml(request.headers.accept)) throw err
-    const { error, internal } = toServiceError(err)
-    // Logged as src/plugins/errors.ts logs what it answers; an internal error's page says nothing of it.
-    if (internal) request.log.error({ err }, 'request failed')
-    else if (error.statusCode >= 500) request.log.error({ err }, error.message)
-    else request.log.debug({ code: error.code }, error.message)
+    // Logged as the one error handler logs what it answers; an internal error's page says nothing of it.
+    const error = loggedServiceError(err, request.log)
     if (error.headers !== undefined) reply.headers(error.headers)
     const reason = typeof error.details?.reason === 'string' ? error.details.reason : undefined
     return await sendPage(reply, error.statusCode, refusalPage({ status: error.statusCode, code: error.code, reason }))

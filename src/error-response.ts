@@ -52,6 +52,21 @@ function databaseUnavailable (): ServiceError {
   return err
 }
 
+/**
+ * What the error handler answers for `err`, logged as it logs it: an internal error (its cause,
+ * never sent) and any 5xx at error, the rest at debug. For a handler that answers an error its own
+ * way (a page for a browser) and must log it as the one handler would.
+ */
+interface ErrorLog { error: (o: object, m: string) => void, debug: (o: object, m: string) => void }
+
+export function loggedServiceError (err: unknown, log: ErrorLog, bodyLimit?: number): ServiceError {
+  const { error, internal } = toServiceError(err, bodyLimit)
+  if (internal) log.error({ err }, 'request failed')
+  else if (error.statusCode >= 500) log.error({ err }, error.message)
+  else log.debug({ code: error.code }, error.message)
+  return error
+}
+
 /** Map anything thrown to a registry error. Unknown errors become INTERNAL_ERROR (masked). */
 export function toServiceError (err: unknown, bodyLimit?: number): { error: ServiceError, internal: boolean } {
   if (isServiceError(err)) return { error: err, internal: false }

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { serviceError } from '../errors.js'
-import { errorBody, toServiceError } from '../error-response.js'
+import { errorBody, loggedServiceError } from '../error-response.js'
 import type { ServiceError } from '../errors.js'
 
 export { errorBody, formatSchemaErrors } from '../error-response.js'
@@ -62,14 +62,7 @@ const JSON_ERRORS: ErrorShape = { type: 'application/json; charset=utf-8', body:
 export function errorHandlerOf (fastify: FastifyInstance, shape: ErrorShape) {
   return async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const bodyLimit = request.routeOptions.bodyLimit ?? fastify.initialConfig.bodyLimit ?? 1048576
-    const { error, internal } = toServiceError(err, bodyLimit)
-    if (internal) {
-      request.log.error({ err }, 'request failed')
-    } else if (error.statusCode >= 500) {
-      request.log.error({ err }, error.message)
-    } else {
-      request.log.debug({ code: error.code }, error.message)
-    }
+    const error = loggedServiceError(err, request.log, bodyLimit)
     // Browser flows (e.g. the Slack install link) send a person without a session to /login.
     const redirect = (request.routeOptions.config as {
       unauthenticatedRedirect?: string
