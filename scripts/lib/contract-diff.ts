@@ -81,9 +81,11 @@ function comparable (doc: Json): Json {
     for (const [method, op] of Object.entries(item)) {
       const operation = op as Json
       const body = operation.requestBody as Json | undefined
+      const content = Object.fromEntries(Object.entries((body?.content ?? {}) as Record<string, Json>)
+        .map(([type, media]) => [type, { ...media, schema: mergedPayload(copy, media.schema) }]))
       pseudo[method] = {
         ...(operation.deprecated === true ? { deprecated: true } : {}),
-        responses: { payload: { content: body?.content ?? {} } }
+        responses: { payload: { content } }
       }
     }
     paths[`${WEBHOOK}${name}`] = pseudo
@@ -94,6 +96,29 @@ function comparable (doc: Json): Json {
   // The version is what the gate checks, not a change of its own.
   if (typeof copy.info === 'object' && copy.info !== null) delete (copy.info as Json).version
   return copy
+}
+
+/**
+ * A webhook's payload, `allOf: [$ref Event, {properties: {type: {const}, data: {$ref EventData,
+ * required}}}]`, as one schema: Event's properties with the overlay's laid over them (a `$ref`
+ * with sibling keywords is the referenced schema plus those keywords). api-smart-diff pairs allOf
+ * branches by position and, when EventData gained three or more fields at once, reported each
+ * payload's branches as rewritten: dozens of false "breaking" changes. Merged, a new field is an
+ * addition and a field no longer required is still breaking. Anything of another shape is left as is.
+ */
+function mergedPayload (doc: Json, schema: unknown): unknown {
+  const allOf = (schema as Json | undefined)?.allOf
+  if (!Array.isArray(allOf) || allOf.length !== 2) return schema
+  const base = deref(doc, allOf[0]) as Json | undefined
+  const overlay = allOf[1] as Json | undefined
+  if (base?.properties === undefined || overlay?.properties === undefined || overlay.allOf !== undefined) return schema
+  const properties: Json = { ...(base.properties as Json) }
+  for (const [name, value] of Object.entries(overlay.properties as Record<string, Json>)) {
+    const { $ref, ...siblings } = value
+    properties[name] = typeof $ref === 'string' ? { ...(deref(doc, { $ref }) as Json), ...siblings } : value
+  }
+  const required = [...new Set([...(base.required as string[] | undefined ?? []), ...(overlay.required as string[] | undefined ?? [])])]
+  return { ...structuredClone(base), properties, ...(required.length > 0 ? { required } : {}) }
 }
 
 function stripProse (node: unknown, key: string): void {

@@ -308,3 +308,24 @@ t.test('the changelog says what changes for a client in 2.0, from contract/notes
   const notes = readFileSync(join(projectRoot, 'contract', 'notes', '2.0.0.md'), 'utf8')
   t.ok(committed.includes(notes.trim()), 'the notes, as written')
 })
+
+// A webhook's payload is `allOf: [Event, {type, data: EventData + required}]`. api-smart-diff
+// pairs the branches by position and, when EventData gained several fields at once, reported
+// dozens of false "breaking" changes (seen with three). The gate compares each payload as one
+// merged schema: new fields are additions, a field no longer promised is still breaking.
+const v21 = readContract(join(projectRoot, 'contract', 'releases', '2.1.0.yaml')) as Json
+t.test('at 2.x: EventData gaining fields is an addition; a payload field no longer required is not', async t => {
+  const copy = structuredClone(v21)
+  for (const name of ['streamId', 'destination', 'lagSeconds', 'pausedAt', 'failures', 'locale']) {
+    schemas(copy).EventData.properties[name] = { type: 'string' }
+  }
+  const added = diffContracts(v21, copy)
+  t.equal(listing(added, 'breaking'), '', 'six new fields: nothing breaking')
+  t.ok(added.some(c => c.kind === 'non-breaking' && c.operation === 'webhook invitation.created' && /`data\.locale` added/.test(c.text)),
+    'each webhook lists the new field')
+  // A payload is what a receiver reads: a field it was promised and no longer is breaks it.
+  const loosened = structuredClone(v21)
+  const payload = loosened.webhooks['invitation.created'].post.requestBody.content['application/json'].schema
+  payload.allOf[1].properties.data.required = payload.allOf[1].properties.data.required.filter((f: string) => f !== 'email')
+  t.match(listing(diffContracts(v21, loosened), 'breaking'), /^webhook invitation\.created: payload `data`: `email` no longer required$/m)
+})
