@@ -117,7 +117,8 @@ function mergedPayload (doc: Json, schema: unknown): unknown {
     const { $ref, ...siblings } = value
     properties[name] = typeof $ref === 'string' ? { ...(deref(doc, { $ref }) as Json), ...siblings } : value
   }
-  const required = [...new Set([...(base.required as string[] | undefined ?? []), ...(overlay.required as string[] | undefined ?? [])])]
+  const listed = (schema: Json) => (schema.required as string[] | undefined) ?? []
+  const required = [...new Set([...listed(base), ...listed(overlay)])]
   return { ...structuredClone(base), properties, ...(required.length > 0 ? { required } : {}) }
 }
 
