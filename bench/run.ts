@@ -19,7 +19,7 @@
 // bench/seed.ts (the list page's invitations), bench/cpu-profile-on-signal.mjs (--profile).
 // Other modes, each in its own module: --scale, --jobs, --funnel, --directory, --scim, --batch,
 // --instructions, --console, --sso (bench/sso.ts, its identity providers in bench/sso-peers.ts) and
-// --audit-export (bench/audit-export.ts).
+// --audit-export (bench/audit-export.ts) and --emails (bench/emails.ts).
 //
 // Usage: USAGE below (`npm run bench -- --help` prints it).
 import { execFileSync, type ChildProcess } from 'node:child_process'
@@ -41,6 +41,7 @@ import { runFunnel } from './funnel.js'
 import { runDirectory } from './directory.js'
 import { runScimImport } from './scim-import.js'
 import { runAuditExport } from './audit-export.js'
+import { runEmails } from './emails.js'
 import { runSso } from './sso.js'
 import { runBatchBench } from './batch.js'
 import { runInstructions } from './instructions.js'
@@ -105,6 +106,9 @@ npm run bench -- --audit-export                 # the audit trail exported whole
                                                 # idle (≤ 50 MB), every record once and in order
                                                 # (bench/audit-export.ts)
 npm run bench -- --audit-export --records 100000
+npm run bench -- --emails                       # CPU per rendered invitation e-mail in each language, after
+                                                # the first (which compiles its messages): median, p90 and
+                                                # mean of 2000, target ≤ 1 ms (bench/emails.ts)
 npm run bench -- --batch --rounds 2             # invitation batches against a plain nodemailer loop, and
                                                 # 200 concurrent invites, PostgreSQL (bench/batch.ts);
                                                 # --batch-rows 10000 e-mails a measure, --concurrent 200
@@ -153,6 +157,8 @@ const options = {
   people: { type: 'string' },
   scim: { type: 'boolean', default: false },
   'audit-export': { type: 'boolean', default: false },
+  emails: { type: 'boolean', default: false },
+  'email-count': { type: 'string', default: '2000' },
   records: { type: 'string', default: '1000000' },
   clients: { type: 'string', default: '4' },
   members: { type: 'string', default: '10000' },
@@ -440,6 +446,8 @@ else if (values.directory) {
     build: !values['no-build']
   })
   if (!met) process.exitCode = 1
+} else if (values.emails) {
+  if (!runEmails({ count: whole('email-count', values['email-count']) })) process.exitCode = 1
 } else if (values.sso) {
   if (!await runSso({ signIns: whole('sign-ins', values['sign-ins']) })) process.exitCode = 1
 } else if (values.funnel) {

@@ -8,7 +8,8 @@ import { codeWords, fieldErrors, type FieldError } from './words.js'
 // route. At run time it is the few lines below, not openapi-fetch's own (a quarter of the
 // console's budget on the wire, for middleware, serializers and body types the console never uses):
 // path parameters put in, the query as `name=value` pairs, a JSON body, the JSON answer read as
-// openapi-fetch reads it (`data` on success, else `error`; nothing for an empty answer).
+// openapi-fetch reads it (`data` on success, else `error`; nothing for an empty answer). A file
+// (the logo, `putWorkspaceBrandingLogo`) is the body itself.
 
 export type Schemas = components['schemas']
 
@@ -21,7 +22,12 @@ function send (method: string) {
     const response = await fetch(url, {
       method,
       credentials: 'same-origin',
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } })
+      // A file (the workspace's logo) goes as itself, with its own type; anything else as JSON.
+      ...(init.body === undefined
+        ? {}
+        : init.body instanceof Blob
+          ? { body: init.body, headers: { 'content-type': init.body.type } }
+          : { body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } })
     })
     const text = await response.text()
     if (response.ok) return { data: text === '' ? undefined : JSON.parse(text) as unknown, response }

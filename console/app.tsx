@@ -46,6 +46,15 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
 
   const me = who.state === 'in' ? who.me : null
   const admin = me?.user.role === 'admin'
+  // The workspace's logo above the screens, for admins (who may read the look), read again with `me`.
+  const [logo, setLogo] = useState<{ src: string, alt: string } | null>(null)
+  useEffect(() => {
+    if (me === null || !admin) { setLogo(null); return }
+    void call(api.GET('/api/workspace/branding')).then(r => {
+      const file = r.ok ? r.data.logo : null
+      setLogo(r.ok && file !== null ? { src: new URL(file.url).pathname, alt: r.data.displayName ?? me.workspace.name } : null)
+    })
+  }, [me, admin])
   // Resolved once it is known who is signed in: while that loads, an admin's screen would read as
   // a member's (their profile), and the address would be rewritten to it.
   const route = me === null ? undefined : routeAt(path, admin)
@@ -82,7 +91,7 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
     <LiveProvider enabled={admin} onSignedOut={signedOut}>
       <a class='skip' href='#main'>Skip to the screen</a>
       <header>
-        <p class='brand'>{me.workspace.name}</p>
+        <p class='brand'>{logo !== null ? <img id='brand-logo' src={logo.src} alt={logo.alt} /> : me.workspace.name}</p>
         <Nav screens={screens} current={route} go={go} admin={admin} />
       </header>
       <main id='main'>

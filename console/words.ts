@@ -36,7 +36,10 @@ const FIELD_WORDS: Record<string, string> = {
   idpMetadataXml: 'Paste the provider\'s metadata document: XML, starting with <.',
   idpCertificates: 'Paste one to five certificates in PEM, each from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----.',
   oidc: 'Enter the issuer, the client ID and the client secret.',
-  saml: 'Enter the metadata and the signing certificate.'
+  saml: 'Enter the metadata and the signing certificate.',
+  displayName: 'Enter the name e-mails and pages show: at most 100 characters, no line breaks.',
+  senderName: 'Enter the name e-mails come from: at most 100 characters, no quotes, < or >.',
+  accentColor: 'Choose a colour as #rrggbb, such as #1d4ed8.'
 }
 
 /** Codes that always concern one field of the form that sent them. */
@@ -99,6 +102,13 @@ export function fieldErrors (code: string | undefined, details: unknown): FieldE
       seen.add(e.field)
       return [{ field: e.in === 'body' || e.in === undefined ? e.field : `${String(e.in)}.${e.field}`, words: wordsFor(code, e.field) }]
     })
+  }
+  // An accent colour too light to read: the contrast it reached, from `details.contrast`.
+  const contrast = (details as { contrast?: { accentColor?: unknown, ratio?: unknown } } | undefined)?.contrast
+  if (code === 'ACCENT_COLOR_CONTRAST_TOO_LOW' && contrast !== undefined) {
+    const words = `${String(contrast.accentColor)} reaches only ${Number(contrast.ratio).toFixed(2)}:1 against white: ` +
+      'white button text and links in it need at least 4.5:1. Choose a darker colour.'
+    return [{ field: 'accentColor', words }]
   }
   // A refusal that names its field in `details` (`in`, `field`: the SSO connection's refusals).
   const named = (details as { field?: unknown } | undefined)?.field

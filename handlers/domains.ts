@@ -39,8 +39,9 @@ export function domainHandlers ({ services, config }: HandlerDeps): HandlerGroup
       if (joined.kind === 'requested') return await reply.code(202).send({ message: joined.message })
       return await reply.code(201).setSessionCookie(joined.token).send(joined.me)
     },
-    async getDomainJoinPage (_request, reply) {
-      const page = domainJoinPage()
+    async getDomainJoinPage (request, reply) {
+      const link = { kind: 'domain-join' as const, token: request.query.token }
+      const page = domainJoinPage(await services.pageContext.forPage(link, request.headers['accept-language']))
       return await reply.headers(page.headers).type('text/html; charset=utf-8').code(200).send(page.html)
     }
   }

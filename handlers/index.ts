@@ -2,6 +2,7 @@ import type { HandlerDeps, HandlerMap } from './types.js'
 import { healthHandlers } from './health.js'
 import { metaHandlers } from './meta.js'
 import { adminHandlers } from './admin.js'
+import { auditProofHandlers } from './audit-proof.js'
 import { invitationHandlers } from './invitations.js'
 import { authHandlers } from './auth.js'
 import { usersHandlers } from './users.js'
@@ -11,7 +12,9 @@ import { slackHandlers } from './slack.js'
 import { apiKeyHandlers } from './api-keys.js'
 import { mcpHandlers } from './mcp.js'
 import { webhookHandlers } from './webhooks.js'
+import { auditStreamHandlers } from './audit-streams.js'
 import { workspaceHandlers } from './workspace.js'
+import { brandingHandlers } from './branding.js'
 import { inviteRequestHandlers } from './invite-requests.js'
 import { inviteLinkHandlers } from './invite-links.js'
 import { emailEventHandlers } from './email-events.js'
@@ -26,6 +29,7 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...healthHandlers(deps),
     ...metaHandlers(deps),
     ...adminHandlers(deps),
+    ...auditProofHandlers(deps),
     ...invitationHandlers(deps),
     ...authHandlers(deps),
     ...usersHandlers(deps),
@@ -35,7 +39,9 @@ export function createHandlers (deps: HandlerDeps): HandlerMap {
     ...apiKeyHandlers(deps),
     ...mcpHandlers(deps),
     ...webhookHandlers(deps),
+    ...auditStreamHandlers(deps),
     ...workspaceHandlers(deps),
+    ...brandingHandlers(deps),
     ...inviteRequestHandlers(deps),
     ...inviteLinkHandlers(deps),
     ...emailEventHandlers(deps),

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { HandlerDeps, HandlerGroup } from './types.js'
 import { joinPage, loginPage, setupPage, signupPage } from '../src/auth/pages.js'
 import { pageScriptsDir, type Page, type PageScript } from '../src/http/page-shell.js'
+import type { PageLink } from '../src/i18n/page-locale.js'
 import { serviceError } from '../src/errors.js'
 import { negotiate } from '../src/http/accept.js'
 import { consolePage, FAVICON_SVG, isConsoleScreen } from '../src/console/page.js'
@@ -36,6 +37,8 @@ export function pagesHandlers (
     reply: FastifyReply,
     page: Page
   ) => await reply.headers(page.headers).type('text/html; charset=utf-8').send(page.html)
+  const lookOf = async (request: FastifyRequest, link: PageLink) =>
+    await services.pageContext.forPage(link, request.headers['accept-language'])
   // The contract's enum limits `script` to the files in pageScriptsDir; each is read once.
   const scripts = new Map<PageScript, Buffer>()
   return {
@@ -80,24 +83,33 @@ export function pagesHandlers (
       return await reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400')
         .code(200).send(FAVICON_SVG)
     },
-    // The token stays in the URL for the page's script; the page itself is the same for every token.
-    async getSignupPage (_request, reply) { return await send(reply, signupPage()) },
-    async getLoginPage (_request, reply) { return await send(reply, loginPage({ identityProvider })) },
+    // The token stays in the URL for the page's script; it only picks the page's language and look
+    // (the invitation's, the sign-in link's account's: src/i18n/page-locale.ts).
+    async getSignupPage (request, reply) {
+      const look = await lookOf(request, { kind: 'invitation', token: request.query.token })
+      return await send(reply, signupPage(look))
+    },
+    async getLoginPage (request, reply) {
+      const look = await lookOf(request, { kind: 'login-link', token: request.query.token })
+      return await send(reply, loginPage({ identityProvider }, look))
+    },
     // An invite link's page: a read (scanners open links). A link that cannot be used is a page
     // saying so (404, 410), or the ErrorResponse for a client that accepts JSON and not HTML.
     async getJoinPage (request, reply) {
       const view = await services.inviteLinks.pageState(request.params.code)
-      if (view.state === 'open') return await send(reply, joinPage(view))
+      const look = await lookOf(request, { kind: 'invite-link', code: request.params.code })
+      if (view.state === 'open') return await send(reply, joinPage(view, look))
       const status = view.state === 'not_found' ? 404 : 410
       if (wantsJson(request.headers.accept)) {
         const error = JOIN_PAGE_ERRORS[view.state]
         return await reply.code(status).send({ message: error.message, code: error.code })
       }
-      return await send(reply.code(status), joinPage(view))
+      return await send(reply.code(status), joinPage(view, look))
     },
     // Once a workspace exists the page says so instead of offering a form that could only fail.
-    async getSetupPage (_request, reply) {
-      return await send(reply, setupPage({ pending: await services.setup.pending() }))
+    async getSetupPage (request, reply) {
+      const look = await lookOf(request, { kind: 'none' })
+      return await send(reply, setupPage({ pending: await services.setup.pending() }, look))
     }
   }
 }

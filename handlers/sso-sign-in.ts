@@ -7,6 +7,8 @@ import type { SsoOutcome } from '../src/sso/sign-in.js'
 import { refusalPage, testSignInPage } from '../src/sso/pages.js'
 import { prefersHtml } from '../src/http/accept.js'
 import type { Page } from '../src/http/page-shell.js'
+import { negotiateLocale } from '../src/i18n/negotiate.js'
+import type { Locale } from '../src/i18n/locales.js'
 import { loggedServiceError } from '../src/error-response.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -17,8 +19,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 const OIDC_STATE_COOKIE = { name: 'sso_state', path: '/api/oauth/sso/callback', maxAgeSeconds: SSO_FLOW_TTL_MS / 1000 }
 
 async function sendPage (reply: FastifyReply, status: number, page: Page): Promise<FastifyReply> {
-  return await reply.headers(page.headers).header('vary', 'Accept').type('text/html; charset=utf-8')
+  return await reply.headers(page.headers).header('vary', 'Accept, Accept-Language').type('text/html; charset=utf-8')
     .code(status).send(page.html)
+}
+
+/** The browser's language (these pages know no link's or workspace's): Accept-Language, else English. */
+function lookOf (request: FastifyRequest): { locale: Locale } {
+  return { locale: negotiateLocale({ acceptLanguage: request.headers['accept-language'] }) }
 }
 
 /**
@@ -37,7 +44,8 @@ async function inWords<T> (
     const error = loggedServiceError(err, request.log)
     if (error.headers !== undefined) reply.headers(error.headers)
     const reason = typeof error.details?.reason === 'string' ? error.details.reason : undefined
-    return await sendPage(reply, error.statusCode, refusalPage({ status: error.statusCode, code: error.code, reason }))
+    const view = { status: error.statusCode, code: error.code, reason }
+    return await sendPage(reply, error.statusCode, refusalPage(view, lookOf(request)))
   }
 }
 
@@ -51,7 +59,7 @@ export function ssoSignInHandlers ({ services, config }: HandlerDeps): HandlerGr
     reply.header('cache-control', 'no-store')
     if (outcome.kind === 'test') {
       if (!prefersHtml(request.headers.accept)) return outcome.result
-      return await sendPage(reply, 200, testSignInPage(outcome.result))
+      return await sendPage(reply, 200, testSignInPage(outcome.result, lookOf(request)))
     }
     if (outcome.kind === 'restart') {
       samlStateCookie(outcome.start.connectionId, SSO_FLOW_TTL_MS / 1000).set(reply, outcome.start.state)

@@ -2,12 +2,16 @@ import type { HandlerDeps, HandlerGroup } from './types.js'
 import { principalOf } from '../src/principal.js'
 
 export function usersHandlers ({ services }: HandlerDeps): HandlerGroup<
-  'getUsersMe' | 'getUsers' | 'getUsersMeNotifications' | 'putUsersMeNotifications'
+  'getUsersMe' | 'patchUsersMe' | 'getUsers' | 'getUsersMeNotifications' | 'putUsersMeNotifications'
 > {
   const { auth, members, inviteRequests } = services
   return {
     async getUsersMe (request) {
       return await auth.me(principalOf(request))
+    },
+
+    async patchUsersMe (request) {
+      return await members.setOwnLocale(principalOf(request), request.body.locale)
     },
 
     async getUsersMeNotifications (request) {

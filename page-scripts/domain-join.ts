@@ -5,11 +5,12 @@
   const token = new URLSearchParams(location.search).get('token') ?? ''
   const status = byId('status')
   const form = byId('join')
+  let workspaceName = ''
 
   ;(async () => {
     if (token === '') {
       status.hidden = true
-      show('error', 'This page needs the link from your e-mail.')
+      show('error', word('needsLink'))
       return
     }
     const r = await postJson('/api/domain-joins/preview', { token })
@@ -19,12 +20,10 @@
     byId('join-workspace').textContent = r.body.workspace.name
     byId('join-email').textContent = r.body.email
     byId('join-domain').textContent = r.body.domain
-    byId('join-outcome').textContent = auto
-      ? 'You join as a member and are signed in.'
-      : 'The workspace\'s admins are asked; if they approve, an invitation is e-mailed to you.'
-    byId('join-button').textContent = auto
-      ? 'Join ' + r.body.workspace.name + ' as ' + r.body.email
-      : 'Ask to join ' + r.body.workspace.name
+    const names = { workspace: r.body.workspace.name, email: r.body.email }
+    byId('join-outcome').textContent = word(auto ? 'autoOutcome' : 'askOutcome')
+    byId('join-button').textContent = word(auto ? 'joinAs' : 'askToJoin', names)
+    workspaceName = r.body.workspace.name
     byId('other-browser').hidden = r.body.sameBrowser
     // Only a join signs in: asking the admins leaves this browser as it is.
     if (auto) await showCurrentSession(r.body.email)
@@ -38,6 +37,6 @@
     // 201: joined and signed in; 202: the admins are asked.
     if (r.status === 201) { location.assign('/'); return }
     form.hidden = true
-    show('status', r.body.message)
+    show('status', word('requested', { workspace: workspaceName }))
   })
 })()

@@ -14,18 +14,16 @@
   ;(async () => {
     if (token === '') return
     form.hidden = true
-    show('status', 'Checking your link…')
+    show('status', word('checkingLink'))
     const r = await postJson('/api/join/{code}/confirm/preview', { token }, { code })
     byId('status').hidden = true
     if (!r.ok) { show('error', errorText(r)); return }
     const approval = r.body.requiresApproval
-    byId('confirm-email').textContent = r.body.email
-    byId('confirm-outcome').textContent = approval
-      ? 'and asks the admins to let it join'
-      : 'and signs in to it, joining'
-    byId('confirm-button').textContent = approval
-      ? 'Confirm ' + r.body.email + ' and ask to join'
-      : 'Join as ' + r.body.email
+    const email = document.createElement('strong')
+    email.id = 'confirm-email'
+    email.textContent = r.body.email
+    fillWords(byId('confirm-text'), approval ? 'confirmsAsk' : 'confirmsJoin', { email })
+    byId('confirm-button').textContent = word(approval ? 'confirmAndAsk' : 'joinAs', { email: r.body.email })
     byId('other-browser').hidden = r.body.sameBrowser
     // Asking the admins signs nobody in.
     if (!approval) await showCurrentSession(r.body.email)
@@ -36,7 +34,7 @@
     const r = await postJson('/api/join/{code}/confirm', { token }, { code })
     if (r.ok && r.status === 201) { location.replace('/'); return }
     confirm.hidden = true
-    if (r.ok) show('status', r.body.message)
+    if (r.ok) show('status', word('requested'))
     else show('error', errorText(r))
   })
 
@@ -46,6 +44,6 @@
       email: inputById('email').value.trim(),
       ...(name !== '' ? { name } : {})
     }, { code })
-    if (r.ok) { form.hidden = true; show('status', r.body.message) } else show('error', errorText(r))
+    if (r.ok) { form.hidden = true; show('status', word('linkSent')) } else show('error', errorText(r))
   })
 })()

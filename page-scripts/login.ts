@@ -13,13 +13,13 @@
   ;(async () => {
     if (token === '') return
     form.hidden = true
-    show('status', 'Checking your link…')
+    show('status', word('checkingLink'))
     const r = await postJson('/api/auth/login-link/preview', { token })
     byId('status').hidden = true
     if (!r.ok) { show('error', errorText(r)); form.hidden = false; return }
     byId('link-email').textContent = r.body.email
     byId('link-workspace').textContent = r.body.workspace.name
-    byId('signin-button').textContent = 'Sign in as ' + r.body.email
+    byId('signin-button').textContent = word('signInAs', { email: r.body.email })
     byId('other-browser').hidden = r.body.sameBrowser
     await showCurrentSession(r.body.email)
     confirm.hidden = false
@@ -38,7 +38,7 @@
   // says so, not the words), and a workspace admin may still ask (break-glass).
   const emailLink = async (email: string) => {
     const r = await postJson('/api/auth/login-link', { email })
-    if (r.ok) { show('status', r.body.message); return }
+    if (r.ok) { show('status', word('linkSent')); return }
     show('error', errorText(r))
     breakGlass.hidden = r.body?.code !== 'SSO_REQUIRED'
   }
@@ -59,7 +59,7 @@
       sso = (await fetch(start, { redirect: 'manual', credentials: 'same-origin' })).type === 'opaqueredirect'
     } catch {}
     if (!sso) { await emailLink(email); return }
-    show('status', 'Taking you to your company\'s sign-in page…')
+    show('status', word('toProvider'))
     location.assign(start)
   })
 
@@ -72,6 +72,6 @@
     const r = await postJson('/api/auth/login-link', { email: inputById('email').value, breakGlass: true })
     if (!r.ok) { show('error', errorText(r)); return }
     breakGlass.hidden = true
-    show('status', r.body.message)
+    show('status', word('linkSent'))
   })
 })()

@@ -2,7 +2,7 @@
 // file has no import or export, so TypeScript reads it as a script the other page scripts see).
 // The calls to the service are typed by the contract (src/generated/openapi.ts): a path, its
 // request body and its answers as openapi.yaml declares them.
-/* exported postJson, show, errorText, onSubmit, showCurrentSession */
+/* exported postJson, show, errorText, onSubmit, showCurrentSession, word, fillWords, pageTimeZone */
 'use strict'
 
 type Paths = import('../src/generated/openapi.js').paths
@@ -53,16 +53,47 @@ async function postJson<P extends PostPath> (
   return { ok: res.ok, status: res.status, body: data } as Answer<P>
 }
 
+/** What the server handed the script (src/http/page-shell.ts): its words, in the page's language, and the time zone. */
+const pageData: { words: Record<string, string>, timeZone: string } = JSON.parse(
+  document.querySelector<HTMLMetaElement>('meta[name="page-words"]')?.content ?? '{"words":{},"timeZone":"UTC"}'
+) as { words: Record<string, string>, timeZone: string }
+
+/** The workspace's time zone, for the dates the page writes (UTC when the page knows no workspace). */
+const pageTimeZone = pageData.timeZone
+
+/** The page's word `key` with each `{name}` replaced by `values[name]`; the key itself when missing (a bug the tests see). */
+function word (key: string, values: Record<string, string> = {}): string {
+  const text = pageData.words[key] ?? key
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)
+}
+
+/**
+ * `el` filled with the word `key`: its text, and at each `{name}` of `parts` that element (an
+ * address in bold the tests find by id), so the sentence keeps its language's word order.
+ */
+function fillWords (el: HTMLElement, key: string, parts: Record<string, HTMLElement>): void {
+  el.replaceChildren(...word(key).split(/(\{\w+\})/).map(piece => {
+    const part = /^\{(\w+)\}$/.exec(piece)
+    return (part !== null ? parts[part[1] ?? ''] : undefined) ?? document.createTextNode(piece)
+  }))
+}
+
 function show (id: string, text: string): void {
   const el = byId(id)
   el.textContent = text
   el.hidden = false
 }
 
-/** The service's own message (ErrorResponse.message), or a generic one. */
+/**
+ * An error answer in the page's words, by its `code` (the API's `message` is English, for
+ * programs); a code the page has no words for gets the generic sentence with the status.
+ */
 function errorText (r: { status: number, body: ErrorBody | null }): string {
-  if (r.body !== null && typeof r.body.message === 'string') return r.body.message
-  return 'Something went wrong (' + String(r.status) + '). Try again.'
+  const key = 'error.' + String(r.body?.code ?? '')
+  // A word may name what the answer's details say (SSO_REQUIRED: {workspace}, {connection}).
+  const details = Object.fromEntries(Object.entries(r.body?.details ?? {}).filter(([, v]) => typeof v === 'string'))
+  if (key in pageData.words) return word(key, details as Record<string, string>)
+  return word('error.generic', { status: String(r.status) })
 }
 
 /**
@@ -95,7 +126,7 @@ async function showCurrentSession (next: string | null): Promise<void> {
     if (res.ok) me = await res.json() as Me
   } catch {}
   if (me === null || (next !== null && me.user.email === next)) { el.hidden = true; return }
-  el.textContent = 'This browser is signed in as ' + me.user.email + ' (' + me.workspace.name + '). ' +
-    'Continuing signs it out of that account' + (next === null ? '.' : ' and in as ' + next + '.')
+  const who = { email: me.user.email, workspace: me.workspace.name }
+  el.textContent = next === null ? word('session.signedIn', who) : word('session.signedInSwitch', { ...who, next })
   el.hidden = false
 }

@@ -8,7 +8,7 @@
   // The server rendered the "set up already" message: nothing to offer.
   if (!byId('status').hidden) return
   if (token === '') {
-    show('error', 'This page needs the setup link from the service\'s log (the line "Open this link to set up …").')
+    show('error', word('needsLink'))
     return
   }
   form.hidden = false

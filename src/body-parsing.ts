@@ -1,10 +1,17 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify'
-import { serviceError } from './errors.js'
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
+import { serviceError, type ServiceError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 
 // How request bodies are read, route by route from the contract: JSON (and Slack's forms where the
 // contract says so), nothing else, and a body only where the operation declares one.
+
+/** 415; an image operation (the workspace's logo, `imageBody: true`) names the types it takes. */
+function unsupported (request: FastifyRequest): ServiceError {
+  return (request.routeOptions.config as { imageBody?: boolean } | undefined)?.imageBody === true
+    ? serviceError('LOGO_TYPE_UNSUPPORTED', [request.headers['content-type'] ?? 'no type'])
+    : serviceError('UNSUPPORTED_MEDIA_TYPE')
+}
 
 /** The content-type parsers and the per-route body rules, registered before the routes. */
 async function bodyParsing (app: FastifyInstance): Promise<void> {
@@ -17,7 +24,7 @@ async function bodyParsing (app: FastifyInstance): Promise<void> {
     request: { routeOptions: { schema?: { body?: unknown } } }
   ) => request.routeOptions.schema?.body !== undefined
   app.addContentTypeParser('*', (request, _payload, done) => {
-    done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+    done(takesBody(request) ? unsupported(request) : null, undefined)
   })
   // Route by route, once, what would otherwise be worked out on every request:
   //  - "body is required" is a preValidation hook of the operations with a request body only
@@ -45,7 +52,17 @@ async function bodyParsing (app: FastifyInstance): Promise<void> {
     }
   })
   const routeConfig = (request: { routeOptions: { config: unknown } }) =>
-    (request.routeOptions.config ?? {}) as { rawBody?: boolean, formBody?: boolean, bodyTypes?: string[] }
+    (request.routeOptions.config ?? {}) as {
+      rawBody?: boolean, formBody?: boolean, bodyTypes?: string[], imageBody?: boolean
+    }
+  // Images as bytes for the operations whose contract says `imageBody: true`; what they are is
+  // checked by their content there (src/workspaces/logo.ts), SVG included so that it is refused in words.
+  app.addContentTypeParser(['image/png', 'image/jpeg', 'image/webp', 'image/svg+xml'], { parseAs: 'buffer' },
+    (request, body, done) => {
+      if (!takesBody(request)) done(null, undefined)
+      else if (routeConfig(request).imageBody !== true) done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined)
+      else done(null, body)
+    })
   // SCIM's own media type (RFC 7644 §3.1), for the operations whose contract declares it only.
   app.addContentTypeParser('application/scim+json', { parseAs: 'buffer' }, (request, body, done) => {
     if (!takesBody(request)) {
@@ -67,9 +84,9 @@ async function bodyParsing (app: FastifyInstance): Promise<void> {
       done(null, undefined)
       return
     }
-    // Form operations (Slack's commands and interactions) take their one media type only.
-    if (routeConfig(request).formBody === true) {
-      done(serviceError('UNSUPPORTED_MEDIA_TYPE'), undefined)
+    // Form operations (Slack's commands and interactions) take their one media type only; images theirs.
+    if (routeConfig(request).formBody === true || routeConfig(request).imageBody === true) {
+      done(unsupported(request), undefined)
       return
     }
     if (routeConfig(request).rawBody === true) {
@@ -89,7 +106,7 @@ async function bodyParsing (app: FastifyInstance): Promise<void> {
   // drive a JSON operation. Fields become strings (a repeated field: its last value).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
     if (!takesBody(request) || routeConfig(request).formBody !== true) {
-      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+      done(takesBody(request) ? unsupported(request) : null, undefined)
       return
     }
     if (routeConfig(request).rawBody === true) request.rawBody = body as Buffer
@@ -98,11 +115,10 @@ async function bodyParsing (app: FastifyInstance): Promise<void> {
   app.decorateRequest('rawBody', null)
   // Response-only media types in the contract: glue warns unless a parser is registered by name.
   for (const type of [
-    'text/html', 'text/css', 'text/event-stream', 'application/javascript', 'image/svg+xml',
-    'application/samlmetadata+xml'
+    'text/html', 'text/css', 'text/event-stream', 'application/javascript', 'application/samlmetadata+xml'
   ]) {
     app.addContentTypeParser(type, (request, _payload, done) => {
-      done(takesBody(request) ? serviceError('UNSUPPORTED_MEDIA_TYPE') : null, undefined)
+      done(takesBody(request) ? unsupported(request) : null, undefined)
     })
   }
 }

@@ -99,6 +99,13 @@ export const Errors = {
   SETUP_COMPLETE: define('SETUP_COMPLETE', 'This service is set up already: sign in instead.', 410),
   PAYLOAD_TOO_LARGE: define('PAYLOAD_TOO_LARGE', 'The request body is larger than %s bytes', 413),
   UNSUPPORTED_MEDIA_TYPE: define('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json', 415),
+  LOGO_TYPE_UNSUPPORTED: define(
+    'LOGO_TYPE_UNSUPPORTED', 'Send a logo as image/png, image/jpeg or image/webp, not %s', 415
+  ),
+  LOGO_NOT_ACCEPTED: define('LOGO_NOT_ACCEPTED', '%s', 422),
+  ACCENT_COLOR_CONTRAST_TOO_LOW: define(
+    'ACCENT_COLOR_CONTRAST_TOO_LOW', '%s reaches %s against white; links and buttons need at least 4.5:1', 422
+  ),
   IDEMPOTENCY_KEY_REUSED: define(
     'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body', 422
   ),

@@ -3,6 +3,7 @@ import type { SecurityServices } from './auth/security.js'
 import { createSessionService, type SessionService } from './sessions/service.js'
 import { createMemberService, type MemberService } from './members/service.js'
 import { createAuditTrailService, type AuditTrailService } from './audit/trail.js'
+import { auditDigestJobs, createAuditProofService, type AuditProofService } from './audit/digests.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createSetupService, type SetupService } from './auth/setup.js'
 import { createInvitationService, type InvitationService } from './invitations/service.js'
@@ -18,15 +19,21 @@ import { invitationJobs } from './invitations/jobs.js'
 import { domainJobs } from './domains/jobs.js'
 import { inviteRequestJobs } from './invite-requests/jobs.js'
 import { ssoJobs } from './sso/jobs.js'
+import { createAuditStreamService, type AuditStreamService } from './audit-streams/streams.js'
+import { auditStreamJobs } from './audit-streams/jobs.js'
+import { streamKeyring } from './audit-streams/credentials.js'
 import type { JobDefinition } from './ports/job-engine.js'
 import { createInviteRequestService, type InviteRequestService } from './invite-requests/service.js'
 import type { InviteRequestNotice } from './invite-requests/context.js'
 import { createWorkspaceSettingsService, type WorkspaceSettingsService } from './workspaces/settings.js'
 import { createWorkspaceSummaryService, type WorkspaceSummaryService } from './workspaces/summary.js'
+import { createWorkspaceBrandingService, type WorkspaceBrandingService } from './workspaces/branding-service.js'
 import { createInviteLinkService, type InviteLinkService } from './invite-links/service.js'
 import { createBounceService, type BounceService } from './bounces/service.js'
 import { createDomainService, type DomainService } from './domains/service.js'
 import { createHealthService, type HealthService } from './health/service.js'
+import { createPageContextService, type PageContextService } from './i18n/page-locale.js'
+import { loadBranding } from './workspaces/branding.js'
 import type { InviterNotice } from './ports/inviter-notices.js'
 import { createAsyncRelay, createRelay } from './lib/relay.js'
 
@@ -47,6 +54,8 @@ export interface Services {
   readonly security: SecurityServices
   readonly members: MemberService
   readonly auditTrail: AuditTrailService
+  /** The audit chain's signing keys and signed hourly digests. */
+  readonly auditProof: AuditProofService
   readonly auth: AuthService
   /** First run: the one-time setup link and the /setup page's operation. */
   readonly setup: SetupService
@@ -55,11 +64,15 @@ export interface Services {
   readonly slack: SlackService
   readonly events: EventFeed
   readonly webhooks: WebhookEndpointService
+  /** The audit trail delivered to SIEMs (Splunk, Datadog, HTTPS), with the webhooks' address policy. */
+  readonly auditStreams: AuditStreamService
   /** The kinds of job the features run (src/plugins/jobs.ts starts their workers once the app is ready). */
   readonly jobs: readonly JobDefinition[]
   readonly inviteRequests: InviteRequestService
   readonly workspaceSettings: WorkspaceSettingsService
   readonly workspace: WorkspaceSummaryService
+  /** The workspace's look: display name, accent colour, sender name, logo (issue 54). */
+  readonly workspaceBranding: WorkspaceBrandingService
   readonly inviteLinks: InviteLinkService
   /** Bounces of invitation e-mails: the provider's webhook and the DSN listener. */
   readonly bounces: BounceService
@@ -67,6 +80,8 @@ export interface Services {
   readonly domains: DomainService
   /** What GET /api/health reads: the database's ping, the mail relay as last seen. */
   readonly health: HealthService
+  /** The language, look and time zone of a page before sign-in (src/i18n/page-locale.ts). */
+  readonly pageContext: PageContextService
   /** SCIM 2.0 for company directories: Users and Groups under /scim/v2. */
   readonly scim: { readonly users: ScimUserService, readonly groups: ScimGroupService }
   /** Single sign-on: the workspace's connections to its own identity provider. */
@@ -110,6 +125,7 @@ export function createServices (given: Ports): Services {
   }
   // Signing secrets are encrypted with ENCRYPTION_KEY, or else a key derived from SESSION_SECRET.
   const webhookKey = webhookKeyring(ports.config)
+  const streamKey = streamKeyring(ports.config)
   // A member the directory creates gets a sign-in link when the workspace asks for a welcome e-mail
   // (at a domain that requires SSO, an admin only: the others sign in by SSO).
   const welcome = (email: string): void => {
@@ -132,6 +148,7 @@ export function createServices (given: Ports): Services {
     security,
     members: createMemberService(ports),
     auditTrail: createAuditTrailService(ports),
+    auditProof: createAuditProofService(ports),
     auth,
     setup: createSetupService({ ...ports, sessions }),
     invitations,
@@ -139,20 +156,25 @@ export function createServices (given: Ports): Services {
     slack,
     events: createEventFeed(ports),
     webhooks: createWebhookEndpointService({ ...ports, key: webhookKey, policy }),
+    auditStreams: createAuditStreamService({ ...ports, key: streamKey, policy }),
     jobs: [
       ...webhookJobs({ ...ports, key: webhookKey, policy }),
       ...invitationJobs(ports, invitations),
       ...domainJobs(domains),
       ...inviteRequestJobs(inviteRequests),
-      ...ssoJobs(ports)
+      ...ssoJobs(ports),
+      ...auditDigestJobs(ports),
+      ...auditStreamJobs({ ...ports, key: streamKey, policy })
     ],
     inviteRequests,
     workspaceSettings: createWorkspaceSettingsService(ports),
     workspace: createWorkspaceSummaryService(ports),
+    workspaceBranding: createWorkspaceBrandingService(ports),
     inviteLinks,
     bounces: createBounceService(ports),
     domains,
     health: createHealthService(ports),
+    pageContext: createPageContextService({ ...ports, loadLook: loadBranding }),
     scim: { users: createScimUserService(scimDeps), groups: createScimGroupService(scimDeps) },
     ssoConnections: createSsoConnectionService({ ...ports, key: ssoKeyring(ports.config), policy: ssoPolicy }),
     ssoSignIn: createSsoSignInService({

@@ -7,6 +7,7 @@ import { usePaged } from '../hooks/use-paged.js'
 import { auditActions } from '../../src/generated/catalogues.js'
 import { ActivityExport } from './activity-export.js'
 import type { ExportQuery } from './activity-export-stream.js'
+import { AuditStreams } from './audit-streams.js'
 
 type Action = Schemas['AuditAction']
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
@@ -34,7 +35,8 @@ const TARGET_WORDS: Record<string, string> = {
   invite_request: 'invite request',
   workspace: 'the workspace',
   invite_link: 'invite link',
-  domain: 'domain'
+  domain: 'domain',
+  audit_stream: 'audit stream'
 }
 
 /** Who or what an event concerns: the person, key, link, endpoint or domain by name, else its kind and id. */
@@ -153,6 +155,7 @@ export function Activity () {
         <button type='submit'>Filter</button>
       </form>
       <ActivityExport filters={filterQuery(applied)} said={filterWords(applied)} listRange={applied.since !== '' || applied.until !== ''} />
+      <AuditStreams />
       <ListState items={items} problem={problem} retry={reload} empty='Nothing happened yet, or nothing matches.'>
         <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Door', 'Did', 'Concerns', 'Details']} pager={pager}>
           {items?.map(e => (

@@ -26,6 +26,7 @@ const TITLES: Record<string, string> = {
   webhooks: 'Webhooks',
   events: 'The event feed',
   audit: 'The audit trail',
+  'audit-streams': 'Audit streams to a SIEM',
   scim: 'The company directory (its key is made on the Directory screen)'
 }
 /** The areas, each once: those above in their order, then any other of the catalogue (every scope is offered). */

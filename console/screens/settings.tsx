@@ -5,6 +5,7 @@ import { announce } from '../announce.js'
 import { when } from '../format.js'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { ProblemNote } from '../components/problem-note.js'
+import { Look } from '../components/look.js'
 import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 
@@ -87,6 +88,7 @@ export function Settings ({ me, refresh }: ScreenProps) {
         {rename.note}
         <p class='muted'>Id <code>{me.workspace.id}</code></p>
       </form>
+      <Look workspaceName={me.workspace.name} onChange={refresh} />
       {settings !== null && (
         <>
           <fieldset class='card'>

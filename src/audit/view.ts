@@ -12,6 +12,10 @@ export function toAuditEventView (row: AuditEventRow): AuditEventView {
     source: row.source,
     target: row.targetType !== null && row.targetId !== null ? { type: row.targetType, id: row.targetId } : null,
     payload: row.payload,
-    createdAt: row.createdAt.toISOString()
+    createdAt: row.createdAt.toISOString(),
+    workspaceId: row.workspaceId,
+    sequence: row.sequence,
+    previousHash: row.previousHash,
+    hash: row.hash
   }
 }

@@ -6,7 +6,9 @@ import { serviceError } from '../errors.js'
 import { hashToken, randomToken, sameBrowser } from '../lib/tokens.js'
 import type { SessionService } from '../sessions/service.js'
 import { loadMe, type Me } from '../members/directory.js'
-import { escapeHtml } from '../lib/html.js'
+import type { MailMessage } from '../ports/mailer.js'
+import { renderEmail, say, type Reader } from '../emails/shell.js'
+import { readerFor } from '../emails/reader.js'
 import { ssoRequired, ssoRequirementOf, type SsoRequirement } from './sso-required.js'
 import type { Queryable } from '../db/client.js'
 import type { EventOutbox } from '../ports/event-outbox.js'
@@ -48,22 +50,21 @@ export interface LoginLinks {
 }
 
 /** The sign-in link's e-mail; a break-glass link says why it still works, and that its use is audited. */
-function linkMail (to: string, link: string, sso: SsoRequirement | null): Parameters<Ports['mailer']['send']>[0] {
-  const breakGlass = sso === null
-    ? ''
-    : `${sso.workspaceName} signs you in with ${sso.connectionName}. As a workspace admin you may still ` +
-      'sign in with this link; the sign-in is recorded in the audit trail.'
-  return {
+function linkMail (reader: Reader, to: string, link: string, sso: SsoRequirement | null): MailMessage {
+  return renderEmail(reader, {
     to,
-    subject: 'Your sign-in link',
-    text: (breakGlass === '' ? '' : `${breakGlass}\n\n`) +
-      `Sign in by opening this link (valid for 15 minutes, once):\n\n${link}\n\n` +
-      'If you did not ask for it, ignore this e-mail.\n',
-    html: (breakGlass === '' ? '' : `<p>${escapeHtml(breakGlass)}</p>`) +
-      '<p>Sign in by opening this link (valid for 15 minutes, once):</p>' +
-      `<p><a href="${escapeHtml(link)}">Sign in</a></p><p>If you did not ask for it, ignore this e-mail.</p>`,
+    subject: say(reader, 'signIn.subject'),
+    heading: say(reader, 'signIn.heading'),
+    blocks: [
+      ...(sso === null
+        ? []
+        : [{ kind: 'text' as const, text: say(reader, 'signIn.breakGlass', { connection: sso.connectionName }) }]),
+      { kind: 'text', text: say(reader, 'signIn.lead', { minutes: LOGIN_TOKEN_TTL_MS / 60_000 }) },
+      { kind: 'action', label: say(reader, 'signIn.action'), url: link },
+      { kind: 'note', text: say(reader, 'unasked') }
+    ],
     link
-  }
+  })
 }
 
 /**
@@ -126,7 +127,9 @@ export function createLoginLinks (
       log.info({ userId: user.id }, 'login link not sent: per-address limit reached')
       return
     }
-    await mailer.send(linkMail(user.email, `${config.appUrl}/login?token=${encodeURIComponent(token)}`, sso))
+    // In the member's language, else the workspace's.
+    const reader = await readerFor(db, config, user.workspaceId, user.locale)
+    await mailer.send(linkMail(reader, user.email, `${config.appUrl}/login?token=${encodeURIComponent(token)}`, sso))
   }
 
   return {

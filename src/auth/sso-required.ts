@@ -21,9 +21,14 @@ export async function ssoRequirementOf (q: Queryable, email: string): Promise<Ss
   return row === null ? null : { ...row, domain }
 }
 
-/** The refusal naming the way in: "Acme Robotics signs you in with Okta". */
+/**
+ * The refusal naming the way in: "Acme Robotics signs you in with Okta"; the two names also in
+ * `details` (`workspace`, `connection`), so a page says the same in its reader's language.
+ */
 export function ssoRequired (r: SsoRequirement): ServiceError {
-  return serviceError('SSO_REQUIRED', [r.workspaceName, r.connectionName])
+  return serviceError('SSO_REQUIRED', [r.workspaceName, r.connectionName], {
+    workspace: r.workspaceName, connection: r.connectionName
+  })
 }
 
 /** Throws SSO_REQUIRED when the address's domain requires sign-in by SSO. */

@@ -188,7 +188,7 @@ export async function upsertBatchInvitations (
   q: Queryable,
   b: {
     workspaceId: string
-    rows: Array<{ email: string, role: Role }>
+    rows: Array<{ email: string, role: Role, locale: string | null }>
     expiresAt: Date
     invitedBy: string | null
     invitedByApiKey: string | null
@@ -197,16 +197,17 @@ export async function upsertBatchInvitations (
 ): Promise<Array<{ id: string, email: string, created: boolean }>> {
   const r = await q.query<{ id: string, email: string, created: boolean }>(
     `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key,
-                              created_at, updated_at)
-     SELECT $1, e, r, NULL, $4, $5, $6, $7, $7 FROM unnest($2::text[], $3::text[]) AS t(e, r)
+                              created_at, updated_at, locale)
+     SELECT $1, e, r, NULL, $4, $5, $6, $7, $7, l FROM unnest($2::text[], $3::text[], $8::text[]) AS t(e, r, l)
      ON CONFLICT (workspace_id, email) WHERE status = 'pending'
-     DO UPDATE SET role = EXCLUDED.role, expires_at = EXCLUDED.expires_at, invited_by = EXCLUDED.invited_by,
+     DO UPDATE SET role = EXCLUDED.role, locale = COALESCE(EXCLUDED.locale, invitations.locale),
+                   expires_at = EXCLUDED.expires_at, invited_by = EXCLUDED.invited_by,
                    invited_by_api_key = EXCLUDED.invited_by_api_key, delivery_status = 'pending',
                    delivery_error = NULL, updated_at = EXCLUDED.updated_at
      RETURNING id, email, (xmax = 0) AS created`,
     [
       b.workspaceId, b.rows.map(x => x.email), b.rows.map(x => x.role), b.expiresAt, b.invitedBy,
-      b.invitedByApiKey, b.now
+      b.invitedByApiKey, b.now, b.rows.map(x => x.locale)
     ])
   return r.rows
 }

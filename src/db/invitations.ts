@@ -31,6 +31,8 @@ export interface InvitationRow {
   bounceReason: string | null
   /** When its one reminder was claimed and queued (src/invitations/reminders.ts). */
   remindedAt: Date | null
+  /** The invitee's language as the inviter gave it (BCP 47; migration 059); null: the workspace's. */
+  locale: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -41,7 +43,7 @@ export const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", email, rol
   delivery_error AS "deliveryError", delivery_attempts AS "deliveryAttempts", idp_invitation_id AS "idpInvitationId",
   last_sent_at AS "lastSentAt", accepted_at AS "acceptedAt", accepted_user_id AS "acceptedUserId",
   revoked_at AS "revokedAt", viewed_at AS "viewedAt", bounced_at AS "bouncedAt", bounce_reason AS "bounceReason",
-  reminded_at AS "remindedAt",
+  reminded_at AS "remindedAt", locale,
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
 export function effectiveStatus (inv: Pick<InvitationRow, 'status' | 'expiresAt'>, now: Date): InvitationStatus {
@@ -58,6 +60,8 @@ export interface NewInvitation {
   invitedByApiKey?: string | null
   /** 'not_sent': an invitation nobody will e-mail (the setup page's first admin). */
   deliveryStatus?: 'pending' | 'not_sent'
+  /** The invitee's language (BCP 47); a re-invite without one keeps the pending invitation's. */
+  locale?: string | null
   now: Date
 }
 
@@ -85,10 +89,11 @@ export async function upsertPendingInvitation (
 ): Promise<(InvitationRow & { created: boolean }) | null> {
   const r = await q.query<InvitationRow & { created: boolean }>(
     `INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at, invited_by, invited_by_api_key,
-                              created_at, updated_at, send_owner, send_until, delivery_status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11)
+                              created_at, updated_at, send_owner, send_until, delivery_status, locale)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12)
      ON CONFLICT (workspace_id, email) WHERE status = 'pending'
      DO UPDATE SET token_hash = EXCLUDED.token_hash, role = EXCLUDED.role, expires_at = EXCLUDED.expires_at,
+                   locale = COALESCE(EXCLUDED.locale, invitations.locale),
                    invited_by = EXCLUDED.invited_by, invited_by_api_key = EXCLUDED.invited_by_api_key,
                    delivery_status = 'pending', delivery_error = NULL, bounced_at = NULL, bounce_reason = NULL,
                    updated_at = EXCLUDED.updated_at, link_sealed = NULL,
@@ -98,7 +103,7 @@ export async function upsertPendingInvitation (
     [
       invitation.workspaceId, invitation.email, invitation.role, invitation.tokenHash, invitation.expiresAt,
       invitation.invitedBy, invitation.invitedByApiKey ?? null, invitation.now, lease?.owner ?? null,
-      lease?.until ?? null, invitation.deliveryStatus ?? 'pending'
+      lease?.until ?? null, invitation.deliveryStatus ?? 'pending', invitation.locale ?? null
     ])
   return r.rows[0] ?? null
 }
@@ -262,18 +267,19 @@ export async function claimDueReminders (q: Queryable, now: Date, limit: number)
 }
 
 /** What a reminder e-mail needs: the invitation, its sealed link, its workspace's and inviter's names. */
-export interface ReminderRow extends Pick<InvitationRow, 'id' | 'email' | 'role' | 'status' | 'expiresAt'> {
+export interface ReminderRow
+  extends Pick<InvitationRow, 'id' | 'workspaceId' | 'email' | 'role' | 'status' | 'expiresAt' | 'locale'> {
   tokenHash: string | null
   linkSealed: string | null
-  workspaceName: string
   inviterName: string | null
 }
 
 export async function findReminder (q: Queryable, id: string): Promise<ReminderRow | null> {
   const r = await q.query<ReminderRow>(
-    `SELECT i.id, i.email, i.role, i.status, i.expires_at AS "expiresAt", i.token_hash AS "tokenHash",
-            i.link_sealed AS "linkSealed", w.name AS "workspaceName", COALESCE(u.name, u.email) AS "inviterName"
-       FROM invitations i JOIN workspaces w ON w.id = i.workspace_id
+    `SELECT i.id, i.workspace_id AS "workspaceId", i.email, i.role, i.status, i.expires_at AS "expiresAt",
+            i.token_hash AS "tokenHash", i.link_sealed AS "linkSealed", i.locale,
+            COALESCE(u.name, u.email) AS "inviterName"
+       FROM invitations i
        LEFT JOIN users u ON u.id = i.invited_by
       WHERE i.id = $1`, [id])
   return r.rows[0] ?? null

@@ -17,6 +17,8 @@ export interface InviteLinkRow {
   expiresAt: Date
   createdBy: string | null
   revokedAt: Date | null
+  /** The language of its joiners' e-mails as given (BCP 47; migration 059); null: the workspace's. */
+  locale: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -25,7 +27,7 @@ export type InviteLinkStatus = 'active' | 'expired' | 'used_up' | 'revoked'
 
 const COLUMNS = `id, workspace_id AS "workspaceId", code_hash AS "codeHash", name, role, max_uses AS "maxUses", uses,
   allowed_domains AS "allowedDomains", requires_approval AS "requiresApproval", expires_at AS "expiresAt",
-  created_by AS "createdBy", revoked_at AS "revokedAt", created_at AS "createdAt", updated_at AS "updatedAt"`
+  created_by AS "createdBy", revoked_at AS "revokedAt", locale, created_at AS "createdAt", updated_at AS "updatedAt"`
 
 /** The status as read now. */
 export function inviteLinkStatus (row: InviteLinkRow, now: Date): InviteLinkStatus {
@@ -44,6 +46,7 @@ export async function insertInviteLink (
     maxUses: number | null,
     allowedDomains: string[],
     requiresApproval: boolean,
+    locale: string | null,
     expiresAt: Date,
     createdBy: string,
     now: Date
@@ -51,10 +54,10 @@ export async function insertInviteLink (
 ): Promise<InviteLinkRow> {
   const r = await q.query<InviteLinkRow>(
     `INSERT INTO invite_links (workspace_id, code_hash, role, max_uses, allowed_domains, requires_approval, expires_at,
-                               created_by, created_at, updated_at, name)
-     VALUES ($1, $2, 'member', $3, $4, $5, $6, $7, $8, $8, $9) RETURNING ${COLUMNS}`,
+                               created_by, created_at, updated_at, name, locale)
+     VALUES ($1, $2, 'member', $3, $4, $5, $6, $7, $8, $8, $9, $10) RETURNING ${COLUMNS}`,
     [link.workspaceId, link.codeHash, link.maxUses, link.allowedDomains, link.requiresApproval, link.expiresAt,
-      link.createdBy, link.now, link.name])
+      link.createdBy, link.now, link.name, link.locale])
   return r.rows[0] as InviteLinkRow
 }
 

@@ -20,6 +20,8 @@ export interface UserRow {
   directoryManaged: boolean
   /** Who suspended a suspended member: an admin, or their directory; null when active (or not known). */
   suspendedBy: SuspendedBy | null
+  /** The language they chose for what the service writes them (BCP 47; migration 059); null: the workspace's. */
+  locale: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -27,7 +29,7 @@ export interface UserRow {
 export type SuspendedBy = 'admin' | 'directory'
 
 const COLUMNS = `id, workspace_id AS "workspaceId", email, name, role, status, workos_user_id AS "workosUserId",
-  directory_linked_at IS NOT NULL AS "directoryManaged", suspended_by AS "suspendedBy",
+  directory_linked_at IS NOT NULL AS "directoryManaged", suspended_by AS "suspendedBy", locale,
   created_at AS "createdAt", updated_at AS "updatedAt"`
 
 export async function insertUser (
@@ -177,4 +179,14 @@ export async function listActiveAdmins (q: Queryable, workspaceId: string): Prom
     `SELECT ${COLUMNS} FROM users WHERE workspace_id = $1 AND role = 'admin' AND status = 'active' ORDER BY created_at`,
     [workspaceId])
   return r.rows
+}
+
+/** Sets the member's own language (null: the workspace's); false when no such member. */
+export async function updateUserLocale (
+  q: Queryable, workspaceId: string, userId: string, locale: string | null, now: Date
+): Promise<boolean> {
+  const r = await q.query(
+    'UPDATE users SET locale = $3, updated_at = $4 WHERE id = $2 AND workspace_id = $1',
+    [workspaceId, userId, locale, now])
+  return r.rowCount === 1
 }

@@ -120,3 +120,52 @@ export async function updateDirectorySettings (
       change.welcomeEmail ?? before.welcomeEmail])
   return before
 }
+
+/** A workspace's default language (BCP 47) and the IANA time zone its e-mails write dates in (migration 059). */
+export interface LanguageSettingsRow { locale: string, timeZone: string }
+
+export async function findLanguageSettings (
+  q: Queryable, workspaceId: string
+): Promise<LanguageSettingsRow | undefined> {
+  const r = await q.query<LanguageSettingsRow>(
+    'SELECT locale, time_zone AS "timeZone" FROM workspaces WHERE id = $1', [workspaceId])
+  return r.rows[0]
+}
+
+/** Sets what `change` names; returns the settings it replaced (undefined: no such workspace). */
+export async function updateLanguageSettings (
+  q: Queryable, workspaceId: string, change: Partial<LanguageSettingsRow>
+): Promise<LanguageSettingsRow | undefined> {
+  const r = await q.query<LanguageSettingsRow>(
+    `UPDATE workspaces w SET locale = COALESCE($2, old.locale), time_zone = COALESCE($3, old.time_zone)
+       FROM (SELECT locale, time_zone FROM workspaces WHERE id = $1 FOR UPDATE) old
+      WHERE w.id = $1 RETURNING old.locale, old.time_zone AS "timeZone"`,
+    [workspaceId, change.locale ?? null, change.timeZone ?? null])
+  return r.rows[0]
+}
+
+/** Days the audit trail keeps a record (30 or more), or null: for good. Undefined: no such workspace. */
+export async function findAuditRetentionDays (q: Queryable, workspaceId: string): Promise<number | null | undefined> {
+  const r = await q.query<{ days: number | null }>(
+    'SELECT audit_retention_days AS days FROM workspaces WHERE id = $1', [workspaceId])
+  return r.rows[0]?.days
+}
+
+/** Sets the audit retention; returns the one it replaced (undefined: no such workspace). */
+export async function updateAuditRetentionDays (
+  q: Queryable, workspaceId: string, days: number | null
+): Promise<number | null | undefined> {
+  const r = await q.query<{ previous: number | null }>(
+    `UPDATE workspaces w SET audit_retention_days = $2
+       FROM (SELECT audit_retention_days FROM workspaces WHERE id = $1 FOR UPDATE) old
+      WHERE w.id = $1 RETURNING old.audit_retention_days AS previous`, [workspaceId, days])
+  return r.rows[0]?.previous
+}
+
+/** The workspaces that keep their audit trail for a limited time, with how long. */
+export async function listAuditRetentions (q: Queryable): Promise<Array<{ workspaceId: string, days: number }>> {
+  const r = await q.query<{ workspaceId: string, days: number }>(
+    `SELECT id AS "workspaceId", audit_retention_days AS days FROM workspaces
+      WHERE audit_retention_days IS NOT NULL ORDER BY id`)
+  return r.rows
+}

@@ -7,7 +7,8 @@ import {
 import { findUserByEmail } from '../db/users.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { serviceError } from '../errors.js'
-import { escapeHtml } from '../lib/html.js'
+import { renderEmail, say } from '../emails/shell.js'
+import { readerFor } from '../emails/reader.js'
 import { hashToken, randomToken, sameBrowser } from '../lib/tokens.js'
 import type { Me } from '../members/directory.js'
 import { joinAsMember } from '../members/join.js'
@@ -56,23 +57,22 @@ export async function offerJoin (deps: DomainDeps, email: string, browser: strin
     return
   }
   const link = `${deps.config.appUrl}/domain-join?token=${encodeURIComponent(token)}`
-  const auto = domain.policy === 'auto_join'
-  const what = auto
-    ? `you may join ${domain.workspaceName} as a member`
-    : `you may ask to join ${domain.workspaceName}; its admins decide`
-  const action = auto ? `Join ${domain.workspaceName}` : `Ask to join ${domain.workspaceName}`
-  const intro = `You asked to sign in as ${email}, which has no account yet. ${domain.domain} is a domain ` +
-    `${domain.workspaceName} verified: ${what}.`
-  await deps.mailer.send({
+  // Nobody's language is known yet: the workspace's.
+  const reader = await readerFor(deps.db, deps.config, domain.workspaceId, null)
+  const values = { auto: domain.policy === 'auto_join' ? 'yes' : 'no', email, domain: domain.domain }
+  const action = say(reader, 'domainJoin.subject', values)
+  await deps.mailer.send(renderEmail(reader, {
     to: email,
     subject: action,
-    text: `${intro}\n\nOpen this link to continue (valid for 15 minutes, once):\n\n${link}\n\n` +
-      'If you did not ask for it, ignore this e-mail.\n',
-    html: `<p>${escapeHtml(intro)}</p><p>Open this link to continue (valid for 15 minutes, once):</p>` +
-      `<p><a href="${escapeHtml(link)}">${escapeHtml(action)}</a></p>` +
-      '<p>If you did not ask for it, ignore this e-mail.</p>',
+    heading: action,
+    blocks: [
+      { kind: 'text', text: say(reader, 'domainJoin.lead', values) },
+      { kind: 'text', text: say(reader, 'domainJoin.validity', { minutes: JOIN_TOKEN_TTL_MS / 60_000 }) },
+      { kind: 'action', label: action, url: link },
+      { kind: 'note', text: say(reader, 'unasked') }
+    ],
     link
-  })
+  }))
 }
 
 /** Why a join token cannot be used, as the login link's answers say it. */

@@ -82,6 +82,14 @@ export const apiKeyScopes: ReadonlyArray<{ scope: components['schemas']['ApiKeyS
     "description": "Read the audit trail."
   },
   {
+    "scope": "audit-streams:read",
+    "description": "See audit streams, their last delivery and lag (never a token)."
+  },
+  {
+    "scope": "audit-streams:write",
+    "description": "Add, change, test, pause, resume and remove audit streams."
+  },
+  {
     "scope": "scim",
     "description": "The company directory's SCIM 2.0 access under `/api/scim/v2` (provision, suspend and remove members; groups). A key holding it alone belongs to the workspace, not to the admin who made it."
   }

@@ -84,5 +84,13 @@ export const auditActions: ReadonlyArray<components['schemas']['AuditAction']> =
   "sso_connection.deleted",
   "sso.sign_in_refused",
   "sso.break_glass_sign_in",
-  "sso_connection.certificate_expiring"
+  "sso_connection.certificate_expiring",
+  "workspace.branding_changed",
+  "audit_stream.created",
+  "audit_stream.updated",
+  "audit_stream.deleted",
+  "audit_stream.tested",
+  "audit_stream.paused",
+  "audit_stream.resumed",
+  "audit.records_deleted"
 ]

@@ -518,6 +518,58 @@ export interface paths {
         patch: operations["patchWorkspaceSettings"];
         trace?: never;
     };
+    "/api/workspace/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's look (display name, accent colour, sender name, logo)
+         * @description What the workspace set of its look, applied to every e-mail it sends and every page a person opens before signing in; `null`: not set (e-mails and pages use the workspace's name, the service's accent colour, and "<display name> via <service>" as the sender name). The logo is served publicly under its content's hash (`GET /branding/logos/{file}`).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getWorkspaceBranding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the workspace's display name, accent colour or sender name
+         * @description `displayName`: what e-mails and pages call the workspace (1 to 100 characters, surrounding spaces dropped; `null`: its name). `accentColor`: `#rrggbb`, the colour of links and buttons in its e-mails and pages; it must reach WCAG 2.x AA contrast (4.5:1) against white, as white button text sits on it and it sits as link text on white: below, 422 `ACCENT_COLOR_CONTRAST_TOO_LOW` with the ratio it reached in `details.contrast` and the field in `details.field` (`null`: the service's colour). `senderName`: the From name of its e-mails (the address is unchanged; `null`: "<display name> via <service>"). Changes are audited (`workspace.branding_changed`, with what they replaced).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        patch: operations["patchWorkspaceBranding"];
+        trace?: never;
+    };
+    "/api/workspace/branding/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload the workspace's logo (PNG, JPEG or WebP, at most 200 kB)
+         * @description The body is the image file itself, with its media type as `Content-Type`: `image/png`, `image/jpeg` or `image/webp`, at most 204800 bytes (413 `PAYLOAD_TOO_LARGE` beyond, refused before it is read whole). It is checked by its content, not its name or declared type: a PNG (signature, IHDR first, IEND last), a JPEG (SOI … EOI) or a WebP (RIFF `WEBP` with a `VP8`, `VP8L` or `VP8X` chunk), whose type is the one declared. An SVG (whatever its name or declared type) or anything else is 422 `LOGO_NOT_ACCEPTED`, with `details.reason` (`svg`, `not_an_image`, `type_mismatch`); another `Content-Type` is 415 `LOGO_TYPE_UNSUPPORTED`. The logo replaces the previous one, which is no longer served. Audited (`workspace.branding_changed`, the logos by their hashes).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        put: operations["putWorkspaceBrandingLogo"];
+        post?: never;
+        /**
+         * Remove the workspace's logo
+         * @description E-mails and pages show the display name alone; the logo is no longer served. Removing when there is none changes nothing (200). Audited when there was one (`workspace.branding_changed`).
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        delete: operations["deleteWorkspaceBrandingLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/slack": {
         parameters: {
             query?: never;
@@ -871,7 +923,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the signed-in member's profile (their language)
+         * @description The member's own `locale` (a BCP 47 tag): the e-mails the service writes them (sign-in
+         *     links; an admin's notices) are in it; null goes back to the workspace's `locale`.
+         *     Not open to API keys (`x-api-key: never`; a request with one is 403 `API_KEY_NOT_ALLOWED`): each person chooses for themselves.
+         */
+        patch: operations["patchUsersMe"];
         trace?: never;
     };
     "/api/users/me/notifications": {
@@ -1268,6 +1326,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit-events/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that sign the audit trail's digests, retired ones included
+         * @description The service's Ed25519 public keys (JWK, `kty` `OKP`, `crv` `Ed25519`), newest first. The
+         *     newest key not retired signs the hourly digests; a key is replaced every 90 days and stays
+         *     listed, with `retiredAt`, so every digest it signed still verifies. The private keys are
+         *     sealed at rest and never leave the service. Save this answer as a file for
+         *     `npm run audit:verify -- export.ndjson --digests digests.json --keys keys.json`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getAuditEventsSigningKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-events/digests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's signed hourly digests of its audit chain, oldest first
+         * @description At five past each hour the service signs, per workspace, the part of its audit chain that no
+         *     digest covers yet up to the last record created before the hour's end: `hour` is the hour it
+         *     closes; `firstSequence`…`lastSequence`, `firstId`, `lastId`, `count` and `lastHash` say which
+         *     records; `previousDigestHash` is the previous digest's `digestHash` (null for the first), so
+         *     the digests chain too. `digestHash` is SHA-256 (hex) and `signature` Ed25519 (base64url), both
+         *     over the RFC 8785 canonical JSON of the other fields; `kid` names the key
+         *     (`getAuditEventsSigningKeys`). An hour without records has no digest. `since` and `until`
+         *     select hours.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getAuditEventsDigests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/api-keys": {
         parameters: {
             query?: never;
@@ -1482,6 +1593,146 @@ export interface paths {
          * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
          */
         post: operations["postWebhookDeliveriesDeliveryIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's audit streams, with their last delivery and lag (never a token)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getAuditStreams"];
+        put?: never;
+        /**
+         * Stream the audit trail to a SIEM (generic HTTPS, Splunk HEC or Datadog logs)
+         * @description Every audit record recorded after this call is delivered to the receiver, in order, at
+         *     least once, in batches (up to 500 records, or what a second gathers), each record a
+         *     CloudEvents 1.0 envelope carrying its OCSF class and activity (docs/audit.md, "Streams").
+         *     `https`: a JSON array of envelopes, signed as webhooks are (the secret is in this answer
+         *     only); `splunk`: HTTP Event Collector events with `Authorization: Splunk <token>`;
+         *     `datadog`: logs intake with `DD-API-KEY: <token>`. The URL follows the webhooks' address
+         *     policy (400 `WEBHOOK_URL_NOT_ALLOWED`). The token is sealed at rest and never shown again.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postAuditStreams"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-streams/{streamId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One audit stream (never its token)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        get: operations["getAuditStreamsStreamId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an audit stream (what it had not delivered is not sent)
+         * @description Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        delete: operations["deleteAuditStreamsStreamId"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an audit stream, or change its URL or token
+         * @description A new URL passes the address policy first. Delivery continues from the same place.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        patch: operations["patchAuditStreamsStreamId"];
+        trace?: never;
+    };
+    "/api/audit-streams/{streamId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one test record to the receiver now and say what it answered
+         * @description One record (`type` `com.workspace-service.audit.test`, not in the audit trail) goes to the
+         *     receiver in the stream's own format, with its credential, once, not retried; the answer
+         *     says whether the receiver accepted it. The cursor does not move. The audit trail records
+         *     `audit_stream.tested`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postAuditStreamsStreamIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-streams/{streamId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an audit stream (records keep being recorded; nothing is sent)
+         * @description Pausing a paused stream changes nothing (200). Recorded as `audit_stream.paused`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postAuditStreamsStreamIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-streams/{streamId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an audit stream from where it stopped
+         * @description Delivery resumes after the last record the receiver acknowledged: what was recorded while
+         *     the stream was paused is delivered too, in order. Resuming an active stream changes
+         *     nothing (200). Recorded as `audit_stream.resumed`.
+         *     Limited per API key (`API_KEY_REST_RATE_LIMIT_PER_MINUTE`, one budget for every REST operation open to keys; 429 beyond); session callers are not limited.
+         */
+        post: operations["postAuditStreamsStreamIdResume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2436,6 +2687,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branding/logos/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace's logo, under its content's hash (cached for good)
+         * @description The logo e-mails and pages before sign-in show (`WorkspaceBranding.logo.url`), named by the SHA-256 of its bytes: a name never changes its content, so it is cached for a year and never revalidated (`Cache-Control: public, max-age=31536000, immutable`); a new logo is a new name. `Content-Type` is the type its content was checked to be, with `X-Content-Type-Options: nosniff`. A logo replaced or removed is no longer served (404).
+         */
+        get: operations["getBrandingLogo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/favicon.svg": {
         parameters: {
             query?: never;
@@ -3260,6 +3531,11 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        /**
+         * @description A BCP 47 language tag (`en`, `de-CH`, `ja`, `ar`), not a closed list: a language the service does not write yet is kept as given and read in the next best one (its base language, else the workspace's, else English); adding a language is no contract change.
+         * @example ja
+         */
+        LanguageTag: string;
         InviteUserRequest: {
             /**
              * Format: email
@@ -3272,6 +3548,8 @@ export interface components {
              * @enum {string}
              */
             role: "admin" | "member";
+            /** @description The invitee's language (a BCP 47 tag such as `ja` or `de-CH`); the invitation e-mail, its re-sends and its reminder are written in it. Absent, the workspace's `locale`; a language the service does not write falls back the same way. */
+            locale?: components["schemas"]["LanguageTag"];
         };
         InviteUserResponse: {
             /** @description Outcome flag. */
@@ -3311,7 +3589,7 @@ export interface components {
          * @description Every value of `ErrorResponse.code` this service produces.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID" | "SSO_METADATA_UNAVAILABLE" | "SSO_REQUIRED" | "SSO_CONNECTION_NOT_FOUND" | "SSO_SIGN_IN_REFUSED";
+        ErrorCode: "VALIDATION_FAILED" | "INVALID_JSON" | "TOKEN_INVALID" | "OAUTH_STATE_INVALID" | "UNAUTHENTICATED" | "SIGNATURE_INVALID" | "FORBIDDEN" | "NOT_FOUND" | "IDENTITY_PROVIDER_NOT_CONFIGURED" | "CHAT_PLATFORM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "USER_EXISTS" | "LAST_ADMIN" | "SCIM_INVALID_FILTER" | "SCIM_INVALID_PATH" | "SCIM_MUTABILITY" | "SCIM_UNIQUENESS" | "INVITATION_NOT_PENDING" | "INVITE_REQUEST_NOT_PENDING" | "INVITE_REQUEST_LIMIT_REACHED" | "INVITE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "API_KEY_LIMIT_REACHED" | "TOKEN_EXPIRED" | "TOKEN_USED" | "SETUP_COMPLETE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LOGO_TYPE_UNSUPPORTED" | "LOGO_NOT_ACCEPTED" | "ACCENT_COLOR_CONTRAST_TOO_LOW" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "EMAIL_SEND_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_DISABLED" | "CSRF_REJECTED" | "EMAIL_DOMAIN_NOT_ALLOWED" | "DOMAIN_NOT_ALLOWED" | "DOMAIN_EXISTS" | "DOMAIN_CLAIMED" | "DOMAIN_LIMIT_REACHED" | "INSUFFICIENT_SCOPE" | "API_KEY_NOT_ALLOWED" | "MEMBER_SUSPENDED" | "MANAGED_BY_DIRECTORY" | "SSO_DOMAIN_NOT_VERIFIED" | "SSO_DOMAIN_TAKEN" | "SSO_URL_NOT_ALLOWED" | "SSO_ISSUER_NOT_ALLOWED" | "SSO_CERTIFICATE_INVALID" | "SSO_METADATA_UNAVAILABLE" | "SSO_REQUIRED" | "SSO_CONNECTION_NOT_FOUND" | "SSO_SIGN_IN_REFUSED";
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -3435,6 +3713,12 @@ export interface components {
         Me: {
             user: components["schemas"]["User"];
             workspace: components["schemas"]["Workspace"];
+            /** @description The member's own language (BCP 47), set with `PATCH /api/users/me`; null, the workspace's `locale`. */
+            locale?: string | null;
+        };
+        MeUpdate: {
+            /** @description A BCP 47 language tag (`ja`, `de-CH`) for the e-mails the service writes this member; null, the workspace's `locale`. */
+            locale: string | null;
         };
         /** @description How an admin hears of new invite requests; at most once an hour, a digest after that. */
         NotificationSettings: {
@@ -3578,6 +3862,11 @@ export interface components {
              * @description When its one reminder e-mail was sent (queued to the relay), per the workspace's `invitationReminderDays`.
              */
             remindedAt?: string | null;
+            /**
+             * @description The invitee's language as given when it was made (BCP 47); its e-mails are written in it. Null, the workspace's `locale`.
+             * @example ja
+             */
+            locale?: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3602,10 +3891,14 @@ export interface components {
         InviteBatchRequest: {
             /** @description The role of every row that names none (default `member`). */
             role?: components["schemas"]["Role"];
+            /** @description The language of every row that names none; absent, the workspace's `locale`. */
+            locale?: components["schemas"]["LanguageTag"];
             rows: {
                 /** @description The address, as pasted (surrounding spaces are trimmed, case is ignored). One that is not an e-mail address is reported `invalid`, not refused. */
                 email: string;
                 role?: components["schemas"]["Role"];
+                /** @description This invitee's language (see `InviteUserRequest.locale`); absent, the request's `locale`, else the workspace's. */
+                locale?: components["schemas"]["LanguageTag"];
             }[];
         };
         InvitationBatchRow: {
@@ -3668,7 +3961,7 @@ export interface components {
          * @description The audit trail's actions known to this version. A catalogue that grows with every feature: `AuditEvent.action` is open (one of these or any other string, added in a minor version); the `action` filter takes these. `sso.break_glass_sign_in`: a workspace admin signed in with an e-mailed link although their address's domain requires single sign-on (recorded beside its `session.login`; the payload names the domain and the connection).
          * @enum {string}
          */
-        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted" | "sso.sign_in_refused" | "sso.break_glass_sign_in" | "sso_connection.certificate_expiring";
+        AuditAction: "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "invitation.email_failed" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "chat.installed" | "chat.uninstalled" | "invite_request.created" | "invite_request.approved" | "invite_request.denied" | "workspace.settings_changed" | "session.login" | "session.logout" | "invitation.expired" | "member.joined" | "invitation.viewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.tested" | "invite_link.created" | "invite_link.regenerated" | "invite_link.revoked" | "invitation.bounced" | "invitation.delivery_delayed" | "invitation.bounce_superseded" | "invitation.reminder_sent" | "domain.added" | "domain.verified" | "domain.failed" | "domain.removed" | "domain.policy_changed" | "member.suspended" | "member.reactivated" | "sso_connection.created" | "sso_connection.updated" | "sso_connection.deleted" | "sso.sign_in_refused" | "sso.break_glass_sign_in" | "sso_connection.certificate_expiring" | "workspace.branding_changed" | "audit_stream.created" | "audit_stream.updated" | "audit_stream.deleted" | "audit_stream.tested" | "audit_stream.paused" | "audit_stream.resumed" | "audit.records_deleted";
         AuditEvent: {
             /**
              * Format: uuid
@@ -3694,6 +3987,70 @@ export interface components {
             };
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: uuid
+             * @description The workspace the record belongs to (its chain is the workspace's).
+             */
+            workspaceId?: string;
+            /** @description The record's place in its workspace's hash chain (1, 2, 3… with no gap); null for a record written before the chain began (docs/audit.md, "The record format"). */
+            sequence?: number | null;
+            /** @description `hash` of the record before this one in the workspace's chain; null for the chain's first record and for a record older than the chain. */
+            previousHash?: string | null;
+            /** @description SHA-256 (lower-case hex) over the RFC 8785 canonical JSON of `id`, `workspaceId`, `action`, `actor`, `source`, `target`, `payload`, `createdAt` and `previousHash`; null for a record older than the chain. `npm run audit:verify` recomputes it. */
+            hash?: string | null;
+        };
+        /** @description An Ed25519 public key of the service as a JWK (RFC 8037), with when it was made and retired. */
+        AuditSigningKey: {
+            /** @description The key's id, as digests name it. */
+            kid: string;
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+            /** @description The raw public key (base64url). */
+            x: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it stopped signing; null: it signs now.
+             */
+            retiredAt: string | null;
+        };
+        AuditSigningKeyList: {
+            items: components["schemas"]["AuditSigningKey"][];
+        };
+        /** @description A signed digest of a segment of a workspace's audit chain (see `getAuditEventsDigests`). */
+        AuditDigest: {
+            /** Format: uuid */
+            workspaceId: string;
+            /**
+             * Format: date-time
+             * @description The start of the hour the digest closes.
+             */
+            hour: string;
+            firstSequence: number;
+            lastSequence: number;
+            /** Format: uuid */
+            firstId: string;
+            /** Format: uuid */
+            lastId: string;
+            /** @description The records of the segment the trail held when it was signed. */
+            count: number;
+            lastHash: string;
+            previousDigestHash: string | null;
+            digestHash: string;
+            kid: string;
+            /** @description Ed25519 (base64url). */
+            signature: string;
+        };
+        AuditDigestList: {
+            items: components["schemas"]["AuditDigest"][];
+            nextCursor: string | null;
         };
         AuditEventList: {
             items: components["schemas"]["AuditEvent"][];
@@ -3713,7 +4070,7 @@ export interface components {
          * @description The scope catalogue: what an API key may do. Each operation open to keys names the scopes it needs on its `apiKey` security requirement; `members:admin` is needed besides an operation's own scope for anything that makes or unmakes an admin (`x-api-key-admin-scope`). A catalogue that grows: a key's `scopes` in a response are open (these or any other string, added in a minor version); a key is made only with these.
          * @enum {string}
          */
-        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "sso:read" | "sso:write" | "events:read" | "audit:read" | "scim";
+        ApiKeyScope: "workspace:read" | "workspace:write" | "members:read" | "members:write" | "members:admin" | "invitations:read" | "invitations:write" | "requests:read" | "requests:write" | "links:read" | "links:write" | "domains:read" | "domains:write" | "webhooks:read" | "webhooks:write" | "sso:read" | "sso:write" | "events:read" | "audit:read" | "audit-streams:read" | "audit-streams:write" | "scim";
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -3856,12 +4213,26 @@ export interface components {
                 organizationLinked: boolean;
             };
             directory: components["schemas"]["DirectorySettings"];
+            auditRetentionDays?: components["schemas"]["AuditRetentionDays"];
+            /** @description The workspace's default language (BCP 47, default `en`) for e-mails to whoever has none of their own (an invitation's, a member's). */
+            locale?: components["schemas"]["LanguageTag"];
+            /** @description The IANA time zone its e-mails write dates and times in (default `UTC`), e.g. `Europe/Berlin`. */
+            timeZone?: string;
         };
         /** @description The company directory (SCIM, `/api/scim/v2`). `adminGroup`: the displayName of the directory group whose members are admins (compared case-insensitively; null: the directory sets no roles). It sets roles only for members the directory provisioned or linked, when the directory next changes that group or those members; never the last active admin's. `welcomeEmail`: a member the directory creates gets an e-mail with a sign-in link (off unless turned on). */
         DirectorySettings: {
             adminGroup: string | null;
             welcomeEmail: boolean;
         };
+        /**
+         * @description How many days the audit trail keeps a record (30 to 3650), or `null`: for good (every
+         *     workspace starts so). The retention sweep (`RETENTION_SWEEP_MINUTES`) deletes the records
+         *     older than that, oldest first, and records what it deleted as `audit.records_deleted` (payload: `count`, `before`,
+         *     `fromSequence`, `toSequence`, `lastHash` — the hash of the last record deleted, which the
+         *     first record kept carries as its `previousHash`), so the rest of the chain still verifies.
+         *     An export made before a deletion verifies as it did (docs/audit.md, "Retention").
+         */
+        AuditRetentionDays: number | null;
         /**
          * @description How many days before it expires a pending invitation gets its one reminder e-mail (1 to 7;
          *     every workspace starts at 2), or `null`: no reminders. The reminder carries the link the
@@ -3880,6 +4251,40 @@ export interface components {
                 adminGroup?: string | null;
                 welcomeEmail?: boolean;
             };
+            auditRetentionDays?: components["schemas"]["AuditRetentionDays"];
+            /** @description The workspace's default language for e-mails (see `WorkspaceSettings.locale`). */
+            locale?: components["schemas"]["LanguageTag"];
+            /** @description An IANA time zone (`Europe/Berlin`, `Asia/Tokyo`, `UTC`); one the service does not know is refused (400 VALIDATION_FAILED). */
+            timeZone?: string;
+        };
+        /** @description The workspace's look; `null` fields are not set (see `getWorkspaceBranding`). */
+        WorkspaceBranding: {
+            /** @description What e-mails and pages call the workspace; null: its name. */
+            displayName: string | null;
+            /** @description The links' and buttons' colour (lowercase #rrggbb, at least 4.5:1 against white); null: the service's. */
+            accentColor: string | null;
+            /** @description The From name of its e-mails; null: "<display name> via <service>". */
+            senderName: string | null;
+            logo: null | {
+                /**
+                 * Format: uri
+                 * @description Where the service serves it (`GET /branding/logos/{file}`), under `APP_URL`.
+                 */
+                url: string;
+                sha256: string;
+                /** @enum {string} */
+                mediaType: "image/png" | "image/jpeg" | "image/webp";
+                /** @description Bytes. */
+                size: number;
+            };
+        };
+        WorkspaceBrandingPatch: {
+            /** @description What e-mails and pages call the workspace (surrounding spaces are dropped); null: its name. */
+            displayName?: string | null;
+            /** @description #rrggbb reaching 4.5:1 against white (stored lowercase); null: the service's colour. */
+            accentColor?: string | null;
+            /** @description The From name of its e-mails (surrounding spaces are dropped; no quotes or angle brackets); null: "<display name> via <service>". */
+            senderName?: string | null;
         };
         /** @enum {string} */
         InviteRequestStatus: "pending" | "approved" | "denied" | "expired";
@@ -3948,6 +4353,8 @@ export interface components {
              * @default false
              */
             requiresApproval: boolean;
+            /** @description The language of the e-mails the link's joiners get (a BCP 47 tag); absent, the workspace's `locale`. */
+            locale?: components["schemas"]["LanguageTag"];
         };
         /** @enum {string} */
         InviteLinkStatus: "active" | "expired" | "used_up" | "revoked";
@@ -3972,6 +4379,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             revokedAt: string | null;
+            /** @description The language of its joiners' e-mails as given when it was made (BCP 47); null, the workspace's `locale`. */
+            locale?: string | null;
         };
         InviteLinkCreated: {
             /** Format: uuid */
@@ -3992,6 +4401,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             revokedAt: string | null;
+            /** @description The language of its joiners' e-mails as given (BCP 47); null, the workspace's `locale`. */
+            locale?: string | null;
             /**
              * Format: uri
              * @description The whole link, `{PUBLIC_URL}/join/{code}`. Shown once.
@@ -4415,6 +4826,111 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /**
+         * @description Where an audit stream delivers: `https` (a JSON array of CloudEvents, signed as webhooks are), `splunk` (HTTP Event Collector) or `datadog` (logs intake, v2).
+         * @enum {string}
+         */
+        AuditStreamKind: "https" | "splunk" | "datadog";
+        CreateAuditStreamRequest: {
+            kind: components["schemas"]["AuditStreamKind"];
+            name: string;
+            /**
+             * Format: uri
+             * @description The receiver's address: Splunk's `…/services/collector/event`, Datadog's `…/api/v2/logs`, or your own HTTPS endpoint.
+             */
+            url: string;
+            /** @description Splunk's HEC token or Datadog's API key (required for those kinds; none for `https`, whose signing secret the service makes). Sealed at rest, never shown again. */
+            token?: string;
+        };
+        UpdateAuditStreamRequest: {
+            name?: string;
+            /** Format: uri */
+            url?: string;
+            /** @description A new Splunk HEC token or Datadog API key (not for `https` streams). */
+            token?: string;
+        };
+        AuditStream: {
+            /** Format: uuid */
+            id: string;
+            /** @description An `AuditStreamKind`, or a kind added since: open. */
+            kind: components["schemas"]["AuditStreamKind"] | string;
+            name: string;
+            url: string;
+            /** @description `active` or `paused`, or a state added since (open). */
+            status: ("active" | "paused") | string;
+            /** @description Why it is paused: `admin` (someone paused it) or `failing` (the receiver failed for a day; the admins were told), or a reason added since (open); null when active. */
+            pausedReason: ("admin" | "failing" | null) | string;
+            /** @description Audit records recorded and not yet acknowledged by the receiver (counted up to 10,000). */
+            lag: number;
+            /**
+             * Format: date-time
+             * @description When the receiver last acknowledged a batch.
+             */
+            lastDeliveryAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the last record it acknowledged was recorded.
+             */
+            lastDeliveredRecordAt: string | null;
+            /** @description The HTTP status of the last attempt (null: none, or no answer). */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt got no answer (a timeout, a refused connection); null when it got one. */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description The first failure since the last success; a day of them pauses the stream.
+             */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description When a failed batch is tried again.
+             */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        AuditStreamCreated: {
+            /** Format: uuid */
+            id: string;
+            /** @description As on `AuditStream` (open). */
+            kind: components["schemas"]["AuditStreamKind"] | string;
+            name: string;
+            url: string;
+            /** @description As on `AuditStream` (open). */
+            status: ("active" | "paused") | string;
+            /** @description As on `AuditStream` (open). */
+            pausedReason: ("admin" | "failing" | null) | string;
+            lag: number;
+            /** Format: date-time */
+            lastDeliveryAt: string | null;
+            /** Format: date-time */
+            lastDeliveredRecordAt: string | null;
+            lastStatusCode: number | null;
+            lastError: string | null;
+            /** Format: date-time */
+            failingSince: string | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description An `https` stream's signing secret (Standard Webhooks, as webhooks are signed), shown once; null for the other kinds. */
+            secret: string | null;
+        };
+        AuditStreamList: {
+            items: components["schemas"]["AuditStream"][];
+        };
+        AuditStreamTestResult: {
+            /** @description The receiver answered 2xx. */
+            delivered: boolean;
+            /** @description Its HTTP status; null when it did not answer. */
+            statusCode: number | null;
+            /** @description Why there was no answer (timeout, refused connection, address not allowed). */
+            error: string | null;
+        };
         WebhookEndpointCreated: {
             /** Format: uuid */
             id: string;
@@ -4590,6 +5106,24 @@ export interface components {
         };
         /** @description The endpoint id fails validation (`VALIDATION_FAILED`). */
         EndpointIdInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No such audit stream in the caller's workspace (`NOT_FOUND`). */
+        StreamNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The stream id fails validation (`VALIDATION_FAILED`). */
+        StreamIdInvalid: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4815,7 +5349,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The address is at a domain whose workspace signs its people in by single sign-on (`SSO_REQUIRED`: the message names the workspace and the connection, the way in), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        /** @description The address is at a domain whose workspace signs its people in by single sign-on (`SSO_REQUIRED`: the message names the workspace and the connection, the way in, and `details` has both, `workspace` and `connection`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
         SsoRequiredCrossOriginOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
@@ -4824,7 +5358,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The address is at a domain whose workspace signs its people in by single sign-on (`SSO_REQUIRED`: the message names the workspace and the connection), it is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+        /** @description The address is at a domain whose workspace signs its people in by single sign-on (`SSO_REQUIRED`: the message names the workspace and the connection, `details` has both), it is not at one of the link's `allowedDomains` (`EMAIL_DOMAIN_NOT_ALLOWED`), the browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
         SsoRequiredEmailDomainCrossOriginOrKeyRefused: {
             headers: {
                 [name: string]: unknown;
@@ -4996,7 +5530,7 @@ export interface components {
         /** @example invitation.created */
         AuditFilterAction: components["schemas"]["AuditAction"];
         /** @example invitation */
-        AuditFilterTargetType: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain" | "sso_connection";
+        AuditFilterTargetType: "user" | "invitation" | "api_key" | "session" | "chat_installation" | "webhook_endpoint" | "invite_request" | "workspace" | "invite_link" | "domain" | "sso_connection" | "audit_stream";
         /** @example a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
         AuditFilterTargetId: string;
         /**
@@ -5038,6 +5572,8 @@ export interface components {
         ApiKeyId: string;
         /** @example 2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a3b5c7d */
         EndpointId: string;
+        /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+        StreamId: string;
         /** @example 4d6f8a0c-1e3b-4c5d-8e7f-9a0b1c2d3e4f */
         LinkId: string;
         /**
@@ -5077,6 +5613,16 @@ export interface components {
          * @example 1.0.0
          */
         ApiVersion: string;
+        /**
+         * @description The language the page is written in (its `<html lang>`): the language of the link it was opened from, else the best match of `Accept-Language`, else the workspace's default locale, else `en`.
+         * @example de
+         */
+        ContentLanguage: string;
+        /**
+         * @description Another `Accept-Language` may get the page in another language.
+         * @example Accept-Language
+         */
+        VaryAcceptLanguage: string;
         /**
          * @description Where the browser goes next.
          * @example https://workspace.example.com/
@@ -6101,6 +6647,175 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getWorkspaceBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The look. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceBranding"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchWorkspaceBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceBrandingPatch"];
+            };
+        };
+        responses: {
+            /** @description The look after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceBranding"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The accent colour does not reach 4.5:1 against white (`ACCENT_COLOR_CONTRAST_TOO_LOW`); nothing is changed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putWorkspaceBrandingLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example (PNG bytes: 89 50 4E 47 0D 0A 1A 0A) */
+                "image/png": unknown;
+                /** @example (JPEG bytes: FF D8 FF … FF D9) */
+                "image/jpeg": unknown;
+                /** @example (WebP bytes: RIFF … WEBP VP8) */
+                "image/webp": unknown;
+            };
+        };
+        responses: {
+            /** @description The look with the new logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceBranding"];
+                };
+            };
+            /** @description No body (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            /** @description The file is larger than 204800 bytes (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not sent as `image/png`, `image/jpeg` or `image/webp` (`LOGO_TYPE_UNSUPPORTED`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The file is not a PNG, JPEG or WebP image, or not the type it was sent as (`LOGO_NOT_ACCEPTED`); the logo is unchanged. `details.reason`: `svg` ("This is an SVG image; upload a PNG, JPEG or WebP"), `not_an_image` ("This file is not a PNG, JPEG or WebP image"), `type_mismatch` with `details.detectedType` ("This file is a JPEG image, not image/png: send it as image/jpeg"). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorkspaceBrandingLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The look without a logo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceBranding"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteWorkspaceSlack: {
         parameters: {
             query?: never;
@@ -6758,6 +7473,53 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ApiKeyNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchUsersMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeUpdate"];
+            };
+        };
+        responses: {
+            /** @description The current user after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The browser says the request came from a page on another origin (`CSRF_REJECTED`), or the request carries an API key, which this operation never takes (`API_KEY_NOT_ALLOWED`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -7682,6 +8444,120 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getAuditEventsSigningKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "kid": "audit-2026-12-07-3f2a9c1d",
+                     *           "kty": "OKP",
+                     *           "crv": "Ed25519",
+                     *           "alg": "EdDSA",
+                     *           "use": "sig",
+                     *           "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+                     *           "createdAt": "2026-12-07T21:05:00.112Z",
+                     *           "retiredAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditSigningKeyList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuditEventsDigests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only what happened at or after this moment.
+                 * @example 2026-11-23T00:00:00.000Z
+                 */
+                since?: components["parameters"]["AuditFilterSince"];
+                /**
+                 * @description Only what happened before this moment.
+                 * @example 2026-11-24T00:00:00.000Z
+                 */
+                until?: components["parameters"]["AuditFilterUntil"];
+                /** @example 20 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `nextCursor` of the same list (base64url). Anything else is 400 `VALIDATION_FAILED` naming `query` `cursor`.
+                 * @example MjAyNi0xMS0wOVQxNDowMjozMS41MTJafDdjOWU2Njc5LTc0MjUtNDBkZS05NDRiLWUwN2ZjMWY5MGFlNw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of digests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "workspaceId": "5b0c1f4e-2d7a-4c8e-9f10-3a4b5c6d7e8f",
+                     *           "hour": "2026-12-07T20:00:00.000Z",
+                     *           "firstSequence": 1,
+                     *           "lastSequence": 42,
+                     *           "firstId": "01a207cc-40fb-70b2-8f61-2c9d4e7a3b50",
+                     *           "lastId": "01a20e5b-7727-71a4-9c3e-5d2b8f0a6e71",
+                     *           "count": 42,
+                     *           "lastHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "previousDigestHash": null,
+                     *           "digestHash": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+                     *           "kid": "audit-2026-12-07-3f2a9c1d",
+                     *           "signature": "3ZJxXGm2mDq8nV0oR8pPZ9bq1xK1c6tq2w6c3P0vJ6ZqO5kqH4Q1tB3oQ2Kx7a9v8mE6XyY2wJ1uV0sT9rQ8Bg"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditDigestList"];
+                };
+            };
+            /** @description A query parameter fails validation, or the cursor was not issued by this list (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getApiKeys: {
         parameters: {
             query?: never;
@@ -8159,6 +9035,267 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuditStreams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The streams, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStreamList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAuditStreams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAuditStreamRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. For an `https` stream, store `secret` now; it is never shown again. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStreamCreated"];
+                };
+            };
+            /** @description The body fails validation (`VALIDATION_FAILED`, `INVALID_JSON`; a `splunk` or `datadog` stream needs a `token`) or the URL is not allowed (`WEBHOOK_URL_NOT_ALLOWED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuditStreamsStreamId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            400: components["responses"]["StreamIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleOrScope"];
+            404: components["responses"]["StreamNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAuditStreamsStreamId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["StreamIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["StreamNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchAuditStreamsStreamId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAuditStreamRequest"];
+            };
+        };
+        responses: {
+            /** @description The stream as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            /** @description The body or id fails validation (`VALIDATION_FAILED`, `INVALID_JSON`) or the URL is not allowed (`WEBHOOK_URL_NOT_ALLOWED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["StreamNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAuditStreamsStreamIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver answered (a refusal is still 200; `delivered` is false). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStreamTestResult"];
+                };
+            };
+            400: components["responses"]["StreamIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["StreamNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAuditStreamsStreamIdPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream, paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            400: components["responses"]["StreamIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["StreamNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAuditStreamsStreamIdResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6d1c9b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
+                streamId: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStream"];
+                };
+            };
+            400: components["responses"]["StreamIdInvalid"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRoleScopeOrCrossOrigin"];
+            404: components["responses"]["StreamNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9949,9 +11086,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description HTML page. */
+            /** @description HTML page, in the invitation's language (else the browser's, the workspace's, English). */
             200: {
                 headers: {
+                    "Content-Language": components["headers"]["ContentLanguage"];
+                    Vary: components["headers"]["VaryAcceptLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9981,9 +11120,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description HTML page. */
+            /** @description HTML page, in the browser's language (a sign-in link's page in its account's, when set). */
             200: {
                 headers: {
+                    "Content-Language": components["headers"]["ContentLanguage"];
+                    Vary: components["headers"]["VaryAcceptLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10013,9 +11154,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description HTML page. */
+            /** @description HTML page, in the browser's language. */
             200: {
                 headers: {
+                    "Content-Language": components["headers"]["ContentLanguage"];
+                    Vary: components["headers"]["VaryAcceptLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10051,9 +11194,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description HTML page. */
+            /** @description HTML page, in the invite link's language (else the browser's, the workspace's, English). */
             200: {
                 headers: {
+                    "Content-Language": components["headers"]["ContentLanguage"];
+                    Vary: components["headers"]["VaryAcceptLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10125,9 +11270,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description HTML page. */
+            /** @description HTML page, in the browser's language (else the workspace's default, English). */
             200: {
                 headers: {
+                    "Content-Language": components["headers"]["ContentLanguage"];
+                    Vary: components["headers"]["VaryAcceptLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10196,6 +11343,60 @@ export interface operations {
                      *     </html>
                      */
                     "text/html": string;
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBrandingLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The logo's SHA-256 (64 lowercase hex digits) and its extension (`png`, `jpg` or `webp`).
+                 * @example 9f2c6a1e0b7d4c3a8e5f1b2d6c9a0e7f4b3d2c1a0e9f8b7c6d5e4f3a2b1c0d9e.png
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=31536000, immutable`. */
+                    "Cache-Control"?: "public, max-age=31536000, immutable";
+                    /** @description Always `nosniff`. */
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (PNG bytes: 89 50 4E 47 0D 0A 1A 0A) */
+                    "image/png": string;
+                    /** @example (JPEG bytes: FF D8 FF … FF D9) */
+                    "image/jpeg": string;
+                    /** @example (WebP bytes: RIFF … WEBP VP8) */
+                    "image/webp": string;
+                };
+            };
+            /** @description Not a logo's name (`VALIDATION_FAILED`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No workspace has this logo (now) (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };

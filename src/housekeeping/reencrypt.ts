@@ -5,6 +5,8 @@ import { resealInvitationLinks } from '../invitations/link-seal.js'
 import { resealSigningSecrets } from '../webhooks/secrets.js'
 import { resealBotTokens } from '../slack/install.js'
 import { resealClientSecrets } from '../sso/connection-secret.js'
+import { resealSigningKeys } from '../audit/digests.js'
+import { resealStreamCredentials } from '../audit-streams/credentials.js'
 
 // Everything stored under a key derived from a secret, re-encrypted under the current one
 // (npm run secrets:reencrypt, docs/operating.md "Rotating secrets"). What cannot be rewritten —
@@ -16,7 +18,9 @@ export async function reencryptStored (deps: Pick<Ports, 'db' | 'config'>): Prom
     await resealIdempotencyAnswers(deps),
     await resealInvitationLinks(deps),
     await resealSigningSecrets(deps.db, deps.config),
-    await resealClientSecrets(deps.db, deps.config)
+    await resealClientSecrets(deps.db, deps.config),
+    await resealSigningKeys(deps.db, deps.config),
+    await resealStreamCredentials(deps.db, deps.config)
   ]
   const botTokens = await resealBotTokens(deps.db, deps.config)
   if (botTokens !== null) counts.push(botTokens)

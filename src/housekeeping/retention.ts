@@ -9,16 +9,18 @@ import { deleteExpiredSsoFlows } from '../db/sso-flows.js'
 import { deleteExpiredSsoAssertions } from '../db/sso-assertions.js'
 import { deleteEndedSessions } from '../db/sessions.js'
 import { refreshStatistics, vacuumDatabase, type AnalyzedPages } from './statistics.js'
+import { sweepAuditTrails } from '../audit/retention.js'
 
 // The retention sweep: rows that no longer do anything — login tokens and OAuth states (any
 // anonymous client can have them written: they go RETENTION_EXPIRED_TOKEN_MINUTES after they
 // expire), ended sessions, Idempotency-Key records past their replay window, finished chat events,
 // completed invitation batches (their rows hold every address an admin pasted, invalid ones too) —
-// are deleted once they are older than the configured ages. Deletes run in small batches, each
-// its own short statement, so the sweep never holds locks for long; several instances sweeping at
-// once only share the work. On the embedded database the sweep also does what autovacuum does on
-// PostgreSQL (statistics.ts): it refreshes the planner's statistics of the tables that grew, then
-// VACUUMs, so the space of what was deleted is used again.
+// are deleted once they are older than the configured ages; and the audit records older than their
+// workspace's auditRetentionDays, each deletion recorded in the trail (src/audit/retention.ts).
+// Deletes run in small batches, each its own short statement, so the sweep never holds locks for
+// long; several instances sweeping at once only share the work. On the embedded database the sweep
+// also does what autovacuum does on PostgreSQL (statistics.ts): it refreshes the planner's
+// statistics of the tables that grew, then VACUUMs, so the space of what was deleted is used again.
 
 const DAY_MS = 86_400_000
 const HOUR_MS = 3_600_000
@@ -84,8 +86,10 @@ export function createRetentionSweep (
         q, new Date(now - retention.batchesDays * DAY_MS), n
       ), BATCHES_PER_DELETE)
     }
-    const removed = Object.values(counts).reduce((a, b) => a + b, 0)
-    log[removed > 0 ? 'info' : 'debug']({ removed: counts }, `retention sweep removed ${removed} rows`)
+    const auditRecords = await sweepAuditTrails(db, new Date(now))
+    const removed = Object.values(counts).reduce((a, b) => a + b, auditRecords)
+    const report = { removed: { ...counts, auditRecords } }
+    log[removed > 0 ? 'info' : 'debug'](report, `retention sweep removed ${removed} rows`)
     if (db.kind === 'pglite') {
       // Statistics first: they are taken on the tables as they grew.
       const analyzed = await refreshStatistics(q, analyzedPages)

@@ -26,10 +26,15 @@ const BATCH_CHUNK = 50
 const ALREADY_MEMBER = 'A member of the workspace already has this e-mail'
 const OVER_BUDGET = 'Past the workspace\'s hourly invitation e-mail budget'
 
-export interface BatchInput { role?: Role, rows: Array<{ email: string, role?: Role }> }
+export interface BatchInput {
+  role?: Role
+  /** The invitees' language (BCP 47) where a row names none. */
+  locale?: string
+  rows: Array<{ email: string, role?: Role, locale?: string }>
+}
 
 /** A row as classified before anything is written; `result` unset: to invite. */
-interface Draft extends BatchItem { key: string }
+interface Draft extends BatchItem { key: string, locale: string | null }
 
 /**
  * Only admins grant the admin role (an API key, only with `members:admin`); a row asking for more
@@ -48,7 +53,14 @@ export function classifyRows (input: BatchInput): Draft[] {
     const given = row.email.trim()
     const role = row.role ?? input.role ?? 'member'
     const base = {
-      position, role, invitationId: null, delivery: null, attempts: 0, retryAfterSeconds: null, duplicateOf: null
+      position,
+      role,
+      locale: row.locale ?? input.locale ?? null,
+      invitationId: null,
+      delivery: null,
+      attempts: 0,
+      retryAfterSeconds: null,
+      duplicateOf: null
     }
     const email = storedAddress(given)
     if (email === null) {

@@ -18,6 +18,7 @@ import { sealToken } from './link-seal.js'
 import { tellInviter } from './inviter-notice.js'
 import type { InviterNoticeListener } from '../ports/inviter-notices.js'
 import { invitationReturnPath } from '../mail/return-path.js'
+import { readerFor } from '../emails/reader.js'
 
 // Getting a committed invitation to the invitee: through the identity provider when it is
 // configured for the workspace and answers, otherwise by our own e-mail with a signup link.
@@ -163,10 +164,11 @@ async function byEmail (deps: DeliveryDeps, d: Delivery, again: string): Promise
   // about an earlier e-mail (an older Date) is told from one about this one (src/bounces/record.ts).
   const startedAt = clock.now()
   try {
+    // The invitee reads it in the invitation's language (kept for every resend), else the workspace's.
+    const reader = await readerFor(db, config, d.workspace.id, inv.locale)
     await mailer.send({
-      ...invitationEmail({
+      ...invitationEmail(reader, {
         to: inv.email,
-        workspaceName: d.workspace.name,
         inviter: d.inviter.name,
         role: inv.role,
         link,

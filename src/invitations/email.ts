@@ -1,14 +1,13 @@
 import type { MailMessage } from '../ports/mailer.js'
 import type { Role } from '../db/users.js'
-import { escapeHtml } from '../lib/html.js'
+import { oneLine, renderEmail, say, type Reader } from '../emails/shell.js'
 
-// The one invitation e-mail (fallback path, resend, create-admin): plain text and HTML naming
-// the workspace and who invited. Every value is escaped in the HTML part: workspace names and
-// inviter names are user input.
+// The one invitation e-mail (fallback path, resend, reminder, create-admin), in the invitee's
+// language (the invitation's locale, else the workspace's) and the workspace's look: who invited,
+// as what, the link and when it expires, in the workspace's time zone.
 
 export interface InvitationEmailInput {
   to: string
-  workspaceName: string
   /** Name or e-mail of the inviting admin; null for the first admin made by create-admin. */
   inviter: string | null
   role: Role
@@ -18,45 +17,27 @@ export interface InvitationEmailInput {
   reminder?: boolean
 }
 
-/** A header-safe, single-line version of user text (no CR/LF in the subject). */
-function oneLine (s: string): string {
-  return s.replace(/[\r\n\t]+/g, ' ').trim().slice(0, 150)
-}
-
-export function invitationEmail (i: InvitationEmailInput): MailMessage {
-  const workspace = oneLine(i.workspaceName)
-  const who = i.inviter !== null ? oneLine(i.inviter) : null
-  const asRole = i.role === 'admin' ? 'an admin' : 'a member'
-  const expires = i.expiresAt.toUTCString()
-  const reminder = i.reminder === true ? 'Reminder: ' : ''
-  const subject = reminder +
-    (who !== null ? `${who} invited you to join ${workspace}` : `You are invited to join ${workspace}`)
-  const lead = reminder + (who !== null
-    ? `${who} invited you to join the workspace "${workspace}" as ${asRole}.`
-    : `You are invited to join the workspace "${workspace}" as ${asRole}.`)
-  const text = [
-    lead,
-    '',
-    'Accept the invitation and create your account here:',
-    i.link,
-    '',
-    `The link works once and expires on ${expires}.`,
-    'If you did not expect this invitation, you can ignore this e-mail.'
-  ].join('\n')
-  const htmlLead = reminder + (who !== null
-    ? `<strong>${escapeHtml(who)}</strong> invited you to join the workspace ` +
-      `<strong>${escapeHtml(workspace)}</strong> as ${asRole}.`
-    : `You are invited to join the workspace <strong>${escapeHtml(workspace)}</strong> as ${asRole}.`)
-  const href = escapeHtml(i.link)
-  const html = `<!doctype html>
-<html><body style="font-family: sans-serif; line-height: 1.5">
-<p>${htmlLead}</p>
-<p><a href="${href}">Accept the invitation</a></p>
-<p>Or copy this link into your browser:<br><code>${href}</code></p>
-<p style="color: #666">The link works once and expires on ${escapeHtml(expires)}. \
-If you did not expect this invitation, you can ignore this e-mail.</p>
-</body></html>`
-  return { to: i.to, subject, text, html, link: i.link }
+export function invitationEmail (reader: Reader, i: InvitationEmailInput): MailMessage {
+  const values = {
+    hasInviter: i.inviter !== null ? 'yes' : 'no',
+    inviter: i.inviter !== null ? oneLine(i.inviter) : '',
+    role: i.role,
+    expiresAt: i.expiresAt
+  }
+  const reminder = i.reminder === true
+  return renderEmail(reader, {
+    to: i.to,
+    subject: say(reader, reminder ? 'invitation.reminderSubject' : 'invitation.subject', values),
+    heading: say(reader, 'invitation.heading'),
+    blocks: [
+      ...(reminder ? [{ kind: 'text' as const, text: say(reader, 'invitation.reminder') }] : []),
+      { kind: 'text', text: say(reader, 'invitation.lead', values) },
+      { kind: 'action', label: say(reader, 'invitation.action'), url: i.link },
+      { kind: 'note', text: say(reader, 'invitation.expiry', values) },
+      { kind: 'note', text: say(reader, 'invitation.ignore') }
+    ],
+    link: i.link
+  })
 }
 
 /** The signup link of the fallback path: always APP_URL, never anything from a request. */

@@ -28,7 +28,8 @@ function sentLinkOf (checkpoint: unknown): SentLink | null {
  * rather than a new one, so the e-mail the invitee may already hold keeps working.
  */
 export async function inviteMember (
-  ctx: InvitationContext, actor: Principal, email: string, role: Role,
+  ctx: InvitationContext, actor: Principal,
+  { email, role, locale }: { email: string, role: Role, locale: string | null },
   keyed?: { key: string, attempt: IdempotentAttempt }
 ): Promise<InviteResult> {
   const earlier = sentLinkOf(keyed?.attempt.uncertain ?? null)
@@ -52,6 +53,7 @@ export async function inviteMember (
       expiresAt,
       invitedBy: actor.kind === 'apiKey' ? null : actor.userId,
       invitedByApiKey: actor.apiKeyId,
+      locale,
       now
     }, sendLease)
     if (row === null) return 'busy'

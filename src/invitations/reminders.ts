@@ -7,6 +7,7 @@ import { claimDueReminders, effectiveStatus, findReminder } from '../db/invitati
 import { systemActor } from '../audit/actor.js'
 import { invitationEmail, signupLink } from './email.js'
 import { openToken } from './link-seal.js'
+import { readerFor } from '../emails/reader.js'
 
 // Reminders (issue 29): a workspace setting (off, or N days before expiry, 1–7, default 2). A
 // scheduled sweep (every minute, one instance per slot) claims each pending invitation that is
@@ -66,9 +67,10 @@ export async function sendReminder (
     deps.log.info({ invitationId }, 'reminder not sent: the link it would carry was rotated since')
     return
   }
-  await deps.mailer.send(invitationEmail({
+  // In the language the invitation was made in (a reminder never switches to another).
+  const reader = await readerFor(deps.db, deps.config, r.workspaceId, r.locale)
+  await deps.mailer.send(invitationEmail(reader, {
     to: r.email,
-    workspaceName: r.workspaceName,
     inviter: r.inviterName,
     role: r.role,
     link: signupLink(deps.config.appUrl, token),

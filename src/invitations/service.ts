@@ -31,7 +31,9 @@ export interface InvitationService {
    */
   invite(actor: Principal, input: {
     email: string,
-    role: Role
+    role: Role,
+    /** The invitee's language (BCP 47); absent, the workspace's. */
+    locale?: string | undefined
   }, opts?: { idempotency?: IdempotencyKeyOf }): Promise<InviteResult>
   list(actor: Principal, q: InvitationListQuery): Promise<{ items: InvitationView[], nextCursor: string | null }>
   /** Fresh token and expiry for a pending invitation, and send it again. */
@@ -69,11 +71,12 @@ export function createInvitationService (
       // A member invites only as the workspace's invite policy allows (admins always may).
       await requireMayInvite(ports.db, actor, role)
       const keyed = opts.idempotency
-      if (keyed === undefined) return await inviteMember(ctx, actor, email, role)
+      const invitee = { email, role, locale: input.locale ?? null }
+      if (keyed === undefined) return await inviteMember(ctx, actor, invitee)
       // "The same body" is the normalized input: `A@X.example` and `a@x.example` are one request.
       return await idempotency.run(
-        { principal: actor, ...keyed, request: [email, role] },
-        async attempt => await inviteMember(ctx, actor, email, role, { key: keyed.key, attempt })
+        { principal: actor, ...keyed, request: [email, role, ...(input.locale !== undefined ? [input.locale] : [])] },
+        async attempt => await inviteMember(ctx, actor, invitee, { key: keyed.key, attempt })
       )
     },
     list: async (actor, q) => await listInvitationPage(ports, actor, q),
@@ -84,7 +87,7 @@ export function createInvitationService (
       const drafts = classifyRows(input)
       const keyed = opts.idempotency
       if (keyed === undefined) return await firstPage(actor, await createBatch({ ...ctx, jobs }, actor, drafts))
-      const request = drafts.map(d => [d.email, d.role])
+      const request = drafts.map(d => d.locale === null ? [d.email, d.role] : [d.email, d.role, d.locale])
       return await idempotency.run({ principal: actor, ...keyed, request }, async attempt => {
         // The earlier run committed its batch and died before answering: that batch is the answer.
         const earlier = (attempt.uncertain as { batchId?: unknown } | null)?.batchId

@@ -29,6 +29,7 @@ export function toInvitationView (row: InvitationRow, now: Date): InvitationView
     bouncedAt: iso(row.bouncedAt),
     bounceReason: row.bounceReason,
     remindedAt: iso(row.remindedAt),
+    locale: row.locale,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString()
   }

@@ -37,7 +37,8 @@ export function inviteLinkView (row: InviteLinkRow, now: Date): InviteLinkView {
     expiresAt: new Date(row.expiresAt).toISOString(),
     createdBy: row.createdBy,
     createdAt: new Date(row.createdAt).toISOString(),
-    revokedAt: row.revokedAt === null ? null : new Date(row.revokedAt).toISOString()
+    revokedAt: row.revokedAt === null ? null : new Date(row.revokedAt).toISOString(),
+    locale: row.locale
   }
 }
 

@@ -1,6 +1,6 @@
-import { serviceError } from '../errors.js'
 import { emailAddress } from '../lib/email.js'
-import { escapeHtml } from '../lib/html.js'
+import { renderEmail, say } from '../emails/shell.js'
+import { readerFor } from '../emails/reader.js'
 import { hashToken, randomToken } from '../lib/tokens.js'
 import { windowSpent } from '../lib/window-counter.js'
 import { findWorkspace } from '../db/workspaces.js'
@@ -69,21 +69,20 @@ export async function requestJoin (
     deps.log.warn({ inviteLinkId: link.id }, 'join refused: the invite link spent INVITE_LINK_JOINS_PER_HOUR')
     throw windowSpent(max, (oldest?.getTime() ?? now.getTime()) + BUDGET_WINDOW_MS - now.getTime())
   }
-  const workspace = await findWorkspace(db, link.workspaceId)
-  if (workspace === null) throw serviceError('NOT_FOUND', ['Invite link'])
+  // In the link's language, else the workspace's.
+  const reader = await readerFor(db, config, link.workspaceId, link.locale)
   const url = `${joinUrl(deps, code)}?confirm=${encodeURIComponent(token)}`
-  await deps.mailer.send({
+  const approval = link.requiresApproval ? 'yes' : 'no'
+  await deps.mailer.send(renderEmail(reader, {
     to: email,
-    subject: `Confirm your address to join ${workspace.name}`,
-    text: `Someone (we hope you) asked to join ${workspace.name} with this address. ` +
-      `Confirm by opening this link (valid for 24 hours, once):\n\n${url}\n\n` +
-      (link.requiresApproval ? 'An admin decides; if they approve, you get an invitation by e-mail.\n\n' : '') +
-      'If it was not you, ignore this e-mail.\n',
-    html: `<p>Someone (we hope you) asked to join ${escapeHtml(workspace.name)} with this address.</p>` +
-      `<p><a href="${escapeHtml(url)}">${link.requiresApproval ? 'Confirm and ask to join' : 'Confirm and join'}</a> ` +
-      '(valid for 24 hours, once)</p>' +
-      (link.requiresApproval ? '<p>An admin decides; if they approve, you get an invitation by e-mail.</p>' : '') +
-      '<p>If it was not you, ignore this e-mail.</p>',
+    subject: say(reader, 'linkJoin.subject'),
+    heading: say(reader, 'linkJoin.heading'),
+    blocks: [
+      { kind: 'text', text: say(reader, 'linkJoin.lead', { hours: JOIN_CONFIRMATION_TTL_MS / 3_600_000 }) },
+      { kind: 'action', label: say(reader, 'linkJoin.action', { approval }), url },
+      ...(link.requiresApproval ? [{ kind: 'note' as const, text: say(reader, 'linkJoin.approval') }] : []),
+      { kind: 'note', text: say(reader, 'linkJoin.notYou') }
+    ],
     link: url
-  })
+  }))
 }

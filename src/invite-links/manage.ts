@@ -1,3 +1,4 @@
+import { isLanguageTag } from '../i18n/locales.js'
 import { workspaceGone, type Principal } from '../principal.js'
 import { isForeignKeyViolation } from '../db/errors.js'
 import { serviceError } from '../errors.js'
@@ -21,6 +22,8 @@ export interface CreateInviteLinkInput {
   expiresInHours?: number
   allowedDomains?: string[]
   requiresApproval?: boolean
+  /** The language of its joiners' e-mails (BCP 47); none: the workspace's. */
+  locale?: string | null
 }
 
 const HOUR_MS = 3_600_000
@@ -45,12 +48,18 @@ function settingsOf (input: CreateInviteLinkInput): Required<CreateInviteLinkInp
     throw serviceError('VALIDATION_FAILED', ['name must have at most 100 characters'],
       { errors: [{ in: 'body', field: 'name', message: 'must have at most 100 characters' }] })
   }
+  const locale = input.locale ?? null
+  if (locale !== null && !isLanguageTag(locale)) {
+    throw serviceError('VALIDATION_FAILED', ['locale must be a BCP 47 language tag such as ja or de-CH'],
+      { errors: [{ in: 'body', field: 'locale', message: 'must be a BCP 47 language tag such as ja or de-CH' }] })
+  }
   return {
     name: name === '' ? null : name,
     maxUses,
     expiresInHours: hours,
     allowedDomains: domains,
-    requiresApproval: input.requiresApproval ?? false
+    requiresApproval: input.requiresApproval ?? false,
+    locale
   }
 }
 
@@ -101,6 +110,7 @@ async function insertAndAudit (
       maxUses: s.maxUses,
       allowedDomains: s.allowedDomains,
       requiresApproval: s.requiresApproval,
+      locale: s.locale,
       expiresAt: new Date(now.getTime() + s.expiresInHours * HOUR_MS),
       createdBy: actor.userId,
       now

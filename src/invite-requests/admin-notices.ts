@@ -3,7 +3,6 @@ import type { Queryable } from '../db/client.js'
 import type { Principal } from '../principal.js'
 import type { components } from '../generated/openapi.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
-import { findWorkspace } from '../db/workspaces.js'
 import { effectiveRequestStatus, findInviteRequest, type InviteRequestRow } from '../db/invite-requests.js'
 import {
   claimDueDigests, findNoticeChannel, holdForDigest, lockNoticeStates, markNoticeSent, recordRequestNotice,
@@ -11,6 +10,7 @@ import {
 } from '../db/admin-notices.js'
 import type { TellInSlack } from './context.js'
 import { requestNoticeEmail } from './notice-email.js'
+import { readerFor } from '../emails/reader.js'
 import { requireAdmin } from '../lib/require-admin.js'
 
 // Telling admins that invite requests wait (issue 43). Each admin chooses e-mail, Slack (the
@@ -109,10 +109,10 @@ export async function sendAdminNotice (deps: AdminNoticeDeps, data: unknown): Pr
     if (job.digest) await deps.tellInSlack({ workspaceId: job.workspaceId, adminEmail: admin.email, requests })
     return
   }
-  const workspace = await findWorkspace(db, job.workspaceId)
-  await deps.mailer.send(requestNoticeEmail({
+  // In the admin's own language, else the workspace's.
+  const reader = await readerFor(db, deps.config, job.workspaceId, admin.locale)
+  await deps.mailer.send(requestNoticeEmail(reader, {
     to: admin.email,
-    workspaceName: workspace?.name ?? 'your workspace',
     requests,
     consoleUrl: `${deps.config.appUrl}/console/requests`
   }))

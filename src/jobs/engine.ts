@@ -66,7 +66,7 @@ function executorOf (q: Queryable, stopping: () => boolean = () => false): PgBos
 const QUEUES: readonly JobQueue[] = [
   'webhook-delivery', 'invitation-expiry', 'invitation-reminders', 'invitation-reminder', 'domain-verification',
   'invitation-batch-abandoned', 'invitation-batch', 'admin-notice', 'admin-notice-digests', 'sso-certificates',
-  'sso-certificate-notice'
+  'sso-certificate-notice', 'audit-stream-delivery', 'audit-stream-sweep', 'audit-stream-notice', 'audit-digests'
 ]
 
 /**

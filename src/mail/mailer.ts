@@ -5,7 +5,7 @@ import nodemailer, { type SendMailOptions, type Transporter, type TransportOptio
 import type { Logger } from '../logger.js'
 import type { Tracer } from '../lib/telemetry.js'
 import { makeDataDir } from '../config/data-dir.js'
-import type { Mailer, RelayState } from '../ports/mailer.js'
+import type { MailMessage, Mailer, RelayState } from '../ports/mailer.js'
 
 /** How long the SMTP pool keeps its connections once nothing is being sent. */
 const POOL_IDLE_MS = 2000
@@ -103,7 +103,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
           // `signal` is nodemailer's (10.x); its type declarations do not have it yet.
           await pool().sendMail(
             {
-              from: opts.from,
+              from: fromOf(opts.from, msg),
               to: msg.to,
               subject: msg.subject,
               text: msg.text,
@@ -135,6 +135,13 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
       transport = null
     }
   }
+}
+
+/** MAIL_FROM, or its address under the message's From name ("Acme via Workspace"). */
+function fromOf (mailFrom: string, msg: MailMessage): string | { name: string, address: string } {
+  if (msg.fromName === undefined) return mailFrom
+  const address = /<([^>]+)>\s*$/.exec(mailFrom)?.[1] ?? mailFrom.trim()
+  return { name: msg.fromName, address }
 }
 
 /** A counting semaphore whose wait ends (rejects) when the signal aborts. */
@@ -169,7 +176,7 @@ function devMailbox (opts: MailerOptions): Mailer {
     kind: 'dev-mailbox',
     async send (msg) {
       const info = await transport.sendMail({
-        from: opts.from,
+        from: fromOf(opts.from, msg),
         to: msg.to,
         subject: msg.subject,
         text: msg.text,

@@ -24,13 +24,20 @@ function resolveRef (doc: ContractDoc, ref: string): Json {
   return target
 }
 
-/** A deep copy with every `$ref` replaced by what it names (the contract's schemas are not recursive). */
+/**
+ * A deep copy with every `$ref` replaced by what it names (the contract's schemas are not
+ * recursive). Keywords beside a `$ref` (OpenAPI 3.1 allows them: a field's own description of a
+ * shared schema) are kept over the named schema's.
+ */
 function inlineRefs (doc: ContractDoc, value: unknown, depth = 0): unknown {
   if (depth > 32) throw new Error('openapi.yaml: $ref nesting too deep (recursive schema?)')
   if (Array.isArray(value)) return value.map(v => inlineRefs(doc, v, depth + 1))
   if (value === null || typeof value !== 'object') return value
   const obj = value as Json
-  if (typeof obj.$ref === 'string') return inlineRefs(doc, resolveRef(doc, obj.$ref), depth + 1)
+  if (typeof obj.$ref === 'string') {
+    const { $ref, ...beside } = obj
+    return inlineRefs(doc, { ...resolveRef(doc, $ref), ...beside }, depth + 1)
+  }
   const out: Json = {}
   for (const [k, v] of Object.entries(obj)) out[k] = inlineRefs(doc, v, depth + 1)
   return out

@@ -68,7 +68,9 @@ const DEFS: ToolDef[] = [
     optional: ['role'],
     // The signup link is a credential for the invitee: it never enters an assistant's context.
     withhold: ['invitationUrl'],
-    run: async (s, p, a) => await s.invitations.invite(p, { email: a.email as string, role: a.role as Role })
+    run: async (s, p, a) => await s.invitations.invite(p, {
+      email: a.email as string, role: a.role as Role, locale: a.locale as string | undefined
+    })
   },
   {
     name: 'invite_many',

@@ -30,7 +30,7 @@ export async function loadMe (q: Queryable, workspaceId: string, userId: string)
     findUserInWorkspace(q, workspaceId, userId), findWorkspace(q, workspaceId)
   ])
   if (user === null || workspace === null) throw serviceError('UNAUTHENTICATED')
-  return { user: toApiUser(user), workspace: { id: workspace.id, name: workspace.name } }
+  return { user: toApiUser(user), workspace: { id: workspace.id, name: workspace.name }, locale: user.locale }
 }
 
 /** Which members a page lists: e-mail or name beginning with `search`, of one `role`, of one `status`. */

@@ -9,7 +9,8 @@ import { serviceError } from '../errors.js'
 import { requireAdminScope, type Principal } from '../principal.js'
 import { auditActorOf, auditPrincipalAction } from '../audit/actor.js'
 import { reactivateMember, suspendMember, type StatusChange } from './status.js'
-import { listMembers, readMember, type MemberFilter, type UserList } from './directory.js'
+import { listMembers, readMember, type Me, type MemberFilter, type UserList } from './directory.js'
+import { setOwnLocale } from './locale.js'
 
 export interface MemberService {
   /** One page of the actor's workspace's members, oldest first (filtered by e-mail or name, role). */
@@ -24,6 +25,8 @@ export interface MemberService {
   suspend(actor: Principal, userId: string): Promise<UserRow>
   /** Reactivates a suspended member with the role they had. */
   reactivate(actor: Principal, userId: string): Promise<UserRow>
+  /** The signed-in member's own language (src/members/locale.ts); null: the workspace's. */
+  setOwnLocale(actor: Principal, locale: string | null): Promise<Me>
 }
 
 export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'>): MemberService {
@@ -55,6 +58,7 @@ export function createMemberService (deps: Pick<Ports, 'db' | 'clock' | 'events'
     get: async (actor, userId) => await readMember(db, actor.workspaceId, userId),
     suspend: async (actor, userId) => await byAdmin(suspendMember, actor, userId),
     reactivate: async (actor, userId) => await byAdmin(reactivateMember, actor, userId),
+    setOwnLocale: async (actor, locale) => await setOwnLocale(deps, actor, locale),
 
     async changeRole (actor, userId, role) {
       return await db.transaction(async tx => {

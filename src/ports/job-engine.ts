@@ -5,6 +5,8 @@ import type { Queryable } from '../db/client.js'
 export type JobQueue = 'webhook-delivery' | 'invitation-expiry' | 'invitation-reminders' | 'invitation-reminder'
   | 'domain-verification' | 'invitation-batch' | 'invitation-batch-abandoned' | 'admin-notice' | 'admin-notice-digests'
   | 'sso-certificates' | 'sso-certificate-notice'
+  | 'audit-stream-delivery' | 'audit-stream-sweep' | 'audit-stream-notice'
+  | 'audit-digests'
 
 export interface JobEngine {
   /** Queue a job in the caller's transaction, to start after `delayMs` (default: now). */

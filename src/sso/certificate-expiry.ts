@@ -6,8 +6,8 @@ import {
   listPinnedCertificates, recordCertificateNotice, type PinnedCertificatesRow
 } from '../db/sso-certificate-notices.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
-import { findWorkspace } from '../db/workspaces.js'
 import { certificateNoticeEmail } from './certificate-email.js'
+import { readerFor } from '../emails/reader.js'
 
 // A SAML connection's IdP signs with a certificate that expires; around then the provider signs
 // with a new one, and sign-in accepts only the certificates pinned on the connection. So the
@@ -119,10 +119,10 @@ export async function sendCertificateNotice (deps: CertificateNoticeDeps, data: 
   const connection = await findSsoConnection(deps.db, job.workspaceId, job.connectionId)
   const latest = connection?.saml == null ? null : latestOf(connection.saml.certificates)
   if (connection === null || latest === null || latest.fingerprint !== job.fingerprint) return
-  const workspace = await findWorkspace(deps.db, job.workspaceId)
-  await deps.mailer.send(certificateNoticeEmail({
+  // In the admin's own language, else the workspace's; the date in the workspace's time zone.
+  const reader = await readerFor(deps.db, deps.config, job.workspaceId, admin.locale)
+  await deps.mailer.send(certificateNoticeEmail(reader, {
     to: admin.email,
-    workspaceName: workspace?.name ?? 'your workspace',
     connectionName: connection.name,
     fingerprintSha256: latest.fingerprint,
     expiresAt: latest.notAfter,

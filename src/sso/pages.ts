@@ -2,32 +2,31 @@ import type { components } from '../generated/openapi.js'
 import type { ErrorCode } from '../errors.js'
 import { escapeHtml } from '../lib/html.js'
 import { htmlPage, PAGE_STYLE, type Page } from '../http/page-shell.js'
+import { messageHtml, pageLook, type PageReader } from '../i18n/page-words.js'
+import { DEFAULT_LOCALE, type Locale } from '../i18n/locales.js'
+import { translate } from '../i18n/messages.js'
 
 // What a person's browser shows at the end of an SSO sign-in that did not sign them in, and an
 // admin's at the end of a test sign-in (handlers/sso-sign-in.ts answers these to a browser's
 // navigation; API clients get the JSON). Words per reason family, never the provider's message;
-// the short code, escaped, for whoever they ask for help. Nothing here runs a script.
+// the short code, escaped, for whoever they ask for help. Nothing here runs a script. In the
+// reader's language (Accept-Language: handlers/sso-sign-in.ts), words from pages.json.
 
 type SsoTestSignIn = components['schemas']['SsoTestSignIn']
 
 /** What a refusal page is made of: the answer's status, its registry code and `details.reason`. */
 export interface RefusalView { status: number, code: ErrorCode | string, reason?: string | undefined }
 
-const START_AGAIN = 'This sign-in attempt expired, was already used, or was started in another browser. ' +
-  'Go back to the sign-in page and start again.'
-const ASK_ADMIN = 'Your identity provider signed you in, but not with an account this workspace accepts. ' +
-  'Ask your workspace admin to invite you.'
-const CANCELLED = 'Your identity provider did not complete the sign-in. ' +
-  'Start again; if it keeps happening, contact your workspace admin.'
-const NOT_VERIFIED = 'The answer from your identity provider could not be verified. ' +
-  'Start again; if it keeps happening, contact your workspace admin.'
-const PROVIDER_DOWN = 'Your company\'s single sign-on is not working right now. ' +
-  'Try again in a few minutes; if it keeps happening, contact your workspace admin.'
+const START_AGAIN = 'pages.sso.startAgain'
+const ASK_ADMIN = 'pages.sso.askAdmin'
+const CANCELLED = 'pages.sso.cancelled'
+const NOT_VERIFIED = 'pages.sso.notVerified'
+const PROVIDER_DOWN = 'pages.sso.providerDown'
 
 /**
- * `details.reason` of SSO_SIGN_IN_REFUSED → the sentence a person reads. A suspended member's
- * reason is already `not_a_member` (sign-in-context.ts): the words a stranger gets. A reason not
- * listed gets NOT_VERIFIED, the safe advice for any check that failed.
+ * `details.reason` of SSO_SIGN_IN_REFUSED → the sentence a person reads (its key in pages.json).
+ * A suspended member's reason is already `not_a_member` (sign-in-context.ts): the words a stranger
+ * gets. A reason not listed gets NOT_VERIFIED, the safe advice for any check that failed.
  */
 const REFUSAL_WORDS: Record<string, string> = {
   state_mismatch: START_AGAIN,
@@ -58,37 +57,42 @@ const REFUSAL_WORDS: Record<string, string> = {
 
 /** The other answers these operations give a browser, by registry code. */
 const ERROR_WORDS: Partial<Record<ErrorCode, string>> = {
-  SSO_CONNECTION_NOT_FOUND: 'Your address does not sign in with single sign-on here. ' +
-    'Go back to the sign-in page to get a sign-in link by e-mail instead.',
-  VALIDATION_FAILED: 'This sign-in link is incomplete or damaged. Go back to the sign-in page and start again.',
-  RATE_LIMITED: 'There were too many sign-in attempts from your network. Wait a minute, then start again.',
-  UNAUTHENTICATED: 'Your session has ended. Sign in as a workspace admin, then start the test sign-in again.',
-  FORBIDDEN: 'Only a workspace admin can test a single sign-on connection.',
-  NOT_FOUND: 'This single sign-on connection is not one of your workspace\'s. Start the test again from the console.',
+  SSO_CONNECTION_NOT_FOUND: 'pages.sso.noConnection',
+  VALIDATION_FAILED: 'pages.sso.damaged',
+  RATE_LIMITED: 'pages.sso.rateLimited',
+  UNAUTHENTICATED: 'pages.sso.sessionEnded',
+  FORBIDDEN: 'pages.sso.adminsOnly',
+  NOT_FOUND: 'pages.sso.notYours',
   UPSTREAM_FAILED: PROVIDER_DOWN,
-  SERVICE_UNAVAILABLE: 'The service is busy right now. Wait a moment, then start again.'
+  SERVICE_UNAVAILABLE: 'pages.sso.busy'
 }
 
-const FALLBACK = 'Something went wrong on our side. Wait a moment, then start again.'
+const FALLBACK = 'pages.sso.fallback'
 
 const STYLE = `${PAGE_STYLE}
 dd{margin:0;overflow-wrap:anywhere}dd span{display:block}code{font-size:.875rem}small{font-size:.875rem}`
 
-/** The sentence for a refusal or another error answer. */
-export function refusalWords (view: RefusalView): string {
-  if (view.code === 'SSO_SIGN_IN_REFUSED') return REFUSAL_WORDS[view.reason ?? ''] ?? NOT_VERIFIED
-  return ERROR_WORDS[view.code as ErrorCode] ?? FALLBACK
+/** The sentence for a refusal or another error answer, in `locale`. */
+export function refusalWords (view: RefusalView, locale: Locale = DEFAULT_LOCALE): string {
+  const key = view.code === 'SSO_SIGN_IN_REFUSED'
+    ? REFUSAL_WORDS[view.reason ?? ''] ?? NOT_VERIFIED
+    : ERROR_WORDS[view.code as ErrorCode] ?? FALLBACK
+  return translate(locale, key)
 }
 
 /** The page of an answer that signed no one in: heading, what to do, the code for support, the way back. */
-export function refusalPage (view: RefusalView): Page {
+export function refusalPage (view: RefusalView, reader: PageReader = { locale: DEFAULT_LOCALE }): Page {
+  const { locale } = reader
   const shown = view.code === 'SSO_SIGN_IN_REFUSED' && view.reason !== undefined ? view.reason : view.code
-  return htmlPage('Sign-in did not work', STYLE, () => `<main>
-<h1>Sign-in did not work</h1>
-<p>${escapeHtml(refusalWords(view))}</p>
-<p><a href="/login">Back to the sign-in page</a></p>
-<p class="muted"><small>For support: <code>${escapeHtml(shown)}</code> (${view.status})</small></p>
-</main>`)
+  const title = translate(locale, 'pages.sso.title')
+  const code = `<code>${escapeHtml(shown)}</code>`
+  const support = messageHtml(locale, 'pages.sso.support', { code }, { status: String(view.status) })
+  return htmlPage(title, STYLE, () => `<main>
+<h1>${escapeHtml(title)}</h1>
+<p>${escapeHtml(refusalWords(view, locale))}</p>
+<p><a href="/login">${escapeHtml(translate(locale, 'pages.sso.back'))}</a></p>
+<p class="muted"><small>${support}</small></p>
+</main>`, pageLook(reader))
 }
 
 const PROTOCOL_NAMES: Record<SsoTestSignIn['protocol'], string> = { oidc: 'OpenID Connect', saml: 'SAML 2.0' }
@@ -98,27 +102,29 @@ function fact (term: string, value: string): string {
 }
 
 /** An admin's test sign-in: what the provider said, every value escaped; nobody was signed in. */
-export function testSignInPage (result: SsoTestSignIn): Page {
-  const title = 'Test sign-in succeeded — nobody was signed in'
+export function testSignInPage (result: SsoTestSignIn, reader: PageReader = { locale: DEFAULT_LOCALE }): Page {
+  const { locale } = reader
+  const t = (key: string) => translate(locale, key)
+  const title = t('pages.sso.testTitle')
   const claims = Object.entries(result.claims)
   const claimList = claims.length === 0
-    ? '<p class="muted">No other claims were received.</p>'
+    ? `<p class="muted">${escapeHtml(t('pages.sso.testNoClaims'))}</p>`
     : `<dl>
 ${claims.map(([name, values]) =>
   `  <dt>${escapeHtml(name)}</dt><dd>${values.map(v => `<span>${escapeHtml(v)}</span>`).join('')}</dd>`).join('\n')}
 </dl>`
   return htmlPage(title, STYLE, () => `<main>
 <h1>${escapeHtml(title)}</h1>
-<p>Your identity provider answered this connection's test. This is what it said about you.</p>
+<p>${escapeHtml(t('pages.sso.testIntro'))}</p>
 <dl>
-${fact('Connection', `${result.connectionId} (${PROTOCOL_NAMES[result.protocol]})`)}
-${fact('Issuer', result.issuer)}
-${fact('Subject', result.subject)}
-${fact('E-mail', result.email ?? 'none stated')}
-${fact('E-mail verified', result.emailVerified ? 'Yes' : 'No')}
+${fact(t('pages.sso.testConnection'), `${result.connectionId} (${PROTOCOL_NAMES[result.protocol]})`)}
+${fact(t('pages.sso.testIssuer'), result.issuer)}
+${fact(t('pages.sso.testSubject'), result.subject)}
+${fact(t('pages.sso.testEmail'), result.email ?? t('pages.sso.testNoEmail'))}
+${fact(t('pages.sso.testEmailVerified'), result.emailVerified ? t('pages.sso.yes') : t('pages.sso.no'))}
 </dl>
-<h2>Claims</h2>
+<h2>${escapeHtml(t('pages.sso.testClaims'))}</h2>
 ${claimList}
-<p><a href="/console/sso">Back to the SSO settings</a></p>
-</main>`)
+<p><a href="/console/sso">${escapeHtml(t('pages.sso.testBack'))}</a></p>
+</main>`, pageLook(reader))
 }

@@ -6,6 +6,9 @@ import {
   findDirectorySettings, findInvitePolicy, findReminderDays, findWorkspace, renameWorkspace, updateDirectorySettings,
   updateInvitePolicy, updateReminderDays
 } from '../db/workspaces.js'
+import { findAuditRetentionDays, updateAuditRetentionDays } from '../db/workspaces.js'
+import { findLanguageSettings, updateLanguageSettings } from '../db/workspaces.js'
+import { isTimeZone } from '../i18n/locales.js'
 import { findActiveInstallationOfWorkspace } from '../db/chat-installations.js'
 import { auditPrincipalAction } from '../audit/actor.js'
 import { serviceError } from '../errors.js'
@@ -34,6 +37,15 @@ function nameOf (name: string): string {
   return trimmed
 }
 
+/** An IANA time zone the runtime knows (`Europe/Berlin`), else a 400 in words. */
+function checkTimeZone (timeZone: string): void {
+  if (isTimeZone(timeZone)) return
+  const message = 'must be an IANA time zone such as Europe/Berlin'
+  throw serviceError('VALIDATION_FAILED', [`body.timeZone ${message}`], {
+    errors: [{ in: 'body', field: 'timeZone', message }]
+  })
+}
+
 export function createWorkspaceSettingsService (
   { db, clock, events, config }: Pick<Ports, 'db' | 'clock' | 'events' | 'config'>
 ): WorkspaceSettingsService {
@@ -44,7 +56,10 @@ export function createWorkspaceSettingsService (
     const reminderDays = await findReminderDays(q, actor.workspaceId)
     const slack = await findActiveInstallationOfWorkspace(q, 'slack', actor.workspaceId)
     const directory = await findDirectorySettings(q, actor.workspaceId)
-    if (workspace === null || invitePolicy === null || reminderDays === undefined || directory === undefined) {
+    const auditRetentionDays = await findAuditRetentionDays(q, actor.workspaceId)
+    const language = await findLanguageSettings(q, actor.workspaceId)
+    if (workspace === null || invitePolicy === null || reminderDays === undefined || directory === undefined ||
+      auditRetentionDays === undefined) {
       throw workspaceGone()
     }
     return {
@@ -60,13 +75,16 @@ export function createWorkspaceSettingsService (
       identityProvider: {
         available: config.workos !== null, organizationLinked: workspace.workosOrganizationId !== null
       },
-      directory
+      directory,
+      auditRetentionDays,
+      ...language
     }
   }
   return {
     get: async actor => await read(db, actor),
     async update (actor, patch) {
       const name = patch.name !== undefined ? nameOf(patch.name) : undefined
+      if (patch.timeZone !== undefined) checkTimeZone(patch.timeZone)
       return await db.transaction(async tx => {
         const changed: Record<string, { from: string | number | null, to: string | number | null }> = {}
         if (name !== undefined) {
@@ -84,6 +102,25 @@ export function createWorkspaceSettingsService (
           const previous = await updateReminderDays(tx, actor.workspaceId, days)
           if (previous === undefined) throw workspaceGone()
           if (previous !== days) changed.invitationReminderDays = { from: previous, to: days }
+        }
+        const retention = patch.auditRetentionDays
+        if (retention !== undefined) {
+          const previous = await updateAuditRetentionDays(tx, actor.workspaceId, retention)
+          if (previous === undefined) throw workspaceGone()
+          if (previous !== retention) changed.auditRetentionDays = { from: previous, to: retention }
+        }
+        if (patch.locale !== undefined || patch.timeZone !== undefined) {
+          const previous = await updateLanguageSettings(tx, actor.workspaceId, {
+            ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
+            ...(patch.timeZone !== undefined ? { timeZone: patch.timeZone } : {})
+          })
+          if (previous === undefined) throw workspaceGone()
+          if (patch.locale !== undefined && previous.locale !== patch.locale) {
+            changed.locale = { from: previous.locale, to: patch.locale }
+          }
+          if (patch.timeZone !== undefined && previous.timeZone !== patch.timeZone) {
+            changed.timeZone = { from: previous.timeZone, to: patch.timeZone }
+          }
         }
         if (patch.directory !== undefined) {
           const adminGroup = patch.directory.adminGroup?.trim()

@@ -20,7 +20,8 @@ interface Event {
   },
   target: { type: string, id: string } | null,
   payload: Record<string, unknown>,
-  createdAt: string
+  createdAt: string,
+  hash: string | null
 }
 interface Page { items: Event[], nextCursor: string | null }
 type Tap = Parameters<typeof assertContract>[0]
@@ -173,7 +174,12 @@ t.test('default page size is 50', async t => {
       source: 'api',
       target: null,
       payload: { n: 54 },
-      createdAt: h.clock.now().toISOString()
+      createdAt: h.clock.now().toISOString(),
+      // Its place in the workspace's hash chain (test/audit/chain.test.ts checks the chain itself).
+      workspaceId: admin.workspaceId,
+      sequence: 55,
+      previousHash: first.page.items[1]?.hash,
+      hash: first.page.items[0]?.hash
     }
   )
   t.not(first.page.nextCursor, null)

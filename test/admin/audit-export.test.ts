@@ -75,7 +75,12 @@ t.test('NDJSON by default: every record of the workspace, oldest first, as the l
     source: 'system',
     target: { type: 'invitation', id: 'inv-1' },
     payload: { email: 'p1@example.com' },
-    createdAt: '2026-01-01T00:00:01.000Z'
+    createdAt: '2026-01-01T00:00:01.000Z',
+    // Written straight into the table, as before the hash chain: outside it.
+    workspaceId: admin.workspaceId,
+    sequence: null,
+    previousHash: null,
+    hash: null
   })
   const list = await h.inject({ url: '/api/audit-events?limit=1&until=2026-01-01T00:00:02.000Z', headers: { cookie: admin.cookie } })
   t.same(list.json().items[0], records[1], 'a line is the list\'s item')

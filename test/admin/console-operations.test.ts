@@ -110,8 +110,11 @@ t.test('settings: the name renamed, the Slack and identity-provider state read',
     invitationReminderDays: 2,
     slack: { available: false, installed: false, teamName: null, installedAt: null },
     identityProvider: { available: false, organizationLinked: false },
-    directory: { adminGroup: null, welcomeEmail: false }
-  }, 'no Slack or WorkOS configured on the embedded defaults; no directory group, no welcome e-mail')
+    directory: { adminGroup: null, welcomeEmail: false },
+    auditRetentionDays: null,
+    locale: 'en',
+    timeZone: 'UTC'
+  }, 'no Slack or WorkOS configured on the embedded defaults; no directory group, no welcome e-mail; English, UTC')
 
   const renamed = await h.inject({ method: 'PATCH', url: '/api/workspace/settings', headers: json, payload: { name: '  Acme Labs ' } })
   t.equal(renamed.statusCode, 200)

@@ -79,6 +79,13 @@ function exampleRequest (op: Operation): { url: string, init: RequestInit } {
     // Slack's commands and interactions: the example's fields, form-encoded as Slack sends them.
     headers['content-type'] = 'application/x-www-form-urlencoded'
     init.body = new URLSearchParams(examplesOf(form as never)[0]?.value as Record<string, string>).toString()
+  } else {
+    // A file as the body (the workspace's logo): the first type declared, its example as text.
+    const [type, media] = Object.entries(op.requestBody?.content ?? {})[0] ?? []
+    if (type !== undefined) {
+      headers['content-type'] = type
+      init.body = String(examplesOf(media as never)[0]?.value ?? '')
+    }
   }
   // The MCP transport requires both; Prism picks the first type the contract declares.
   headers.accept = op.operationId === 'postMcp' ? 'application/json, text/event-stream' : '*/*'

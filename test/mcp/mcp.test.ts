@@ -106,9 +106,17 @@ t.test('tool schemas are the contract\'s schemas', async t => {
   const schemas = (loadContract() as {
     components: { schemas: Record<string, Record<string, unknown>> }
   }).components.schemas
-  // The REST body, except that role is optional for the tool (its default, member, applies).
+  // The REST body, except that role is optional for the tool (its default, member, applies);
+  // its `locale` is the shared LanguageTag inlined, with the field's own description.
+  const request = schemas.InviteUserRequest as { properties: Record<string, Record<string, unknown>> }
+  const { $ref: _tag, ...localeOwn } = request.properties.locale ?? {}
   t.same(
-    byName.invite_user?.inputSchema, { ...schemas.InviteUserRequest, required: ['email'] },
+    byName.invite_user?.inputSchema,
+    {
+      ...request,
+      properties: { ...request.properties, locale: { ...schemas.LanguageTag, ...localeOwn } },
+      required: ['email']
+    },
     'invite_user takes InviteUserRequest'
   )
   const {
@@ -162,6 +170,11 @@ t.test('the same inputs are accepted and refused by REST and by MCP', async t =>
   t.notOk(noRoleMcp.isError, 'MCP invite_user without role')
   const row = await h.db.query<{ role: string }>("SELECT role FROM invitations WHERE email = 'same-2@example.com'")
   t.equal(row.rows[0]?.role, 'member', 'the tool invited a member')
+  // The tool's schema is the REST body's: a locale it takes is kept, as REST keeps it.
+  const inJapanese = await callTool(key, 'invite_user', { email: 'same-3@example.com', locale: 'ja' })
+  t.notOk(inJapanese.isError, 'MCP invite_user with a locale')
+  const localeRow = await h.db.query<{ locale: string | null }>("SELECT locale FROM invitations WHERE email = 'same-3@example.com'")
+  t.equal(localeRow.rows[0]?.locale, 'ja', 'the invitation keeps the language the tool was given')
   for (const [label, args, valid] of inviteSamples) {
     const rest = await h.inject({
       method: 'POST',

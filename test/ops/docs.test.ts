@@ -183,7 +183,7 @@ t.test('every repository file the docs name exists', async t => {
 t.test('docs/clients.md shows the contract\'s scope catalogue as its table, in its words and order', async t => {
   const text = read('docs/clients.md')
   const table = text.split('<!-- scopes:begin')[1]?.split('<!-- scopes:end')[0] ?? ''
-  const rows = [...table.matchAll(/^\| `([a-z:]+)` \| (.+) \|$/gm)].map(m => ({ scope: m[1], description: m[2] }))
+  const rows = [...table.matchAll(/^\| `([a-z:-]+)` \| (.+) \|$/gm)].map(m => ({ scope: m[1], description: m[2] }))
   t.same(rows, apiKeyScopes.map(s => ({ scope: s.scope, description: s.description })), 'the table is the ApiKeyScope catalogue')
 })
 

@@ -7,6 +7,9 @@ import { startSmtp } from '../helpers/smtp.js'
 import { makeKeyPair } from '../helpers/saml-idp.js'
 import { until } from '../helpers/service-process.js'
 
+/** A date as the e-mail writes it: the long form, in the workspace's time zone (UTC by default). */
+const longDate = (d: Date): string => new Intl.DateTimeFormat('en', { dateStyle: 'long', timeZone: 'UTC' }).format(d)
+
 // A SAML connection's signing certificate near its end (issue 53, item 1): the hourly sweep tells
 // each workspace admin by e-mail and records sso_connection.certificate_expiring (the event
 // sso.certificate_expiring) when the LAST pinned certificate to expire is within 30 days, again
@@ -80,7 +83,7 @@ t.test('30 days, 7 days, expired: each admin told by e-mail once per stage, with
   const first = await until('the 30-day notice', async () => mailTo('ada@example.com')[0])
   t.equal(first.subject, 'Acme: the SAML signing certificate of Okta <prod> expires in 20 days')
   t.match(first.text, fingerprint)
-  t.match(first.text, `expires on ${notAfter.toISOString().slice(0, 10)}`)
+  t.match(first.text, `expires on ${longDate(notAfter)}`)
   t.match(first.text, 'http://localhost:3000/console/sso')
   t.match(first.html, 'Okta &lt;prod&gt;', 'the connection\'s name is escaped in the HTML part')
   t.equal(mailTo('bea@example.com').length, 1, 'every active admin')
@@ -110,7 +113,7 @@ t.test('30 days, 7 days, expired: each admin told by e-mail once per stage, with
   await runSweep()
   await until('the expired notice', async () => mailTo('ada@example.com')[2])
   t.equal(mailTo('ada@example.com')[2]?.subject, 'Acme: the SAML signing certificate of Okta <prod> has expired')
-  t.match(mailTo('ada@example.com')[2]?.text, `expired on ${notAfter.toISOString().slice(0, 10)}`)
+  t.match(mailTo('ada@example.com')[2]?.text, `expired on ${longDate(notAfter)}`)
   t.equal(mailTo('ada@example.com').length, 3, 'three stages, three e-mails')
   const events = await h.inject({ url: '/api/events?types=sso.certificate_expiring', headers: { cookie: ada.cookie } })
   t.equal(events.json().items.length, 3, 'an event per stage')

@@ -20,7 +20,9 @@ const h = await build(t, {
   env: { SMTP_URL: smtp.url, APP_URL: 'http://app.example.test', AUTH_RATE_LIMIT_PER_MINUTE: '1000' }
 })
 const json = { 'content-type': 'application/json' }
-const REFUSAL = { message: 'Acme Robotics signs you in with Okta', code: 'SSO_REQUIRED' }
+const REFUSAL = {
+  message: 'Acme Robotics signs you in with Okta', code: 'SSO_REQUIRED', details: { workspace: 'Acme Robotics', connection: 'Okta' }
+}
 
 async function post (url: string, body: unknown, cookie?: string): Promise<LightMyRequestResponse> {
   const res = await h.inject({
