@@ -1,23 +1,30 @@
 import { execFileSync } from 'node:child_process'
+import { createWriteStream, mkdtempSync, rmSync, type WriteStream } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { cpus, loadavg } from 'node:os'
-import pg from 'pg'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { insertAuditEvents } from '../src/db/audit-events.js'
 import { insertUser } from '../src/db/users.js'
 import { insertWorkspace } from '../src/db/workspaces.js'
 import { projectRoot } from '../src/paths.js'
+import { uuidV7Source } from '../src/lib/uuid.js'
+import { verifyExportFile } from '../src/audit/verify.js'
 import { startSinkSmtp } from '../scripts/lib/measure-peers.js'
 import { cpuUs, rssMb, type Pinning } from './load.js'
 import { cleanUp, startService, stop, throwawayDatabase } from './servers.js'
 import { withServiceApp } from './in-process.js'
 
 // `npm run bench -- --audit-export`: the audit trail exported whole (issue 55, item 1), on
-// PostgreSQL. `records` audit records (1,000,000 by default) of one workspace are written straight
-// into a throwaway database; the service runs as `npm start` runs it (compiled, its own process)
-// and GET /api/audit-events/export is read to the end over HTTP, once as NDJSON and once as CSV,
-// as fast as the client takes it. Per format: records/s (wall time, request to last byte), the
-// service's peak RSS above its idle RSS (sampled every 50 ms from /proc), its CPU time per
-// record, the bytes, and that every record arrived once, in order. Targets: ≥ 50,000 records/s,
-// ≤ 50 MB above idle; printed MET / MISS.
+// PostgreSQL. `records` audit records (1,000,000 by default) of one workspace are written into a
+// throwaway database by the service's own chained batch insert (each record hashed onto the one
+// before, as the service records them: issue 55, item 4); the service runs as `npm start` runs it
+// (compiled, its own process) and GET /api/audit-events/export is read to the end over HTTP, once
+// as NDJSON and once as CSV, as fast as the client takes it. Per format: records/s (wall time,
+// request to last byte), the service's peak RSS above its idle RSS (sampled every 50 ms from
+// /proc), its CPU time per record, the bytes, and that every record arrived once, in order. The
+// NDJSON file is then verified as `npm run audit:verify` does (src/audit/verify.ts): its time and
+// what it found. Targets: ≥ 50,000 records/s, ≤ 50 MB above idle, the file verified; printed
+// MET / MISS.
 
 export interface AuditExportOptions {
   pgUrl: string
@@ -53,41 +60,49 @@ async function auditKey (databaseUrl: string): Promise<{ workspaceId: string, ke
   })
 }
 
+const SEED_BATCH = 5_000
+const ACTOR = {
+  type: 'user', id: 'd4f0c3a2-1b2c-4d5e-8f90-0a1b2c3d4e5f', label: 'ada@example.com', source: 'web', requestId: null
+} as const
+
 /**
- * `n` records of the workspace, 30 ms apart, written by PostgreSQL itself (generate_series): ids
- * are UUIDv7 of their time, as the service writes them, so they sort as they were made.
+ * `n` records of the workspace, 30 ms apart, after the key's own api_key.created: written through
+ * insertAuditEvents (src/db/audit-events.ts), the chain's batch insert, a transaction per 5,000.
  */
 async function seed (databaseUrl: string, workspaceId: string, n: number): Promise<number> {
-  const c = new pg.Client({ connectionString: databaseUrl })
-  await c.connect()
-  try {
-    await c.query(
-      `INSERT INTO audit_events (id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id,
-                                 payload, created_at, source)
-       SELECT (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '-8' || substr(r, 4, 3) || '-' ||
-               substr(r, 7, 12))::uuid,
-              $1, 'invitation.created', 'user', 'd4f0c3a2-1b2c-4d5e-8f90-0a1b2c3d4e5f', 'ada@example.com',
-              'invitation', md5(i::text), jsonb_build_object('email', 'p' || i || '@example.com', 'role', 'member'),
-              at, 'web'
-         FROM (SELECT i, at, md5('r' || i) AS r,
-                      lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') AS h
-                 FROM (SELECT i, timestamptz '2026-01-01T00:00:00Z' + i * interval '30 milliseconds' AS at
-                         FROM generate_series(1, $2::int) AS i) t) s`,
-      [workspaceId, n])
-    await c.query('ANALYZE audit_events')
-    // With the key's own api_key.created, written by the service.
-    const r = await c.query<{ n: number }>(
+  return await withServiceApp(databaseUrl, async app => {
+    const idAt = uuidV7Source()
+    const start = Date.parse('2026-01-01T00:00:00Z')
+    for (let from = 1; from <= n; from += SEED_BATCH) {
+      const batch = Array.from({ length: Math.min(SEED_BATCH, n - from + 1) }, (_, k) => {
+        const i = from + k
+        const now = new Date(start + i * 30)
+        return {
+          id: idAt(now),
+          eventType: null,
+          entry: {
+            workspaceId,
+            action: 'invitation.created' as const,
+            actor: ACTOR,
+            target: { type: 'invitation' as const, id: `0190a1b2-0000-7000-8000-${String(i).padStart(12, '0')}` },
+            payload: { email: `p${i}@example.com`, role: 'member' },
+            now
+          }
+        }
+      })
+      await app.db.transaction(async tx => { await insertAuditEvents(tx, batch) })
+    }
+    await app.db.query('ANALYZE audit_events')
+    const r = await app.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM audit_events WHERE workspace_id = $1', [workspaceId])
     return r.rows[0]?.n ?? 0
-  } finally {
-    await c.end()
-  }
+  })
 }
 
 interface Read { seconds: number, bytes: number, records: number, ordered: boolean, peakMb: number, cpuUs: number }
 
 /** The export read to the end as `accept`, with the service's peak RSS and CPU meanwhile. */
-async function readExport (port: number, key: string, accept: string, pid: number): Promise<Read> {
+async function readExport (port: number, key: string, accept: string, pid: number, save?: WriteStream): Promise<Read> {
   let peakMb = 0
   const timer = setInterval(() => { peakMb = Math.max(peakMb, rssMb(pid)) }, 50)
   const cpuBefore = cpuUs(pid)
@@ -106,6 +121,7 @@ async function readExport (port: number, key: string, accept: string, pid: numbe
         const csv = accept === 'text/csv'
         res.setEncoding('utf8')
         res.on('data', (chunk: string) => {
+          save?.write(chunk)
           bytes += Buffer.byteLength(chunk)
           const lines = (rest + chunk).split('\n')
           rest = lines.pop() ?? ''
@@ -118,6 +134,7 @@ async function readExport (port: number, key: string, accept: string, pid: numbe
           }
         })
         res.on('end', () => {
+          save?.end()
           peakMb = Math.max(peakMb, rssMb(pid))
           const seconds = (performance.now() - started) / 1000
           resolve({ seconds, bytes, records, ordered, peakMb, cpuUs: cpuUs(pid) - cpuBefore })
@@ -136,6 +153,8 @@ export async function runAuditExport (o: AuditExportOptions): Promise<boolean> {
   if (o.build) execFileSync('npm', ['run', '--silent', 'build'], { cwd: projectRoot, stdio: 'inherit' })
   const smtp = await startSinkSmtp()
   const database = await throwawayDatabase(o.pgUrl, 'ws_bench_audit')
+  const dir = mkdtempSync(join(tmpdir(), 'bench-audit-export-'))
+  const file = join(dir, 'export.ndjson')
   let met = true
   try {
     const { workspaceId, key } = await auditKey(database.url)
@@ -153,7 +172,11 @@ export async function runAuditExport (o: AuditExportOptions): Promise<boolean> {
     const idleMb = rssMb(pid)
     write(`  service idle RSS ${idleMb.toFixed(1)} MB\n`)
     for (const accept of ['application/x-ndjson', 'text/csv']) {
-      const r = await readExport(svc.port, key, accept, pid)
+      const save = accept === 'application/x-ndjson' ? createWriteStream(file) : undefined
+      const r = await readExport(svc.port, key, accept, pid, save)
+      if (save !== undefined && !save.writableFinished) {
+        await new Promise<void>(resolve => save.once('finish', () => { resolve() }))
+      }
       const rate = r.records / r.seconds
       const above = r.peakMb - idleMb
       const whole = r.records === expected && r.ordered
@@ -172,10 +195,34 @@ export async function runAuditExport (o: AuditExportOptions): Promise<boolean> {
     }
     write(`load average ${loadOf()} after\n`)
     await stop(svc.proc.child)
+    const verified = await verifyFile(file, expected)
+    met &&= verified
   } finally {
+    rmSync(dir, { recursive: true, force: true })
     cleanUp()
     await smtp.close()
     await database.drop()
   }
   return met
+}
+
+/** The NDJSON export checked offline, as `npm run audit:verify -- export.ndjson` checks it. */
+async function verifyFile (file: string, expected: number): Promise<boolean> {
+  const rssBefore = process.memoryUsage().rss
+  let peak = rssBefore
+  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss) }, 50)
+  const started = performance.now()
+  try {
+    const report = await verifyExportFile(file)
+    const seconds = (performance.now() - started) / 1000
+    const verified = report.findings.length === 0 && report.unchained === 0 && report.records === expected
+    write(`  audit:verify on the NDJSON file: ${report.records.toLocaleString('en')} records ` +
+      `(${report.unchained} before the chain) in ${seconds.toFixed(1)} s, ${report.findings.length} findings; ` +
+      `verifier peak RSS ${((peak - rssBefore) / 1e6).toFixed(1)} MB above its start\n`)
+    for (const f of report.findings.slice(0, 5)) write(`    ${f.message}\n`)
+    write(`${verified ? 'MET ' : 'MISS'}  the exported file verified (every record chained, 0 findings)\n`)
+    return verified
+  } finally {
+    clearInterval(timer)
+  }
 }
