@@ -2,6 +2,8 @@ import { render } from 'preact'
 import { App } from './app.js'
 import { routeAt } from './routes.js'
 import './console.css'
+// The code most screens share, in the shell's shared chunk (read its header); each screen imports it too.
+import './common.js'
 
 // The console's entry (bundled by scripts/lib/console-build.ts): the live region every screen
 // speaks through, then the app.

@@ -1,5 +1,6 @@
 import type { JSX } from 'preact'
 import type { ScreenProps } from './screen.js'
+import type { WordKey } from './i18n.js'
 
 // The route table: each screen at its path, its title, who may open it, and the other names it
 // answers to — the API's (/console/invite-requests is the Invite requests screen). The service
@@ -14,7 +15,8 @@ export type Screen = (props: ScreenProps) => JSX.Element
 
 export interface Route {
   path: string
-  title: string
+  /** Its title's words (i18n.ts). */
+  title: WordKey
   adminOnly: boolean
   /** The screen's chunk, fetched once (the browser keeps the module), giving its component. */
   load: () => Promise<Screen>
@@ -24,19 +26,19 @@ export interface Route {
 
 export const ROUTES: Route[] = [
   // An admin lands on the overview of what waits; a member on their profile (PROFILE below).
-  { path: '/', title: 'Overview', adminOnly: true, load: async () => (await import('./screens/overview.js')).Overview, aliases: ['/console', '/console/overview'] },
-  { path: '/console/members', title: 'Members', adminOnly: true, load: async () => (await import('./screens/members.js')).Members, aliases: ['/console/users'] },
-  { path: '/console/invitations', title: 'Invitations', adminOnly: true, load: async () => (await import('./screens/invitations.js')).Invitations, aliases: [] },
-  { path: '/console/invite-links', title: 'Invite links', adminOnly: true, load: async () => (await import('./screens/invite-links.js')).InviteLinks, aliases: [] },
-  { path: '/console/requests', title: 'Invite requests', adminOnly: true, load: async () => (await import('./screens/requests.js')).Requests, aliases: ['/console/invite-requests'] },
-  { path: '/console/api-keys', title: 'API keys', adminOnly: true, load: async () => (await import('./screens/api-keys.js')).ApiKeys, aliases: [] },
-  { path: '/console/webhooks', title: 'Webhooks', adminOnly: true, load: async () => (await import('./screens/webhooks.js')).Webhooks, aliases: ['/console/webhook-endpoints'] },
-  { path: '/console/domains', title: 'Domains', adminOnly: true, load: async () => (await import('./screens/domains.js')).Domains, aliases: [] },
-  { path: '/console/directory', title: 'Directory', adminOnly: true, load: async () => (await import('./screens/directory.js')).Directory, aliases: [] },
-  { path: '/console/sso', title: 'SSO', adminOnly: true, load: async () => (await import('./screens/sso.js')).Sso, aliases: ['/console/sso-connections'] },
-  { path: '/console/activity', title: 'Activity', adminOnly: true, load: async () => (await import('./screens/activity.js')).Activity, aliases: ['/console/audit-events'] },
-  { path: '/console/settings', title: 'Settings', adminOnly: true, load: async () => (await import('./screens/settings.js')).Settings, aliases: ['/console/workspace'] },
-  { path: '/console/profile', title: 'Profile', adminOnly: false, load: async () => (await import('./screens/profile.js')).Profile, aliases: ['/console/me'] }
+  { path: '/', title: 'screenOverview', adminOnly: true, load: async () => (await import('./screens/overview.js')).Overview, aliases: ['/console', '/console/overview'] },
+  { path: '/console/members', title: 'screenMembers', adminOnly: true, load: async () => (await import('./screens/members.js')).Members, aliases: ['/console/users'] },
+  { path: '/console/invitations', title: 'screenInvitations', adminOnly: true, load: async () => (await import('./screens/invitations.js')).Invitations, aliases: [] },
+  { path: '/console/invite-links', title: 'screenInviteLinks', adminOnly: true, load: async () => (await import('./screens/invite-links.js')).InviteLinks, aliases: [] },
+  { path: '/console/requests', title: 'screenRequests', adminOnly: true, load: async () => (await import('./screens/requests.js')).Requests, aliases: ['/console/invite-requests'] },
+  { path: '/console/api-keys', title: 'screenApiKeys', adminOnly: true, load: async () => (await import('./screens/api-keys.js')).ApiKeys, aliases: [] },
+  { path: '/console/webhooks', title: 'screenWebhooks', adminOnly: true, load: async () => (await import('./screens/webhooks.js')).Webhooks, aliases: ['/console/webhook-endpoints'] },
+  { path: '/console/domains', title: 'screenDomains', adminOnly: true, load: async () => (await import('./screens/domains.js')).Domains, aliases: [] },
+  { path: '/console/directory', title: 'screenDirectory', adminOnly: true, load: async () => (await import('./screens/directory.js')).Directory, aliases: [] },
+  { path: '/console/sso', title: 'screenSso', adminOnly: true, load: async () => (await import('./screens/sso.js')).Sso, aliases: ['/console/sso-connections'] },
+  { path: '/console/activity', title: 'screenActivity', adminOnly: true, load: async () => (await import('./screens/activity.js')).Activity, aliases: ['/console/audit-events'] },
+  { path: '/console/settings', title: 'screenSettings', adminOnly: true, load: async () => (await import('./screens/settings.js')).Settings, aliases: ['/console/workspace'] },
+  { path: '/console/profile', title: 'screenProfile', adminOnly: false, load: async () => (await import('./screens/profile.js')).Profile, aliases: ['/console/me'] }
 ]
 
 /** A member's landing, and every member's one screen. */

@@ -6,7 +6,7 @@ import { consoleBuildOptions, ensureConsoleBuilt, publishOnRebuild } from './lib
 // `--watch` rebuilds on every change of console/ (npm run console:watch, beside npm run dev), and
 // publishes each build under its content-hashed names (scripts/lib/console-publish.ts).
 if (process.argv.includes('--watch')) {
-  const ctx = await context({ ...consoleBuildOptions, plugins: [publishOnRebuild] })
+  const ctx = await context({ ...consoleBuildOptions, plugins: [...consoleBuildOptions.plugins, publishOnRebuild] })
   await ctx.watch()
 } else {
   await ensureConsoleBuilt()

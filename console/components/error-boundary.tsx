@@ -1,4 +1,5 @@
 import { Component, type ComponentChildren } from 'preact'
+import { t, tParts } from '../i18n.js'
 
 /**
  * A screen that fails while drawing says so in its place; the navigation and the other screens
@@ -15,8 +16,8 @@ export class ErrorBoundary extends Component<{ children: ComponentChildren }, { 
     if (this.state.failed === null) return this.props.children
     return (
       <div class='problem' role='alert' id='screen-failed'>
-        <p>This screen stopped working: the console could not show what the service answered.</p>
-        <p>Open another screen, or <a href={location.pathname}>load this one again</a>.</p>
+        <p>{t('screenFailed')}</p>
+        <p>{tParts('screenFailedNext', { reload: <a href={location.pathname}>{t('loadScreenAgain')}</a> })}</p>
       </div>
     )
   }

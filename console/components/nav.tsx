@@ -1,7 +1,8 @@
 import { api, call } from '../api.js'
 import { useCall } from '../hooks/use-call.js'
+import { t, type WordKey } from '../i18n.js'
 
-interface NavScreen { path: string, title: string }
+interface NavScreen { path: string, title: WordKey }
 
 /**
  * The console's navigation. For an admin the Invite requests link shows how many requests wait
@@ -19,7 +20,7 @@ export function Nav ({ screens, current, go, admin }: {
   )
   const n = waiting.data?.items.length ?? 0
   return (
-    <nav aria-label='Console'>
+    <nav aria-label={t('navigation')}>
       <ul>
         {screens.map(s => {
           const counted = s.path === '/console/requests' && n > 0
@@ -28,10 +29,10 @@ export function Nav ({ screens, current, go, admin }: {
               <a
                 href={s.path} aria-current={s === current ? 'page' : undefined} aria-describedby={counted ? 'requests-count' : undefined}
                 onClick={e => { if (!e.ctrlKey && !e.metaKey) { e.preventDefault(); go(s.path) } }}
-              >{s.title}
+              >{t(s.title)}
                 {counted && <> <span class='count' aria-hidden='true'>{n >= 100 ? '99+' : n}</span></>}
               </a>
-              {counted && <span id='requests-count' class='visually-hidden'>{n >= 100 ? 'more than 99' : n} waiting</span>}
+              {counted && <span id='requests-count' class='visually-hidden'>{n >= 100 ? t('requestsWaitingMany') : t('requestsWaiting', { count: n })}</span>}
             </li>
           )
         })}

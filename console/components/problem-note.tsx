@@ -1,4 +1,5 @@
 import type { Problem } from '../api.js'
+import { t } from '../i18n.js'
 
 /** A failed call in words, with a Try again button where waiting a moment may help (503, no network). */
 export function ProblemNote ({ problem, retry }: { problem: Problem | null, retry?: () => void }) {
@@ -7,7 +8,7 @@ export function ProblemNote ({ problem, retry }: { problem: Problem | null, retr
   return (
     <p class='problem' role='alert'>
       {problem.text}
-      {retryable && <> <button type='button' onClick={retry}>Try again</button></>}
+      {retryable && <> <button type='button' onClick={retry}>{t('tryAgain')}</button></>}
     </p>
   )
 }

@@ -1,6 +1,7 @@
 import { createContext, type ComponentChildren } from 'preact'
 import { useContext, useEffect, useRef, useState } from 'preact/hooks'
 import { api, call, type Problem } from '../api.js'
+import { t } from '../i18n.js'
 
 // Live: the console follows the events feed (GET /api/events) with its cursor. It first walks to
 // the end of the feed, then asks every few seconds; each page with events bumps `news`, and the
@@ -77,7 +78,7 @@ export function LiveProvider ({ enabled, onSignedOut, children }: { enabled: boo
       {children}
       {state !== null && (
         <p id='live-state' class='live'>
-          {state === 'live' ? 'Live: this page updates by itself when something changes in the workspace, without a reload.' : `Live updates paused: the service did not answer; trying again in ${state.paused} seconds.`}
+          {state === 'live' ? t('liveOn') : t('livePaused', { seconds: state.paused })}
         </p>
       )}
     </LiveContext.Provider>

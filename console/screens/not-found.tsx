@@ -1,12 +1,14 @@
+import { t, tParts, type WordKey } from '../i18n.js'
+
 // A path of the console where no screen is: what was asked for, and the way to every screen.
 
-export function NotFound ({ path, links }: { path: string, links: Array<{ path: string, title: string }> }) {
+export function NotFound ({ path, links }: { path: string, links: Array<{ path: string, title: WordKey }> }) {
   return (
     <>
-      <p id='not-found'>There is no screen at <code>{path}</code>. It may have moved, or the address has a typo.</p>
-      <h2>The screens</h2>
+      <p id='not-found'>{tParts('noScreenAt', { path: <code>{path}</code> })}</p>
+      <h2>{t('theScreens')}</h2>
       <ul class='screen-links'>
-        {links.map(l => <li key={l.path}><a href={l.path}>{l.title}</a></li>)}
+        {links.map(l => <li key={l.path}><a href={l.path}>{t(l.title)}</a></li>)}
       </ul>
     </>
   )

@@ -7,12 +7,13 @@ import { ProblemNote } from '../components/problem-note.js'
 import { NoticeChoice } from '../components/notice-choice.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
+import { t, type WordKey } from '../i18n.js'
 
 // What a member may do under each invite policy (GET /api/workspace tells any member the policy).
-const MEMBER_MAY: Record<Schemas['InvitePolicy'], string> = {
-  admins: 'In this workspace only admins invite people: ask an admin.',
-  request: 'In this workspace members ask for invitations (below, or /invite in Slack); an admin approves or denies each request.',
-  members: 'In this workspace members may invite members (below, or /invite in Slack); only admins invite admins.'
+const MEMBER_MAY: Record<Schemas['InvitePolicy'], WordKey> = {
+  admins: 'memberMayAdmins',
+  request: 'memberMayRequest',
+  members: 'memberMayMembers'
 }
 
 /** One invite request (POST /api/invite-requests), as a result line. */
@@ -24,8 +25,8 @@ async function ask (email: string, role: Schemas['Role']): Promise<Result> {
     : { email, outcome: 'asked', text: 'already asked for: the admins decide' }
 }
 
-const STATUS_TEXT: Record<Schemas['InviteRequestStatus'], string> = {
-  pending: 'waiting for an admin', approved: 'approved: invited', denied: 'denied', expired: 'expired undecided'
+const STATUS_TEXT: Record<Schemas['InviteRequestStatus'], WordKey> = {
+  pending: 'requestPending', approved: 'requestApproved', denied: 'requestDenied', expired: 'requestExpired'
 }
 
 /** The member's own requests (GET /api/invite-requests/mine), newest first, paged on the server. */
@@ -36,17 +37,20 @@ function MyRequests ({ tick }: { tick: number }) {
   )
   return (
     <section aria-labelledby='mine-title'>
-      <h2 id='mine-title'>My requests</h2>
-      <button type='button' onClick={reload}>Refresh my requests</button>
-      <ListState items={items} problem={problem} retry={reload} empty='You have not asked for anyone to be invited.'>
-        <Table caption='Invitations you asked for' heads={['E-mail', 'Role', 'Status', 'Asked', 'Decided']} pager={pager}>
+      <h2 id='mine-title'>{t('myRequests')}</h2>
+      <button type='button' onClick={reload}>{t('refreshMyRequests')}</button>
+      <ListState items={items} problem={problem} retry={reload} empty={t('noRequests')}>
+        <Table
+          caption={t('requestsCaption')} pager={pager}
+          heads={[t('headEmail'), t('headRole'), t('headStatus'), t('headAsked'), t('headDecided')]}
+        >
           {items?.map(req => (
             <tr key={req.id}>
               <td>{req.email}</td>
               <td>{req.role}</td>
-              <td class='status'>{STATUS_TEXT[req.status]}{req.reason !== null && <span class='muted'> · {req.reason}</span>}</td>
+              <td class='status'>{t(STATUS_TEXT[req.status])}{req.reason !== null && <span class='muted'> · {req.reason}</span>}</td>
               <td>{when(req.createdAt)}</td>
-              <td>{req.status === 'pending' ? `expires ${when(req.expiresAt)}` : when(req.decidedAt)}</td>
+              <td>{req.status === 'pending' ? t('expiresOn', { date: when(req.expiresAt) }) : when(req.decidedAt)}</td>
             </tr>
           ))}
         </Table>
@@ -76,21 +80,21 @@ export function Profile ({ me }: ScreenProps) {
   return (
     <>
       <section aria-labelledby='me-title'>
-        <p id='status' class='muted'>Signed in as {me.user.email}</p>
-        <h2 id='me-title'>Your profile</h2>
+        <p id='status' class='muted'>{t('signedInAs', { email: me.user.email })}</p>
+        <h2 id='me-title'>{t('yourProfile')}</h2>
         <dl>
-          <dt>E-mail</dt><dd id='me-email'>{me.user.email}</dd>
-          <dt>Name</dt><dd id='me-name'>{me.user.name ?? '—'}</dd>
-          <dt>Role</dt><dd id='me-role'>{me.user.role}</dd>
-          <dt>Workspace</dt><dd id='me-workspace'>{me.workspace.name}</dd>
+          <dt>{t('headEmail')}</dt><dd id='me-email'>{me.user.email}</dd>
+          <dt>{t('headName')}</dt><dd id='me-name'>{me.user.name ?? '—'}</dd>
+          <dt>{t('headRole')}</dt><dd id='me-role'>{me.user.role}</dd>
+          <dt>{t('workspace')}</dt><dd id='me-workspace'>{me.workspace.name}</dd>
         </dl>
         {member && (
           <p id='member-may' class='muted'>
-            Admins manage the workspace. {policy === null ? '' : MEMBER_MAY[policy]}
+            {t('adminsManage')} {policy === null ? '' : t(MEMBER_MAY[policy])}
           </p>
         )}
         <ProblemNote problem={problem} />
-        <button id='logout' type='button' onClick={signOut}>Sign out</button>
+        <button id='logout' type='button' onClick={signOut}>{t('signOut')}</button>
       </section>
       {!member && <NoticeChoice />}
       {member && policy === 'members' && (

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { build, type Plugin } from 'esbuild'
 import { projectRoot } from '../../src/paths.js'
@@ -13,11 +13,43 @@ import { publishConsole } from './console-publish.js'
 // opens. Built in memory, then published under content-hashed names with their brotli and gzip
 // forms, and dist/console/assets.json naming them (scripts/lib/console-publish.ts).
 //
+// The console's words are the catalogues' `console` namespace (src/i18n/catalogues/<locale>/
+// console.json): console/i18n.ts import()s each language's, so each is a chunk of its own, published
+// like the others, and a reader fetches only theirs. Each is the catalogue's JSON as one string
+// (`export default '{…}'`, parsed by the console): esbuild's JSON module would add a named export
+// per key (a third more after brotli), and a JavaScript module would be given the JSX import
+// (`inject`), splitting Preact into a chunk of its own.
+//
 // The same build compiles the sign-in pages' scripts (page-scripts/*.ts → dist/page-scripts/*.js):
 // one file each, not bundled, so they stay classic scripts — page-helpers.js's functions are the
 // globals the others call — served as they are by getPageScript (src/auth/pages.ts names them).
 
 const sourceDir = join(projectRoot, 'console')
+const cataloguesDir = join(projectRoot, 'src', 'i18n', 'catalogues')
+const CONSOLE_CATALOGUE = /[\\/]catalogues[\\/][A-Za-z-]+[\\/]console\.json$/
+
+/** A language's console words as a module whose default export is the catalogue's JSON text. */
+const consoleWords: Plugin = {
+  name: 'console-words',
+  setup (b) {
+    b.onLoad({ filter: CONSOLE_CATALOGUE }, async ({ path }) => {
+      const words = JSON.parse(await readFile(path, 'utf8')) as unknown
+      return { contents: JSON.stringify(words), loader: 'text', watchFiles: [path] }
+    })
+  }
+}
+
+/** Each screen, which the build makes import console/common.ts as the entry does (read its header). */
+const SCREEN = /[\\/]console[\\/]screens[\\/][^\\/]+\.tsx$/
+const sharedWithTheShell: Plugin = {
+  name: 'shared-with-the-shell',
+  setup (b) {
+    b.onLoad({ filter: SCREEN }, async ({ path }) => ({
+      contents: `import ${JSON.stringify(join(sourceDir, 'common.ts'))};${await readFile(path, 'utf8')}`,
+      loader: 'tsx'
+    }))
+  }
+}
 const pageSourceDir = join(projectRoot, 'page-scripts')
 /** Written last by a page-scripts build: what its freshness is measured by. */
 const PAGES_BUILT = '.built'
@@ -35,6 +67,7 @@ export const consoleBuildOptions = {
   jsxFactory: 'jsx$h',
   jsxFragment: 'jsx$Fragment',
   inject: [join(sourceDir, 'jsx.ts')],
+  plugins: [consoleWords, sharedWithTheShell],
   legalComments: 'none' as const,
   // Kept in memory and published under hashed names: nothing of esbuild's own naming is served.
   write: false as const,
@@ -61,14 +94,19 @@ async function buildConsole (): Promise<void> {
   await publishConsole(result.outputFiles, result.metafile)
 }
 
-async function newestSource (dir: string): Promise<number> {
+async function newestSource (dir: string, only = /./): Promise<number> {
   let newest = 0
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? await newestSource(path) : (await stat(path)).mtimeMs)
+    if (entry.isDirectory()) newest = Math.max(newest, await newestSource(path, only))
+    else if (only.test(path)) newest = Math.max(newest, (await stat(path)).mtimeMs)
   }
   return newest
 }
+
+/** The newest of console/ and the catalogues' console words. */
+const newestConsoleSource = async (): Promise<number> =>
+  Math.max(await newestSource(sourceDir), await newestSource(cataloguesDir, CONSOLE_CATALOGUE))
 
 /** The pages' scripts, each compiled on its own (TypeScript taken away, nothing bundled or minified). */
 async function buildPageScripts (outdir = pageScriptsDir): Promise<void> {
@@ -87,10 +125,11 @@ async function buildPageScripts (outdir = pageScriptsDir): Promise<void> {
 const builtAt = async (file: string): Promise<number> => await stat(file).then(s => s.mtimeMs, () => 0)
 
 /**
- * Build the console unless dist/console/assets.json is newer than every file of console/, and the
+ * Build the console unless dist/console/assets.json is newer than every file of console/ (and the
+ * console words of the catalogues), and the
  * pages' scripts unless they are newer than every file of page-scripts/ (the tests' way).
  */
 export async function ensureConsoleBuilt (): Promise<void> {
-  if (await builtAt(join(consoleBuildDir, ASSET_MANIFEST)) < await newestSource(sourceDir)) await buildConsole()
+  if (await builtAt(join(consoleBuildDir, ASSET_MANIFEST)) < await newestConsoleSource()) await buildConsole()
   if (await builtAt(join(pageScriptsDir, PAGES_BUILT)) < await newestSource(pageSourceDir)) await buildPageScripts()
 }

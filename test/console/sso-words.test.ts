@@ -1,12 +1,17 @@
 import t from 'tap'
 import { deref, operations } from '../helpers/contract.js'
+import { readFileSync } from 'node:fs'
 import { codeWords, fieldErrors } from '../../console/words.js'
+import { setWords, type Words } from '../../console/i18n.js'
 
 // Every refusal the SSO screen can meet has words (console/words.ts), read from the contract: each
 // code of the examples of every answer of the operations on /api/sso/connections, beside the field
 // its `details` names; the validator's refusals by the field they list. A code the contract adds to
 // those answers fails here until the console has words for it. The codes every screen meets
-// (session, role, size, rate, availability) are api.ts's sentences.
+// (session, role, size, rate, availability) are api.ts's sentences. The words are English's
+// (src/i18n/catalogues/en/console.json), as a reader whose language is English reads them.
+
+setWords(JSON.parse(readFileSync(new URL('../../src/i18n/catalogues/en/console.json', import.meta.url), 'utf8')) as Words, 'en')
 
 const EVERY_SCREEN = new Set([
   'UNAUTHENTICATED', 'FORBIDDEN', 'CSRF_REJECTED', 'INSUFFICIENT_SCOPE', 'API_KEY_NOT_ALLOWED', 'NOT_FOUND',
