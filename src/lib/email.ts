@@ -34,3 +34,15 @@ export function emailAddress (s: string, field = 'email'): string {
   }
   return s.toLowerCase()
 }
+
+/**
+ * A mailbox as MAIL_FROM writes it (`Acme <no-reply@acme.test>`, `"Acme" <…>` or a bare address):
+ * its display name (null without one) and its address. The mailer keeps the address under a
+ * workspace's From name; the workspace's default sender name takes the service's name from it.
+ */
+export function parseMailbox (mailbox: string): { name: string | null, address: string } {
+  const m = /^\s*"?([^"<]*?)"?\s*<([^>]+)>\s*$/.exec(mailbox)
+  if (m === null) return { name: null, address: mailbox.trim() }
+  const name = (m[1] ?? '').trim()
+  return { name: name === '' ? null : name, address: (m[2] ?? '').trim() }
+}

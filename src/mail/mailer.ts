@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js'
 import type { Tracer } from '../lib/telemetry.js'
 import { makeDataDir } from '../config/data-dir.js'
 import type { MailMessage, Mailer, RelayState } from '../ports/mailer.js'
+import { parseMailbox } from '../lib/email.js'
 
 /** How long the SMTP pool keeps its connections once nothing is being sent. */
 const POOL_IDLE_MS = 2000
@@ -140,8 +141,7 @@ function smtpMailer (url: string, opts: MailerOptions): Mailer {
 /** MAIL_FROM, or its address under the message's From name ("Acme via Workspace"). */
 function fromOf (mailFrom: string, msg: MailMessage): string | { name: string, address: string } {
   if (msg.fromName === undefined) return mailFrom
-  const address = /<([^>]+)>\s*$/.exec(mailFrom)?.[1] ?? mailFrom.trim()
-  return { name: msg.fromName, address }
+  return { name: msg.fromName, address: parseMailbox(mailFrom).address }
 }
 
 /** A counting semaphore whose wait ends (rejects) when the signal aborts. */

@@ -12,7 +12,7 @@ export interface MailMessage {
   returnPath?: string | undefined
   /** The Date header (default: when the message is built): a bounce report names its send by it. */
   date?: Date | undefined
-  /** The From name (the workspace's sender name, src/mail/shell.ts); the address stays MAIL_FROM's. */
+  /** The From name (the workspace's sender name, src/emails/shell.ts); the address stays MAIL_FROM's. */
   fromName?: string | undefined
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/client.js'
 import { findWorkspaceLook, type LogoMediaType } from '../db/workspace-branding.js'
+import { parseMailbox } from '../lib/email.js'
 
 // The workspace's look as e-mails and pages before sign-in apply it (issue 54, item 4): the name
 // they call it, its logo, its accent colour and the From name of its e-mails. What an admin sets
@@ -28,13 +29,6 @@ export function logoPath (sha256: string, mediaType: LogoMediaType): string {
   return `/branding/logos/${sha256}.${EXTENSIONS[mediaType]}`
 }
 
-/** The display name of an address such as `Acme <no-reply@acme.test>` (MAIL_FROM); null without one. */
-function mailboxName (address: string): string | null {
-  const m = /^\s*"?([^"<]*?)"?\s*<[^>]*>\s*$/.exec(address)
-  const name = m?.[1]?.trim()
-  return name === undefined || name === '' ? null : name
-}
-
 /** "Acme via Workspace": what a sender name is when the workspace set none. */
 function defaultSenderName (displayName: string, serviceName: string): string {
   return `${displayName} via ${serviceName}`
@@ -48,7 +42,7 @@ function defaultSenderName (displayName: string, serviceName: string): string {
 export async function loadBranding (
   q: Queryable, workspaceId: string, appUrl: string, mailFrom?: string
 ): Promise<Branding> {
-  const serviceName = (mailFrom !== undefined ? mailboxName(mailFrom) : null) ?? DEFAULT_SERVICE_NAME
+  const serviceName = (mailFrom !== undefined ? parseMailbox(mailFrom).name : null) ?? DEFAULT_SERVICE_NAME
   const look = await findWorkspaceLook(q, workspaceId)
   const displayName = look?.displayName ?? look?.name ?? serviceName
   return {
