@@ -45,7 +45,8 @@ export interface EmailContent {
 
 /** A header-safe, single-line version of user text (no CR/LF in a subject). */
 export function oneLine (s: string): string {
-  return s.replace(/[\r\n\t]+/g, ' ').trim().slice(0, 150)
+  // 150 characters, not UTF-16 units: a cut never splits an emoji into a replacement character.
+  return Array.from(s.replace(/[\r\n\t]+/g, ' ').trim()).slice(0, 150).join('')
 }
 
 /** A message of the `email` catalogue in the reader's language, dates in the workspace's zone. */

@@ -31,7 +31,10 @@ export function logoPath (sha256: string, mediaType: LogoMediaType): string {
 
 /** "Acme via Workspace": what a sender name is when the workspace set none. */
 function defaultSenderName (displayName: string, serviceName: string): string {
-  return `${displayName} via ${serviceName}`
+  // What a sender name may not hold (openapi.yaml: no `"`, `<`, `>`), the names it is made of may:
+  // a workspace called `IT <it@corp.test>` must not show an address of its choosing as its From.
+  const plain = (name: string) => name.replace(/["<>]/g, '').replace(/\s+/g, ' ').trim()
+  return `${plain(displayName)} via ${plain(serviceName)}`
 }
 
 /**

@@ -40,6 +40,13 @@ t.test('a workspace with nothing set: its name, no logo, the default accent and 
   t.equal((await loadBranding(h.db, admin.workspaceId, h.config.appUrl)).senderName, 'Acme Robotics via Workspace')
 })
 
+t.test('the default sender name shows no address a workspace\'s name writes', async t => {
+  const h = await build(t)
+  const admin = await h.signIn({ workspaceName: 'IT <it@corp.test>' })
+  t.equal((await loadBranding(h.db, admin.workspaceId, h.config.appUrl)).senderName, 'IT it@corp.test via Workspace',
+    'no "<", ">" or quote: the From header has one address, the service\'s')
+})
+
 t.test('display name, accent colour and sender name: set, read, cleared, audited', async t => {
   const h = await build(t)
   const admin = await h.signIn({ workspaceName: 'Acme Robotics' })
