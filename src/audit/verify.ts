@@ -102,6 +102,9 @@ function checkChain (
   const starts = after.get(null) ?? []
   const first = bySeq[0] as Link
   const order: Link[] = []
+  // A link reached twice is a loop (a record chained after itself or after one that follows it):
+  // named once and not walked again, so a forged file ends in findings instead of running forever.
+  const visited = new Set<Link>()
   for (const start of starts) {
     if (start !== first) {
       const before = bySeq[bySeq.indexOf(start) - 1]
@@ -117,6 +120,7 @@ function checkChain (
       })
     }
     // Walk the links: each record's place is one after the record it links to.
+    visited.add(start)
     const queue: Array<{ link: Link, place: number }> = [{ link: start, place: start.sequence }]
     for (let i = 0; i < queue.length; i++) {
       const { link, place } = queue[i] as { link: Link, place: number }
@@ -136,8 +140,25 @@ function checkChain (
           message: `${describe(link)}: the chain forks after it (${next.map(n => n.id).join(', ')})`
         })
       }
-      for (const n of next) queue.push({ link: n, place: place + 1 })
+      for (const n of next) {
+        if (visited.has(n)) {
+          findings.push({
+            kind: 'reordered',
+            recordId: n.id,
+            message: `${describe(n)}: its previous hash loops back to ${describe(link)}, a record it precedes`
+          })
+        } else {
+          visited.add(n)
+          queue.push({ link: n, place: place + 1 })
+        }
+      }
     }
+  }
+  // What no start reaches sits on a loop of its own: every record of it links to another of it.
+  for (const link of bySeq) {
+    if (visited.has(link)) continue
+    const message = `${describe(link)}: on a loop, reached from no record`
+    findings.push({ kind: 'reordered', recordId: link.id, message })
   }
   const deletion = first.previousHash === null ? undefined : deletions.get(first.previousHash)
   const note = first.previousHash === null

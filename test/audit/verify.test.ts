@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from '../helpers/build.js'
@@ -94,4 +94,17 @@ t.test('an edited, a deleted and two swapped records are each named', async t =>
 t.test('a file that is not there is a usage error, not a verdict', async t => {
   const { code } = await verify(join(dir, 'missing.ndjson'))
   t.equal(code, 2)
+})
+
+// A forged file may chain a record after itself (its previous hash its own hash, or two records
+// with one hash): the walk once went round that loop for ever, never printing a verdict.
+t.test('a record chained after itself is named, and the verdict comes', async t => {
+  const lines = (await readFile(before, 'utf8')).trim().split('\n').map(l => JSON.parse(l) as Record<string, unknown>)
+  const chained = lines.filter(l => typeof l.hash === 'string')
+  const [a, b] = chained as [Record<string, unknown>, Record<string, unknown>]
+  const looped = join(dir, 'looped.ndjson')
+  await writeFile(looped, [a, { ...b, previousHash: a.hash, hash: a.hash }].map(l => JSON.stringify(l)).join('\n') + '\n')
+  const { code, lines: out } = await verify(looped)
+  t.equal(code, 1, 'findings')
+  t.ok(out.some(l => /loops back to/.test(l)), `the loop is named: ${out.join(' | ')}`)
 })
