@@ -2,7 +2,7 @@ import type { Ports } from '../ports/index.js'
 import type { Queryable } from '../db/client.js'
 import { findAuditStreamById } from '../db/audit-streams.js'
 import { findUserInWorkspace, listActiveAdmins } from '../db/users.js'
-import { findWorkspace } from '../db/workspaces.js'
+import { readerFor } from '../emails/reader.js'
 import { streamPausedEmail } from './paused-email.js'
 
 // When delivery pauses a stream after a day of failures, each active admin is e-mailed: a job per
@@ -29,14 +29,13 @@ export async function sendPausedNotice (deps: PausedNoticeDeps, data: unknown): 
   if (admin === null || admin.status !== 'active' || admin.role !== 'admin') return
   const s = await findAuditStreamById(deps.db, streamId)
   if (s === null || s.pausedReason !== 'failing') return
-  const workspace = await findWorkspace(deps.db, workspaceId)
-  await deps.mailer.send(streamPausedEmail({
+  const reader = await readerFor(deps.db, deps.config, workspaceId, admin.locale)
+  await deps.mailer.send(streamPausedEmail(reader, {
     to: admin.email,
-    workspaceName: workspace?.name ?? 'your workspace',
     streamName: s.name,
     host: new URL(s.url).host,
     failingSince: s.failingSince ?? s.updatedAt,
-    lastProblem: s.lastStatusCode !== null ? `HTTP ${s.lastStatusCode}` : s.lastError ?? 'no answer',
+    lastProblem: s.lastStatusCode !== null ? `HTTP ${s.lastStatusCode}` : s.lastError,
     consoleUrl: `${deps.config.appUrl}/console/activity`
   }))
 }

@@ -7,6 +7,7 @@ import { startSmtp, type CaughtMail } from '../helpers/smtp.js'
 import { queueDueReminders } from '../../src/invitations/reminders.js'
 import { requestNoticeEmail } from '../../src/invite-requests/notice-email.js'
 import { certificateNoticeEmail } from '../../src/sso/certificate-email.js'
+import { streamPausedEmail } from '../../src/audit-streams/paused-email.js'
 import { PSEUDO_LOCALE } from '../../src/i18n/locales.js'
 import type { InviteRequestRow } from '../../src/db/invite-requests.js'
 import type { MailMessage } from '../../src/ports/mailer.js'
@@ -180,6 +181,16 @@ t.test('pseudo-locale: no English word escapes the catalogue in any e-mail', asy
       daysLeft,
       consoleUrl: 'https://app.example.test/console/sso'
     }), [...values, 'Qz'])
+  }
+  for (const lastProblem of ['HTTP 503', null]) {
+    checkPseudo(t, `audit stream paused, last answer ${String(lastProblem)}`, streamPausedEmail(reader, {
+      to: 'zz@example.com',
+      streamName: 'Qz',
+      host: 'siem.example.test',
+      failingSince: new Date('2026-12-14T17:00:00Z'),
+      lastProblem,
+      consoleUrl: 'https://app.example.test/console/activity'
+    }), [...values, 'Qz', 'siem.example.test', 'HTTP 503'])
   }
 })
 
