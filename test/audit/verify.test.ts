@@ -31,10 +31,15 @@ async function exported (name: string): Promise<string> {
   return path
 }
 
-/** `npm run audit:verify -- <path>`: its exit code and what it printed. */
+/**
+ * `npm run audit:verify -- <path>`: its exit code and what it printed. The script runs under tsx,
+ * which compiles src/ to other JavaScript than this test's loader: its coverage is off, or c8
+ * merges the two compilations' ranges (test/helpers/coverage-compilations.mjs).
+ */
 async function verify (path: string, ...options: string[]): Promise<{ code: number, lines: string[] }> {
+  const env = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
   return await new Promise(resolve => {
-    execFile('npm', ['run', '--silent', 'audit:verify', '--', path, ...options], { cwd: projectRoot }, (err, stdout) => {
+    execFile('npm', ['run', '--silent', 'audit:verify', '--', path, ...options], { cwd: projectRoot, env }, (err, stdout) => {
       resolve({ code: err === null ? 0 : (err as { code?: number }).code ?? -1, lines: stdout.trim().split('\n') })
     })
   })
