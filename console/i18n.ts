@@ -1,3 +1,4 @@
+/// <reference path="./language-chunks.d.ts" />
 import { DEFAULT_LOCALE, matchLocale, PSEUDO_LOCALE, type Locale } from '../src/i18n/locales.js'
 import type english from '../src/i18n/catalogues/en/console.json'
 
@@ -14,25 +15,35 @@ import type english from '../src/i18n/catalogues/en/console.json'
 // language matching and the chunks' names, is 0.8 kB.
 
 export type WordKey = keyof typeof english
-export type Words = Partial<Record<WordKey, string>>
+export type Words = Partial<Record<string, string>>
 type Values = Record<string, string | number>
+/** A language's chunk (language-chunks.d.ts). */
+type LanguageChunk = typeof import('console-words:en')
+/** The words a screen may name: the shell's, and its own (its catalogue's English, `Own`). */
+export type ScreenWordKey<Own> = WordKey | (keyof Own & string)
 
 /**
  * Each language's chunk: an import() each, so the build splits them apart. The build makes each
- * the catalogue's JSON text (scripts/lib/console-build.ts), which TypeScript sees as the object.
+ * (scripts/lib/console-build.ts, `console-words:<locale>`) the shell's words, console.json, as its
+ * JSON text, and a table of that language's screens' words (console-<screen>.json), a chunk each:
+ * a language's table is in its own chunk, not twelve screens times six languages in the shell's.
  */
-const CHUNKS: Record<Exclude<Locale, typeof PSEUDO_LOCALE>, () => Promise<{ default: unknown }>> = {
-  en: async () => await import('../src/i18n/catalogues/en/console.json'),
-  de: async () => await import('../src/i18n/catalogues/de/console.json'),
-  fr: async () => await import('../src/i18n/catalogues/fr/console.json'),
-  es: async () => await import('../src/i18n/catalogues/es/console.json'),
-  ja: async () => await import('../src/i18n/catalogues/ja/console.json'),
-  ar: async () => await import('../src/i18n/catalogues/ar/console.json')
+const CHUNKS: Record<Exclude<Locale, typeof PSEUDO_LOCALE>, () => Promise<LanguageChunk>> = {
+  en: async () => await import('console-words:en'),
+  de: async () => await import('console-words:de'),
+  fr: async () => await import('console-words:fr'),
+  es: async () => await import('console-words:es'),
+  ja: async () => await import('console-words:ja'),
+  ar: async () => await import('console-words:ar')
 }
 
 let words: Words = {}
 let language: string = DEFAULT_LOCALE
 let plurals = new Intl.PluralRules(language)
+/** The reader's language's chunk, once loaded: its screens' words are fetched through it. */
+let chunk: LanguageChunk | undefined
+/** The screens whose own words are in `words` (read again in a language chosen later). */
+const screensLoaded = new Set<string>()
 
 /**
  * The first of `tags` the console has words for (a member's locale, the workspace's, the
@@ -42,8 +53,31 @@ let plurals = new Intl.PluralRules(language)
 export async function loadLanguage (tags: Array<string | null | undefined>): Promise<Locale> {
   const locale = tags.map(matchLocale).find(l => l !== null) ?? DEFAULT_LOCALE
   const catalogue = locale === PSEUDO_LOCALE ? 'en' : locale
-  setWords(JSON.parse(String((await CHUNKS[catalogue]()).default)) as Words, catalogue)
+  const loaded = await CHUNKS[catalogue]()
+  const screens = await Promise.all([...screensLoaded].map(async screen => await screenWords(loaded, screen)))
+  setWords(Object.assign(JSON.parse(loaded.default) as Words, ...screens) as Words, catalogue)
+  chunk = loaded
   return locale
+}
+
+/** `screen`'s own words in the language of `from` (none: the screen has no catalogue). */
+async function screenWords (from: LanguageChunk, screen: string): Promise<Words> {
+  const load = from.screens[screen]
+  return load === undefined ? {} : JSON.parse((await load()).default) as Words
+}
+
+/**
+ * Fetch `screen`'s own words (src/i18n/catalogues/<locale>/console-<screen>.json) in the reader's
+ * language, beside the screen's chunk (hooks/use-screen.ts; routes.ts names each screen's).
+ */
+export async function loadScreenWords (screen: string): Promise<void> {
+  const from = chunk
+  if (from === undefined || screensLoaded.has(screen)) return
+  const own = await screenWords(from, screen)
+  // A language chosen meanwhile has read this screen's words in that language.
+  if (from !== chunk || screensLoaded.has(screen)) return
+  words = { ...words, ...own }
+  screensLoaded.add(screen)
 }
 
 /** The words `t` reads from now on, in `reader`'s language (its plural rules, its numbers). */
@@ -95,6 +129,9 @@ function formatFrom (message: string, at: number, values: Values, count?: number
   return [out, i]
 }
 
+/** The reader's language, as `Intl` takes it (dates, numbers). */
+export const readerLanguage = (): string => language
+
 /** The message `key` in the reader's language, with `values` filled in. */
 export function t (key: WordKey, values: Values = {}): string {
   const message = words[key] ?? ''
@@ -103,9 +140,23 @@ export function t (key: WordKey, values: Values = {}): string {
 
 /**
  * The message `key` with elements (a link, a button, a path as code) where the language puts its
- * placeholders: `t('noScreenAt', …)` as text around `<code>`, never a sentence glued together.
+ * placeholders: `t('noScreenAt', …)` as text around `<code>`, never a sentence glued together. A
+ * number is a plain value (a plural's count).
  */
-export function tParts<Part> (key: WordKey, parts: Record<string, Part>): Array<string | Part | undefined> {
-  const marked = Object.fromEntries(Object.keys(parts).map(name => [name, `\u0000${name}\u0000`]))
+export function tParts<Part> (key: WordKey, parts: Record<string, Part | number>): Array<string | Part | number | undefined> {
+  // A number is a value as `t` takes it (a plural's count), written where the message puts it.
+  const marked = Object.fromEntries(Object.entries(parts).map(([name, part]) => [name, typeof part === 'number' ? part : `\u0000${name}\u0000`]))
   return t(key, marked).split('\u0000').map((text, i) => i % 2 === 1 ? parts[text] : text)
+}
+
+/**
+ * `t` and `tParts` for a screen: the shell's words and the screen's own, typed by its English
+ * catalogue (`import type own from '…/en/console-<screen>.json'`; `screenWordsOf<typeof own>()`),
+ * so a key of another screen's catalogue (not fetched with this one) fails the typecheck.
+ */
+export function screenWordsOf<Own> (): {
+  t: (key: ScreenWordKey<Own>, values?: Values) => string
+  tParts: <Part>(key: ScreenWordKey<Own>, parts: Record<string, Part | number>) => Array<string | Part | number | undefined>
+} {
+  return { t, tParts } as never
 }

@@ -1,4 +1,4 @@
-// Injected by the console's build (scripts/lib/console-build.ts) into every module that has JSX
+// Imported by the console's build (scripts/lib/console-build.ts, jsxImport) into every module with JSX
 // (no module imports it; `npm run typecheck` checks JSX through tsconfig.browser.json's jsxImportSource):
 // esbuild compiles `<a href={x}>…</a>` to `jsx$h('a', { href: x }, …)` with Preact's own h and
 // Fragment. Children as arguments rather than a `children` property in each element's props:

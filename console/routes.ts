@@ -20,24 +20,29 @@ export interface Route {
   adminOnly: boolean
   /** The screen's chunk, fetched once (the browser keeps the module), giving its component. */
   load: () => Promise<Screen>
+  /**
+   * The screen's own words: `console-<words>.json` of the reader's language's catalogue
+   * (i18n.ts, loadScreenWords), fetched beside its chunk. None: the shell's words are its words.
+   */
+  words?: string
   /** Other paths of the same screen, shown under `path`. */
   aliases: string[]
 }
 
 export const ROUTES: Route[] = [
   // An admin lands on the overview of what waits; a member on their profile (PROFILE below).
-  { path: '/', title: 'screenOverview', adminOnly: true, load: async () => (await import('./screens/overview.js')).Overview, aliases: ['/console', '/console/overview'] },
-  { path: '/console/members', title: 'screenMembers', adminOnly: true, load: async () => (await import('./screens/members.js')).Members, aliases: ['/console/users'] },
-  { path: '/console/invitations', title: 'screenInvitations', adminOnly: true, load: async () => (await import('./screens/invitations.js')).Invitations, aliases: [] },
-  { path: '/console/invite-links', title: 'screenInviteLinks', adminOnly: true, load: async () => (await import('./screens/invite-links.js')).InviteLinks, aliases: [] },
-  { path: '/console/requests', title: 'screenRequests', adminOnly: true, load: async () => (await import('./screens/requests.js')).Requests, aliases: ['/console/invite-requests'] },
-  { path: '/console/api-keys', title: 'screenApiKeys', adminOnly: true, load: async () => (await import('./screens/api-keys.js')).ApiKeys, aliases: [] },
-  { path: '/console/webhooks', title: 'screenWebhooks', adminOnly: true, load: async () => (await import('./screens/webhooks.js')).Webhooks, aliases: ['/console/webhook-endpoints'] },
-  { path: '/console/domains', title: 'screenDomains', adminOnly: true, load: async () => (await import('./screens/domains.js')).Domains, aliases: [] },
-  { path: '/console/directory', title: 'screenDirectory', adminOnly: true, load: async () => (await import('./screens/directory.js')).Directory, aliases: [] },
-  { path: '/console/sso', title: 'screenSso', adminOnly: true, load: async () => (await import('./screens/sso.js')).Sso, aliases: ['/console/sso-connections'] },
-  { path: '/console/activity', title: 'screenActivity', adminOnly: true, load: async () => (await import('./screens/activity.js')).Activity, aliases: ['/console/audit-events'] },
-  { path: '/console/settings', title: 'screenSettings', adminOnly: true, load: async () => (await import('./screens/settings.js')).Settings, aliases: ['/console/workspace'] },
+  { path: '/', title: 'screenOverview', adminOnly: true, load: async () => (await import('./screens/overview.js')).Overview, words: 'overview', aliases: ['/console', '/console/overview'] },
+  { path: '/console/members', title: 'screenMembers', adminOnly: true, load: async () => (await import('./screens/members.js')).Members, words: 'members', aliases: ['/console/users'] },
+  { path: '/console/invitations', title: 'screenInvitations', adminOnly: true, load: async () => (await import('./screens/invitations.js')).Invitations, words: 'invitations', aliases: [] },
+  { path: '/console/invite-links', title: 'screenInviteLinks', adminOnly: true, load: async () => (await import('./screens/invite-links.js')).InviteLinks, words: 'invite-links', aliases: [] },
+  { path: '/console/requests', title: 'screenRequests', adminOnly: true, load: async () => (await import('./screens/requests.js')).Requests, words: 'requests', aliases: ['/console/invite-requests'] },
+  { path: '/console/api-keys', title: 'screenApiKeys', adminOnly: true, load: async () => (await import('./screens/api-keys.js')).ApiKeys, words: 'api-keys', aliases: [] },
+  { path: '/console/webhooks', title: 'screenWebhooks', adminOnly: true, load: async () => (await import('./screens/webhooks.js')).Webhooks, words: 'webhooks', aliases: ['/console/webhook-endpoints'] },
+  { path: '/console/domains', title: 'screenDomains', adminOnly: true, load: async () => (await import('./screens/domains.js')).Domains, words: 'domains', aliases: [] },
+  { path: '/console/directory', title: 'screenDirectory', adminOnly: true, load: async () => (await import('./screens/directory.js')).Directory, words: 'directory', aliases: [] },
+  { path: '/console/sso', title: 'screenSso', adminOnly: true, load: async () => (await import('./screens/sso.js')).Sso, words: 'sso', aliases: ['/console/sso-connections'] },
+  { path: '/console/activity', title: 'screenActivity', adminOnly: true, load: async () => (await import('./screens/activity.js')).Activity, words: 'activity', aliases: ['/console/audit-events'] },
+  { path: '/console/settings', title: 'screenSettings', adminOnly: true, load: async () => (await import('./screens/settings.js')).Settings, words: 'settings', aliases: ['/console/workspace'] },
   { path: '/console/profile', title: 'screenProfile', adminOnly: false, load: async () => (await import('./screens/profile.js')).Profile, aliases: ['/console/me'] }
 ]
 

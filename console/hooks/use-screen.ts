@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import type { Route, Screen } from '../routes.js'
+import { loadScreenWords } from '../i18n.js'
 
-// A screen from its own chunk (routes.ts): ready at once when its chunk came before, else loading
-// until it arrives, or failed (the connection dropped; a console two builds old) with a way to
+// A screen from its own chunk (routes.ts), with its own words in the reader's language (a chunk
+// of their own, fetched at the same time): ready at once when they came before, else loading
+// until both arrive, or failed (the connection dropped; a console two builds old) with a way to
 // try again.
 
 /** The screens whose chunk has arrived: opened again, each is drawn in the same render. */
@@ -23,7 +25,7 @@ export function useScreen (route: Route | undefined): ScreenState {
     if (route === undefined || loaded.has(route)) return
     let current = true
     setFailed(null)
-    route.load().then(view => {
+    Promise.all([route.load(), route.words === undefined ? undefined : loadScreenWords(route.words)]).then(([view]) => {
       loaded.set(route, view)
       if (current) arrived(n => n + 1)
     }, () => { if (current) setFailed(route) })

@@ -14,11 +14,15 @@ import { publishConsole } from './console-publish.js'
 // forms, and dist/console/assets.json naming them (scripts/lib/console-publish.ts).
 //
 // The console's words are the catalogues' `console` namespace (src/i18n/catalogues/<locale>/
-// console.json): console/i18n.ts import()s each language's, so each is a chunk of its own, published
-// like the others, and a reader fetches only theirs. Each is the catalogue's JSON as one string
-// (`export default '{…}'`, parsed by the console): esbuild's JSON module would add a named export
-// per key (a third more after brotli), and a JavaScript module would be given the JSX import
-// (`inject`), splitting Preact into a chunk of its own.
+// console.json, the shell's) and a namespace per screen (console-<screen>.json). console/i18n.ts
+// import()s `console-words:<locale>`, which this build makes a module of the shell's words and a
+// table of that language's screens' words, each an import() of its own: a chunk per language and
+// one per screen and language, published like the others; a reader fetches only their language's,
+// and a screen's words only with the screen. Each catalogue is its JSON as one string (`export
+// default '{…}'`, parsed by the console): esbuild's JSON module would add a named export per key (a
+// third more after brotli). JSX's factory is imported by the modules that have JSX (`jsxImport`),
+// not injected into every module: esbuild's `inject` gave the words modules an import of Preact's
+// chunk too, splitting Preact out of the shell's entry.
 //
 // The same build compiles the sign-in pages' scripts (page-scripts/*.ts → dist/page-scripts/*.js):
 // one file each, not bundled, so they stay classic scripts — page-helpers.js's functions are the
@@ -26,7 +30,8 @@ import { publishConsole } from './console-publish.js'
 
 const sourceDir = join(projectRoot, 'console')
 const cataloguesDir = join(projectRoot, 'src', 'i18n', 'catalogues')
-const CONSOLE_CATALOGUE = /[\\/]catalogues[\\/][A-Za-z-]+[\\/]console\.json$/
+const CONSOLE_CATALOGUE = /[\\/]catalogues[\\/][A-Za-z-]+[\\/]console(-[a-z-]+)?\.json$/
+const SCREEN_CATALOGUE = /^console-([a-z-]+)\.json$/
 
 /** A language's console words as a module whose default export is the catalogue's JSON text. */
 const consoleWords: Plugin = {
@@ -39,15 +44,45 @@ const consoleWords: Plugin = {
   }
 }
 
+/**
+ * `console-words:<locale>`: that language's shell words (console.json) as its default export and
+ * `screens`, a table of its screens' words (console-<screen>.json) by screen (console/i18n.ts).
+ */
+const languageChunks: Plugin = {
+  name: 'language-chunks',
+  setup (b) {
+    b.onResolve({ filter: /^console-words:/ }, ({ path }) =>
+      ({ path: path.slice('console-words:'.length), namespace: 'console-words' }))
+    b.onLoad({ filter: /.*/, namespace: 'console-words' }, async ({ path: locale }) => {
+      const folder = join(cataloguesDir, locale)
+      const screens = (await readdir(folder)).sort().flatMap(file => {
+        const screen = SCREEN_CATALOGUE.exec(file)?.[1]
+        if (screen === undefined) return []
+        return [`${JSON.stringify(screen)}:()=>import(${JSON.stringify(join(folder, file))})`]
+      })
+      return {
+        contents: `export{default}from${JSON.stringify(join(folder, 'console.json'))};` +
+          `export const screens={${screens.join(',')}}`,
+        loader: 'js',
+        resolveDir: folder,
+        watchDirs: [folder]
+      }
+    })
+  }
+}
+
+/** JSX's factory (console/jsx.ts), imported by every module that has JSX (read this file's header). */
+const JSX_MODULE = /[\\/]console[\\/].+\.tsx$/
 /** Each screen, which the build makes import console/common.ts as the entry does (read its header). */
 const SCREEN = /[\\/]console[\\/]screens[\\/][^\\/]+\.tsx$/
-const sharedWithTheShell: Plugin = {
-  name: 'shared-with-the-shell',
+const jsxImport: Plugin = {
+  name: 'jsx-import-and-shared-with-the-shell',
   setup (b) {
-    b.onLoad({ filter: SCREEN }, async ({ path }) => ({
-      contents: `import ${JSON.stringify(join(sourceDir, 'common.ts'))};${await readFile(path, 'utf8')}`,
-      loader: 'tsx'
-    }))
+    b.onLoad({ filter: JSX_MODULE }, async ({ path }) => {
+      const imports = [`import{jsx$h,jsx$Fragment}from${JSON.stringify(join(sourceDir, 'jsx.ts'))};`]
+      if (SCREEN.test(path)) imports.push(`import ${JSON.stringify(join(sourceDir, 'common.ts'))};`)
+      return { contents: imports.join('') + await readFile(path, 'utf8'), loader: 'tsx' }
+    })
   }
 }
 const pageSourceDir = join(projectRoot, 'page-scripts')
@@ -66,8 +101,7 @@ export const consoleBuildOptions = {
   jsx: 'transform' as const,
   jsxFactory: 'jsx$h',
   jsxFragment: 'jsx$Fragment',
-  inject: [join(sourceDir, 'jsx.ts')],
-  plugins: [consoleWords, sharedWithTheShell],
+  plugins: [consoleWords, languageChunks, jsxImport],
   legalComments: 'none' as const,
   // Kept in memory and published under hashed names: nothing of esbuild's own naming is served.
   write: false as const,
