@@ -61,10 +61,14 @@ const pageData: { words: Record<string, string>, timeZone: string } = JSON.parse
 /** The workspace's time zone, for the dates the page writes (UTC when the page knows no workspace). */
 const pageTimeZone = pageData.timeZone
 
-/** The page's word `key` with each `{name}` replaced by `values[name]`; the key itself when missing (a bug the tests see). */
+/**
+ * The page's word `key` with each placeholder (U+E000 name U+E001, as src/i18n/page-words.ts
+ * `scriptWord` marks them) replaced by `values[name]`; the key itself when missing (a bug the
+ * tests see). A `{name}` in the text is text: a workspace may be named so.
+ */
 function word (key: string, values: Record<string, string> = {}): string {
   const text = pageData.words[key] ?? key
-  return text.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)
+  return text.replace(/\uE000(\w+)\uE001/g, (whole, name: string) => values[name] ?? whole)
 }
 
 /**
@@ -72,8 +76,8 @@ function word (key: string, values: Record<string, string> = {}): string {
  * address in bold the tests find by id), so the sentence keeps its language's word order.
  */
 function fillWords (el: HTMLElement, key: string, parts: Record<string, HTMLElement>): void {
-  el.replaceChildren(...word(key).split(/(\{\w+\})/).map(piece => {
-    const part = /^\{(\w+)\}$/.exec(piece)
+  el.replaceChildren(...word(key).split(/(\uE000\w+\uE001)/).map(piece => {
+    const part = /^\uE000(\w+)\uE001$/.exec(piece)
     return (part !== null ? parts[part[1] ?? ''] : undefined) ?? document.createTextNode(piece)
   }))
 }

@@ -37,14 +37,22 @@ export function messageHtml (
     .replace(SLOT, (whole, name: string) => slots[name] ?? whole)
 }
 
+/** What marks a placeholder the page's script fills: characters of Unicode's private use area. */
+const OPEN = '\uE000'
+const CLOSE = '\uE001'
+
 /**
- * A message for a page's script: `{name}` left in place of each of `names`, which the script
- * fills (page-scripts/page-helpers.ts `word`); the rest of the values formatted here.
+ * A message for a page's script: a marked placeholder (U+E000 name U+E001) left in place of each
+ * of `names`, which the script fills (page-scripts/page-helpers.ts `word`); the rest of the values
+ * formatted here. Not `{name}`: a value formatted here (a workspace's name) may hold `{email}`,
+ * which the script would fill too; the markers are taken out of the values first.
  */
 export function scriptWord (
   locale: Locale, key: string, names: readonly string[] = [], values: MessageValues = {}
 ): string {
-  return translate(locale, key, { ...values, ...Object.fromEntries(names.map(n => [n, `{${n}}`])) })
+  const plain = Object.fromEntries(Object.entries(values).map(([name, value]) =>
+    [name, typeof value === 'string' ? value.replaceAll(OPEN, '').replaceAll(CLOSE, '') : value]))
+  return translate(locale, key, { ...plain, ...Object.fromEntries(names.map(n => [n, `${OPEN}${n}${CLOSE}`])) })
 }
 
 /**

@@ -117,6 +117,27 @@ t.test('pages in the reader\'s language, in Chromium', { skip, timeout: 240_000 
     t.same(problems, [], 'no script error, no CSP violation')
   })
 
+  await t.test('a workspace named with a placeholder\'s braces: the join page writes the name as it is', async t => {
+    // The page's script fills its words' placeholders ({email}); the workspace's name is formatted
+    // on the server into the same words, so a name holding `{email}` must stay text.
+    const curly = await h.signIn({ role: 'admin', email: 'cy@curly.test', workspaceName: 'Curly {email} Co' })
+    const link = await h.inject({ method: 'POST', url: '/api/invite-links', payload: {}, headers: { cookie: curly.cookie } })
+    t.equal(link.statusCode, 201)
+    const code = new URL((link.json() as { url: string }).url).pathname.split('/').pop() as string
+    const seen = smtp.messages.length
+    t.equal((await h.inject({ method: 'POST', url: `/api/join/${code}`, payload: { email: 'new@elsewhere.test' } })).statusCode, 202)
+    const confirmUrl = /(http\S+\?confirm=[A-Za-z0-9_-]+)/.exec((await smtp.nextMessage(seen)).text)?.[1] ?? ''
+    const context = await browser.newContext({ locale: 'en' })
+    t.teardown(async () => { await context.close() })
+    const page = await context.newPage()
+    page.setDefaultTimeout(20_000)
+    await page.goto(confirmUrl)
+    await page.locator('#confirm').waitFor({ state: 'visible' })
+    t.equal(await page.locator('#confirm-text').textContent(),
+      'This link confirms new@elsewhere.test and signs you in to Curly {email} Co, joining it.')
+    t.equal(await page.locator('#confirm-email').count(), 1, 'the address is one element, where the sentence puts it')
+  })
+
   await t.test('screenshots of /login in de, ja and ar (PAGE_SCREENSHOTS)', async t => {
     for (const locale of ['de', 'ja', 'ar']) {
       const context = await browser.newContext({ locale })
