@@ -37,6 +37,9 @@ export function pagesHandlers (
     reply: FastifyReply,
     page: Page
   ) => await reply.headers(page.headers).type('text/html; charset=utf-8').send(page.html)
+  // The console's page in the browser's language until the console knows its reader's.
+  const consoleFor = (request: FastifyRequest, screen: string): Page =>
+    consolePage({ screen, ...pageOptions, acceptLanguage: request.headers['accept-language'] })
   const lookOf = async (request: FastifyRequest, link: PageLink) =>
     await services.pageContext.forPage(link, request.headers['accept-language'])
   // The contract's enum limits `script` to the files in pageScriptsDir; each is read once.
@@ -62,22 +65,22 @@ export function pagesHandlers (
       return await reply.type(asset.type).header('cache-control', IMMUTABLE).header('vary', 'Accept-Encoding')
         .code(200).send(asset.body)
     },
-    async getIndexPage (_request, reply) {
-      return await send(reply, consolePage({ screen: 'home', ...pageOptions }))
+    async getIndexPage (request, reply) {
+      return await send(reply, consoleFor(request, 'home'))
     },
     // The route table's name for the first screen (console/routes.ts): the same page as `/`.
-    async getConsoleHome (_request, reply) {
-      return await send(reply, consolePage({ screen: 'home', ...pageOptions }))
+    async getConsoleHome (request, reply) {
+      return await send(reply, consoleFor(request, 'home'))
     },
     // An unknown screen is the console's own not-found screen (the same page, 404), or the
     // ErrorResponse for a client that accepts JSON and not HTML (as the join page does).
     async getConsolePage (request, reply) {
       const { screen } = request.params
-      if (isConsoleScreen(screen)) return await send(reply, consolePage({ screen, ...pageOptions }))
+      if (isConsoleScreen(screen)) return await send(reply, consoleFor(request, screen))
       if (wantsJson(request.headers.accept)) {
         return await reply.code(404).send({ message: SCREEN_NOT_FOUND.message, code: SCREEN_NOT_FOUND.code })
       }
-      return await send(reply.code(404), consolePage({ screen, ...pageOptions }))
+      return await send(reply.code(404), consoleFor(request, screen))
     },
     async getFavicon (_request, reply) {
       return await reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400')

@@ -1,5 +1,8 @@
 import { htmlPage, type Page } from '../http/page-shell.js'
 import { escapeHtml } from '../lib/html.js'
+import { translate } from '../i18n/messages.js'
+import { negotiateLocale } from '../i18n/negotiate.js'
+import { pageLook } from '../i18n/page-words.js'
 import { consoleAssets } from './assets.js'
 
 // The admin console's page: one HTML shell for `/` and every `/console/{screen}`. The screens are
@@ -9,25 +12,29 @@ import { consoleAssets } from './assets.js'
 // assets.ts), both under the response's nonce, like the other pages. The script is an ES module:
 // the chunks it imports (the shared code, each screen's when opened) are fetched under the same
 // nonce, which a module script passes to its imports and import()s. The page itself is no-store.
+// Until the bundle knows who reads (their own language, the workspace's: console/i18n.ts), the
+// page is in the browser's language (Accept-Language), its title and "Loading …" line from the
+// console's catalogue.
 
 /**
- * Each screen's title; the bundle sets the same one (with the workspace's name) once it runs.
- * The same names as the console's route table (console/routes.ts), aliases included.
+ * Each screen's title (its message in the catalogues' console namespace); the bundle sets the
+ * same one (with the workspace's name) once it runs. The same names as the console's route table
+ * (console/routes.ts), aliases included.
  */
 const SCREEN_TITLES: Record<string, string> = {
-  home: 'Workspace',
-  members: 'Members',
-  invitations: 'Invitations',
-  'invite-links': 'Invite links',
-  requests: 'Invite requests',
-  'api-keys': 'API keys',
-  webhooks: 'Webhooks',
-  activity: 'Activity',
-  settings: 'Settings',
-  domains: 'Domains',
-  directory: 'Directory',
-  sso: 'SSO',
-  profile: 'Profile'
+  home: 'console.workspace',
+  members: 'console.screenMembers',
+  invitations: 'console.screenInvitations',
+  'invite-links': 'console.screenInviteLinks',
+  requests: 'console.screenRequests',
+  'api-keys': 'console.screenApiKeys',
+  webhooks: 'console.screenWebhooks',
+  activity: 'console.screenActivity',
+  settings: 'console.screenSettings',
+  domains: 'console.screenDomains',
+  directory: 'console.screenDirectory',
+  sso: 'console.screenSso',
+  profile: 'console.screenProfile'
 }
 /** The API's names of the screens (/console/invite-requests is the Invite requests screen). */
 const ALIASES: Record<string, string> = {
@@ -46,16 +53,20 @@ export function isConsoleScreen (screen: string): boolean {
   return Object.hasOwn(SCREEN_TITLES, ALIASES[screen] ?? screen)
 }
 
-export function consolePage (opts: { screen: string, identityProvider: boolean, publicUrl: string }): Page {
+export function consolePage (opts: {
+  screen: string, identityProvider: boolean, publicUrl: string, acceptLanguage: string | undefined
+}): Page {
   // Missing means the console was never built (npm run build).
   const assets = consoleAssets()
   const styles = { href: `/static/${assets['console.css']}` }
-  const title = SCREEN_TITLES[ALIASES[opts.screen] ?? opts.screen] ?? 'Not found'
+  const locale = negotiateLocale({ acceptLanguage: opts.acceptLanguage })
+  const title = translate(locale, SCREEN_TITLES[ALIASES[opts.screen] ?? opts.screen] ?? 'console.notFound')
+  const loading = translate(locale, 'console.loadingScreen', { title })
   // The public address (PUBLIC_URL) is what the Directory screen gives a company directory.
   return htmlPage(title, styles, nonce => `<div id="app" data-identity-provider="${
     opts.identityProvider ? 'yes' : 'no'}" data-public-url="${
-    escapeHtml(opts.publicUrl)}"><p class="muted">Loading the console…</p></div>
-<script type="module" nonce="${nonce}" src="/static/${assets['console.js']}"></script>`)
+    escapeHtml(opts.publicUrl)}"><p class="muted">${escapeHtml(loading)}</p></div>
+<script type="module" nonce="${nonce}" src="/static/${assets['console.js']}"></script>`, pageLook({ locale }))
 }
 
 /** The icon of every page: a small square with a "W", 0.3 kB. */

@@ -1,6 +1,6 @@
 import type { MailMessage } from '../ports/mailer.js'
 import type { Branding } from '../workspaces/branding.js'
-import { escapeHtml } from '../lib/html.js'
+import { DEFAULT_ACCENT, escapeHtml } from '../lib/html.js'
 import { textDirection, type Locale } from '../i18n/locales.js'
 import { translate, type MessageValues } from '../i18n/messages.js'
 
@@ -11,10 +11,8 @@ import { translate, type MessageValues } from '../i18n/messages.js'
 // no remote content but the workspace's logo and no tracking. The text part says the same as the
 // HTML part, block by block. Every word comes from the `email` catalogue in the reader's language;
 // the messages are compiled once per language and zone (src/i18n/messages.ts), so an e-mail is
-// values filled into cached formats and strings joined.
-
-/** The service's accent when the workspace chose none: white text on it reaches 6.7:1. */
-const DEFAULT_ACCENT = '#1d4ed8'
+// values filled into cached formats and strings joined. A workspace without an accent has the
+// service's (DEFAULT_ACCENT, src/lib/html.ts), as its pages do.
 
 /** Who reads the e-mail and how: their language, the workspace's time zone and look. */
 export interface Reader {

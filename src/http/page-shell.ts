@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import type { operations } from '../generated/openapi.js'
-import { escapeHtml } from '../lib/html.js'
+import { DEFAULT_ACCENT, escapeHtml } from '../lib/html.js'
 import { projectRoot } from '../paths.js'
 
 // The shell of every HTML page the service serves (the sign-in pages of src/auth/pages.ts, the
@@ -29,7 +29,7 @@ export interface PageLook {
 
 // Logical properties only (margin-inline, text-align: start): a right-to-left page mirrors by itself.
 export const PAGE_STYLE = [
-  ':root{--accent:#0645ad}',
+  `:root{--accent:${DEFAULT_ACCENT}}`,
   'body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin-block:3rem;margin-inline:auto;' +
     'padding-inline:1rem;color:#222}',
   'h1{font-size:1.5rem}label{display:block;margin-block:.75rem .25rem}' +

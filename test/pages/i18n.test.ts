@@ -1,4 +1,5 @@
 import t from 'tap'
+import { DEFAULT_ACCENT } from '../../src/lib/html.js'
 import { build, type TestApp } from '../helpers/build.js'
 import { assertContract } from '../helpers/contract.js'
 import { hashToken } from '../../src/lib/tokens.js'
@@ -81,6 +82,22 @@ t.test('pages in the reader\'s language', async t => {
     t.same(langOf(res.body), ['en', 'ltr'])
     t.equal(res.headers['content-language'], 'en')
     t.match(res.body, '<title>Sign in</title>')
+    t.match(res.body, `:root{--accent:${DEFAULT_ACCENT}}`, 'no workspace\'s look: the service\'s accent, the e-mails\' one')
+  })
+
+  await t.test('the console\'s page, before the console knows its reader: the browser\'s language', async t => {
+    const res = await get('/console/members', 'ja, en;q=0.5')
+    t.equal(res.statusCode, 200)
+    t.same(langOf(res.body), ['ja', 'ltr'])
+    t.equal(res.headers['content-language'], 'ja')
+    t.match(res.body, '<title>メンバー</title>')
+    t.match(res.body, '>メンバーを読み込んでいます…</p>')
+    const arabic = await get('/console/nowhere', 'ar')
+    t.equal(arabic.statusCode, 404)
+    t.same(langOf(arabic.body), ['ar', 'rtl'], 'a screen that is not there, right to left')
+    const english = await get('/')
+    t.match(english.body, '<title>Workspace</title>')
+    t.match(english.body, '>Loading Workspace…</p>')
   })
 
   await t.test('a link made in French overrides Accept-Language', async t => {
