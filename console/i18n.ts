@@ -42,8 +42,12 @@ let language: string = DEFAULT_LOCALE
 let plurals = new Intl.PluralRules(language)
 /** The reader's language's chunk, once loaded: its screens' words are fetched through it. */
 let chunk: LanguageChunk | undefined
-/** The screens whose own words are in `words` (read again in a language chosen later). */
-const screensLoaded = new Set<string>()
+/**
+ * Each screen's own words, by screen (read again in a language chosen later), apart from the
+ * shell's and each other's: two catalogues may use one key (a screen's `signedInAs` is not the
+ * shell's), and the screen's own wins for that screen only.
+ */
+const screenWordsLoaded = new Map<string, Words>()
 
 /**
  * The first of `tags` the console has words for (a member's locale, the workspace's, the
@@ -54,8 +58,10 @@ export async function loadLanguage (tags: Array<string | null | undefined>): Pro
   const locale = tags.map(matchLocale).find(l => l !== null) ?? DEFAULT_LOCALE
   const catalogue = locale === PSEUDO_LOCALE ? 'en' : locale
   const loaded = await CHUNKS[catalogue]()
-  const screens = await Promise.all([...screensLoaded].map(async screen => await screenWords(loaded, screen)))
-  setWords(Object.assign(JSON.parse(loaded.default) as Words, ...screens) as Words, catalogue)
+  const screens = await Promise.all([...screenWordsLoaded.keys()].map(async screen =>
+    [screen, await screenWords(loaded, screen)] as const))
+  setWords(JSON.parse(loaded.default) as Words, catalogue)
+  for (const [screen, own] of screens) screenWordsLoaded.set(screen, own)
   chunk = loaded
   return locale
 }
@@ -72,12 +78,11 @@ async function screenWords (from: LanguageChunk, screen: string): Promise<Words>
  */
 export async function loadScreenWords (screen: string): Promise<void> {
   const from = chunk
-  if (from === undefined || screensLoaded.has(screen)) return
+  if (from === undefined || screenWordsLoaded.has(screen)) return
   const own = await screenWords(from, screen)
   // A language chosen meanwhile has read this screen's words in that language.
-  if (from !== chunk || screensLoaded.has(screen)) return
-  words = { ...words, ...own }
-  screensLoaded.add(screen)
+  if (from !== chunk || screenWordsLoaded.has(screen)) return
+  screenWordsLoaded.set(screen, own)
 }
 
 /** The words `t` reads from now on, in `reader`'s language (its plural rules, its numbers). */
@@ -132,31 +137,45 @@ function formatFrom (message: string, at: number, values: Values, count?: number
 /** The reader's language, as `Intl` takes it (dates, numbers). */
 export const readerLanguage = (): string => language
 
-/** The message `key` in the reader's language, with `values` filled in. */
-export function t (key: WordKey, values: Values = {}): string {
-  const message = words[key] ?? ''
-  return formatFrom(message, 0, values)[0]
+type Translate<Key> = (key: Key, values?: Values) => string
+type TranslateParts<Key> = <Part>(key: Key, parts: Record<string, Part | number>) => Array<string | Part | number | undefined>
+
+/** `t` over the words of `screen` (its own first) and the shell's; only the shell's without one. */
+function translator (screen?: string): Translate<string> {
+  return (key, values = {}) => {
+    const own = screen === undefined ? undefined : screenWordsLoaded.get(screen)?.[key]
+    return formatFrom(own ?? words[key] ?? '', 0, values)[0]
+  }
 }
 
 /**
- * The message `key` with elements (a link, a button, a path as code) where the language puts its
- * placeholders: `t('noScreenAt', …)` as text around `<code>`, never a sentence glued together. A
- * number is a plain value (a plural's count).
+ * `tParts` over `translate`: the message `key` with elements (a link, a button, a path as code)
+ * where the language puts its placeholders, never a sentence glued together. A number or a string
+ * is a plain value (a plural's count, a select's choice, a name), formatted into the text.
  */
-export function tParts<Part> (key: WordKey, parts: Record<string, Part | number>): Array<string | Part | number | undefined> {
-  // A number is a value as `t` takes it (a plural's count), written where the message puts it.
-  const marked = Object.fromEntries(Object.entries(parts).map(([name, part]) => [name, typeof part === 'number' ? part : `\u0000${name}\u0000`]))
-  return t(key, marked).split('\u0000').map((text, i) => i % 2 === 1 ? parts[text] : text)
+function partsOf (translate: Translate<string>): TranslateParts<string> {
+  return (key, parts) => {
+    const marked = Object.fromEntries(Object.entries(parts).map(([name, part]) =>
+      [name, typeof part === 'number' || typeof part === 'string' ? part : `\u0000${name}\u0000`]))
+    return translate(key, marked).split('\u0000').map((text, i) => i % 2 === 1 ? parts[text] : text)
+  }
 }
 
+const shell = translator()
+
+/** The shell's message `key` in the reader's language, with `values` filled in. */
+export const t: Translate<WordKey> = shell
+
+/** The shell's message `key` around elements: `tParts('noScreenAt', { path: <code>…</code> })`. */
+export const tParts: TranslateParts<WordKey> = partsOf(shell)
+
 /**
- * `t` and `tParts` for a screen: the shell's words and the screen's own, typed by its English
- * catalogue (`import type own from '…/en/console-<screen>.json'`; `screenWordsOf<typeof own>()`),
- * so a key of another screen's catalogue (not fetched with this one) fails the typecheck.
+ * `t` and `tParts` for `screen`: its own words (console-<screen>.json) and the shell's, typed by
+ * its English catalogue (`import type own from '…/en/console-<screen>.json'`;
+ * `screenWordsOf<typeof own>('<screen>')`), so a key of another screen's catalogue (not fetched
+ * with this one) fails the typecheck, and another screen's same key is never read.
  */
-export function screenWordsOf<Own> (): {
-  t: (key: ScreenWordKey<Own>, values?: Values) => string
-  tParts: <Part>(key: ScreenWordKey<Own>, parts: Record<string, Part | number>) => Array<string | Part | number | undefined>
-} {
-  return { t, tParts } as never
+export function screenWordsOf<Own> (screen: string): { t: Translate<ScreenWordKey<Own>>, tParts: TranslateParts<ScreenWordKey<Own>> } {
+  const translate = translator(screen)
+  return { t: translate, tParts: partsOf(translate) }
 }

@@ -6,7 +6,7 @@ import { useCall } from '../hooks/use-call.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-overview.json'
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('overview')
 
 // An admin's landing: what waits for them, each with a link to the screen where it is done.
 // Read again with every page of news of the events feed (a new request shows without a reload).

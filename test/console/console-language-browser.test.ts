@@ -93,6 +93,21 @@ t.test('German: the shell\'s headings, links and buttons in German, <html lang="
   await context.close()
 })
 
+t.test('a screen\'s own words stay its own: Overview\'s \'signedInAs\' is not Profile\'s', { skip, timeout: 120_000 }, async t => {
+  const browser = await launchChromium(t)
+  const { context, page, problems } = await adminIn(browser, 'de')
+  await page.goto(`${base}/`)
+  const status = page.locator('#status')
+  await page.getByRole('heading', { level: 1, name: 'Übersicht' }).waitFor()
+  t.match(await status.textContent(), /^Angemeldet als \S+@\S+ · Ihr Profil$/, 'Overview\'s line, with its link')
+  // Opened in the same page (the console's own navigation): both screens' words are loaded now.
+  await page.locator('#status a').click()
+  await page.getByRole('heading', { level: 1, name: 'Profil' }).waitFor()
+  t.match(await status.textContent(), /^Angemeldet als \S+@\S+$/, 'Profile\'s line is the shell\'s message')
+  t.same(problems, [], 'no script error')
+  await context.close()
+})
+
 // An admin reads the workspace's settings, its default language (`en` unless set) included; a
 // member cannot, and falls back on the browser's.
 t.test('the language chosen: the member\'s own, else the workspace\'s, else the browser\'s, else English', { skip, timeout: 120_000 }, async t => {
