@@ -147,8 +147,8 @@ export function ApiKeys (_props: ScreenProps) {
       <p>
         {tParts('intro', {
           reference: <a href='/api/docs'>{t('apiReference')}</a>,
-          mcp: <code>/api/mcp</code>,
-          header: <code>Authorization: Bearer &lt;key&gt;</code>
+          mcp: <code dir='ltr'>/api/mcp</code>,
+          header: <code dir='ltr'>Authorization: Bearer &lt;key&gt;</code>
         })}
       </p>
       {expiring.length > 0 && (
@@ -182,10 +182,10 @@ export function ApiKeys (_props: ScreenProps) {
             const warning = expiryWarning(k, now)
             return (
               <tr key={k.id}>
-                <td class='address'>{k.name} <code>{k.prefix}…</code></td>
+                <td class='address'>{k.name} <code dir='ltr'>{k.prefix}…</code></td>
                 <td><ul class='plain'>{k.scopes.map(s => <li key={s}><Prose text={wordsOf(s)} /></li>)}</ul></td>
                 <td>{k.expiresAt === null ? t('never') : when(k.expiresAt)}{warning !== null && <strong class='warn'> {warning}</strong>}</td>
-                <td>{k.createdByEmail ?? t('removedAdmin')}</td>
+                <td>{k.createdByEmail === null ? t('removedAdmin') : <bdi>{k.createdByEmail}</bdi>}</td>
                 <td>{when(k.lastUsedAt)}</td>
                 <td><ConfirmButton label={t('revoke')} name={t('revokeKey', { name: k.name })} confirm={t('yesRevoke', { name: k.name })} onConfirm={async () => { await revoke(k) }} /></td>
               </tr>
