@@ -1,10 +1,14 @@
 import { useEffect, useState } from 'preact/hooks'
-import { api, call, whenToRetry, type Schemas } from '../api.js'
+import { api, call, type Schemas } from '../api.js'
 import { announce } from '../announce.js'
 import { parseRows, rowsText, type Row } from '../rows.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { useSendForm } from '../hooks/use-send-form.js'
 import { Results, type RowResult } from './results.js'
+import { readerLanguage, screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-invitations.json'
+
+const { t, tParts } = screenWordsOf<typeof own>()
 
 type Batch = Schemas['InvitationBatch']
 type BatchRow = Schemas['InvitationBatchRow']
@@ -18,20 +22,30 @@ const OUTCOME: Record<BatchRow['result'], string> = {
 /** Rows that stay in the box: an address to correct, or one the budget stopped. */
 const STAYS: ReadonlySet<BatchRow['result']> = new Set(['invalid', 'over_budget'])
 
+/** A count as the reader's language writes it. */
+const num = (n: number): string => n.toLocaleString(readerLanguage())
+
+/** When to try again, `wait` seconds from now: in seconds under 90, else in minutes; and at what time. */
+function retryValues (wait: number): { unit: string, n: number, at: string } {
+  const at = new Date(Date.now() + wait * 1000).toLocaleTimeString(readerLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  return wait < 90 ? { unit: 'seconds', n: wait, at } : { unit: 'minutes', n: Math.ceil(wait / 60), at }
+}
+
 /** A row of the box (`sent`, the rows as sent; `from`, the first row's place in them) as a result line. */
 function rowResultOf (batchId: string, from: number, sent: Row[], r: BatchRow): RowResult {
   const row = from + r.index + 1
   const base = { key: `${batchId}:${r.index}`, row, email: r.email, outcome: OUTCOME[r.result], failed: STAYS.has(r.result) }
-  const delivery = r.delivery === 'failed' ? ` (the e-mail failed: ${r.message ?? 'no reason given'})` : r.delivery === 'cancelled' ? ' (its e-mail was not needed any more)' : ''
+  // How its e-mail went, when it did not: failed (why), or cancelled (not needed any more).
+  const delivery = { delivery: r.delivery ?? '', reason: r.message ?? t('invNoReason') }
   switch (r.result) {
-    case 'invited': return { ...base, text: `invited as ${r.role}${delivery}` }
-    case 'resent': return { ...base, text: `a pending invitation is re-sent with a fresh link${delivery}` }
-    case 'already_member': return { ...base, text: 'already a member' }
-    case 'invalid': return { ...base, text: 'not a valid e-mail address' }
+    case 'invited': return { ...base, text: t('invRowInvited', { ...delivery, role: t('invRole', { role: r.role }) }) }
+    case 'resent': return { ...base, text: t('invRowResent', delivery) }
+    case 'already_member': return { ...base, text: t('invRowMember') }
+    case 'invalid': return { ...base, text: t('invRowInvalid') }
     case 'duplicate':
       // The answer names the earlier row (its index); rows are counted from 1, as the form shows them.
-      return { ...base, text: r.duplicateOf !== null ? `listed twice: the same address as row ${r.duplicateOf + 1}` : 'listed twice' }
-    case 'over_budget': return { ...base, text: `over the e-mail budget: try again ${whenToRetry(r.retryAfter ?? 60)}` }
+      return { ...base, text: r.duplicateOf !== null ? t('invRowDuplicateOf', { row: num(r.duplicateOf + 1) }) : t('invRowDuplicate') }
+    case 'over_budget': return { ...base, text: t('invRowOverBudget', retryValues(r.retryAfter ?? 60)) }
   }
 }
 
@@ -41,7 +55,7 @@ function Progress ({ batch }: { batch: Batch }) {
   const done = batch.delivery.sent + batch.delivery.failed + batch.delivery.cancelled
   return (
     <p class='batch-progress'>
-      <label for={`progress-${batch.id}`}>E-mails sent: {done} of {owed}{batch.status === 'completed' ? ' — done' : ''}</label>{' '}
+      <label for={`progress-${batch.id}`}>{t('invProgress', { done: num(done), owed: num(owed), status: batch.status })}</label>{' '}
       <progress id={`progress-${batch.id}`} max={Math.max(1, owed)} value={done} />
     </p>
   )
@@ -68,7 +82,7 @@ export function InviteForm ({ onDone }: { onDone: () => void }) {
         return r.ok ? r.data : b
       })).then(next => {
         setBatches(next)
-        if (next.every(b => b.status === 'completed')) { announce('Every invitation e-mail has been sent.'); onDone() }
+        if (next.every(b => b.status === 'completed')) { announce(t('invAllSent')); onDone() }
       })
     }, 1000)
     return () => { clearTimeout(timer) }
@@ -78,12 +92,12 @@ export function InviteForm ({ onDone }: { onDone: () => void }) {
     if (file === undefined) return
     const csv = await file.text()
     setText(text.trim() === '' ? csv : `${text.trimEnd()}\n${csv}`)
-    announce(`${parseRows(csv).length} rows read from ${file.name}.`)
+    announce(t('invRowsRead', { count: parseRows(csv).length, file: file.name }))
   }
   const submit = async (e: Event) => {
     e.preventDefault()
     const rows = parseRows(text)
-    if (rows.length === 0) { announce('Enter at least one e-mail address.'); return }
+    if (rows.length === 0) { announce(t('invEnterOne')); return }
     setBusy(true)
     problem.fail(null)
     const done: RowResult[] = []
@@ -96,7 +110,7 @@ export function InviteForm ({ onDone }: { onDone: () => void }) {
       if (!r.ok) {
         problem.fail(r.problem)
         stay.push(...part)
-        done.push({ key: `failed:${sent}:${from}`, row: from + 1, email: `rows ${from + 1}–${from + part.length}`, outcome: 'failed', text: r.problem.text, failed: true })
+        done.push({ key: `failed:${sent}:${from}`, row: from + 1, email: t('invRowsRange', { first: num(from + 1), last: num(from + part.length) }), outcome: 'failed', text: r.problem.text, failed: true })
         continue
       }
       const answered = r.data.items.map(i => rowResultOf(r.data.id, from, rows, i))
@@ -111,7 +125,7 @@ export function InviteForm ({ onDone }: { onDone: () => void }) {
     setMore(pages)
     const ok = done.filter(r => r.outcome === 'invited' || r.outcome === 're-sent').length
     // Rows past the first page of a large batch are not known yet: they stay out of the box too.
-    finish(`${ok} of ${rows.length} invited.`, done.slice(0, 25).map(r => `${r.email}: ${r.text}.`).join(' '), rowsText(stay))
+    finish(t('invSummary', { ok, total: rows.length }), done.slice(0, 25).map(r => t('invResultLine', { email: r.email, text: r.text })).join(' '), rowsText(stay))
     onDone()
   }
   const showMore = async () => {
@@ -125,27 +139,27 @@ export function InviteForm ({ onDone }: { onDone: () => void }) {
   return (
     <div class='with-results'>
       <form class='card' onSubmit={submit} aria-labelledby='invite-title' ref={problem.form}>
-        <h2 id='invite-title'>Invite people</h2>
-        <label for='invite-emails'>E-mail addresses</label>
+        <h2 id='invite-title'>{t('invInvitePeople')}</h2>
+        <label for='invite-emails'>{t('invEmailsLabel')}</label>
         <textarea
           id='invite-emails' rows={3} value={text} {...problem.control('rows', 'invite-emails', 'invite-hint')}
           onInput={e => { setText(e.currentTarget.value) }}
         />
         {problem.error('rows', 'invite-emails')}
-        <p id='invite-hint' class='muted'>One or many (up to thousands), separated by commas, spaces or new lines; a line <code>address,admin</code> gives that person their own role.</p>
-        <label for='invite-csv'>Or a CSV file of <code>email,role</code></label>
+        <p id='invite-hint' class='muted'>{tParts('invHint', { line: <code>address,admin</code> })}</p>
+        <label for='invite-csv'>{tParts('invCsvLabel', { columns: <code>email,role</code> })}</label>
         <input id='invite-csv' type='file' accept='.csv,text/csv,text/plain' onChange={e => { void readFile(e) }} />
-        <label for='invite-role'>Role (for rows that name none)</label>
+        <label for='invite-role'>{t('invRoleLabel')}</label>
         <select id='invite-role' value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
-          <option value='member'>member</option>
-          <option value='admin'>admin</option>
+          <option value='member'>{t('invRole', { role: 'member' })}</option>
+          <option value='admin'>{t('invRole', { role: 'admin' })}</option>
         </select>
-        <button type='submit' disabled={busy}>{busy ? 'Inviting…' : 'Send invitations'}</button>
+        <button type='submit' disabled={busy}>{t(busy ? 'invInviting' : 'invSend')}</button>
         {problem.note}
         {batches.map(b => <Progress key={b.id} batch={b} />)}
       </form>
       <Results id='invite' sent={sent} summary={summary} results={results}>
-        {more.length > 0 && <button type='button' onClick={() => { void showMore() }}>Show more results</button>}
+        {more.length > 0 && <button type='button' onClick={() => { void showMore() }}>{t('invShowMore')}</button>}
       </Results>
     </div>
   )

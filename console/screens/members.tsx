@@ -8,12 +8,13 @@ import { ProblemNote } from '../components/problem-note.js'
 import { ListState, Table } from '../components/table.js'
 import { useCall } from '../hooks/use-call.js'
 import { usePaged } from '../hooks/use-paged.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-members.json'
 
-const LAST_ADMIN_RULE = 'A workspace always keeps at least one admin: the last active admin can be neither made a member, suspended nor removed. Make someone else an admin first. A suspended member cannot sign in and their keys are refused until reactivated; their role is kept.'
+const { t } = screenWordsOf<typeof own>()
 
-function lastAdminSentence (u: Schemas['User'], doing: string): string {
-  return `${u.email} was not ${doing}: they are the workspace's last admin, and a workspace always keeps one. Make another member an admin first.`
-}
+/** What was refused the last admin (memLastAdminRefused's `doing`). */
+type Doing = 'member' | 'admin' | 'suspended' | 'reactivated' | 'removed'
 
 type RoleFilter = Schemas['Role'] | ''
 type StatusFilter = Schemas['MemberStatus'] | ''
@@ -36,37 +37,37 @@ function RoleCell ({ u, lastAdmin, onChange }: { u: Schemas['User'], lastAdmin: 
   return (
     <>
       <select
-        ref={menu} aria-label={`Role of ${u.email}`} aria-describedby={lastAdmin ? `last-admin-${u.id}` : 'last-admin-rule'}
+        ref={menu} aria-label={t('memRoleOf', { email: u.email })} aria-describedby={lastAdmin ? `last-admin-${u.id}` : 'last-admin-rule'}
         value={asked ?? u.role} disabled={lastAdmin || busy}
         onChange={e => { const role = e.currentTarget.value as Schemas['Role']; setAsked(role === u.role ? null : role) }}
       >
-        <option value='admin'>admin</option>
-        <option value='member'>member</option>
+        <option value='admin'>{t('memRole', { role: 'admin' })}</option>
+        <option value='member'>{t('memRole', { role: 'member' })}</option>
       </select>
       {asked !== null && (
         <span class='confirm'>
           <button
             type='button' ref={yes} class='danger' disabled={busy}
             onClick={async () => { setBusy(true); try { await onChange(asked) } finally { setBusy(false); setAsked(null) } }}
-          >{asked === 'admin' ? `Yes, make ${u.email} an admin` : `Yes, make ${u.email} a member`}
+          >{t('memMakeConfirm', { role: asked, email: u.email })}
           </button>
-          <button type='button' onClick={() => { setAsked(null) }}>Cancel</button>
+          <button type='button' onClick={() => { setAsked(null) }}>{t('memCancel')}</button>
         </span>
       )}
     </>
   )
 }
 
-/** A filter of the list: one of `values`, or any (''). */
-function Filter<T extends string> ({ id, label, value, values, onChange }: {
-  id: string, label: string, value: T | '', values: T[], onChange: (v: T | '') => void
+/** A filter of the list: one of `values` (each in words, `word`), or any (''). */
+function Filter<T extends string> ({ id, label, value, values, word, onChange }: {
+  id: string, label: string, value: T | '', values: T[], word: (v: T) => string, onChange: (v: T | '') => void
 }) {
   return (
     <div>
       <label for={id}>{label}</label>
       <select id={id} value={value} onChange={e => { onChange(e.currentTarget.value as T | '') }}>
-        <option value=''>any</option>
-        {values.map(v => <option key={v} value={v}>{v}</option>)}
+        <option value=''>{t('memAny')}</option>
+        {values.map(v => <option key={v} value={v}>{word(v)}</option>)}
       </select>
     </div>
   )
@@ -98,16 +99,16 @@ export function Members ({ me }: ScreenProps) {
   const [rowProblem, setRowProblem] = useState<{ id: string, problem: Problem } | null>(null)
   const changed = () => { reload(); admins.reload() }
 
-  const fail = (u: Schemas['User'], p: Problem, doing: string) => {
-    const problem = p.code === 'LAST_ADMIN' ? { ...p, text: lastAdminSentence(u, doing) } : p
+  const fail = (u: Schemas['User'], p: Problem, doing: Doing) => {
+    const problem = p.code === 'LAST_ADMIN' ? { ...p, text: t('memLastAdminRefused', { email: u.email, doing }) } : p
     setRowProblem({ id: u.id, problem })
     announce(problem.text)
   }
   const changeRole = async (u: Schemas['User'], role: Schemas['Role']) => {
     setRowProblem(null)
     const r = await call(api.PATCH('/api/users/{userId}', { params: { path: { userId: u.id } }, body: { role } }))
-    if (r.ok) announce(`${u.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`)
-    else fail(u, r.problem, role === 'member' ? 'made a member' : 'made an admin')
+    if (r.ok) announce(t('memNowRole', { email: u.email, role }))
+    else fail(u, r.problem, role)
     changed()
   }
   // Suspend an active member, reactivate a suspended one (POST /api/users/{userId}/suspend | reactivate).
@@ -116,35 +117,38 @@ export function Members ({ me }: ScreenProps) {
     const path = { params: { path: { userId: u.id } } }
     const suspend = u.status === 'active'
     const r = await call(suspend ? api.POST('/api/users/{userId}/suspend', path) : api.POST('/api/users/{userId}/reactivate', path))
-    if (r.ok) announce(suspend ? `${u.email} is suspended.` : `${u.email} is active again.`)
+    if (r.ok) announce(t(suspend ? 'memSuspendedDone' : 'memReactivatedDone', { email: u.email }))
     else fail(u, r.problem, suspend ? 'suspended' : 'reactivated')
     changed()
   }
   const remove = async (u: Schemas['User']) => {
     setRowProblem(null)
     const r = await call(api.DELETE('/api/users/{userId}', { params: { path: { userId: u.id } } }))
-    if (r.ok) announce(`${u.email} was removed from the workspace.`)
+    if (r.ok) announce(t('memRemovedDone', { email: u.email }))
     else fail(u, r.problem, 'removed')
     changed()
   }
 
   return (
     <>
-      <p class='muted' id='last-admin-rule'>{LAST_ADMIN_RULE}</p>
+      <p class='muted' id='last-admin-rule'>{t('memLastAdminRule')}</p>
       <form
-        class='card filters' role='search' aria-label='Find members'
+        class='card filters' role='search' aria-label={t('memFindMembers')}
         onSubmit={e => { e.preventDefault(); setApplied({ q: search.trim(), role, status }) }}
       >
         <div>
-          <label for='member-search'>Name or e-mail begins with</label>
+          <label for='member-search'>{t('memSearchLabel')}</label>
           <input id='member-search' type='search' maxLength={254} value={search} onInput={e => { setSearch(e.currentTarget.value) }} />
         </div>
-        <Filter id='member-role' label='Role' value={role} values={['admin', 'member']} onChange={setRole} />
-        <Filter id='member-status' label='Status' value={status} values={['active', 'suspended']} onChange={setStatus} />
-        <button type='submit'>Find</button>
+        <Filter id='member-role' label={t('headRole')} value={role} values={['admin', 'member']} word={r => t('memRole', { role: r })} onChange={setRole} />
+        <Filter id='member-status' label={t('headStatus')} value={status} values={['active', 'suspended']} word={s => t('memStatus', { status: s })} onChange={setStatus} />
+        <button type='submit'>{t('memFind')}</button>
       </form>
-      <ListState items={items} problem={problem} retry={reload} empty={applied.q === '' && applied.role === '' && applied.status === '' ? 'No members yet.' : 'No member matches.'}>
-        <Table caption={`Members of ${me.workspace.name}`} heads={['Name', 'E-mail', 'Status', 'Role', 'Joined', 'Invited by', '']} pager={pager}>
+      <ListState items={items} problem={problem} retry={reload} empty={t(applied.q === '' && applied.role === '' && applied.status === '' ? 'memNoneYet' : 'memNoneMatch')}>
+        <Table
+          caption={t('memCaption', { workspace: me.workspace.name })} pager={pager}
+          heads={[t('headName'), t('headEmail'), t('headStatus'), t('headRole'), t('memHeadJoined'), t('memHeadInvitedBy'), '']}
+        >
           {items?.map(u => {
             const last = u.id === lastAdminId
             // Deactivated by their directory: the directory alone reactivates them (403 MANAGED_BY_DIRECTORY).
@@ -152,27 +156,27 @@ export function Members ({ me }: ScreenProps) {
             const why = last ? `last-admin-${u.id}` : byDirectory ? `directory-${u.id}` : undefined
             return (
               <tr key={u.id}>
-                <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> (you)</span>}</td>
+                <td>{u.name ?? '—'}{u.id === me.user.id && <span class='muted'> {t('memYou')}</span>}</td>
                 <td class='address'>{u.email}</td>
-                <td><span class={u.status === 'active' ? 'tag' : 'tag off'}>{u.status}</span></td>
+                <td><span class={u.status === 'active' ? 'tag' : 'tag off'}>{t('memStatus', { status: u.status })}</span></td>
                 <td>
                   <RoleCell u={u} lastAdmin={last} onChange={async r => { await changeRole(u, r) }} />
-                  {last && <p class='reason' id={`last-admin-${u.id}`}>The last admin: make another member an admin before changing this role, suspending or removing them.</p>}
+                  {last && <p class='reason' id={`last-admin-${u.id}`}>{t('memLastAdminReason')}</p>}
                 </td>
                 <td>{when(u.createdAt)}</td>
                 <td class='inviter'>
-                  {u.invitedBy == null && u.managedBy === 'directory' ? 'Managed by your directory' : inviterText(u.invitedBy)}
-                  {u.invitedBy != null && u.managedBy === 'directory' && <span class='muted'> · managed by your directory</span>}
+                  {u.invitedBy == null && u.managedBy === 'directory' ? t('memManaged') : inviterText(u.invitedBy)}
+                  {u.invitedBy != null && u.managedBy === 'directory' && <span class='muted'> · {t('memAlsoManaged')}</span>}
                 </td>
                 <td>
                   <ConfirmButton
-                    label={u.status === 'active' ? 'Suspend' : 'Reactivate'} name={`${u.status === 'active' ? 'Suspend' : 'Reactivate'} ${u.email}`}
-                    confirm={`Yes, ${u.status === 'active' ? 'suspend' : 'reactivate'} ${u.email}`} danger={u.status === 'active'} disabled={last || byDirectory}
+                    label={t(u.status === 'active' ? 'memSuspend' : 'memReactivate')} name={t(u.status === 'active' ? 'memSuspendName' : 'memReactivateName', { email: u.email })}
+                    confirm={t(u.status === 'active' ? 'memSuspendConfirm' : 'memReactivateConfirm', { email: u.email })} danger={u.status === 'active'} disabled={last || byDirectory}
                     describedBy={why} onConfirm={async () => { await toggle(u) }}
                   />
-                  {byDirectory && !last && <p class='reason' id={`directory-${u.id}`}>Your directory deactivated them: reactivate them there, and they come back here.</p>}
+                  {byDirectory && !last && <p class='reason' id={`directory-${u.id}`}>{t('memDirectoryReason')}</p>}
                   <ConfirmButton
-                    label='Remove' name={`Remove ${u.email}`} confirm={`Yes, remove ${u.email}`} disabled={last}
+                    label={t('memRemove')} name={t('memRemoveName', { email: u.email })} confirm={t('memRemoveConfirm', { email: u.email })} disabled={last}
                     describedBy={last ? `last-admin-${u.id}` : undefined} onConfirm={async () => { await remove(u) }}
                   />
                   {rowProblem?.id === u.id && <ProblemNote problem={rowProblem.problem} />}

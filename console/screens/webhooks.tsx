@@ -10,6 +10,10 @@ import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { usePaged } from '../hooks/use-paged.js'
 import { eventTypes } from '../../src/generated/catalogues.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-webhooks.json'
+
+const { t } = screenWordsOf<typeof own>()
 
 type EventType = Schemas['EventType']
 // The contract's event catalogue (src/generated/catalogues.ts, from the EventType enum): a new event
@@ -21,7 +25,7 @@ const known = (type: string): type is EventType => (eventTypes as readonly strin
 function EventPicker ({ picked, onChange }: { picked: EventType[], onChange: (t: EventType[]) => void }) {
   return (
     <fieldset>
-      <legend>Events (none picked: every event)</legend>
+      <legend>{t('eventsLegend')}</legend>
       <div class='checks'>
         {CATALOGUE.map(type => (
           <label key={type} class='check'>
@@ -46,28 +50,28 @@ function Deliveries ({ endpoint, refreshed }: { endpoint: Schemas['WebhookEndpoi
   const [retryProblem, setRetryProblem] = useState<Problem | null>(null)
   const retry = async (d: Schemas['WebhookDelivery']) => {
     const r = await call(api.POST('/api/webhook-deliveries/{deliveryId}/retry', { params: { path: { deliveryId: d.id } } }))
-    if (r.ok) announce(`Delivery of ${d.eventType} queued again.`)
+    if (r.ok) announce(t('retried', { event: d.eventType }))
     setRetryProblem(r.ok ? null : r.problem)
     reload()
   }
   return (
     <>
       <ProblemNote problem={retryProblem} />
-      <ListState items={items} problem={problem} retry={reload} empty='No deliveries yet.'>
-        <Table caption={`Recent deliveries to ${endpoint.url}`} heads={['Event', 'Status', 'Attempts', 'Response', 'Next retry', '']} pager={pager}>
+      <ListState items={items} problem={problem} retry={reload} empty={t('noDeliveries')}>
+        <Table caption={t('deliveriesTo', { url: endpoint.url })} heads={[t('headEvent'), t('headStatus'), t('headAttempts'), t('headResponse'), t('headNextRetry'), '']} pager={pager}>
           {items?.map(d => (
             <tr key={d.id}>
               <td>{d.eventType}<br /><span class='muted'>{when(d.createdAt)}</span></td>
-              <td>{d.status}</td>
+              <td>{t('deliveryStatus', { status: d.status })}</td>
               <td>{d.attempts}</td>
               <td>{d.lastStatusCode ?? '—'}{d.lastError !== null && <span class='muted'> {d.lastError}</span>}</td>
               <td>{when(d.nextAttemptAt)}</td>
-              <td>{d.status !== 'pending' && <button type='button' onClick={() => { void retry(d) }}>Retry</button>}</td>
+              <td>{d.status !== 'pending' && <button type='button' onClick={() => { void retry(d) }}>{t('retry')}</button>}</td>
             </tr>
           ))}
         </Table>
       </ListState>
-      <button type='button' onClick={reload}>Refresh deliveries</button>
+      <button type='button' onClick={reload}>{t('refreshDeliveries')}</button>
     </>
   )
 }
@@ -90,13 +94,13 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
   }
   const rotate = async () => {
     const r = await call(api.POST('/api/webhook-endpoints/{endpointId}/rotate-secret', path))
-    if (r.ok) { onSecret(r.data.secret); announce(`A new signing secret for ${ep.url}: copy it now. The previous one works until ${when(r.data.previousSecretExpiresAt)}.`) }
+    if (r.ok) { onSecret(r.data.secret); announce(t('rotated', { url: ep.url, when: when(r.data.previousSecretExpiresAt) })) }
     onChanged(r.ok ? null : r.problem)
   }
   const test = async () => {
     const r = await call(api.POST('/api/webhook-endpoints/{endpointId}/test', path))
     if (r.ok) {
-      announce(`A test event is on its way to ${ep.url}; its delivery is listed below.`)
+      announce(t('testSent', { url: ep.url }))
       setOpen(true)
       setSent(n => n + 1)
     }
@@ -104,23 +108,23 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
   }
   const remove = async () => {
     const r = await call(api.DELETE('/api/webhook-endpoints/{endpointId}', path))
-    if (r.ok) announce(`The endpoint ${ep.url} was deleted.`)
+    if (r.ok) announce(t('deleted', { url: ep.url }))
     onChanged(r.ok ? null : r.problem)
   }
   // At 360 px a 200-character URL wraps inside the card; each button shows a short label and
   // carries the URL in its accessible name ("Edit https://…/hook").
   return (
     <li class='card'>
-      <p class='address'><strong>{ep.url}</strong> {ep.enabled ? <span class='tag'>enabled</span> : <span class='tag off'>disabled{ep.disabledReason !== null && ` (${ep.disabledReason})`}</span>}</p>
+      <p class='address'><strong>{ep.url}</strong> {ep.enabled ? <span class='tag'>{t('enabled')}</span> : <span class='tag off'>{ep.disabledReason === null ? t('disabled') : t('disabledBecause', { why: ep.disabledReason, reason: ep.disabledReason })}</span>}</p>
       {ep.description !== null && <p class='muted'>{ep.description}</p>}
-      <p class='muted'>Events: {ep.eventTypes === null || ep.eventTypes.length === 0 ? 'all' : ep.eventTypes.join(', ')}</p>
+      <p class='muted'>{ep.eventTypes === null || ep.eventTypes.length === 0 ? t('eventsAll') : t('eventsList', { types: ep.eventTypes.join(', ') })}</p>
       <div class='actions'>
-        <button type='button' aria-label={`Edit ${ep.url}`} aria-expanded={editing} onClick={() => { setEditing(!editing) }}>Edit</button>
-        <button type='button' aria-label={`${ep.enabled ? 'Disable' : 'Enable'} ${ep.url}`} onClick={() => { void patch({ enabled: !ep.enabled }, `${ep.url} is ${ep.enabled ? 'disabled' : 'enabled'}.`) }}>{ep.enabled ? 'Disable' : 'Enable'}</button>
-        <button type='button' aria-label={`Send a test event to ${ep.url}`} onClick={() => { void test() }}>Send a test event</button>
-        <ConfirmButton label='Rotate the secret' name={`Rotate the secret of ${ep.url}`} confirm='Yes, rotate the secret' danger={false} onConfirm={rotate} />
-        <ConfirmButton label='Delete' name={`Delete ${ep.url}`} confirm='Yes, delete it' onConfirm={remove} />
-        <button type='button' aria-label={`Deliveries of ${ep.url}`} aria-expanded={open} onClick={() => { setOpen(!open) }}>Deliveries</button>
+        <button type='button' aria-label={t('editUrl', { url: ep.url })} aria-expanded={editing} onClick={() => { setEditing(!editing) }}>{t('edit')}</button>
+        <button type='button' aria-label={t(ep.enabled ? 'disableUrl' : 'enableUrl', { url: ep.url })} onClick={() => { void patch({ enabled: !ep.enabled }, t(ep.enabled ? 'nowDisabled' : 'nowEnabled', { url: ep.url })) }}>{t(ep.enabled ? 'disable' : 'enable')}</button>
+        <button type='button' aria-label={t('sendTestTo', { url: ep.url })} onClick={() => { void test() }}>{t('sendTest')}</button>
+        <ConfirmButton label={t('rotate')} name={t('rotateOf', { url: ep.url })} confirm={t('yesRotate')} danger={false} onConfirm={rotate} />
+        <ConfirmButton label={t('delete')} name={t('deleteUrl', { url: ep.url })} confirm={t('yesDelete')} onConfirm={remove} />
+        <button type='button' aria-label={t('deliveriesOf', { url: ep.url })} aria-expanded={open} onClick={() => { setOpen(!open) }}>{t('deliveries')}</button>
       </div>
       {editing && (
         <form
@@ -128,17 +132,17 @@ function Endpoint ({ ep, onChanged, onSecret }: { ep: Schemas['WebhookEndpoint']
             e.preventDefault()
             const r = await call(api.PATCH('/api/webhook-endpoints/{endpointId}', { ...path, body: { url, eventTypes: types.length === 0 ? null : types } }))
             edit.fail(r.ok ? null : r.problem)
-            if (r.ok) { announce(`${url} saved.`); setEditing(false); onChanged(null) }
+            if (r.ok) { announce(t('saved', { url })); setEditing(false); onChanged(null) }
           }}
         >
-          <label for={`url-${ep.id}`}>URL</label>
+          <label for={`url-${ep.id}`}>{t('url')}</label>
           <input id={`url-${ep.id}`} type='url' required value={url} {...edit.control('url', `url-${ep.id}`)} onInput={e => { setUrl(e.currentTarget.value) }} />
           {edit.error('url', `url-${ep.id}`)}
           <EventPicker picked={types} onChange={setTypes} />
           {unknown.length > 0 && (
-            <p class='muted'>Also subscribed to {unknown.join(', ')}, which this console does not list: saving keeps only the events picked above.</p>
+            <p class='muted'>{t('alsoSubscribed', { types: unknown.join(', ') })}</p>
           )}
-          <button type='submit'>Save</button>
+          <button type='submit'>{t('save')}</button>
           {edit.note}
         </form>
       )}
@@ -160,26 +164,26 @@ export function Webhooks () {
     const body: Schemas['CreateWebhookEndpointRequest'] = { url: url.trim(), ...(types.length > 0 ? { eventTypes: types } : {}), ...(description.trim() !== '' ? { description: description.trim() } : {}) }
     const r = await call(api.POST('/api/webhook-endpoints', { body }))
     add.fail(r.ok ? null : r.problem)
-    if (r.ok) { setSecret(r.data.secret); setUrl(''); setDescription(''); setTypes([]); announce(`Endpoint ${r.data.url} created: copy its signing secret now.`) }
+    if (r.ok) { setSecret(r.data.secret); setUrl(''); setDescription(''); setTypes([]); announce(t('created', { url: r.data.url })) }
     reload()
   }
   return (
     <>
       <form class='card' onSubmit={create} aria-labelledby='hook-title' ref={add.form}>
-        <h2 id='hook-title'>Add an endpoint</h2>
-        <label for='hook-url'>URL</label>
+        <h2 id='hook-title'>{t('addEndpoint')}</h2>
+        <label for='hook-url'>{t('url')}</label>
         <input id='hook-url' type='url' required maxLength={2000} value={url} {...add.control('url', 'hook-url')} onInput={e => { setUrl(e.currentTarget.value) }} />
         {add.error('url', 'hook-url')}
-        <label for='hook-description'>Description (optional)</label>
+        <label for='hook-description'>{t('descriptionOptional')}</label>
         <input id='hook-description' maxLength={200} value={description} {...add.control('description', 'hook-description')} onInput={e => { setDescription(e.currentTarget.value) }} />
         {add.error('description', 'hook-description')}
         <EventPicker picked={types} onChange={setTypes} />
-        <button type='submit'>Add the endpoint</button>
+        <button type='submit'>{t('addTheEndpoint')}</button>
         {add.note}
       </form>
-      {secret !== null && <OnceSecret label='The signing secret' secret={secret} onDone={() => { setSecret(null) }} />}
+      {secret !== null && <OnceSecret label={t('signingSecret')} secret={secret} onDone={() => { setSecret(null) }} />}
       <ProblemNote problem={actionProblem} />
-      <ListState items={data?.items ?? null} problem={problem} retry={reload} empty='No webhook endpoints.'>
+      <ListState items={data?.items ?? null} problem={problem} retry={reload} empty={t('noEndpoints')}>
         <ul class='cards'>
           {data?.items.map(ep => <Endpoint key={ep.id} ep={ep} onSecret={setSecret} onChanged={p => { setActionProblem(p); if (p !== null) announce(p.text); reload() }} />)}
         </ul>
