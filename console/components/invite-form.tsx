@@ -8,7 +8,7 @@ import { Results, type RowResult } from './results.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-invitations.json'
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('invitations')
 
 type Batch = Schemas['InvitationBatch']
 type BatchRow = Schemas['InvitationBatchRow']

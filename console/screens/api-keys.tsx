@@ -13,7 +13,7 @@ import { Prose } from '../components/prose.js'
 import { screenWordsOf, type ScreenWordKey } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-api-keys.json'
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('api-keys')
 type Key = ScreenWordKey<typeof own>
 
 type Scope = Schemas['ApiKeyScope']

@@ -11,7 +11,7 @@ import { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-domains.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('domains')
 
 // Join by verified domain: add a domain, publish its TXT record, check it, choose who may join.
 

@@ -11,7 +11,7 @@ import { usePaged } from '../hooks/use-paged.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-invitations.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('invitations')
 
 type Status = Schemas['InvitationStatus']
 const STATUSES: Status[] = ['pending', 'accepted', 'expired', 'revoked']

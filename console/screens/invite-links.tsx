@@ -11,7 +11,7 @@ import { usePaged } from '../hooks/use-paged.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-invite-links.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('invite-links')
 
 // Invite links: a link anyone who has it may use to join as a member, after proving their address
 // by e-mail. The link itself is shown once, when it is made or given a new code.

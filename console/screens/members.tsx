@@ -11,7 +11,7 @@ import { usePaged } from '../hooks/use-paged.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-members.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('members')
 
 /** What was refused the last admin (memLastAdminRefused's `doing`). */
 type Doing = 'member' | 'admin' | 'suspended' | 'reactivated' | 'removed'

@@ -8,7 +8,7 @@ import { usePaged } from '../hooks/use-paged.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-requests.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('requests')
 
 function Decide ({ req, onDone }: { req: Schemas['InviteRequest'], onDone: (p: Problem | null) => void }) {
   // member until the admin picks admin: what the requester asked for is not granted by a click

@@ -13,7 +13,7 @@ import { eventTypes } from '../../src/generated/catalogues.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-webhooks.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('webhooks')
 
 type EventType = Schemas['EventType']
 // The contract's event catalogue (src/generated/catalogues.ts, from the EventType enum): a new event

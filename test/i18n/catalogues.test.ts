@@ -94,3 +94,18 @@ t.test('every key the code names is in English', async t => {
   }
   t.same(missing, [], 'no message the code asks for is missing')
 })
+
+t.test('a console file typed by a screen\'s catalogue reads that screen\'s words', async t => {
+  // console/i18n.ts keeps each screen's words apart: screenWordsOf<typeof own>('<screen>') must
+  // name the catalogue its type comes from (console-<screen>.json), and routes.ts load it.
+  const routes = readFileSync(join(projectRoot, 'console', 'routes.ts'), 'utf8')
+  const wrong: string[] = []
+  for (const f of files) {
+    const typed = /\/en\/console-([a-z-]+)\.json'/.exec(f.text)?.[1]
+    if (typed === undefined) continue
+    const where = relative(projectRoot, f.path)
+    if (!f.text.includes(`screenWordsOf<typeof own>('${typed}')`)) wrong.push(`${where}: not screenWordsOf<typeof own>('${typed}')`)
+    if (!routes.includes(`words: '${typed}'`)) wrong.push(`${where}: routes.ts loads no words '${typed}'`)
+  }
+  t.same(wrong, [], 'each reads its own catalogue\'s words')
+})
