@@ -4,11 +4,15 @@ import { announce } from '../announce.js'
 import { when } from '../format.js'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-sso.json'
 import { certificates } from './sso-form.js'
 
 // A SAML connection's signing certificates: when one nears its expiry (the words, on the card and
 // in the Edit form), and the rotation — the provider's new certificate added beside the old,
 // the old removed once the provider signs with the new one. Each is saved at once.
+
+const { t } = screenWordsOf<typeof own>()
 
 type Certificate = Schemas['SsoCertificate']
 
@@ -19,13 +23,13 @@ const DAY_MS = 86_400_000
  * Days are whole and rounded up, as the service's e-mails count them (29.2 days is "30 days").
  * One that a later certificate of the connection outlives is a rotation under way.
  */
-function expiryWords (k: Certificate, all: Certificate[], now = Date.now()): string | null {
+function expiryWords (k: Certificate, all: Certificate[], subject?: string, now = Date.now()): string | null {
   const end = Date.parse(k.notAfter)
   const days = Math.ceil((end - now) / DAY_MS)
   if (days > 30) return null
-  const left = days <= 0 ? `expired on ${when(k.notAfter)}` : `expires in ${days} day${days === 1 ? '' : 's'}`
-  if (all.some(o => Date.parse(o.notAfter) > end)) return `${left} — a later certificate is added: remove this one once the provider signs with the new one.`
-  return `${left} — ${days <= 0 ? 'add the provider\'s new certificate now' : 'add the new certificate before then'}.`
+  const next = all.some(o => Date.parse(o.notAfter) > end) ? 'later' : days <= 0 ? 'expired' : 'soon'
+  // `subject`: the card's words (`Certificate CN=…`); none: the list's (`This certificate`).
+  return t('expiry', { which: subject === undefined ? 'this' : 'named', subject: subject ?? '', state: days <= 0 ? 'expired' : 'soon', date: when(k.notAfter), days, next })
 }
 
 /** The card's warning for each certificate near its expiry (none when all have longer). */
@@ -33,8 +37,8 @@ export function ExpiryWarnings ({ certs }: { certs: Certificate[] }) {
   return (
     <>
       {certs.map((k, i) => {
-        const words = expiryWords(k, certs)
-        return words === null ? null : <p key={i} class='warning'>Certificate {k.subject} {words}</p>
+        const words = expiryWords(k, certs, k.subject)
+        return words === null ? null : <p key={i} class='warning'>{words}</p>
       })}
     </>
   )
@@ -63,19 +67,19 @@ export function Certificates ({ c, certs, id, onChanged }: {
     form.fail(r.ok ? null : r.problem)
     if (!r.ok) return
     setPem('')
-    announce(`Certificate added to ${c.name}: ${r.data.saml?.idpCertificates.length ?? 0} certificates now. Switch the provider to it, then remove the old one.`)
+    announce(t('certAdded', { name: c.name, count: r.data.saml?.idpCertificates.length ?? 0 }))
     onChanged(null)
   }
   const remove = async (i: number) => {
     const k = certs[i] as Certificate
     const r = await save(certs.filter((_, j) => j !== i).map(x => x.pem))
-    if (r.ok) { removed.current = true; announce(`Certificate ${k.subject} removed from ${c.name}.`) }
+    if (r.ok) { removed.current = true; announce(t('certRemoved', { subject: k.subject, name: c.name })) }
     onChanged(r.ok ? null : r.problem)
   }
   return (
     <section aria-labelledby={`${id}-certs-title`}>
-      <h3 id={`${id}-certs-title`} tabIndex={-1} ref={heading}>Signing certificates</h3>
-      <p class='muted'>Saved at once. To rotate: add the provider's new certificate beside the old one, switch the provider to it, then remove the old one.</p>
+      <h3 id={`${id}-certs-title`} tabIndex={-1} ref={heading}>{t('signingCerts')}</h3>
+      <p class='muted'>{t('rotateHint')}</p>
       <ul class='results'>
         {certs.map((k, i) => {
           const words = expiryWords(k, certs)
@@ -83,21 +87,21 @@ export function Certificates ({ c, certs, id, onChanged }: {
             <li key={`${i}-${k.fingerprintSha256}`} class='result'>
               <strong>{k.subject}</strong>
               <br />SHA-256 <code>{k.fingerprintSha256}</code>
-              <br />Expires {when(k.notAfter)}
-              {words !== null && <strong class='warn'>This certificate {words}</strong>}
+              <br />{t('expires', { date: when(k.notAfter) })}
+              {words !== null && <strong class='warn'>{words}</strong>}
               {certs.length > 1 && (
-                <div><ConfirmButton label='Remove' name={`Remove the certificate ${k.subject}, SHA-256 ${k.fingerprintSha256.slice(0, 11)}`} confirm='Yes, remove it' onConfirm={async () => { await remove(i) }} /></div>
+                <div><ConfirmButton label={t('remove')} name={t('removeCert', { subject: k.subject, fingerprint: k.fingerprintSha256.slice(0, 11) })} confirm={t('removeYes')} onConfirm={async () => { await remove(i) }} /></div>
               )}
             </li>
           )
         })}
       </ul>
-      {certs.length === 1 && <p class='muted'>The only certificate cannot be removed: add the provider's new one first.</p>}
+      {certs.length === 1 && <p class='muted'>{t('onlyCert')}</p>}
       <form ref={form.form} onSubmit={add}>
-        <label for={`${id}-cert`}>Add a certificate (PEM, as the provider gives it)</label>
+        <label for={`${id}-cert`}>{t('addCertLabel')}</label>
         <textarea id={`${id}-cert`} required rows={4} value={pem} {...form.control('saml.idpCertificates', `${id}-cert`)} onInput={e => { setPem(e.currentTarget.value) }} />
         {form.error('saml.idpCertificates', `${id}-cert`)}
-        <button type='submit'>Add the certificate</button>
+        <button type='submit'>{t('addCert')}</button>
         {form.note}
       </form>
     </section>

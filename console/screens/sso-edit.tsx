@@ -1,15 +1,20 @@
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-sso.json'
 import { Certificates } from './sso-certificates.js'
 import { changesOf, ConnectionFields, draftOf, entraIssuer, fieldNames, valueOf, type Draft } from './sso-form.js'
 
 // A connection's Edit form (PATCH /api/sso/connections/{id}): the fields of Add a connection filled
 // with what it has, and only what was changed sent; a SAML connection's certificates below it.
 
+const { t } = screenWordsOf<typeof own>()
+
 type Connection = Schemas['SsoConnection']
 
-const NOTHING: Problem = { status: 0, code: undefined, text: 'Nothing to save: no field was changed.', retryAfter: undefined, fields: [] }
+/** Save with no field changed: said at the form's foot, nothing sent. */
+const nothing = (): Problem => ({ status: 0, code: undefined, text: t('nothingToSave'), retryAfter: undefined, fields: [] })
 
 export function EditForm ({ c, id, verified, onSaved, onCancel, onChanged }: {
   c: Connection
@@ -33,7 +38,7 @@ export function EditForm ({ c, id, verified, onSaved, onCancel, onChanged }: {
   const save = async (e: Event) => {
     e.preventDefault()
     const body = changesOf(opened, d)
-    if (Object.keys(body).length === 0) { form.fail(NOTHING); return }
+    if (Object.keys(body).length === 0) { form.fail(nothing()); return }
     const r = await call(api.PATCH('/api/sso/connections/{connectionId}', { params: { path: { connectionId: c.id } }, body }))
     form.fail(r.ok ? null : r.problem)
     if (r.ok) onSaved(r.data)
@@ -41,10 +46,10 @@ export function EditForm ({ c, id, verified, onSaved, onCancel, onChanged }: {
   return (
     <>
       <form ref={form.form} onSubmit={save} aria-labelledby={`${id}-title`}>
-        <h3 id={`${id}-title`}>Edit {c.name}</h3>
+        <h3 id={`${id}-title`}>{t('editName', { name: c.name })}</h3>
         <ConnectionFields id={id} protocol={c.protocol} d={d} set={set} form={form} domains={domains} entra={entra} existing />
-        <button type='submit'>Save the changes</button>
-        <button type='button' onClick={onCancel}>Cancel</button>
+        <button type='submit'>{t('saveChanges')}</button>
+        <button type='button' onClick={onCancel}>{t('cancel')}</button>
         {form.note}
       </form>
       {c.saml !== null && <Certificates c={c} certs={c.saml.idpCertificates} id={id} onChanged={onChanged} />}

@@ -1,6 +1,10 @@
 import type { ComponentChildren } from 'preact'
 import type { Schemas } from '../api.js'
 import type { useFormProblem } from '../hooks/use-form-problem.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-sso.json'
+
+const { t, tParts } = screenWordsOf<typeof own>()
 
 // What the SSO screen's two forms share, Add a connection and each connection's Edit form: the
 // fields (name, domains, the protocol's settings, accounts and role), what they hold (`Draft`),
@@ -90,9 +94,6 @@ export function changesOf (c: Connection, d: Draft): Schemas['UpdateSsoConnectio
   return body
 }
 
-// The contract's description of `idpInitiated`, in one sentence.
-const IDP_INITIATED = 'When on, a tile in the provider\'s dashboard signs people in: its response is not believed as it comes but starts a fresh sign-in here, which the provider answers at once while they are signed in there (off, such a response is refused).'
-
 /**
  * The fields of a connection, their ids under `id`. `domains`: the domains to offer (null while
  * they load); `existing`: the connection's Edit form, where an empty client secret keeps the
@@ -127,10 +128,10 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
   const domainControl = form.control('domains', `${id}-domains`)
   return (
     <>
-      {text('name', 'name', 'Name (on the sign-in button)', { maxLength: 100, placeholder: 'Okta' })}
+      {text('name', 'name', t('nameLabel'), { maxLength: 100, placeholder: 'Okta' })}
       <fieldset>
-        <legend>Domains it serves</legend>
-        {domains?.length === 0 && <p class='muted'>No verified domain yet: add and verify one on <a href='/console/domains'>Domains</a>.</p>}
+        <legend>{t('domainsServed')}</legend>
+        {domains?.length === 0 && <p class='muted'>{tParts('noVerifiedDomain', { domains: <a href='/console/domains'>{t('screenDomains')}</a> })}</p>}
         {domains?.map((x, i) => (
           <label class='check' key={x}>
             <input
@@ -143,24 +144,24 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
       </fieldset>
       {protocol === 'oidc' && (
         <>
-          {text('oidc.issuer', 'issuer', 'Issuer', { type: 'url', maxLength: 2000, placeholder: issuerPlaceholder })}
-          {entra && text('oidc.tenantId', 'tenant', 'Directory (tenant) ID', { maxLength: 36, required: !existing })}
-          {text('oidc.clientId', 'client', 'Client ID', { maxLength: 255, autocomplete: 'off' })}
-          {text('oidc.clientSecret', 'secret', 'Client secret', { type: 'password', maxLength: 1024, autocomplete: 'off', required: !existing },
-            existing ? 'Leave it empty to keep the current secret. To rotate it, paste the new one from the provider: it is never shown again.' : undefined)}
+          {text('oidc.issuer', 'issuer', t('issuer'), { type: 'url', maxLength: 2000, placeholder: issuerPlaceholder })}
+          {entra && text('oidc.tenantId', 'tenant', t('tenantId'), { maxLength: 36, required: !existing })}
+          {text('oidc.clientId', 'client', t('clientId'), { maxLength: 255, autocomplete: 'off' })}
+          {text('oidc.clientSecret', 'secret', t('clientSecret'), { type: 'password', maxLength: 1024, autocomplete: 'off', required: !existing },
+            existing ? t('secretHint') : undefined)}
         </>
       )}
       {protocol === 'saml' && (
         <>
           <fieldset>
-            <legend>The provider's metadata</legend>
-            <label class='check'><input type='radio' name={`${id}-metadata`} checked={d.byUrl} onChange={() => { set({ byUrl: true }) }} />By URL</label>
-            <label class='check'><input type='radio' name={`${id}-metadata`} checked={!d.byUrl} onChange={() => { set({ byUrl: false }) }} />Pasted (XML)</label>
+            <legend>{t('metadata')}</legend>
+            <label class='check'><input type='radio' name={`${id}-metadata`} checked={d.byUrl} onChange={() => { set({ byUrl: true }) }} />{t('byUrl')}</label>
+            <label class='check'><input type='radio' name={`${id}-metadata`} checked={!d.byUrl} onChange={() => { set({ byUrl: false }) }} />{t('pasted')}</label>
           </fieldset>
-          {d.byUrl && text('saml.idpMetadataUrl', 'metadata-url', 'Metadata URL', { type: 'url', maxLength: 2000 })}
+          {d.byUrl && text('saml.idpMetadataUrl', 'metadata-url', t('metadataUrl'), { type: 'url', maxLength: 2000 })}
           {!d.byUrl && (
             <>
-              <label for={`${id}-metadata-xml`}>Metadata (XML)</label>
+              <label for={`${id}-metadata-xml`}>{t('metadataXml')}</label>
               <textarea id={`${id}-metadata-xml`} required rows={4} value={d.text['saml.idpMetadataXml'] ?? ''} {...form.control('saml.idpMetadataXml', `${id}-metadata-xml`)} onInput={e => { setText('saml.idpMetadataXml', e.currentTarget.value) }} />
               {form.error('saml.idpMetadataXml', `${id}-metadata-xml`)}
             </>
@@ -168,22 +169,22 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
           {certificates}
           <label class='check' for={`${id}-idp-initiated`}>
             <input id={`${id}-idp-initiated`} type='checkbox' checked={d.idpInitiated} {...form.control('saml.idpInitiated', `${id}-idp-initiated`, `${id}-idp-initiated-hint`)} onChange={e => { set({ idpInitiated: e.currentTarget.checked }) }} />
-            Sign-in from the provider's dashboard (IdP-initiated)
+            {t('idpInitiated')}
           </label>
-          <p id={`${id}-idp-initiated-hint`} class='muted'>{IDP_INITIATED}</p>
+          <p id={`${id}-idp-initiated-hint`} class='muted'>{t('idpInitiatedHint')}</p>
           {form.error('saml.idpInitiated', `${id}-idp-initiated`)}
         </>
       )}
       <fieldset>
-        <legend>Accounts</legend>
-        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'existing'} onChange={() => { set({ accounts: 'existing' }) }} />Members only: people invited or provisioned by the directory</label>
-        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'create'} onChange={() => { set({ accounts: 'create' }) }} />Anyone the provider vouches for at these domains becomes a member at the first sign-in</label>
+        <legend>{t('accountsLegend')}</legend>
+        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'existing'} onChange={() => { set({ accounts: 'existing' }) }} />{t('accountsExisting')}</label>
+        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'create'} onChange={() => { set({ accounts: 'create' }) }} />{t('accountsCreate')}</label>
         {d.accounts === 'create' && (
           <>
-            <label for={`${id}-role`}>Their role</label>
+            <label for={`${id}-role`}>{t('theirRole')}</label>
             <select id={`${id}-role`} value={d.role} {...form.control('defaultRole', `${id}-role`)} onChange={e => { set({ role: e.currentTarget.value as Schemas['Role'] }) }}>
-              <option value='member'>Member</option>
-              <option value='admin'>Admin</option>
+              <option value='member'>{t('roleMember')}</option>
+              <option value='admin'>{t('roleAdmin')}</option>
             </select>
             {form.error('defaultRole', `${id}-role`)}
           </>
