@@ -6,7 +6,7 @@ import { ConfirmButton } from '../components/confirm-button.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { certificates } from './sso-form.js'
+import type { Kit } from './sso-form.js'
 
 // A SAML connection's signing certificates: when one nears its expiry (the words, on the card and
 // in the Edit form), and the rotation — the provider's new certificate added beside the old,
@@ -16,16 +16,13 @@ const { t } = screenWordsOf<typeof own>()
 
 type Certificate = Schemas['SsoCertificate']
 
-const DAY_MS = 86_400_000
-
 /**
- * What to do about a certificate within 30 days of its expiry, or expired; null when it has longer.
- * Days are whole and rounded up, as the service's e-mails count them (29.2 days is "30 days").
- * One that a later certificate of the connection outlives is a rotation under way.
+ * What to do about a certificate within 30 days of its expiry, or expired (`kit.daysLeft`); null
+ * when it has longer. One that a later certificate of the connection outlives is a rotation under way.
  */
-function expiryWords (k: Certificate, all: Certificate[], subject?: string, now = Date.now()): string | null {
+function expiryWords (kit: Kit, k: Certificate, all: Certificate[], subject?: string): string | null {
   const end = Date.parse(k.notAfter)
-  const days = Math.ceil((end - now) / DAY_MS)
+  const days = kit.daysLeft(k)
   if (days > 30) return null
   const next = all.some(o => Date.parse(o.notAfter) > end) ? 'later' : days <= 0 ? 'expired' : 'soon'
   // `subject`: the card's words (`Certificate CN=…`); none: the list's (`This certificate`).
@@ -33,11 +30,11 @@ function expiryWords (k: Certificate, all: Certificate[], subject?: string, now 
 }
 
 /** The card's warning for each certificate near its expiry (none when all have longer). */
-export function ExpiryWarnings ({ certs }: { certs: Certificate[] }) {
+export function ExpiryWarnings ({ kit, certs }: { kit: Kit, certs: Certificate[] }) {
   return (
     <>
       {certs.map((k, i) => {
-        const words = expiryWords(k, certs, k.subject)
+        const words = expiryWords(kit, k, certs, k.subject)
         return words === null ? null : <p key={i} class='warning'>{words}</p>
       })}
     </>
@@ -45,8 +42,8 @@ export function ExpiryWarnings ({ certs }: { certs: Certificate[] }) {
 }
 
 /** The certificates with their subject, SHA-256 fingerprint and expiry; Remove (never the last); Add a certificate. */
-export function Certificates ({ c, certs, id, onChanged }: {
-  c: Schemas['SsoConnection'], certs: Certificate[], id: string, onChanged: (p: Problem | null) => void
+export function Certificates ({ kit, c, certs, id, onChanged }: {
+  kit: Kit, c: Schemas['SsoConnection'], certs: Certificate[], id: string, onChanged: (p: Problem | null) => void
 }) {
   const [pem, setPem] = useState('')
   const form = useFormProblem(['saml.idpCertificates'])
@@ -63,7 +60,7 @@ export function Certificates ({ c, certs, id, onChanged }: {
   }))
   const add = async (e: Event) => {
     e.preventDefault()
-    const r = await save([...certs.map(k => k.pem), ...certificates(pem)])
+    const r = await save([...certs.map(k => k.pem), ...kit.certificates(pem)])
     form.fail(r.ok ? null : r.problem)
     if (!r.ok) return
     setPem('')
@@ -82,7 +79,7 @@ export function Certificates ({ c, certs, id, onChanged }: {
       <p class='muted'>{t('rotateHint')}</p>
       <ul class='results'>
         {certs.map((k, i) => {
-          const words = expiryWords(k, certs)
+          const words = expiryWords(kit, k, certs)
           return (
             <li key={`${i}-${k.fingerprintSha256}`} class='result'>
               <strong>{k.subject}</strong>

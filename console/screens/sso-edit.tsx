@@ -4,10 +4,15 @@ import { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
 import { Certificates } from './sso-certificates.js'
-import { changesOf, ConnectionFields, draftOf, entraIssuer, fieldNames, valueOf, type Draft } from './sso-form.js'
+
+export { ExpiryWarnings } from './sso-certificates.js'
+import type { Draft, Kit } from './sso-form.js'
 
 // A connection's Edit form (PATCH /api/sso/connections/{id}): the fields of Add a connection filled
 // with what it has, and only what was changed sent; a SAML connection's certificates below it.
+// A chunk of its own with the certificates' panel, fetched at the first Edit (sso.tsx): what it
+// shares with Add a connection (sso-form.tsx) the screen hands it (`kit`), as a static import of
+// sso-form.tsx would make esbuild split that module into a third chunk of every first load.
 
 const { t } = screenWordsOf<typeof own>()
 
@@ -16,7 +21,42 @@ type Connection = Schemas['SsoConnection']
 /** Save with no field changed: said at the form's foot, nothing sent. */
 const nothing = (): Problem => ({ status: 0, code: undefined, text: t('nothingToSave'), retryAfter: undefined, fields: [] })
 
-export function EditForm ({ c, id, verified, onSaved, onCancel, onChanged }: {
+/** An Entra ID issuer (login.microsoftonline.com), which pins a tenant. */
+const entraIssuer = (issuer: string): boolean => /^https:\/\/login\.microsoftonline\.com\//i.test(issuer)
+
+/**
+ * Only what the form changed of `c`, as PATCH takes it: an empty client secret keeps the sealed
+ * one; metadata by URL or pasted, whichever is chosen (the service clears the other).
+ */
+function changesOf (c: Connection, d: Draft, valueOf: Kit['valueOf']): Schemas['UpdateSsoConnectionRequest'] {
+  const v = (field: string) => valueOf(d, field)
+  const body: Schemas['UpdateSsoConnectionRequest'] = {}
+  if (v('name') !== c.name) body.name = v('name')
+  if (d.domains.length !== c.domains.length || d.domains.some(x => !c.domains.includes(x))) body.domains = d.domains
+  if (d.accounts !== c.accounts) body.accounts = d.accounts
+  // A role only for accounts made at first sign-in (the service refuses one with `existing`).
+  if (d.accounts === 'create' && d.role !== (c.defaultRole ?? 'member')) body.defaultRole = d.role
+  if (c.oidc !== null) {
+    const o: Schemas['OidcSettingsUpdate'] = {}
+    const tenant = v('oidc.tenantId') === '' ? null : v('oidc.tenantId')
+    if (v('oidc.issuer') !== c.oidc.issuer) o.issuer = v('oidc.issuer')
+    if (v('oidc.clientId') !== c.oidc.clientId) o.clientId = v('oidc.clientId')
+    if (v('oidc.clientSecret') !== '') o.clientSecret = v('oidc.clientSecret')
+    if (tenant !== c.oidc.tenantId) o.tenantId = tenant
+    if (Object.keys(o).length > 0) body.oidc = o
+  }
+  if (c.saml !== null) {
+    const s: Schemas['SamlSettingsUpdate'] = {}
+    if (d.byUrl && v('saml.idpMetadataUrl') !== (c.saml.idpMetadataUrl ?? '')) s.idpMetadataUrl = v('saml.idpMetadataUrl')
+    if (!d.byUrl && v('saml.idpMetadataXml') !== (c.saml.idpMetadataXml ?? '').trim()) s.idpMetadataXml = v('saml.idpMetadataXml')
+    if (d.idpInitiated !== c.saml.idpInitiated) s.idpInitiated = d.idpInitiated
+    if (Object.keys(s).length > 0) body.saml = s
+  }
+  return body
+}
+
+export function EditForm ({ kit, c, id, verified, onSaved, onCancel, onChanged }: {
+  kit: Kit
   c: Connection
   id: string
   /** The workspace's verified domains (null while they load). */
@@ -28,16 +68,16 @@ export function EditForm ({ c, id, verified, onSaved, onCancel, onChanged }: {
   // What the form opened with: a field the person did not change is not sent, even if the list
   // was read again meanwhile (a certificate added below).
   const [opened] = useState(c)
-  const [d, setD] = useState(() => draftOf(opened))
+  const [d, setD] = useState(() => kit.draftOf(opened))
   const set = (change: Partial<Draft>) => { setD(x => ({ ...x, ...change })) }
   // Entra ID's tenant: shown while the issuer is Entra's, or the connection has one to clear.
-  const entra = opened.oidc !== null && (opened.oidc.tenantId !== null || entraIssuer(valueOf(d, 'oidc.issuer')))
-  const form = useFormProblem(fieldNames(c.protocol, d, entra))
+  const entra = opened.oidc !== null && (opened.oidc.tenantId !== null || entraIssuer(kit.valueOf(d, 'oidc.issuer')))
+  const form = useFormProblem(kit.fieldNames(c.protocol, d, entra))
   // While the workspace's verified domains load, the connection's own (each one of them).
   const domains = verified ?? (c.domains.length === 0 ? null : c.domains)
   const save = async (e: Event) => {
     e.preventDefault()
-    const body = changesOf(opened, d)
+    const body = changesOf(opened, d, kit.valueOf)
     if (Object.keys(body).length === 0) { form.fail(nothing()); return }
     const r = await call(api.PATCH('/api/sso/connections/{connectionId}', { params: { path: { connectionId: c.id } }, body }))
     form.fail(r.ok ? null : r.problem)
@@ -47,12 +87,12 @@ export function EditForm ({ c, id, verified, onSaved, onCancel, onChanged }: {
     <>
       <form ref={form.form} onSubmit={save} aria-labelledby={`${id}-title`}>
         <h3 id={`${id}-title`}>{t('editName', { name: c.name })}</h3>
-        <ConnectionFields id={id} protocol={c.protocol} d={d} set={set} form={form} domains={domains} entra={entra} existing />
+        <kit.ConnectionFields id={id} protocol={c.protocol} d={d} set={set} form={form} domains={domains} entra={entra} existing />
         <button type='submit'>{t('saveChanges')}</button>
         <button type='button' onClick={onCancel}>{t('cancel')}</button>
         {form.note}
       </form>
-      {c.saml !== null && <Certificates c={c} certs={c.saml.idpCertificates} id={id} onChanged={onChanged} />}
+      {c.saml !== null && <Certificates kit={kit} c={c} certs={c.saml.idpCertificates} id={id} onChanged={onChanged} />}
     </>
   )
 }

@@ -13,6 +13,7 @@ const { t, tParts } = screenWordsOf<typeof own>()
 type Connection = Schemas['SsoConnection']
 type Protocol = Schemas['SsoProtocol']
 type Form = ReturnType<typeof useFormProblem>
+type Certificate = Schemas['SsoCertificate']
 
 export const PROTOCOLS: Record<Protocol, string> = { oidc: 'OpenID Connect', saml: 'SAML 2.0' }
 
@@ -59,40 +60,6 @@ export function fieldNames (protocol: Protocol, d: Draft, entra: boolean): strin
 
 /** The PEM certificates in a pasted text (several during a rotation); the text itself when none is found, for the service to refuse. */
 export const certificates = (text: string): string[] => text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [text.trim()]
-
-/** An Entra ID issuer (login.microsoftonline.com), which pins a tenant. */
-export const entraIssuer = (issuer: string): boolean => /^https:\/\/login\.microsoftonline\.com\//i.test(issuer)
-
-/**
- * Only what the form changed of `c`, as PATCH takes it: an empty client secret keeps the sealed
- * one; metadata by URL or pasted, whichever is chosen (the service clears the other).
- */
-export function changesOf (c: Connection, d: Draft): Schemas['UpdateSsoConnectionRequest'] {
-  const v = (field: string) => valueOf(d, field)
-  const body: Schemas['UpdateSsoConnectionRequest'] = {}
-  if (v('name') !== c.name) body.name = v('name')
-  if (d.domains.length !== c.domains.length || d.domains.some(x => !c.domains.includes(x))) body.domains = d.domains
-  if (d.accounts !== c.accounts) body.accounts = d.accounts
-  // A role only for accounts made at first sign-in (the service refuses one with `existing`).
-  if (d.accounts === 'create' && d.role !== (c.defaultRole ?? 'member')) body.defaultRole = d.role
-  if (c.oidc !== null) {
-    const o: Schemas['OidcSettingsUpdate'] = {}
-    const tenant = v('oidc.tenantId') === '' ? null : v('oidc.tenantId')
-    if (v('oidc.issuer') !== c.oidc.issuer) o.issuer = v('oidc.issuer')
-    if (v('oidc.clientId') !== c.oidc.clientId) o.clientId = v('oidc.clientId')
-    if (v('oidc.clientSecret') !== '') o.clientSecret = v('oidc.clientSecret')
-    if (tenant !== c.oidc.tenantId) o.tenantId = tenant
-    if (Object.keys(o).length > 0) body.oidc = o
-  }
-  if (c.saml !== null) {
-    const s: Schemas['SamlSettingsUpdate'] = {}
-    if (d.byUrl && v('saml.idpMetadataUrl') !== (c.saml.idpMetadataUrl ?? '')) s.idpMetadataUrl = v('saml.idpMetadataUrl')
-    if (!d.byUrl && v('saml.idpMetadataXml') !== (c.saml.idpMetadataXml ?? '').trim()) s.idpMetadataXml = v('saml.idpMetadataXml')
-    if (d.idpInitiated !== c.saml.idpInitiated) s.idpInitiated = d.idpInitiated
-    if (Object.keys(s).length > 0) body.saml = s
-  }
-  return body
-}
 
 /**
  * The fields of a connection, their ids under `id`. `domains`: the domains to offer (null while
@@ -193,3 +160,23 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
     </>
   )
 }
+
+const DAY_MS = 86_400_000
+
+/** Whole days until a certificate expires, rounded up as the service's e-mails count them (29.2 days is "30 days"); 0 or less: expired. */
+export const daysLeft = (k: Certificate, now = Date.now()): number => Math.ceil((Date.parse(k.notAfter) - now) / DAY_MS)
+
+/** A certificate within 30 days of its expiry, or expired: the card and the certificates' panel say what to do. */
+export const nearExpiry = (k: Certificate): boolean => daysLeft(k) <= 30
+
+/** What the Edit form, the certificates' panel and its warnings (their own chunk, sso-edit.tsx) use of this module, handed by the screen. */
+export interface Kit {
+  ConnectionFields: typeof ConnectionFields
+  draftOf: typeof draftOf
+  fieldNames: typeof fieldNames
+  valueOf: typeof valueOf
+  certificates: typeof certificates
+  daysLeft: typeof daysLeft
+}
+
+export const KIT: Kit = { ConnectionFields, draftOf, fieldNames, valueOf, certificates, daysLeft }

@@ -10,9 +10,7 @@ import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { ExpiryWarnings } from './sso-certificates.js'
-import { EditForm } from './sso-edit.js'
-import { certificates, ConnectionFields, draftOf, fieldNames, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
+import { certificates, ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
 
 const { t } = screenWordsOf<typeof own>()
 
@@ -43,10 +41,25 @@ const providerName = (p: Provider): string => PROVIDERS.find(([x]) => x === p)?.
 /** A connection's domains as the reader's language lists them (none: the words for none). */
 const domainList = (domains: string[]): string => domains.length === 0 ? t('noDomain') : new Intl.ListFormat(readerLanguage(), { type: 'unit', style: 'short' }).format(domains)
 
+/** The Edit form, the certificates' panel and their expiry warnings (sso-edit.tsx): a chunk fetched once first needed. */
+type Later = typeof import('./sso-edit.js')
+let laterChunk: Promise<Later> | undefined
+
+/** That chunk's module once `needed` (null until it is loaded). */
+function useLater (needed: boolean): Later | null {
+  const [loaded, setLoaded] = useState<Later | null>(null)
+  useEffect(() => {
+    if (needed && loaded === null) void (laterChunk ??= import('./sso-edit.js')).then(setLoaded)
+  }, [needed, loaded])
+  return loaded
+}
+
 function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, focus: boolean, verified: string[] | null, onChanged: (p: Problem | null) => void }) {
   const heading = useRef<HTMLHeadingElement>(null)
   const editButton = useRef<HTMLButtonElement>(null)
   const [editing, setEditing] = useState(false)
+  const soon = c.saml?.idpCertificates.some(nearExpiry) ?? false
+  const later = useLater(editing || soon)
   const closeEdit = () => { setEditing(false); editButton.current?.focus() }
   useLayoutEffect(() => { if (focus) heading.current?.focus() }, [focus])
   const path = { params: { path: { connectionId: c.id } } }
@@ -78,7 +91,7 @@ function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, foc
         {c.oidc !== null && t('oidcSummary', { issuer: c.oidc.issuer, clientId: c.oidc.clientId, secret: c.oidc.clientSecretSet ? 'set' : 'none' })}
         {c.saml?.idpCertificates.map(k => t('certSummary', { subject: k.subject, date: when(k.notAfter) }))}
       </p>
-      {c.saml !== null && <ExpiryWarnings certs={c.saml.idpCertificates} />}
+      {c.saml !== null && soon && later !== null && <later.ExpiryWarnings kit={KIT} certs={c.saml.idpCertificates} />}
       <p class='muted'>{t('pasteInto')}</p>
       {c.oidc !== null && <Copyable id={`${id}-redirect`} label={t('redirectUri')} value={c.oidc.redirectUri} />}
       {c.saml !== null && (
@@ -99,9 +112,9 @@ function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, foc
         <ConfirmButton label={t('delete')} name={t('deleteName', { name: c.name })} confirm={t('deleteYes', { name: c.name })} onConfirm={remove} />
       </div>
       <p id={`${id}-test-hint`} class='muted'>{t('testHint')}</p>
-      {editing && (
-        <EditForm
-          c={c} id={`${id}-edit`} verified={verified} onCancel={closeEdit} onChanged={onChanged}
+      {editing && later !== null && (
+        <later.EditForm
+          kit={KIT} c={c} id={`${id}-edit`} verified={verified} onCancel={closeEdit} onChanged={onChanged}
           onSaved={saved => { announce(t('saved', { name: saved.name })); closeEdit(); onChanged(null) }}
         />
       )}
