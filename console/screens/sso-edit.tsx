@@ -6,7 +6,7 @@ import type own from '../../src/i18n/catalogues/en/console-sso.json'
 import { Certificates } from './sso-certificates.js'
 
 export { ExpiryWarnings } from './sso-certificates.js'
-import type { Draft, Kit } from './sso-form.js'
+import type { Draft, Kit, SamlProps } from './sso-form.js'
 
 // A connection's Edit form (PATCH /api/sso/connections/{id}): the fields of Add a connection filled
 // with what it has, and only what was changed sent; a SAML connection's certificates below it.
@@ -93,6 +93,44 @@ export function EditForm ({ kit, c, id, verified, onSaved, onCancel, onChanged }
         {form.note}
       </form>
       {c.saml !== null && <Certificates kit={kit} c={c} certs={c.saml.idpCertificates} id={id} onChanged={onChanged} />}
+    </>
+  )
+}
+
+/**
+ * A SAML connection's fields in both forms (ConnectionFields): the provider's metadata, by URL or
+ * pasted, the signing certificates (a new connection's; an existing one's are its own panel's,
+ * `Certificates`), IdP-initiated sign-in.
+ */
+export function SamlFields ({ id, d, set, form, text, existing }: SamlProps) {
+  return (
+    <>
+      <fieldset>
+        <legend>{t('metadata')}</legend>
+        <label class='check'><input type='radio' name={`${id}-metadata`} checked={d.byUrl} onChange={() => { set({ byUrl: true }) }} />{t('byUrl')}</label>
+        <label class='check'><input type='radio' name={`${id}-metadata`} checked={!d.byUrl} onChange={() => { set({ byUrl: false }) }} />{t('pasted')}</label>
+      </fieldset>
+      {d.byUrl && text('saml.idpMetadataUrl', 'metadata-url', t('metadataUrl'), { type: 'url', maxLength: 2000 })}
+      {!d.byUrl && (
+        <>
+          <label for={`${id}-metadata-xml`}>{t('metadataXml')}</label>
+          <textarea id={`${id}-metadata-xml`} required rows={4} value={d.text['saml.idpMetadataXml'] ?? ''} {...form.control('saml.idpMetadataXml', `${id}-metadata-xml`)} onInput={e => { set({ text: { ...d.text, 'saml.idpMetadataXml': e.currentTarget.value } }) }} />
+          {form.error('saml.idpMetadataXml', `${id}-metadata-xml`)}
+        </>
+      )}
+      {!existing && (
+        <>
+          <label for={`${id}-certs`}>{t('certsLabel')}</label>
+          <textarea id={`${id}-certs`} required rows={4} value={d.text['saml.idpCertificates'] ?? ''} {...form.control('saml.idpCertificates', `${id}-certs`)} onInput={e => { set({ text: { ...d.text, 'saml.idpCertificates': e.currentTarget.value } }) }} />
+          {form.error('saml.idpCertificates', `${id}-certs`)}
+        </>
+      )}
+      <label class='check' for={`${id}-idp-initiated`}>
+        <input id={`${id}-idp-initiated`} type='checkbox' checked={d.idpInitiated} {...form.control('saml.idpInitiated', `${id}-idp-initiated`, `${id}-idp-initiated-hint`)} onChange={e => { set({ idpInitiated: e.currentTarget.checked }) }} />
+        {t('idpInitiated')}
+      </label>
+      <p id={`${id}-idp-initiated-hint`} class='muted'>{t('idpInitiatedHint')}</p>
+      {form.error('saml.idpInitiated', `${id}-idp-initiated`)}
     </>
   )
 }

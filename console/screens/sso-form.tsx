@@ -1,4 +1,5 @@
-import type { ComponentChildren } from 'preact'
+import type { JSX } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
 import type { Schemas } from '../api.js'
 import type { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
@@ -14,6 +15,35 @@ type Connection = Schemas['SsoConnection']
 type Protocol = Schemas['SsoProtocol']
 type Form = ReturnType<typeof useFormProblem>
 type Certificate = Schemas['SsoCertificate']
+
+/** A text field of the form: its label, its input and its refusal. */
+export type TextField = (field: string, key: string, label: string, more?: Record<string, unknown>, hint?: string) => JSX.Element
+
+/** The SAML fields (`SamlFields`, sso-edit.tsx). */
+export interface SamlProps {
+  id: string
+  d: Draft
+  set: (change: Partial<Draft>) => void
+  form: Form
+  text: TextField
+  existing: boolean
+}
+
+/**
+ * The SSO screen's rarer parts (sso-edit.tsx): the Edit form, the certificates' panel, the expiry
+ * warnings and the SAML fields, a chunk fetched once first needed, not with the screen.
+ */
+type Later = typeof import('./sso-edit.js')
+let laterChunk: Promise<Later> | undefined
+
+/** That chunk's module once `needed` (null until it is loaded). */
+export function useLater (needed: boolean): Later | null {
+  const [loaded, setLoaded] = useState<Later | null>(null)
+  useEffect(() => {
+    if (needed && loaded === null) void (laterChunk ??= import('./sso-edit.js')).then(setLoaded)
+  }, [needed, loaded])
+  return loaded
+}
 
 export const PROTOCOLS: Record<Protocol, string> = { oidc: 'OpenID Connect', saml: 'SAML 2.0' }
 
@@ -64,10 +94,9 @@ export const certificates = (text: string): string[] => text.match(/-----BEGIN C
 /**
  * The fields of a connection, their ids under `id`. `domains`: the domains to offer (null while
  * they load); `existing`: the connection's Edit form, where an empty client secret keeps the
- * stored one and an empty tenant ID clears it;
- * `certificates`: what goes after the SAML metadata (Add a connection's certificates).
+ * stored one and an empty tenant ID clears it (and the certificates are its own panel's, not fields).
  */
-export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, existing = false, issuerPlaceholder, certificates }: {
+export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, existing = false, issuerPlaceholder }: {
   id: string
   protocol: Protocol
   d: Draft
@@ -77,10 +106,10 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
   entra: boolean
   existing?: boolean
   issuerPlaceholder?: string
-  certificates?: ComponentChildren
 }) {
   const setText = (field: string, value: string) => { set({ text: { ...d.text, [field]: value } }) }
-  const text = (field: string, key: string, label: string, more: Record<string, unknown> = {}, hint?: string) => (
+  const later = useLater(protocol === 'saml')
+  const text: TextField = (field, key, label, more = {}, hint) => (
     <>
       <label for={`${id}-${key}`}>{label}</label>
       <input
@@ -118,30 +147,7 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
             existing ? t('secretHint') : undefined)}
         </>
       )}
-      {protocol === 'saml' && (
-        <>
-          <fieldset>
-            <legend>{t('metadata')}</legend>
-            <label class='check'><input type='radio' name={`${id}-metadata`} checked={d.byUrl} onChange={() => { set({ byUrl: true }) }} />{t('byUrl')}</label>
-            <label class='check'><input type='radio' name={`${id}-metadata`} checked={!d.byUrl} onChange={() => { set({ byUrl: false }) }} />{t('pasted')}</label>
-          </fieldset>
-          {d.byUrl && text('saml.idpMetadataUrl', 'metadata-url', t('metadataUrl'), { type: 'url', maxLength: 2000 })}
-          {!d.byUrl && (
-            <>
-              <label for={`${id}-metadata-xml`}>{t('metadataXml')}</label>
-              <textarea id={`${id}-metadata-xml`} required rows={4} value={d.text['saml.idpMetadataXml'] ?? ''} {...form.control('saml.idpMetadataXml', `${id}-metadata-xml`)} onInput={e => { setText('saml.idpMetadataXml', e.currentTarget.value) }} />
-              {form.error('saml.idpMetadataXml', `${id}-metadata-xml`)}
-            </>
-          )}
-          {certificates}
-          <label class='check' for={`${id}-idp-initiated`}>
-            <input id={`${id}-idp-initiated`} type='checkbox' checked={d.idpInitiated} {...form.control('saml.idpInitiated', `${id}-idp-initiated`, `${id}-idp-initiated-hint`)} onChange={e => { set({ idpInitiated: e.currentTarget.checked }) }} />
-            {t('idpInitiated')}
-          </label>
-          <p id={`${id}-idp-initiated-hint`} class='muted'>{t('idpInitiatedHint')}</p>
-          {form.error('saml.idpInitiated', `${id}-idp-initiated`)}
-        </>
-      )}
+      {protocol === 'saml' && later !== null && <later.SamlFields id={id} d={d} set={set} form={form} text={text} existing={existing} />}
       <fieldset>
         <legend>{t('accountsLegend')}</legend>
         <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'existing'} onChange={() => { set({ accounts: 'existing' }) }} />{t('accountsExisting')}</label>

@@ -10,7 +10,7 @@ import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { certificates, ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
+import { certificates, ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, useLater, valueOf, type Draft } from './sso-form.js'
 
 const { t } = screenWordsOf<typeof own>()
 
@@ -40,19 +40,6 @@ const providerName = (p: Provider): string => PROVIDERS.find(([x]) => x === p)?.
 
 /** A connection's domains as the reader's language lists them (none: the words for none). */
 const domainList = (domains: string[]): string => domains.length === 0 ? t('noDomain') : new Intl.ListFormat(readerLanguage(), { type: 'unit', style: 'short' }).format(domains)
-
-/** The Edit form, the certificates' panel and their expiry warnings (sso-edit.tsx): a chunk fetched once first needed. */
-type Later = typeof import('./sso-edit.js')
-let laterChunk: Promise<Later> | undefined
-
-/** That chunk's module once `needed` (null until it is loaded). */
-function useLater (needed: boolean): Later | null {
-  const [loaded, setLoaded] = useState<Later | null>(null)
-  useEffect(() => {
-    if (needed && loaded === null) void (laterChunk ??= import('./sso-edit.js')).then(setLoaded)
-  }, [needed, loaded])
-  return loaded
-}
 
 function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, focus: boolean, verified: string[] | null, onChanged: (p: Problem | null) => void }) {
   const heading = useRef<HTMLHeadingElement>(null)
@@ -164,13 +151,6 @@ function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCre
       <ConnectionFields
         id='sso' protocol={protocol} d={d} set={set} form={form} domains={verified} entra={entra}
         issuerPlaceholder={provider === 'google' ? 'https://accounts.google.com' : 'https://acme.okta.com'}
-        certificates={
-          <>
-            <label for='sso-certs'>{t('certsLabel')}</label>
-            <textarea id='sso-certs' required rows={4} value={d.text['saml.idpCertificates'] ?? ''} {...form.control('saml.idpCertificates', 'sso-certs')} onInput={e => { set({ text: { ...d.text, 'saml.idpCertificates': e.currentTarget.value } }) }} />
-            {form.error('saml.idpCertificates', 'sso-certs')}
-          </>
-        }
       />
       <label class='check' for='sso-required'>
         <input id='sso-required' type='checkbox' role='switch' checked={required} aria-describedby='sso-required-hint' onChange={e => { setRequired(e.currentTarget.checked) }} />
