@@ -41,6 +41,9 @@ export function ExpiryWarnings ({ kit, certs }: { kit: Kit, certs: Certificate[]
   )
 }
 
+/** The PEM certificates in a pasted text (several during a rotation); the text itself when none is found, for the service to refuse. */
+export const certificates = (text: string): string[] => text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [text.trim()]
+
 /** The certificates with their subject, SHA-256 fingerprint and expiry; Remove (never the last); Add a certificate. */
 export function Certificates ({ kit, c, certs, id, onChanged }: {
   kit: Kit, c: Schemas['SsoConnection'], certs: Certificate[], id: string, onChanged: (p: Problem | null) => void
@@ -60,7 +63,7 @@ export function Certificates ({ kit, c, certs, id, onChanged }: {
   }))
   const add = async (e: Event) => {
     e.preventDefault()
-    const r = await save([...certs.map(k => k.pem), ...kit.certificates(pem)])
+    const r = await save([...certs.map(k => k.pem), ...certificates(pem)])
     form.fail(r.ok ? null : r.problem)
     if (!r.ok) return
     setPem('')

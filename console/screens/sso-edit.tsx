@@ -3,7 +3,7 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { Certificates } from './sso-certificates.js'
+import { certificates, Certificates } from './sso-certificates.js'
 
 export { ExpiryWarnings } from './sso-certificates.js'
 import type { Draft, Kit, SamlProps } from './sso-form.js'
@@ -133,4 +133,13 @@ export function SamlFields ({ id, d, set, form, text, existing }: SamlProps) {
       {form.error('saml.idpInitiated', `${id}-idp-initiated`)}
     </>
   )
+}
+
+/** A new SAML connection's settings as POST takes them (`value`: a field as sent): the metadata by URL or pasted, the certificates pasted. */
+export function samlSettings (d: Draft, value: (field: string) => string): Schemas['SamlSettingsRequest'] {
+  return {
+    ...(d.byUrl ? { idpMetadataUrl: value('saml.idpMetadataUrl') } : { idpMetadataXml: value('saml.idpMetadataXml') }),
+    idpCertificates: certificates(value('saml.idpCertificates')),
+    ...(d.idpInitiated ? { idpInitiated: true } : {})
+  }
 }

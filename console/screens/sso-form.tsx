@@ -88,9 +88,6 @@ export function fieldNames (protocol: Protocol, d: Draft, entra: boolean): strin
     : [d.byUrl ? 'saml.idpMetadataUrl' : 'saml.idpMetadataXml', 'saml.idpInitiated'])]
 }
 
-/** The PEM certificates in a pasted text (several during a rotation); the text itself when none is found, for the service to refuse. */
-export const certificates = (text: string): string[] => text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [text.trim()]
-
 /**
  * The fields of a connection, their ids under `id`. `domains`: the domains to offer (null while
  * they load); `existing`: the connection's Edit form, where an empty client secret keeps the
@@ -181,8 +178,7 @@ export interface Kit {
   draftOf: typeof draftOf
   fieldNames: typeof fieldNames
   valueOf: typeof valueOf
-  certificates: typeof certificates
   daysLeft: typeof daysLeft
 }
 
-export const KIT: Kit = { ConnectionFields, draftOf, fieldNames, valueOf, certificates, daysLeft }
+export const KIT: Kit = { ConnectionFields, draftOf, fieldNames, valueOf, daysLeft }

@@ -10,7 +10,7 @@ import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { certificates, ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, useLater, valueOf, type Draft } from './sso-form.js'
+import { ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, useLater, valueOf, type Draft } from './sso-form.js'
 
 const { t } = screenWordsOf<typeof own>()
 
@@ -116,19 +116,16 @@ function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCre
   const set = (change: Partial<Draft>) => { setD(x => ({ ...x, ...change })) }
   const [required, setRequired] = useState(false)
   const entra = provider === 'entra' && protocol === 'oidc'
+  const later = useLater(protocol === 'saml')
   const form = useFormProblem([...fieldNames(protocol, d, entra), ...(protocol === 'saml' ? ['saml.idpCertificates'] : [])])
   const create = async (e: Event) => {
     e.preventDefault()
     const value = (field: string) => valueOf(d, field)
     const settings = protocol === 'oidc'
       ? { oidc: { issuer: value('oidc.issuer'), clientId: value('oidc.clientId'), clientSecret: value('oidc.clientSecret'), ...(entra ? { tenantId: value('oidc.tenantId') } : {}) } }
-      : {
-          saml: {
-            ...(d.byUrl ? { idpMetadataUrl: value('saml.idpMetadataUrl') } : { idpMetadataXml: value('saml.idpMetadataXml') }),
-            idpCertificates: certificates(value('saml.idpCertificates')),
-            ...(d.idpInitiated ? { idpInitiated: true } : {})
-          }
-        }
+      : later === null ? null : { saml: later.samlSettings(d, value) }
+    // SAML's fields are the rarer parts' chunk's (useLater): nothing is sent before they are shown.
+    if (settings === null) return
     const body = { name: value('name'), protocol, domains: d.domains, accounts: d.accounts, required, ...(d.accounts === 'create' ? { defaultRole: d.role } : {}), ...settings }
     const r = await call(api.POST('/api/sso/connections', { body }))
     form.fail(r.ok ? null : r.problem)
