@@ -87,7 +87,7 @@ export function EditForm ({ kit, c, id, verified, onSaved, onCancel, onChanged }
     <>
       <form ref={form.form} onSubmit={save} aria-labelledby={`${id}-title`}>
         <h3 id={`${id}-title`}>{t('editName', { name: c.name })}</h3>
-        <kit.ConnectionFields id={id} protocol={c.protocol} d={d} set={set} form={form} domains={domains} entra={entra} existing />
+        <kit.ConnectionFields id={id} protocol={c.protocol} d={d} set={set} form={form} domains={domains} entra={entra} existing Saml={SamlFields} />
         <button type='submit'>{t('saveChanges')}</button>
         <button type='button' onClick={onCancel}>{t('cancel')}</button>
         {form.note}

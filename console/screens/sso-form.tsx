@@ -1,5 +1,4 @@
-import type { JSX } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import type { ComponentType, JSX } from 'preact'
 import type { Schemas } from '../api.js'
 import type { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
@@ -27,22 +26,6 @@ export interface SamlProps {
   form: Form
   text: TextField
   existing: boolean
-}
-
-/**
- * The SSO screen's rarer parts (sso-edit.tsx): the Edit form, the certificates' panel, the expiry
- * warnings and the SAML fields, a chunk fetched once first needed, not with the screen.
- */
-type Later = typeof import('./sso-edit.js')
-let laterChunk: Promise<Later> | undefined
-
-/** That chunk's module once `needed` (null until it is loaded). */
-export function useLater (needed: boolean): Later | null {
-  const [loaded, setLoaded] = useState<Later | null>(null)
-  useEffect(() => {
-    if (needed && loaded === null) void (laterChunk ??= import('./sso-edit.js')).then(setLoaded)
-  }, [needed, loaded])
-  return loaded
 }
 
 export const PROTOCOLS: Record<Protocol, string> = { oidc: 'OpenID Connect', saml: 'SAML 2.0' }
@@ -93,7 +76,7 @@ export function fieldNames (protocol: Protocol, d: Draft, entra: boolean): strin
  * they load); `existing`: the connection's Edit form, where an empty client secret keeps the
  * stored one and an empty tenant ID clears it (and the certificates are its own panel's, not fields).
  */
-export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, existing = false, issuerPlaceholder }: {
+export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, existing = false, issuerPlaceholder, Saml }: {
   id: string
   protocol: Protocol
   d: Draft
@@ -103,9 +86,10 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
   entra: boolean
   existing?: boolean
   issuerPlaceholder?: string
+  /** The SAML fields (sso-edit.tsx's `SamlFields`, a chunk fetched when SAML is chosen); null while it loads. */
+  Saml: ComponentType<SamlProps> | null
 }) {
   const setText = (field: string, value: string) => { set({ text: { ...d.text, [field]: value } }) }
-  const later = useLater(protocol === 'saml')
   const text: TextField = (field, key, label, more = {}, hint) => (
     <>
       <label for={`${id}-${key}`}>{label}</label>
@@ -144,7 +128,7 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
             existing ? t('secretHint') : undefined)}
         </>
       )}
-      {protocol === 'saml' && later !== null && <later.SamlFields id={id} d={d} set={set} form={form} text={text} existing={existing} />}
+      {protocol === 'saml' && Saml !== null && <Saml id={id} d={d} set={set} form={form} text={text} existing={existing} />}
       <fieldset>
         <legend>{t('accountsLegend')}</legend>
         <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'existing'} onChange={() => { set({ accounts: 'existing' }) }} />{t('accountsExisting')}</label>

@@ -10,7 +10,7 @@ import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, useLater, valueOf, type Draft } from './sso-form.js'
+import { ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
 
 const { t } = screenWordsOf<typeof own>()
 
@@ -40,6 +40,22 @@ const providerName = (p: Provider): string => PROVIDERS.find(([x]) => x === p)?.
 
 /** A connection's domains as the reader's language lists them (none: the words for none). */
 const domainList = (domains: string[]): string => domains.length === 0 ? t('noDomain') : new Intl.ListFormat(readerLanguage(), { type: 'unit', style: 'short' }).format(domains)
+
+/**
+ * The SSO screen's rarer parts (sso-edit.tsx): the Edit form, the certificates' panel, the expiry
+ * warnings and the SAML fields, a chunk fetched once first needed, not with the screen.
+ */
+type Later = typeof import('./sso-edit.js')
+let laterChunk: Promise<Later> | undefined
+
+/** That chunk's module once `needed` (null until it is loaded). */
+function useLater (needed: boolean): Later | null {
+  const [loaded, setLoaded] = useState<Later | null>(null)
+  useEffect(() => {
+    if (needed && loaded === null) void (laterChunk ??= import('./sso-edit.js')).then(setLoaded)
+  }, [needed, loaded])
+  return loaded
+}
 
 function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, focus: boolean, verified: string[] | null, onChanged: (p: Problem | null) => void }) {
   const heading = useRef<HTMLHeadingElement>(null)
@@ -147,7 +163,7 @@ function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCre
       <p id='sso-guide' class='warning'><strong>{t('guideFor', { provider: providerName(provider), protocol: PROTOCOLS[protocol] })}</strong> {t(GUIDES[provider][protocol], { lt: '<', gt: '>' })}</p>
       <ConnectionFields
         id='sso' protocol={protocol} d={d} set={set} form={form} domains={verified} entra={entra}
-        issuerPlaceholder={provider === 'google' ? 'https://accounts.google.com' : 'https://acme.okta.com'}
+        issuerPlaceholder={provider === 'google' ? 'https://accounts.google.com' : 'https://acme.okta.com'} Saml={later?.SamlFields ?? null}
       />
       <label class='check' for='sso-required'>
         <input id='sso-required' type='checkbox' role='switch' checked={required} aria-describedby='sso-required-hint' onChange={e => { setRequired(e.currentTarget.checked) }} />
