@@ -19,6 +19,25 @@ const { t } = screenWordsOf<typeof own>()
 type Connection = Schemas['SsoConnection']
 
 /** Save with no field changed: said at the form's foot, nothing sent. */
+/** An existing connection's form as it is (never its client secret: the service does not give it). */
+function draftOf (c: Connection): Draft {
+  return {
+    text: {
+      name: c.name,
+      'oidc.issuer': c.oidc?.issuer ?? '',
+      'oidc.clientId': c.oidc?.clientId ?? '',
+      'oidc.tenantId': c.oidc?.tenantId ?? '',
+      'saml.idpMetadataUrl': c.saml?.idpMetadataUrl ?? '',
+      'saml.idpMetadataXml': c.saml?.idpMetadataXml ?? ''
+    },
+    domains: c.domains,
+    accounts: c.accounts,
+    role: c.defaultRole ?? 'member',
+    byUrl: (c.saml?.idpMetadataXml ?? null) === null,
+    idpInitiated: c.saml?.idpInitiated ?? false
+  }
+}
+
 const nothing = (): Problem => ({ status: 0, code: undefined, text: t('nothingToSave'), retryAfter: undefined, fields: [] })
 
 /** An Entra ID issuer (login.microsoftonline.com), which pins a tenant. */
@@ -68,7 +87,7 @@ export function EditForm ({ kit, c, id, verified, onSaved, onCancel, onChanged }
   // What the form opened with: a field the person did not change is not sent, even if the list
   // was read again meanwhile (a certificate added below).
   const [opened] = useState(c)
-  const [d, setD] = useState(() => kit.draftOf(opened))
+  const [d, setD] = useState(() => draftOf(opened))
   const set = (change: Partial<Draft>) => { setD(x => ({ ...x, ...change })) }
   // Entra ID's tenant: shown while the issuer is Entra's, or the connection has one to clear.
   const entra = opened.oidc !== null && (opened.oidc.tenantId !== null || entraIssuer(kit.valueOf(d, 'oidc.issuer')))

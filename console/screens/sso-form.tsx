@@ -10,7 +10,6 @@ const { t, tParts } = screenWordsOf<typeof own>()
 // fields (name, domains, the protocol's settings, accounts and role), what they hold (`Draft`),
 // and the contract's names of those fields, which the refusals' `details` name.
 
-type Connection = Schemas['SsoConnection']
 type Protocol = Schemas['SsoProtocol']
 type Form = ReturnType<typeof useFormProblem>
 type Certificate = Schemas['SsoCertificate']
@@ -40,26 +39,8 @@ export interface Draft {
   idpInitiated: boolean
 }
 
-/** A new connection's empty form, or an existing one's as it is (never its client secret: the service does not give it). */
-export function draftOf (c?: Connection): Draft {
-  return {
-    text: c === undefined
-      ? {}
-      : {
-          name: c.name,
-          'oidc.issuer': c.oidc?.issuer ?? '',
-          'oidc.clientId': c.oidc?.clientId ?? '',
-          'oidc.tenantId': c.oidc?.tenantId ?? '',
-          'saml.idpMetadataUrl': c.saml?.idpMetadataUrl ?? '',
-          'saml.idpMetadataXml': c.saml?.idpMetadataXml ?? ''
-        },
-    domains: c?.domains ?? [],
-    accounts: c?.accounts ?? 'existing',
-    role: c?.defaultRole ?? 'member',
-    byUrl: (c?.saml?.idpMetadataXml ?? null) === null,
-    idpInitiated: c?.saml?.idpInitiated ?? false
-  }
-}
+/** A new connection's empty form (an existing one's: sso-edit.tsx's `draftOf`). */
+export const emptyDraft = (): Draft => ({ text: {}, domains: [], accounts: 'existing', role: 'member', byUrl: true, idpInitiated: false })
 
 /** A text field as sent: trimmed. */
 export const valueOf = (d: Draft, field: string): string => (d.text[field] ?? '').trim()
@@ -159,10 +140,9 @@ export const nearExpiry = (k: Certificate): boolean => daysLeft(k) <= 30
 /** What the Edit form, the certificates' panel and its warnings (their own chunk, sso-edit.tsx) use of this module, handed by the screen. */
 export interface Kit {
   ConnectionFields: typeof ConnectionFields
-  draftOf: typeof draftOf
   fieldNames: typeof fieldNames
   valueOf: typeof valueOf
   daysLeft: typeof daysLeft
 }
 
-export const KIT: Kit = { ConnectionFields, draftOf, fieldNames, valueOf, daysLeft }
+export const KIT: Kit = { ConnectionFields, fieldNames, valueOf, daysLeft }

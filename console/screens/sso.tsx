@@ -10,7 +10,7 @@ import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
-import { ConnectionFields, draftOf, fieldNames, KIT, nearExpiry, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
+import { ConnectionFields, emptyDraft, fieldNames, KIT, nearExpiry, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
 
 const { t } = screenWordsOf<typeof own>()
 
@@ -128,7 +128,7 @@ function ConnectionCard ({ c, focus, verified, onChanged }: { c: Connection, foc
 function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCreated: (c: Connection) => void }) {
   const [provider, setProvider] = useState<Provider>('okta')
   const [protocol, setProtocol] = useState<Protocol>('oidc')
-  const [d, setD] = useState(() => draftOf())
+  const [d, setD] = useState(emptyDraft)
   const set = (change: Partial<Draft>) => { setD(x => ({ ...x, ...change })) }
   const [required, setRequired] = useState(false)
   const entra = provider === 'entra' && protocol === 'oidc'
