@@ -9,6 +9,10 @@ import { ProblemNote } from '../components/problem-note.js'
 import { ListState, Table } from '../components/table.js'
 import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-directory.json'
+
+const { t, tParts } = screenWordsOf<typeof own>()
 
 // The company directory (Okta, Microsoft Entra ID) over SCIM 2.0 (docs/directory.md): the base URL
 // to paste there, the workspace's directory key (an API key with the `scim` scope alone, which
@@ -27,20 +31,20 @@ function DirectorySettings ({ directory }: { directory: Schemas['DirectorySettin
     const adminGroup = group.trim() === '' ? null : group.trim()
     const r = await call(api.PATCH('/api/workspace/settings', { body: { directory: { adminGroup, welcomeEmail: welcome } } }))
     form.fail(r.ok ? null : r.problem)
-    if (r.ok) announce(`Directory settings saved: ${adminGroup === null ? 'no group makes admins' : `${adminGroup} makes admins`}; welcome e-mails ${welcome ? 'on' : 'off'}.`)
+    if (r.ok) announce(t('settingsSaved', { admins: adminGroup === null ? 'none' : 'group', group: adminGroup ?? '', welcome: welcome ? 'on' : 'off' }))
   }
   return (
     <form class='card' onSubmit={save} aria-labelledby='dir-title' ref={form.form}>
-      <h2 id='dir-title'>Settings</h2>
-      <label for='dir-group'>Admins' group</label>
-      <input id='dir-group' maxLength={200} placeholder='Workspace admins' value={group} {...form.control('directory.adminGroup', 'dir-group', 'dir-group-hint')} onInput={e => { setGroup(e.currentTarget.value) }} />
+      <h2 id='dir-title'>{t('settings')}</h2>
+      <label for='dir-group'>{t('adminsGroup')}</label>
+      <input id='dir-group' maxLength={200} placeholder={t('adminsGroupExample')} value={group} {...form.control('directory.adminGroup', 'dir-group', 'dir-group-hint')} onInput={e => { setGroup(e.currentTarget.value) }} />
       {form.error('directory.adminGroup', 'dir-group')}
-      <p id='dir-group-hint' class='muted'>Its members are admins (empty: the directory sets no roles), if the directory provisioned or linked them; never the last active admin's role.</p>
+      <p id='dir-group-hint' class='muted'>{t('adminsGroupHint')}</p>
       <label class='check' for='dir-welcome'>
         <input id='dir-welcome' type='checkbox' checked={welcome} onChange={e => { setWelcome(e.currentTarget.checked) }} />
-        Welcome e-mail: a sign-in link to each member the directory creates
+        {t('welcomeEmail')}
       </label>
-      <button type='submit'>Save the directory settings</button>
+      <button type='submit'>{t('saveSettings')}</button>
       {form.note}
     </form>
   )
@@ -58,45 +62,42 @@ export function Directory () {
     e.preventDefault()
     const r = await call(api.POST('/api/api-keys', { body: { name: name.trim(), scopes: ['scim'] } }))
     form.fail(r.ok ? null : r.problem)
-    if (r.ok) { setCreated(r.data); setName(''); announce(`Key ${r.data.name} created: copy it now, it is shown once.`) }
+    if (r.ok) { setCreated(r.data); setName(''); announce(t('keyCreated', { name: r.data.name })) }
     keys.reload()
   }
   const revoke = async (k: Schemas['ApiKey']) => {
     const r = await call(api.DELETE('/api/api-keys/{apiKeyId}', { params: { path: { apiKeyId: k.id } } }))
     setProblem(r.ok ? null : r.problem)
-    announce(r.ok ? `Key ${k.name} was revoked.` : r.problem.text)
+    announce(r.ok ? t('keyRevoked', { name: k.name }) : r.problem.text)
     keys.reload()
   }
   const items = keys.data?.items.filter(isDirectoryKey) ?? null
   return (
     <>
-      <p>
-        Okta or Microsoft Entra ID adds, suspends and removes members through SCIM 2.0: paste the base URL and the key
-        as Okta's SCIM connector base URL and Bearer token, or Entra ID's Tenant URL and Secret Token.
-      </p>
+      <p>{t('intro')}</p>
       <section class='card' aria-labelledby='scim-title'>
-        <h2 id='scim-title'>Connect the directory</h2>
-        <Copyable id='scim-base' label='SCIM base URL' value={base} />
+        <h2 id='scim-title'>{t('connect')}</h2>
+        <Copyable id='scim-base' label={t('baseUrl')} value={base} />
         <form onSubmit={create} ref={form.form}>
-          <label for='scim-name'>Name of the key</label>
+          <label for='scim-name'>{t('keyName')}</label>
           <input id='scim-name' required maxLength={100} placeholder='Okta' value={name} {...form.control('name', 'scim-name')} onInput={e => { setName(e.currentTarget.value) }} />
           {form.error('name', 'scim-name')}
-          <button type='submit'>Create the directory key</button>
+          <button type='submit'>{t('createKey')}</button>
           {form.note}
         </form>
-        <p class='muted'>The <code>scim</code> scope alone; it never expires and belongs to the workspace: it works after its maker leaves, until revoked.</p>
+        <p class='muted'>{tParts('keyHint', { scope: <code>scim</code> })}</p>
       </section>
-      {created !== null && <OnceSecret label={`The key ${created.name}`} secret={created.secret} onDone={() => { setCreated(null) }} />}
+      {created !== null && <OnceSecret label={t('theKey', { name: created.name })} secret={created.secret} onDone={() => { setCreated(null) }} />}
       <ProblemNote problem={problem} />
       <div id='scim-keys'>
-        <ListState items={items} problem={keys.problem} retry={keys.reload} empty='No directory key yet.'>
-          <Table caption='Directory keys' heads={['Name', 'Made', 'Last used', '']}>
+        <ListState items={items} problem={keys.problem} retry={keys.reload} empty={t('noKey')}>
+          <Table caption={t('keys')} heads={[t('headName'), t('headMade'), t('headLastUsed'), '']}>
             {items?.map(k => (
               <tr key={k.id}>
                 <td class='address'>{k.name} <code>{k.prefix}…</code></td>
                 <td>{when(k.createdAt)}</td>
                 <td>{when(k.lastUsedAt)}</td>
-                <td><ConfirmButton label='Revoke' name={`Revoke ${k.name}`} confirm={`Yes, revoke ${k.name}`} onConfirm={async () => { await revoke(k) }} /></td>
+                <td><ConfirmButton label={t('revoke')} name={t('revokeKey', { name: k.name })} confirm={t('revokeYes', { name: k.name })} onConfirm={async () => { await revoke(k) }} /></td>
               </tr>
             ))}
           </Table>

@@ -1,14 +1,31 @@
-import type { ComponentChildren } from 'preact'
+import type { ComponentType, JSX } from 'preact'
 import type { Schemas } from '../api.js'
 import type { useFormProblem } from '../hooks/use-form-problem.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-sso.json'
+
+const { t, tParts } = screenWordsOf<typeof own>()
 
 // What the SSO screen's two forms share, Add a connection and each connection's Edit form: the
 // fields (name, domains, the protocol's settings, accounts and role), what they hold (`Draft`),
 // and the contract's names of those fields, which the refusals' `details` name.
 
-type Connection = Schemas['SsoConnection']
 type Protocol = Schemas['SsoProtocol']
 type Form = ReturnType<typeof useFormProblem>
+type Certificate = Schemas['SsoCertificate']
+
+/** A text field of the form: its label, its input and its refusal. */
+export type TextField = (field: string, key: string, label: string, more?: Record<string, unknown>, hint?: string) => JSX.Element
+
+/** The SAML fields (`SamlFields`, sso-edit.tsx). */
+export interface SamlProps {
+  id: string
+  d: Draft
+  set: (change: Partial<Draft>) => void
+  form: Form
+  text: TextField
+  existing: boolean
+}
 
 export const PROTOCOLS: Record<Protocol, string> = { oidc: 'OpenID Connect', saml: 'SAML 2.0' }
 
@@ -22,26 +39,8 @@ export interface Draft {
   idpInitiated: boolean
 }
 
-/** A new connection's empty form, or an existing one's as it is (never its client secret: the service does not give it). */
-export function draftOf (c?: Connection): Draft {
-  return {
-    text: c === undefined
-      ? {}
-      : {
-          name: c.name,
-          'oidc.issuer': c.oidc?.issuer ?? '',
-          'oidc.clientId': c.oidc?.clientId ?? '',
-          'oidc.tenantId': c.oidc?.tenantId ?? '',
-          'saml.idpMetadataUrl': c.saml?.idpMetadataUrl ?? '',
-          'saml.idpMetadataXml': c.saml?.idpMetadataXml ?? ''
-        },
-    domains: c?.domains ?? [],
-    accounts: c?.accounts ?? 'existing',
-    role: c?.defaultRole ?? 'member',
-    byUrl: (c?.saml?.idpMetadataXml ?? null) === null,
-    idpInitiated: c?.saml?.idpInitiated ?? false
-  }
-}
+/** A new connection's empty form (an existing one's: sso-edit.tsx's `draftOf`). */
+export const emptyDraft = (): Draft => ({ text: {}, domains: [], accounts: 'existing', role: 'member', byUrl: true, idpInitiated: false })
 
 /** A text field as sent: trimmed. */
 export const valueOf = (d: Draft, field: string): string => (d.text[field] ?? '').trim()
@@ -53,53 +52,12 @@ export function fieldNames (protocol: Protocol, d: Draft, entra: boolean): strin
     : [d.byUrl ? 'saml.idpMetadataUrl' : 'saml.idpMetadataXml', 'saml.idpInitiated'])]
 }
 
-/** The PEM certificates in a pasted text (several during a rotation); the text itself when none is found, for the service to refuse. */
-export const certificates = (text: string): string[] => text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [text.trim()]
-
-/** An Entra ID issuer (login.microsoftonline.com), which pins a tenant. */
-export const entraIssuer = (issuer: string): boolean => /^https:\/\/login\.microsoftonline\.com\//i.test(issuer)
-
-/**
- * Only what the form changed of `c`, as PATCH takes it: an empty client secret keeps the sealed
- * one; metadata by URL or pasted, whichever is chosen (the service clears the other).
- */
-export function changesOf (c: Connection, d: Draft): Schemas['UpdateSsoConnectionRequest'] {
-  const v = (field: string) => valueOf(d, field)
-  const body: Schemas['UpdateSsoConnectionRequest'] = {}
-  if (v('name') !== c.name) body.name = v('name')
-  if (d.domains.length !== c.domains.length || d.domains.some(x => !c.domains.includes(x))) body.domains = d.domains
-  if (d.accounts !== c.accounts) body.accounts = d.accounts
-  // A role only for accounts made at first sign-in (the service refuses one with `existing`).
-  if (d.accounts === 'create' && d.role !== (c.defaultRole ?? 'member')) body.defaultRole = d.role
-  if (c.oidc !== null) {
-    const o: Schemas['OidcSettingsUpdate'] = {}
-    const tenant = v('oidc.tenantId') === '' ? null : v('oidc.tenantId')
-    if (v('oidc.issuer') !== c.oidc.issuer) o.issuer = v('oidc.issuer')
-    if (v('oidc.clientId') !== c.oidc.clientId) o.clientId = v('oidc.clientId')
-    if (v('oidc.clientSecret') !== '') o.clientSecret = v('oidc.clientSecret')
-    if (tenant !== c.oidc.tenantId) o.tenantId = tenant
-    if (Object.keys(o).length > 0) body.oidc = o
-  }
-  if (c.saml !== null) {
-    const s: Schemas['SamlSettingsUpdate'] = {}
-    if (d.byUrl && v('saml.idpMetadataUrl') !== (c.saml.idpMetadataUrl ?? '')) s.idpMetadataUrl = v('saml.idpMetadataUrl')
-    if (!d.byUrl && v('saml.idpMetadataXml') !== (c.saml.idpMetadataXml ?? '').trim()) s.idpMetadataXml = v('saml.idpMetadataXml')
-    if (d.idpInitiated !== c.saml.idpInitiated) s.idpInitiated = d.idpInitiated
-    if (Object.keys(s).length > 0) body.saml = s
-  }
-  return body
-}
-
-// The contract's description of `idpInitiated`, in one sentence.
-const IDP_INITIATED = 'When on, a tile in the provider\'s dashboard signs people in: its response is not believed as it comes but starts a fresh sign-in here, which the provider answers at once while they are signed in there (off, such a response is refused).'
-
 /**
  * The fields of a connection, their ids under `id`. `domains`: the domains to offer (null while
  * they load); `existing`: the connection's Edit form, where an empty client secret keeps the
- * stored one and an empty tenant ID clears it;
- * `certificates`: what goes after the SAML metadata (Add a connection's certificates).
+ * stored one and an empty tenant ID clears it (and the certificates are its own panel's, not fields).
  */
-export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, existing = false, issuerPlaceholder, certificates }: {
+export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, existing = false, issuerPlaceholder, Saml }: {
   id: string
   protocol: Protocol
   d: Draft
@@ -109,10 +67,11 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
   entra: boolean
   existing?: boolean
   issuerPlaceholder?: string
-  certificates?: ComponentChildren
+  /** The SAML fields (sso-edit.tsx's `SamlFields`, a chunk fetched when SAML is chosen); null while it loads. */
+  Saml: ComponentType<SamlProps> | null
 }) {
   const setText = (field: string, value: string) => { set({ text: { ...d.text, [field]: value } }) }
-  const text = (field: string, key: string, label: string, more: Record<string, unknown> = {}, hint?: string) => (
+  const text: TextField = (field, key, label, more = {}, hint) => (
     <>
       <label for={`${id}-${key}`}>{label}</label>
       <input
@@ -127,10 +86,10 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
   const domainControl = form.control('domains', `${id}-domains`)
   return (
     <>
-      {text('name', 'name', 'Name (on the sign-in button)', { maxLength: 100, placeholder: 'Okta' })}
+      {text('name', 'name', t('nameLabel'), { maxLength: 100, placeholder: 'Okta' })}
       <fieldset>
-        <legend>Domains it serves</legend>
-        {domains?.length === 0 && <p class='muted'>No verified domain yet: add and verify one on <a href='/console/domains'>Domains</a>.</p>}
+        <legend>{t('domainsServed')}</legend>
+        {domains?.length === 0 && <p class='muted'>{tParts('noVerifiedDomain', { domains: <a href='/console/domains'>{t('screenDomains')}</a> })}</p>}
         {domains?.map((x, i) => (
           <label class='check' key={x}>
             <input
@@ -143,47 +102,24 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
       </fieldset>
       {protocol === 'oidc' && (
         <>
-          {text('oidc.issuer', 'issuer', 'Issuer', { type: 'url', maxLength: 2000, placeholder: issuerPlaceholder })}
-          {entra && text('oidc.tenantId', 'tenant', 'Directory (tenant) ID', { maxLength: 36, required: !existing })}
-          {text('oidc.clientId', 'client', 'Client ID', { maxLength: 255, autocomplete: 'off' })}
-          {text('oidc.clientSecret', 'secret', 'Client secret', { type: 'password', maxLength: 1024, autocomplete: 'off', required: !existing },
-            existing ? 'Leave it empty to keep the current secret. To rotate it, paste the new one from the provider: it is never shown again.' : undefined)}
+          {text('oidc.issuer', 'issuer', t('issuer'), { type: 'url', maxLength: 2000, placeholder: issuerPlaceholder })}
+          {entra && text('oidc.tenantId', 'tenant', t('tenantId'), { maxLength: 36, required: !existing })}
+          {text('oidc.clientId', 'client', t('clientId'), { maxLength: 255, autocomplete: 'off' })}
+          {text('oidc.clientSecret', 'secret', t('clientSecret'), { type: 'password', maxLength: 1024, autocomplete: 'off', required: !existing },
+            existing ? t('secretHint') : undefined)}
         </>
       )}
-      {protocol === 'saml' && (
-        <>
-          <fieldset>
-            <legend>The provider's metadata</legend>
-            <label class='check'><input type='radio' name={`${id}-metadata`} checked={d.byUrl} onChange={() => { set({ byUrl: true }) }} />By URL</label>
-            <label class='check'><input type='radio' name={`${id}-metadata`} checked={!d.byUrl} onChange={() => { set({ byUrl: false }) }} />Pasted (XML)</label>
-          </fieldset>
-          {d.byUrl && text('saml.idpMetadataUrl', 'metadata-url', 'Metadata URL', { type: 'url', maxLength: 2000 })}
-          {!d.byUrl && (
-            <>
-              <label for={`${id}-metadata-xml`}>Metadata (XML)</label>
-              <textarea id={`${id}-metadata-xml`} required rows={4} value={d.text['saml.idpMetadataXml'] ?? ''} {...form.control('saml.idpMetadataXml', `${id}-metadata-xml`)} onInput={e => { setText('saml.idpMetadataXml', e.currentTarget.value) }} />
-              {form.error('saml.idpMetadataXml', `${id}-metadata-xml`)}
-            </>
-          )}
-          {certificates}
-          <label class='check' for={`${id}-idp-initiated`}>
-            <input id={`${id}-idp-initiated`} type='checkbox' checked={d.idpInitiated} {...form.control('saml.idpInitiated', `${id}-idp-initiated`, `${id}-idp-initiated-hint`)} onChange={e => { set({ idpInitiated: e.currentTarget.checked }) }} />
-            Sign-in from the provider's dashboard (IdP-initiated)
-          </label>
-          <p id={`${id}-idp-initiated-hint`} class='muted'>{IDP_INITIATED}</p>
-          {form.error('saml.idpInitiated', `${id}-idp-initiated`)}
-        </>
-      )}
+      {protocol === 'saml' && Saml !== null && <Saml id={id} d={d} set={set} form={form} text={text} existing={existing} />}
       <fieldset>
-        <legend>Accounts</legend>
-        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'existing'} onChange={() => { set({ accounts: 'existing' }) }} />Members only: people invited or provisioned by the directory</label>
-        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'create'} onChange={() => { set({ accounts: 'create' }) }} />Anyone the provider vouches for at these domains becomes a member at the first sign-in</label>
+        <legend>{t('accountsLegend')}</legend>
+        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'existing'} onChange={() => { set({ accounts: 'existing' }) }} />{t('accountsExisting')}</label>
+        <label class='check'><input type='radio' name={`${id}-accounts`} checked={d.accounts === 'create'} onChange={() => { set({ accounts: 'create' }) }} />{t('accountsCreate')}</label>
         {d.accounts === 'create' && (
           <>
-            <label for={`${id}-role`}>Their role</label>
+            <label for={`${id}-role`}>{t('theirRole')}</label>
             <select id={`${id}-role`} value={d.role} {...form.control('defaultRole', `${id}-role`)} onChange={e => { set({ role: e.currentTarget.value as Schemas['Role'] }) }}>
-              <option value='member'>Member</option>
-              <option value='admin'>Admin</option>
+              <option value='member'>{t('roleMember')}</option>
+              <option value='admin'>{t('roleAdmin')}</option>
             </select>
             {form.error('defaultRole', `${id}-role`)}
           </>
@@ -192,3 +128,21 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
     </>
   )
 }
+
+const DAY_MS = 86_400_000
+
+/** Whole days until a certificate expires, rounded up as the service's e-mails count them (29.2 days is "30 days"); 0 or less: expired. */
+export const daysLeft = (k: Certificate, now = Date.now()): number => Math.ceil((Date.parse(k.notAfter) - now) / DAY_MS)
+
+/** A certificate within 30 days of its expiry, or expired: the card and the certificates' panel say what to do. */
+export const nearExpiry = (k: Certificate): boolean => daysLeft(k) <= 30
+
+/** What the Edit form, the certificates' panel and its warnings (their own chunk, sso-edit.tsx) use of this module, handed by the screen. */
+export interface Kit {
+  ConnectionFields: typeof ConnectionFields
+  fieldNames: typeof fieldNames
+  valueOf: typeof valueOf
+  daysLeft: typeof daysLeft
+}
+
+export const KIT: Kit = { ConnectionFields, fieldNames, valueOf, daysLeft }
