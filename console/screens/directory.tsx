@@ -12,7 +12,7 @@ import { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-directory.json'
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('directory')
 
 // The company directory (Okta, Microsoft Entra ID) over SCIM 2.0 (docs/directory.md): the base URL
 // to paste there, the workspace's directory key (an API key with the `scim` scope alone, which

@@ -12,7 +12,7 @@ import type { Kit } from './sso-form.js'
 // in the Edit form), and the rotation — the provider's new certificate added beside the old,
 // the old removed once the provider signs with the new one. Each is saved at once.
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('sso')
 
 type Certificate = Schemas['SsoCertificate']
 

@@ -14,7 +14,7 @@ import type { Draft, Kit, SamlProps } from './sso-form.js'
 // shares with Add a connection (sso-form.tsx) the screen hands it (`kit`), as a static import of
 // sso-form.tsx would make esbuild split that module into a third chunk of every first load.
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('sso')
 
 type Connection = Schemas['SsoConnection']
 

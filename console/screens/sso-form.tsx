@@ -4,7 +4,7 @@ import type { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('sso')
 
 // What the SSO screen's two forms share, Add a connection and each connection's Edit form: the
 // fields (name, domains, the protocol's settings, accounts and role), what they hold (`Draft`),

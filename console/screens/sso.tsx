@@ -12,7 +12,7 @@ import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-sso.json'
 import { ConnectionFields, emptyDraft, fieldNames, KIT, nearExpiry, PROTOCOLS, valueOf, type Draft } from './sso-form.js'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('sso')
 
 // Single sign-on through the company's own identity provider (docs/sso.md): the connections, each
 // with what to paste into the provider, a test sign-in, the enforcement switch and an Edit form
