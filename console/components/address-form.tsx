@@ -1,9 +1,13 @@
 import { api, call, retryValues, type Problem, type Schemas } from '../api.js'
-import { t } from '../i18n.js'
+import { screenWordsOf } from '../i18n.js'
+import type forms from '../../src/i18n/catalogues/en/console-forms.json'
 import { announce } from '../announce.js'
 import { splitAddresses } from '../rows.js'
 import { useSendForm } from '../hooks/use-send-form.js'
 import { Results, type RowResult } from './results.js'
+
+// Its words: console-forms.json, asked for by results.tsx (imported above; hooks/use-screen.ts).
+const { t } = screenWordsOf<typeof forms>()
 
 export interface Result {
   email: string

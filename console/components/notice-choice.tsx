@@ -3,7 +3,13 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import { announce } from '../announce.js'
 import { ProblemNote } from './problem-note.js'
 import { useCall } from '../hooks/use-call.js'
-import { t } from '../i18n.js'
+import { screenWordsOf } from '../i18n.js'
+import { needWords } from '../words.js'
+import type forms from '../../src/i18n/catalogues/en/console-forms.json'
+
+// Its words: console-forms.json (see results.tsx), fetched before the screen that shows it is drawn.
+const { t } = screenWordsOf<typeof forms>()
+needWords('forms')
 
 type Channel = Schemas['NotificationSettings']['inviteRequests']
 
