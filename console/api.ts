@@ -1,8 +1,7 @@
 import type { Client } from 'openapi-fetch'
 import type { components, paths } from '../src/generated/openapi.js'
 import { codeWords, fieldErrors, type FieldError } from './words.js'
-import { readerLanguage, screenWordsOf, t } from './i18n.js'
-import type forms from '../src/i18n/catalogues/en/console-forms.json'
+import { readerLanguage, t } from './i18n.js'
 
 // The console's only way to the service: typed by openapi-fetch's client type over the contract
 // (openapi-typescript's src/generated/openapi.ts), so a path, parameter, body or answer that is not
@@ -76,12 +75,9 @@ export function retryValues (wait: number): { unit: 'seconds' | 'minutes', n: nu
   return wait < 90 ? { unit: 'seconds', n: wait, time } : { unit: 'minutes', n: Math.ceil(wait / 60), time }
 }
 
-/**
- * "in 5 minutes (at 14:03:00)", in the reader's language: prefer a whole message with retryValues.
- * For the forms that send addresses, whose words (console-forms.json, with this one) come with them.
- */
+/** "in 5 minutes (at 14:03:00)", in the reader's language: prefer a whole message with retryValues. */
 export function whenToRetry (wait: number): string {
-  return screenWordsOf<typeof forms>().t('retryWhen', retryValues(wait))
+  return t('retryWhen', retryValues(wait))
 }
 
 /** The sentence for an ErrorResponse: its own message, with what to do next where it matters. */

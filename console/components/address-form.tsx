@@ -5,9 +5,14 @@ import { announce } from '../announce.js'
 import { splitAddresses } from '../rows.js'
 import { useSendForm } from '../hooks/use-send-form.js'
 import { Results, type RowResult } from './results.js'
+import { needWords } from '../words.js'
 
-// Its words: console-forms.json, asked for by results.tsx (imported above; hooks/use-screen.ts).
+// The words of the Profile's forms (this and notice-choice.tsx) are a catalogue of their own,
+// console-forms.json, not the shell's that every screen's first load pays for: fetched before the
+// screen that imports them is drawn (hooks/use-screen.ts). The results' words are the shell's
+// (the Invitations screen's invite form shows them too).
 const { t } = screenWordsOf<typeof forms>()
+needWords('forms')
 
 export interface Result {
   email: string

@@ -7,7 +7,7 @@ import { screenWordsOf } from '../i18n.js'
 import { needWords } from '../words.js'
 import type forms from '../../src/i18n/catalogues/en/console-forms.json'
 
-// Its words: console-forms.json (see results.tsx), fetched before the screen that shows it is drawn.
+// Its words: console-forms.json (see address-form.tsx), fetched before the screen that shows it is drawn.
 const { t } = screenWordsOf<typeof forms>()
 needWords('forms')
 

@@ -1,15 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useLayoutEffect, useRef } from 'preact/hooks'
-import { screenWordsOf } from '../i18n.js'
-import { needWords } from '../words.js'
-import type forms from '../../src/i18n/catalogues/en/console-forms.json'
-
-const { t, tParts } = screenWordsOf<typeof forms>()
-
-// The words of the forms that send addresses (this, address-form.tsx, notice-choice.tsx) are a
-// catalogue of their own, console-forms.json, not the shell's: only the screens that show them
-// (Invitations, Profile) fetch them, before they are drawn (hooks/use-screen.ts).
-needWords('forms')
+import { t, tParts } from '../i18n.js'
 
 /** One row's outcome: its place in what was sent (counted from 1), its address, what happened. */
 export interface RowResult {
