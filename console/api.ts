@@ -1,6 +1,7 @@
 import type { Client } from 'openapi-fetch'
 import type { components, paths } from '../src/generated/openapi.js'
 import { codeWords, fieldErrors, type FieldError } from './words.js'
+import { readerLanguage, t } from './i18n.js'
 
 // The console's only way to the service: typed by openapi-fetch's client type over the contract
 // (openapi-typescript's src/generated/openapi.ts), so a path, parameter, body or answer that is not
@@ -64,9 +65,19 @@ function seconds (response: Response | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000))
 }
 
+/**
+ * When to try again, after `wait` seconds, as the values of the messages that say it
+ * (`problemRetryIn`, `resultOverBudget`, `retryWhen`): seconds under 90, else minutes, and the
+ * time of day in the reader's language.
+ */
+export function retryValues (wait: number): { unit: 'seconds' | 'minutes', n: number, time: string } {
+  const time = new Date(Date.now() + wait * 1000).toLocaleTimeString(readerLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  return wait < 90 ? { unit: 'seconds', n: wait, time } : { unit: 'minutes', n: Math.ceil(wait / 60), time }
+}
+
+/** "in 5 minutes (at 14:03:00)", in the reader's language: prefer a whole message with retryValues. */
 export function whenToRetry (wait: number): string {
-  const at = new Date(Date.now() + wait * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })
-  return wait < 90 ? `in ${wait} second${wait === 1 ? '' : 's'} (at ${at})` : `in ${Math.ceil(wait / 60)} minutes (at ${at})`
+  return t('retryWhen', retryValues(wait))
 }
 
 /** The sentence for an ErrorResponse: its own message, with what to do next where it matters. */
@@ -78,15 +89,18 @@ function problemOf (response: Response | undefined, error: unknown): Problem {
   const code = typeof body.code === 'string' ? body.code : undefined
   const fields = fieldErrors(code, body.details)
   let text: string
-  if (response === undefined) text = 'The service could not be reached. Check the connection and try again.'
+  // The service's own `message` stays as it wrote it (English, for programs too); the console's
+  // sentences around it are the reader's.
+  if (response === undefined) text = t('problemUnreachable')
   else if (status === 429) {
-    text = `${message ?? 'Too many requests.'} Try again ${whenToRetry(retryAfter ?? 60)}.`
+    text = t('problemRetryIn', { message: message ?? t('problemTooMany'), ...retryValues(retryAfter ?? 60) })
   } else if (status === 503) {
-    text = `${message ?? 'The service is unavailable for a moment.'} Try again${retryAfter === undefined ? '' : ' ' + whenToRetry(retryAfter)}.`
-  } else if (status === 401) text = 'Your session has ended: sign in again.'
-  else if (status === 403 && code === 'FORBIDDEN') text = `${message ?? 'Forbidden.'} Only admins may do this.`
+    const said = message ?? t('problemUnavailable')
+    text = retryAfter === undefined ? t('problemRetry', { message: said }) : t('problemRetryIn', { message: said, ...retryValues(retryAfter) })
+  } else if (status === 401) text = t('problemSignedOut')
+  else if (status === 403 && code === 'FORBIDDEN') text = t('problemAdminsOnly', { message: message ?? t('problemForbidden') })
   else if (fields.length > 0) text = fields.map(f => f.words).join(' ')
-  else text = codeWords(code) ?? message ?? `Something went wrong (${status}). Try again.`
+  else text = codeWords(code) ?? message ?? t('problemOther', { status })
   return { status, code, text, retryAfter, fields }
 }
 

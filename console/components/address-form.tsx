@@ -1,8 +1,18 @@
-import { api, call, whenToRetry, type Problem, type Schemas } from '../api.js'
+import { api, call, retryValues, type Problem, type Schemas } from '../api.js'
+import { screenWordsOf } from '../i18n.js'
+import type forms from '../../src/i18n/catalogues/en/console-forms.json'
 import { announce } from '../announce.js'
 import { splitAddresses } from '../rows.js'
 import { useSendForm } from '../hooks/use-send-form.js'
 import { Results, type RowResult } from './results.js'
+import { needWords } from '../words.js'
+
+// The words of the Profile's forms (this and notice-choice.tsx) are a catalogue of their own,
+// console-forms.json, not the shell's that every screen's first load pays for: fetched before the
+// screen that imports them is drawn (hooks/use-screen.ts). The results' words are the shell's
+// (the Invitations screen's invite form shows them too).
+const { t } = screenWordsOf<typeof forms>()
+needWords('forms')
 
 export interface Result {
   email: string
@@ -12,12 +22,17 @@ export interface Result {
 
 /** A refused address, in words: the same for an invitation and a request. */
 export function refusal (email: string, p: Problem): Result {
-  if (p.code === 'USER_EXISTS') return { email, outcome: 'member', text: 'already a member' }
-  if (p.code === 'VALIDATION_FAILED') return { email, outcome: 'invalid', text: 'not a valid e-mail address' }
+  if (p.code === 'USER_EXISTS') return { email, outcome: 'member', text: t('resultMember') }
+  if (p.code === 'VALIDATION_FAILED') return { email, outcome: 'invalid', text: t('resultInvalid') }
   if (p.status === 429) {
-    return { email, outcome: 'budget', text: `over the e-mail budget: try again ${whenToRetry(p.retryAfter ?? 60)}` }
+    return { email, outcome: 'budget', text: overBudget(p.retryAfter ?? 60) }
   }
   return { email, outcome: 'failed', text: p.text }
+}
+
+/** A row over the e-mail budget, in words: when to try again, after `wait` seconds. */
+export function overBudget (wait: number): string {
+  return t('resultOverBudget', retryValues(wait))
 }
 
 /** One invitation (POST /api/users/invite), as a result line. */
@@ -25,8 +40,8 @@ export async function invite (email: string, role: Schemas['Role']): Promise<Res
   const r = await call(api.POST('/api/users/invite', { body: { email, role } }))
   if (!r.ok) return refusal(email, r.problem)
   return r.data.outcome === 'resent'
-    ? { email, outcome: 're-sent', text: 'a pending invitation was re-sent with a fresh link' }
-    : { email, outcome: 'invited', text: 'invited' }
+    ? { email, outcome: 're-sent', text: t('resultResent') }
+    : { email, outcome: 'invited', text: t('resultInvited') }
 }
 
 const DONE: ReadonlySet<Result['outcome']> = new Set(['invited', 're-sent', 'asked'])
@@ -52,7 +67,7 @@ export function AddressForm ({ id, title, roles, action, send, onDone }: {
   const submit = async (e: Event) => {
     e.preventDefault()
     const addresses = splitAddresses(text)
-    if (addresses.length === 0) { announce('Enter at least one e-mail address.'); return }
+    if (addresses.length === 0) { announce(t('enterAnAddress')); return }
     setBusy(true)
     const done: RowResult[] = []
     for (const [i, email] of addresses.entries()) {
@@ -61,24 +76,24 @@ export function AddressForm ({ id, title, roles, action, send, onDone }: {
       setResults([...done])
     }
     const ok = done.filter(r => DONE.has(r.outcome as Result['outcome'])).length
-    finish(`${ok} of ${done.length} ${action[2]}.`, done.map(r => `${r.email}: ${r.text}.`).join(' '), done.filter(r => r.failed).map(r => r.email).join('\n'))
+    finish(t('sendSummary', { ok, total: done.length, done: action[2] }), done.map(r => t('resultSaid', { email: r.email, text: r.text })).join(' '), done.filter(r => r.failed).map(r => r.email).join('\n'))
     onDone()
   }
   return (
     <div class='with-results'>
       <form class='card' onSubmit={submit} aria-labelledby={`${id}-title`}>
         <h2 id={`${id}-title`}>{title}</h2>
-        <label for={`${id}-emails`}>E-mail addresses</label>
+        <label for={`${id}-emails`}>{t('emailAddresses')}</label>
         <textarea
           id={`${id}-emails`} rows={3} aria-describedby={`${id}-hint`} value={text}
           onInput={e => { setText(e.currentTarget.value) }}
         />
-        <p id={`${id}-hint`} class='muted'>One or many, separated by commas, spaces or new lines.{roles.length === 1 ? ` They join as ${roles[0] ?? 'member'}s.` : ''}</p>
+        <p id={`${id}-hint`} class='muted'>{t('addressesHint', { role: roles.length === 1 ? roles[0] ?? 'member' : 'any' })}</p>
         {roles.length > 1 && (
           <>
-            <label for={`${id}-role`}>Role</label>
+            <label for={`${id}-role`}>{t('headRole')}</label>
             <select id={`${id}-role`} value={role} onChange={e => { setRole(e.currentTarget.value as Schemas['Role']) }}>
-              {roles.map(r => <option key={r} value={r}>{r}</option>)}
+              {roles.map(r => <option key={r} value={r}>{t('role', { role: r })}</option>)}
             </select>
           </>
         )}

@@ -1,4 +1,5 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { t } from '../i18n.js'
 
 /**
  * A button that asks once more before it acts: the confirm button takes the focus, Cancel returns
@@ -40,7 +41,7 @@ export function ConfirmButton ({ label, name, confirm, onConfirm, danger = true,
         onClick={async () => { setBusy(true); try { await onConfirm() } finally { setBusy(false); setAsking(false) } }}
       >{confirm}
       </button>
-      <button type='button' onClick={() => { setAsking(false) }}>Cancel</button>
+      <button type='button' onClick={() => { setAsking(false) }}>{t('cancel')}</button>
     </span>
   )
 }

@@ -1,8 +1,9 @@
 import { announce } from '../announce.js'
+import { t } from '../i18n.js'
 
 /** Puts `value` on the clipboard; `done` says so, else the person is told to copy it themselves. */
 export function copy (value: string, done: () => void): void {
-  void navigator.clipboard.writeText(value).then(done, () => { announce('Could not copy: select the text and copy it yourself.') })
+  void navigator.clipboard.writeText(value).then(done, () => { announce(t('copyFailed')) })
 }
 
 /** A value to paste elsewhere (a DNS record, the SCIM base URL): read-only, selected on focus, and a copy button. */
@@ -11,7 +12,7 @@ export function Copyable ({ id, label, value }: { id: string, label: string, val
     <div class='copyable'>
       <label for={id}>{label}</label>
       <input id={id} readOnly value={value} onFocus={e => { e.currentTarget.select() }} />
-      <button type='button' onClick={() => { copy(value, () => { announce(`${label} copied to the clipboard.`) }) }}>Copy {label}</button>
+      <button type='button' onClick={() => { copy(value, () => { announce(t('copiedLabel', { label })) }) }}>{t('copyLabel', { label })}</button>
     </div>
   )
 }

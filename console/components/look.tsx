@@ -4,6 +4,10 @@ import { announce } from '../announce.js'
 import { ProblemNote } from './problem-note.js'
 import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
+import { decimal, screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-settings.json'
+
+const { t } = screenWordsOf<typeof own>()
 
 // The workspace's look (Settings): the name e-mails and pages before sign-in show, the colour of
 // their links and buttons (refused below 4.5:1 against white, with the ratio it reached), the name
@@ -19,7 +23,7 @@ const pathOf = (url: string): string => new URL(url).pathname
 const orNull = (text: string): string | null => text.trim() === '' ? null : text.trim()
 
 function kB (bytes: number): string {
-  return bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${Math.ceil(bytes / 1000)} kB`
+  return bytes >= 1_000_000 ? t('sizeMB', { size: decimal(bytes / 1_000_000, 1) }) : t('sizeKB', { size: decimal(Math.ceil(bytes / 1000), 0) })
 }
 
 function LogoPart ({ look, alt, onSaved }: {
@@ -34,42 +38,42 @@ function LogoPart ({ look, alt, onSaved }: {
     setProblem(null)
     // Said at once, not after sending 5 MB to be refused (the service refuses it too: 413).
     if (file.size > LOGO_LIMIT) {
-      const words = `${file.name} is ${kB(file.size)}: a logo may be at most 200 kB. Export it smaller.`
+      const words = t('logoTooBig', { file: file.name, size: kB(file.size) })
       setTooBig(words); announce(words); input.value = ''
       return
     }
     setTooBig(null)
     const r = await call(api.PUT('/api/workspace/branding/logo', { body: file as never }))
     input.value = ''
-    if (r.ok) onSaved(r.data, 'The logo was saved: e-mails and pages show it from now on.')
+    if (r.ok) onSaved(r.data, t('logoSaved'))
     else fail(r.problem)
   }
   const remove = async () => {
     const r = await call(api.DELETE('/api/workspace/branding/logo'))
-    if (r.ok) { setProblem(null); onSaved(r.data, 'The logo was removed.') } else fail(r.problem)
+    if (r.ok) { setProblem(null); onSaved(r.data, t('logoRemoved')) } else fail(r.problem)
   }
   const refused = tooBig ?? problem?.text
   return (
     <>
-      <h3>Logo</h3>
+      <h3>{t('logo')}</h3>
       {look.logo !== null
         ? (
           <p class='logo-preview'>
             <img id='look-logo-preview' src={pathOf(look.logo.url)} alt={alt} />
-            <span class='muted'> {look.logo.mediaType.replace('image/', '').toUpperCase()}, {kB(look.logo.size)}</span>
+            <span class='muted'> {t('logoFile', { type: look.logo.mediaType.replace('image/', '').toUpperCase(), size: kB(look.logo.size) })}</span>
           </p>
           )
-        : <p class='muted' id='look-no-logo'>No logo: e-mails and pages show the name.</p>}
-      <label for='look-logo'>{look.logo === null ? 'Upload a logo' : 'Replace the logo'}</label>
+        : <p class='muted' id='look-no-logo'>{t('noLogo')}</p>}
+      <label for='look-logo'>{t(look.logo === null ? 'uploadLogo' : 'replaceLogo')}</label>
       <input
         id='look-logo' type='file' accept='image/png,image/jpeg,image/webp'
         aria-describedby={refused !== undefined ? 'look-logo-hint look-logo-error' : 'look-logo-hint'}
         aria-invalid={refused !== undefined ? 'true' : undefined}
         onChange={e => { void upload(e.currentTarget) }}
       />
-      <p id='look-logo-hint' class='muted'>PNG, JPEG or WebP, at most 200 kB; not SVG. About 200 by 60 pixels shows best.</p>
+      <p id='look-logo-hint' class='muted'>{t('logoHint')}</p>
       {refused !== undefined && <p id='look-logo-error' class='field-error' role='alert'>{refused}</p>}
-      {look.logo !== null && <p><button type='button' id='look-logo-remove' onClick={() => { void remove() }}>Remove the logo</button></p>}
+      {look.logo !== null && <p><button type='button' id='look-logo-remove' onClick={() => { void remove() }}>{t('removeLogo')}</button></p>}
     </>
   )
 }
@@ -87,41 +91,41 @@ function LookForm ({ initial, workspaceName, onChange }: {
     const r = await call(api.PATCH('/api/workspace/branding', {
       body: { displayName: orNull(displayName), accentColor: orNull(accentColor), senderName: orNull(senderName) }
     }))
-    if (r.ok) saved(r.data, 'The look was saved: e-mails and pages use it from now on.')
+    if (r.ok) saved(r.data, t('lookSaved'))
     form.fail(r.ok ? null : r.problem)
   }
   const shown = orNull(displayName) ?? workspaceName
   const sample = COLOR.test(accentColor) ? accentColor : undefined
   return (
     <section class='card' aria-labelledby='look-title'>
-      <h2 id='look-title'>Look</h2>
-      <p class='muted'>What invitations, sign-in e-mails and the pages before sign-in show.</p>
+      <h2 id='look-title'>{t('look')}</h2>
+      <p class='muted'>{t('lookIntro')}</p>
       <form ref={form.form} onSubmit={e => { e.preventDefault(); void save() }}>
-        <label for='look-name'>Display name</label>
+        <label for='look-name'>{t('displayName')}</label>
         <input
           id='look-name' maxLength={100} value={displayName} placeholder={workspaceName}
           {...form.control('displayName', 'look-name', 'look-name-hint')} onInput={e => { setDisplayName(e.currentTarget.value) }}
         />
-        <p id='look-name-hint' class='muted'>Empty: the workspace's name, {workspaceName}.</p>
+        <p id='look-name-hint' class='muted'>{t('displayNameHint', { name: workspaceName })}</p>
         {form.error('displayName', 'look-name')}
-        <label for='look-accent'>Accent colour</label>
+        <label for='look-accent'>{t('accentColour')}</label>
         <input
           id='look-accent' maxLength={7} value={accentColor} placeholder='#1d4ed8' spellcheck={false}
           {...form.control('accentColor', 'look-accent', 'look-accent-hint')} onInput={e => { setAccentColor(e.currentTarget.value) }}
         />
         <p id='look-accent-hint' class='muted'>
-          #rrggbb, for links and buttons; dark enough for white text on it (4.5:1). Empty: the service's blue.
+          {t('accentHint')}
           {sample !== undefined && <> <span class='swatch' style={{ background: sample }} aria-hidden='true' /></>}
         </p>
         {form.error('accentColor', 'look-accent')}
-        <label for='look-sender'>Sender name</label>
+        <label for='look-sender'>{t('senderName')}</label>
         <input
-          id='look-sender' maxLength={100} value={senderName} placeholder={`${shown} via …`}
+          id='look-sender' maxLength={100} value={senderName} placeholder={t('senderPlaceholder', { name: shown })}
           {...form.control('senderName', 'look-sender', 'look-sender-hint')} onInput={e => { setSenderName(e.currentTarget.value) }}
         />
-        <p id='look-sender-hint' class='muted'>The name e-mails come from; the address stays the service's. Empty: “{shown} via” the service's name.</p>
+        <p id='look-sender-hint' class='muted'>{t('senderHint', { name: shown })}</p>
         {form.error('senderName', 'look-sender')}
-        <button type='submit'>Save the look</button>
+        <button type='submit'>{t('saveLook')}</button>
         {form.note}
       </form>
       <LogoPart look={look} alt={look.displayName ?? workspaceName} onSaved={saved} />

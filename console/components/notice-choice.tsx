@@ -3,14 +3,17 @@ import { api, call, type Problem, type Schemas } from '../api.js'
 import { announce } from '../announce.js'
 import { ProblemNote } from './problem-note.js'
 import { useCall } from '../hooks/use-call.js'
+import { screenWordsOf } from '../i18n.js'
+import { needWords } from '../words.js'
+import type forms from '../../src/i18n/catalogues/en/console-forms.json'
+
+// Its words: console-forms.json (see address-form.tsx), fetched before the screen that shows it is drawn.
+const { t } = screenWordsOf<typeof forms>()
+needWords('forms')
 
 type Channel = Schemas['NotificationSettings']['inviteRequests']
 
-const CHANNELS: Array<{ value: Channel, text: string }> = [
-  { value: 'email', text: 'By e-mail' },
-  { value: 'slack', text: 'In Slack (a direct message from the app, when Slack knows my address)' },
-  { value: 'off', text: 'Not at all (the count in the navigation still shows them)' }
-]
+const CHANNELS: Channel[] = ['email', 'slack', 'off']
 
 /** The admin's own choice of how they hear of new invite requests (GET/PUT /api/users/me/notifications). */
 export function NoticeChoice () {
@@ -19,28 +22,28 @@ export function NoticeChoice () {
   const settings = useCall(async () => await call(api.GET('/api/workspace/settings')), [])
   const slack = settings.data?.slack.installed === true
   const [saveProblem, setSaveProblem] = useState<Problem | null>(null)
-  const choose = async (c: { value: Channel, text: string }) => {
-    const r = await call(api.PUT('/api/users/me/notifications', { body: { inviteRequests: c.value } }))
+  const choose = async (c: Channel) => {
+    const r = await call(api.PUT('/api/users/me/notifications', { body: { inviteRequests: c } }))
     setSaveProblem(r.ok ? null : r.problem)
-    if (r.ok) { setData(r.data); announce(`Saved: new invite requests are told to you ${c.text.toLowerCase()}.`) } else announce(r.problem.text)
+    if (r.ok) { setData(r.data); announce(t('noticeSaved', { channel: c })) } else announce(r.problem.text)
   }
   return (
     <fieldset class='card' id='notices'>
-      <legend>Tell me of new invite requests</legend>
+      <legend>{t('noticeLegend')}</legend>
       <ProblemNote problem={problem} retry={reload} />
       {data !== null && settings.data !== null && CHANNELS.map(c => (
-        <label key={c.value} class='check'>
+        <label key={c} class='check'>
           <input
-            type='radio' name='inviteRequests' value={c.value} checked={data.inviteRequests === c.value}
-            disabled={c.value === 'slack' && !slack} aria-describedby={c.value === 'slack' && !slack ? 'no-slack' : undefined}
+            type='radio' name='inviteRequests' value={c} checked={data.inviteRequests === c}
+            disabled={c === 'slack' && !slack} aria-describedby={c === 'slack' && !slack ? 'no-slack' : undefined}
             onChange={() => { void choose(c) }}
-          /> {c.text}
+          /> {t('noticeChannel', { channel: c })}
         </label>
       ))}
-      {settings.data !== null && !slack && <p class='reason' id='no-slack'>Slack is not connected to this workspace (Settings): requests are told by e-mail.</p>}
+      {settings.data !== null && !slack && <p class='reason' id='no-slack'>{t('noticeNoSlack')}</p>}
       <ProblemNote problem={settings.problem} retry={settings.reload} />
       <ProblemNote problem={saveProblem} />
-      <p class='muted'>At most once an hour: requests that arrive within the hour after a notice come together when it ends.</p>
+      <p class='muted'>{t('noticeHourly')}</p>
     </fieldset>
   )
 }

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useLayoutEffect, useRef } from 'preact/hooks'
+import { t, tParts } from '../i18n.js'
 
 /** One row's outcome: its place in what was sent (counted from 1), its address, what happened. */
 export interface RowResult {
@@ -27,12 +28,12 @@ export function Results ({ id, sent, summary, results, children }: {
   const failed = results.filter(r => r.failed).length
   return (
     <section class='card results-card' aria-labelledby={`${id}-results-title`}>
-      <h2 id={`${id}-results-title`} tabIndex={-1} ref={heading}>Results</h2>
-      <p class='summary'>{summary}{failed > 0 && ` ${failed === 1 ? 'One row stays' : `${failed} rows stay`} in the box to correct or send again.`}</p>
-      <ul class='results' aria-label='Results'>
+      <h2 id={`${id}-results-title`} tabIndex={-1} ref={heading}>{t('results')}</h2>
+      <p class='summary'>{summary}{failed > 0 && ` ${t('rowsStay', { count: failed })}`}</p>
+      <ul class='results' aria-label={t('results')}>
         {results.map(r => (
           <li key={r.key} class={`result ${r.outcome}`} data-outcome={r.outcome} data-row={r.row}>
-            <span class='row-number'>Row {r.row}</span> <strong>{r.email}</strong>: {r.text}
+            {tParts('resultItem', { row: <span class='row-number'>{t('rowNumber', { row: r.row })}</span>, email: <strong>{r.email}</strong>, text: r.text })}
           </li>
         ))}
       </ul>

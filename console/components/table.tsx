@@ -2,13 +2,14 @@ import type { ComponentChildren } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
 import type { Problem } from '../api.js'
 import { ProblemNote } from './problem-note.js'
+import { t } from '../i18n.js'
 
 /** A list's table, or what to say when it is empty or still loading. */
 export function ListState<T> ({ items, problem, retry, empty, children }: {
   items: T[] | null, problem: Problem | null, retry: () => void, empty: string, children: ComponentChildren
 }) {
   if (problem !== null) return <ProblemNote problem={problem} retry={retry} />
-  if (items === null) return <p class='muted'>Loading…</p>
+  if (items === null) return <p class='muted'>{t('loading')}</p>
   if (items.length === 0) return <p class='muted'>{empty}</p>
   return <>{children}</>
 }
@@ -17,10 +18,10 @@ export function ListState<T> ({ items, problem, retry, empty, children }: {
 export function Pager ({ page, hasNext, onNext, onPrevious }: { page: number, hasNext: boolean, onNext: () => void, onPrevious: () => void }) {
   if (page === 1 && !hasNext) return null
   return (
-    <nav class='pager' aria-label='Pages'>
-      <button type='button' onClick={onPrevious} disabled={page === 1}>Previous page</button>
-      <span>Page {page}</span>
-      <button type='button' onClick={onNext} disabled={!hasNext}>Next page</button>
+    <nav class='pager' aria-label={t('pages')}>
+      <button type='button' onClick={onPrevious} disabled={page === 1}>{t('previousPage')}</button>
+      <span>{t('page', { page })}</span>
+      <button type='button' onClick={onNext} disabled={!hasNext}>{t('nextPage')}</button>
     </nav>
   )
 }
@@ -40,7 +41,7 @@ export function Table ({ caption, heads, pager, children }: { caption: string, h
       <div class='table'>
         <table>
           <caption>{caption}</caption>
-          <thead><tr>{heads.map(h => <th key={h} scope='col'>{h === '' ? <span class='visually-hidden'>Actions</span> : h}</th>)}</tr></thead>
+          <thead><tr>{heads.map(h => <th key={h} scope='col'>{h === '' ? <span class='visually-hidden'>{t('actions')}</span> : h}</th>)}</tr></thead>
           <tbody ref={body}>{children}</tbody>
         </table>
       </div>

@@ -8,12 +8,12 @@ import { ProblemNote } from '../components/problem-note.js'
 import { Look } from '../components/look.js'
 import { useCall } from '../hooks/use-call.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-settings.json'
 
-const POLICIES: Array<{ value: Schemas['InvitePolicy'], text: string }> = [
-  { value: 'admins', text: 'Only admins invite' },
-  { value: 'request', text: 'Members ask (here or in Slack), admins approve or deny' },
-  { value: 'members', text: 'Members may invite members; only admins invite admins' }
-]
+const { t, tParts } = screenWordsOf<typeof own>()
+
+const POLICIES: Array<Schemas['InvitePolicy']> = ['admins', 'request', 'members']
 
 /**
  * Slack: install (the OAuth round trip, GET /api/oauth/slack/install) or uninstall
@@ -27,31 +27,31 @@ function Slack ({ slack, onChange }: { slack: Schemas['WorkspaceSettings']['slac
   useLayoutEffect(() => {
     if (focusInstall.current && !slack.installed) { installLink.current?.focus(); focusInstall.current = false }
   }, [slack.installed])
-  if (!slack.available) return <p id='slack-state'>Not available: this service is not configured for Slack (its operator sets <code>SLACK_CLIENT_ID</code> and the rest).</p>
+  if (!slack.available) return <p id='slack-state'>{tParts('slackUnavailable', { variable: <code>SLACK_CLIENT_ID</code> })}</p>
   const uninstall = async () => {
     const r = await call(api.DELETE('/api/workspace/slack'))
     if (r.ok || r.problem.code === 'NOT_FOUND') {
       setProblem(null)
       focusInstall.current = true
-      announce('The Slack app was uninstalled: its token is revoked and the bot no longer answers.')
+      announce(t('slackUninstalled'))
       onChange()
     } else { setProblem(r.problem); announce(r.problem.text) }
   }
   if (!slack.installed) {
     return (
       <>
-        <p id='slack-state'>Not installed. Install the bot in your Slack workspace to invite and ask for invitations from Slack.</p>
-        <p><a id='slack-install' ref={installLink} href='/api/oauth/slack/install'>Install in Slack</a></p>
+        <p id='slack-state'>{t('slackNotInstalled')}</p>
+        <p><a id='slack-install' ref={installLink} href='/api/oauth/slack/install'>{t('slackInstall')}</a></p>
       </>
     )
   }
   return (
     <>
-      <p id='slack-state'>Installed in <strong>{slack.teamName ?? 'a Slack team'}</strong> since {when(slack.installedAt)}.</p>
+      <p id='slack-state'>{tParts('slackInstalled', { team: <strong>{slack.teamName ?? t('aSlackTeam')}</strong>, date: when(slack.installedAt) })}</p>
       <ProblemNote problem={problem} />
       <p class='actions'>
-        <a href='/api/oauth/slack/install'>Install again (another team, or new permissions)</a>{' '}
-        <ConfirmButton label='Uninstall from Slack' confirm='Yes, uninstall: revoke the bot token' onConfirm={uninstall} />
+        <a href='/api/oauth/slack/install'>{t('slackInstallAgain')}</a>{' '}
+        <ConfirmButton label={t('slackUninstall')} confirm={t('slackUninstallConfirm')} onConfirm={uninstall} />
       </p>
     </>
   )
@@ -78,60 +78,58 @@ export function Settings ({ me, refresh }: ScreenProps) {
       <ProblemNote problem={saveProblem} />
       <form
         class='card' aria-labelledby='ws-title' ref={rename.form}
-        onSubmit={e => { e.preventDefault(); void save({ name }, s => `The workspace is now called ${s.name}.`).then(rename.fail) }}
+        onSubmit={e => { e.preventDefault(); void save({ name }, s => t('renamed', { name: s.name })).then(rename.fail) }}
       >
-        <h2 id='ws-title'>Workspace</h2>
-        <label for='ws-name'>Name</label>
+        <h2 id='ws-title'>{t('workspace')}</h2>
+        <label for='ws-name'>{t('headName')}</label>
         <input id='ws-name' required maxLength={200} value={name} {...rename.control('name', 'ws-name')} onInput={e => { setName(e.currentTarget.value) }} />
         {rename.error('name', 'ws-name')}
-        <button type='submit'>Rename</button>
+        <button type='submit'>{t('rename')}</button>
         {rename.note}
-        <p class='muted'>Id <code>{me.workspace.id}</code></p>
+        <p class='muted'>{tParts('workspaceId', { id: <code>{me.workspace.id}</code> })}</p>
       </form>
       <Look workspaceName={me.workspace.name} onChange={refresh} />
       {settings !== null && (
         <>
           <fieldset class='card'>
-            <legend>Who may invite</legend>
+            <legend>{t('whoMayInvite')}</legend>
             {POLICIES.map(p => (
-              <label key={p.value} class='check'>
+              <label key={p} class='check'>
                 <input
-                  type='radio' name='invitePolicy' value={p.value} checked={settings.invitePolicy === p.value}
-                  onChange={() => { void saveSetting({ invitePolicy: p.value }, () => `Invite policy saved: ${p.text}.`) }}
-                /> {p.text}
+                  type='radio' name='invitePolicy' value={p} checked={settings.invitePolicy === p}
+                  onChange={() => { void saveSetting({ invitePolicy: p }, () => t('policySaved', { policy: p })) }}
+                /> {t('policy', { policy: p })}
               </label>
             ))}
           </fieldset>
           <section class='card' aria-labelledby='remind-title'>
-            <h2 id='remind-title'>Invitation reminders</h2>
-            <label for='remind-days'>Remind a pending invitation, once</label>
+            <h2 id='remind-title'>{t('reminders')}</h2>
+            <label for='remind-days'>{t('remindLabel')}</label>
             <select
               id='remind-days' value={String(settings.invitationReminderDays ?? 'off')}
               onChange={e => {
                 const v = e.currentTarget.value
                 const days = v === 'off' ? null : Number(v)
-                void saveSetting({ invitationReminderDays: days }, () => days === null ? 'Invitation reminders are off.' : `Pending invitations are reminded ${days} ${days === 1 ? 'day' : 'days'} before they expire.`)
+                void saveSetting({ invitationReminderDays: days }, () => days === null ? t('remindersOff') : t('remindersSaved', { days }))
               }}
             >
-              <option value='off'>never</option>
-              {[1, 2, 3, 4, 5, 6, 7].map(d => <option key={d} value={String(d)}>{d} {d === 1 ? 'day' : 'days'} before it expires</option>)}
+              <option value='off'>{t('remindNever')}</option>
+              {[1, 2, 3, 4, 5, 6, 7].map(d => <option key={d} value={String(d)}>{t('remindDays', { days: d })}</option>)}
             </select>
-            <p class='muted'>With the link it already has; never to an accepted, revoked or expired one.</p>
+            <p class='muted'>{t('remindHint')}</p>
           </section>
           <section class='card' aria-labelledby='slack-title'>
             <h2 id='slack-title'>Slack</h2>
             <Slack slack={settings.slack} onChange={reload} />
           </section>
           <section class='card' aria-labelledby='idp-title'>
-            <h2 id='idp-title'>Single sign-on</h2>
+            <h2 id='idp-title'>{t('singleSignOn')}</h2>
             <p id='idp-state'>
               {!settings.identityProvider.available
-                ? 'Not configured: members sign in with e-mailed links. The operator sets WORKOS_API_KEY and WORKOS_CLIENT_ID to offer sign-in through an identity provider.'
-                : settings.identityProvider.organizationLinked
-                  ? 'On: this workspace is linked to an organization of the identity provider; its members may sign in through it.'
-                  : 'Available, but this workspace is not linked to an organization of the identity provider; members sign in with e-mailed links.'}
+                ? tParts('idpNotConfigured', { key: <code>WORKOS_API_KEY</code>, client: <code>WORKOS_CLIENT_ID</code> })
+                : t(settings.identityProvider.organizationLinked ? 'idpOn' : 'idpAvailable')}
             </p>
-            <p class='muted'>Read-only here: the identity provider is set up by the service's operator.</p>
+            <p class='muted'>{t('idpReadOnly')}</p>
           </section>
         </>
       )}
