@@ -67,17 +67,12 @@ function seconds (response: Response | undefined): number | undefined {
 
 /**
  * When to try again, after `wait` seconds, as the values of the messages that say it
- * (`problemRetryIn`, `resultOverBudget`, `retryWhen`): seconds under 90, else minutes, and the
+ * (`problemRetryIn`, `resultOverBudget`): seconds under 90, else minutes, and the
  * time of day in the reader's language.
  */
 export function retryValues (wait: number): { unit: 'seconds' | 'minutes', n: number, time: string } {
   const time = new Date(Date.now() + wait * 1000).toLocaleTimeString(readerLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' })
   return wait < 90 ? { unit: 'seconds', n: wait, time } : { unit: 'minutes', n: Math.ceil(wait / 60), time }
-}
-
-/** "in 5 minutes (at 14:03:00)", in the reader's language: prefer a whole message with retryValues. */
-export function whenToRetry (wait: number): string {
-  return t('retryWhen', retryValues(wait))
 }
 
 /** The sentence for an ErrorResponse: its own message, with what to do next where it matters. */

@@ -43,7 +43,7 @@ export const ROUTES: Route[] = [
   { path: '/console/sso', title: 'screenSso', adminOnly: true, load: async () => (await import('./screens/sso.js')).Sso, words: 'sso', aliases: ['/console/sso-connections'] },
   { path: '/console/activity', title: 'screenActivity', adminOnly: true, load: async () => (await import('./screens/activity.js')).Activity, words: 'activity', aliases: ['/console/audit-events'] },
   { path: '/console/settings', title: 'screenSettings', adminOnly: true, load: async () => (await import('./screens/settings.js')).Settings, words: 'settings', aliases: ['/console/workspace'] },
-  { path: '/console/profile', title: 'screenProfile', adminOnly: false, load: async () => (await import('./screens/profile.js')).Profile, aliases: ['/console/me'] }
+  { path: '/console/profile', title: 'screenProfile', adminOnly: false, load: async () => (await import('./screens/profile.js')).Profile, words: 'profile', aliases: ['/console/me'] }
 ]
 
 /** A member's landing, and every member's one screen. */

@@ -133,22 +133,6 @@ export function fieldErrors (code: string | undefined, details: unknown): FieldE
   return field === undefined ? [] : [{ field, words: wordsFor(code, field) }]
 }
 
-/** Catalogues of shared modules (console-<name>.json), named by the modules that show them. */
-const needed = new Set<string>()
-
-/**
- * A module with words of its own that not every screen shows (the forms', console-forms.json)
- * names them when it is first run: they are fetched before the screen that imports it is drawn
- * (hooks/use-screen.ts), not with the shell's words that every screen's first load pays for.
- * Here, in the chunk every screen shares, so that naming them splits no chunk off the shell's.
- */
-export function needWords (catalogue: string): void {
-  needed.add(catalogue)
-}
-
-/** The catalogues named so far (needWords). */
-export const wordsNeeded = (): string[] => [...needed]
-
 /** A sentence for a code with no field, when its words say more than the service's message. */
 export function codeWords (code: string | undefined): string | undefined {
   return codeText(code)

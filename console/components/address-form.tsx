@@ -1,18 +1,15 @@
 import { api, call, retryValues, type Problem, type Schemas } from '../api.js'
 import { screenWordsOf } from '../i18n.js'
-import type forms from '../../src/i18n/catalogues/en/console-forms.json'
+import type own from '../../src/i18n/catalogues/en/console-profile.json'
 import { announce } from '../announce.js'
 import { splitAddresses } from '../rows.js'
 import { useSendForm } from '../hooks/use-send-form.js'
 import { Results, type RowResult } from './results.js'
-import { needWords } from '../words.js'
 
-// The words of the Profile's forms (this and notice-choice.tsx) are a catalogue of their own,
-// console-forms.json, not the shell's that every screen's first load pays for: fetched before the
-// screen that imports them is drawn (hooks/use-screen.ts). The results' words are the shell's
-// (the Invitations screen's invite form shows them too).
-const { t } = screenWordsOf<typeof forms>()
-needWords('forms')
+// Only the Profile screen has these forms (this and notice-choice.tsx): their words are its
+// catalogue's (console-profile.json), fetched with it, not the shell's that every screen's first
+// load pays for. The results' words are the shell's (the Invitations screen's form shows them too).
+const { t } = screenWordsOf<typeof own>('profile')
 
 export interface Result {
   email: string
@@ -31,7 +28,7 @@ export function refusal (email: string, p: Problem): Result {
 }
 
 /** A row over the e-mail budget, in words: when to try again, after `wait` seconds. */
-export function overBudget (wait: number): string {
+function overBudget (wait: number): string {
   return t('resultOverBudget', retryValues(wait))
 }
 

@@ -7,7 +7,7 @@ import { useFormProblem } from '../hooks/use-form-problem.js'
 import { decimal, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-settings.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('settings')
 
 // The workspace's look (Settings): the name e-mails and pages before sign-in show, the colour of
 // their links and buttons (refused below 4.5:1 against white, with the ratio it reached), the name

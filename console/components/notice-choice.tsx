@@ -4,12 +4,10 @@ import { announce } from '../announce.js'
 import { ProblemNote } from './problem-note.js'
 import { useCall } from '../hooks/use-call.js'
 import { screenWordsOf } from '../i18n.js'
-import { needWords } from '../words.js'
-import type forms from '../../src/i18n/catalogues/en/console-forms.json'
+import type own from '../../src/i18n/catalogues/en/console-profile.json'
 
-// Its words: console-forms.json (see address-form.tsx), fetched before the screen that shows it is drawn.
-const { t } = screenWordsOf<typeof forms>()
-needWords('forms')
+// Its words: the Profile screen's (console-profile.json), the one screen that shows it.
+const { t } = screenWordsOf<typeof own>('profile')
 
 type Channel = Schemas['NotificationSettings']['inviteRequests']
 

@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import type { Route, Screen } from '../routes.js'
 import { loadScreenWords } from '../i18n.js'
-import { wordsNeeded } from '../words.js'
 
 // A screen from its own chunk (routes.ts), with its own words in the reader's language (a chunk
 // of their own, fetched at the same time): ready at once when they came before, else loading
@@ -26,11 +25,7 @@ export function useScreen (route: Route | undefined): ScreenState {
     if (route === undefined || loaded.has(route)) return
     let current = true
     setFailed(null)
-    Promise.all([route.load(), route.words === undefined ? undefined : loadScreenWords(route.words)]).then(async ([view]) => {
-      // The screen's modules have run: the catalogues they named (needWords), fetched before it shows.
-      await Promise.all(wordsNeeded().map(loadScreenWords))
-      return view
-    }).then(view => {
+    Promise.all([route.load(), route.words === undefined ? undefined : loadScreenWords(route.words)]).then(([view]) => {
       loaded.set(route, view)
       if (current) arrived(n => n + 1)
     }, () => { if (current) setFailed(route) })

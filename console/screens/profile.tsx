@@ -7,7 +7,11 @@ import { ProblemNote } from '../components/problem-note.js'
 import { NoticeChoice } from '../components/notice-choice.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
-import { t, type WordKey } from '../i18n.js'
+import { screenWordsOf, type ScreenWordKey } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-profile.json'
+
+const { t } = screenWordsOf<typeof own>('profile')
+type WordKey = ScreenWordKey<typeof own>
 
 // What a member may do under each invite policy (GET /api/workspace tells any member the policy).
 const MEMBER_MAY: Record<Schemas['InvitePolicy'], WordKey> = {

@@ -11,7 +11,7 @@ import { useFormProblem } from '../hooks/use-form-problem.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-settings.json'
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('settings')
 
 const POLICIES: Array<Schemas['InvitePolicy']> = ['admins', 'request', 'members']
 

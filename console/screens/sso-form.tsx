@@ -15,7 +15,7 @@ type Form = ReturnType<typeof useFormProblem>
 type Certificate = Schemas['SsoCertificate']
 
 /** A text field of the form: its label, its input and its refusal. */
-export type TextField = (field: string, key: string, label: string, more?: Record<string, unknown>, hint?: string) => JSX.Element
+type TextField = (field: string, key: string, label: string, more?: Record<string, unknown>, hint?: string) => JSX.Element
 
 /** The SAML fields (`SamlFields`, sso-edit.tsx). */
 export interface SamlProps {
@@ -132,7 +132,7 @@ export function ConnectionFields ({ id, protocol, d, set, form, domains, entra, 
 const DAY_MS = 86_400_000
 
 /** Whole days until a certificate expires, rounded up as the service's e-mails count them (29.2 days is "30 days"); 0 or less: expired. */
-export const daysLeft = (k: Certificate, now = Date.now()): number => Math.ceil((Date.parse(k.notAfter) - now) / DAY_MS)
+const daysLeft = (k: Certificate, now = Date.now()): number => Math.ceil((Date.parse(k.notAfter) - now) / DAY_MS)
 
 /** A certificate within 30 days of its expiry, or expired: the card and the certificates' panel say what to do. */
 export const nearExpiry = (k: Certificate): boolean => daysLeft(k) <= 30
