@@ -109,3 +109,9 @@ t.test('a console file typed by a screen\'s catalogue reads that screen\'s words
   }
   t.same(wrong, [], 'each reads its own catalogue\'s words')
 })
+
+t.test('French writes a no-break space before : ; ? ! and inside « »', async t => {
+  // A plain space lets a line start with the punctuation; French typography binds it to the word.
+  const plain = [...readCatalogue('fr')].filter(([, message]) => / [:;?!»]|« /.test(message)).map(([key]) => key)
+  t.same(plain, [], 'no plain space where French wants a no-break one')
+})
