@@ -1,5 +1,9 @@
 import type { operations, paths } from '../../src/generated/openapi.js'
 import { call, type Problem } from '../api.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-activity.json'
+
+const { t } = screenWordsOf<typeof own>()
 
 // The Activity screen's export, read as it streams (getAuditEventsExport). `api` reads a whole
 // answer before it returns; an export of a year is read a chunk at a time instead, by `fetch` on
@@ -125,8 +129,7 @@ export async function download (
     if (ended !== 'cut') return ended
     cuts = got.records > before ? 1 : cuts + 1
     if (cuts > MAX_RETRIES) {
-      const text = `The export stopped: the connection dropped ${cuts} times in a row.`
-      return { status: 0, code: undefined, text, retryAfter: undefined, fields: [] }
+      return { status: 0, code: undefined, text: t('cuts', { cuts }), retryAfter: undefined, fields: [] }
     }
     progress(true)
     try { await pause(250 * 2 ** (cuts - 1), signal) } catch { return 'cancelled' }

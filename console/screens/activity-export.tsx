@@ -4,6 +4,8 @@ import { announce } from '../announce.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { useLive } from '../hooks/live.js'
 import { fieldErrors } from '../words.js'
+import { readerLanguage, screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-activity.json'
 import { dayOf, download, fileName, nothingReceived, save, type ExportFormat, type ExportQuery, type Received } from './activity-export-stream.js'
 
 // Activity's Export (issue 55): a range of dates in the admin's time zone (by default the last 30
@@ -19,7 +21,10 @@ type State =
   | { phase: 'saved', records: number, name: string }
   | { phase: 'stopped', records: number }
 
-const count = (n: number): string => `${n.toLocaleString('en-US')} record${n === 1 ? '' : 's'}`
+const { t } = screenWordsOf<typeof own>()
+
+/** "1,234 records", as the reader's language counts and writes them. */
+const count = (n: number): string => t('records', { count: n, n: n.toLocaleString(readerLanguage()) })
 
 /** The instant a date's day begins where the admin is (`days` later), as the contract takes it; null: not a date. */
 function startOf (date: string, days = 0): string | null {
@@ -38,10 +43,10 @@ function refusal (fields: Array<'since' | 'until'>): Problem {
 }
 
 /**
- * The Export form: `filters` are the list's (applied), `said` each of them in words; `listRange`:
+ * The Export form: `filters` are the list's (applied), `said` them in words ('': none); `listRange`:
  * the list has a time range of its own, which the export does not take (it has its dates).
  */
-export function ActivityExport ({ filters, said, listRange }: { filters: ExportQuery, said: string[], listRange: boolean }) {
+export function ActivityExport ({ filters, said, listRange }: { filters: ExportQuery, said: string, listRange: boolean }) {
   const { signedOut } = useLive()
   const today = new Date()
   const [from, setFrom] = useState(() => dayOf(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 30)))
@@ -72,7 +77,7 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
     setState({ phase: 'running', records: run.got.records, resuming: false })
     const ended = await download(run.got, run.query, run.format, run.abort.signal, resuming => {
       setState({ phase: 'running', records: run.got.records, resuming })
-      if (resuming) announce(`The connection dropped: resuming after ${count(run.got.records)}.`)
+      if (resuming) announce(t('resuming', { records: count(run.got.records) }))
     })
     if (running.current !== run) return // the screen was left
     if (ended === 'done') {
@@ -80,13 +85,13 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
       save(run.got, run.format, name)
       running.current = null
       setState({ phase: 'saved', records: run.got.records, name })
-      announce(`Saved ${name}: ${count(run.got.records)}.`)
+      announce(t('saved', { name, records: count(run.got.records) }))
       return
     }
     if (ended === 'cancelled') {
       running.current = null
       setState({ phase: 'idle' })
-      announce('Export cancelled.')
+      announce(t('cancelled'))
       return
     }
     if (ended.status === 401) signedOut()
@@ -125,31 +130,31 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
     if (run === null) return
     const name = fileName(run.format, true)
     save(run.got, run.format, name)
-    announce(`Saved ${name}: ${count(run.got.records)}.`)
+    announce(t('saved', { name, records: count(run.got.records) }))
   }
 
   return (
     <form id='export-form' class='card' ref={form.form} aria-labelledby='export-heading' onSubmit={e => { void start(e) }}>
-      <h2 id='export-heading'>Export</h2>
+      <h2 id='export-heading'>{t('export')}</h2>
       <fieldset disabled={busy}>
-        <legend>Range</legend>
+        <legend>{t('range')}</legend>
         <label class='check'>
           <input type='radio' name='export-range' checked={!everything} onChange={() => { setEverything(false) }} />
-          Between two dates (in your time zone)
+          {t('between')}
         </label>
         <label class='check'>
           <input type='radio' name='export-range' checked={everything} onChange={() => { setEverything(true) }} />
-          Everything, from the first record
+          {t('all')}
         </label>
         {!everything && (
           <div class='filters'>
             <div>
-              <label for='export-from'>From</label>
+              <label for='export-from'>{t('from')}</label>
               <input id='export-from' type='date' value={from} onInput={e => { setFrom(e.currentTarget.value) }} {...form.control('query.since', 'export-from')} />
               {form.error('query.since', 'export-from')}
             </div>
             <div>
-              <label for='export-to'>To (the whole day)</label>
+              <label for='export-to'>{t('to')}</label>
               <input id='export-to' type='date' value={to} onInput={e => { setTo(e.currentTarget.value) }} {...form.control('query.until', 'export-to')} />
               {form.error('query.until', 'export-to')}
             </div>
@@ -157,39 +162,37 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
         )}
       </fieldset>
       <fieldset disabled={busy}>
-        <legend>Format</legend>
+        <legend>{t('format')}</legend>
         <label class='check'>
           <input type='radio' name='export-format' checked={format === 'ndjson'} aria-describedby='export-ndjson' onChange={() => { setFormat('ndjson') }} />
           NDJSON
         </label>
-        <p id='export-ndjson' class='reason'>One record per line, exactly as the API gives it: for scripts, log tools and archives.</p>
+        <p id='export-ndjson' class='reason'>{t('ndjson')}</p>
         <label class='check'>
           <input type='radio' name='export-format' checked={format === 'csv'} aria-describedby='export-csv' onChange={() => { setFormat('csv') }} />
           CSV
         </label>
-        <p id='export-csv' class='reason'>A table with a header row, to open in a spreadsheet (a cell that looks like a formula stays text).</p>
+        <p id='export-csv' class='reason'>{t('csv')}</p>
       </fieldset>
       <p id='export-filters' class='muted'>
-        {said.length === 0
-          ? 'No filter of the list is set: every kind of record in the range.'
-          : `The list's filters apply: ${said.join('; ')}.`}
-        {listRange && ' The list\'s From and Until do not: the range is the one above.'}
+        {said === '' ? t('noFilter') : t('filtersApply', { filters: said })}
+        {listRange && ` ${t('notListRange')}`}
       </p>
-      <button type='submit' ref={startButton} disabled={busy} aria-describedby='export-filters'>Download</button>
-      {busy && <button type='button' ref={cancelButton} onClick={() => { running.current?.abort.abort() }}>Cancel</button>}
+      <button type='submit' ref={startButton} disabled={busy} aria-describedby='export-filters'>{t('download')}</button>
+      {busy && <button type='button' ref={cancelButton} onClick={() => { running.current?.abort.abort() }}>{t('cancel')}</button>}
       {state.phase === 'running' && (
         <p id='export-progress'>
-          <progress aria-label='Export in progress' />{' '}
-          {state.resuming ? `The connection dropped: resuming after ${count(state.records)}…` : `${count(state.records)}…`}
+          <progress aria-label={t('inProgress')} />{' '}
+          {t(state.resuming ? 'resumingNow' : 'running', { records: count(state.records) })}
         </p>
       )}
-      {state.phase === 'saved' && <p id='export-progress'>Saved {state.name}: {count(state.records)}.</p>}
+      {state.phase === 'saved' && <p id='export-progress'>{t('saved', { name: state.name, records: count(state.records) })}</p>}
       {form.note}
       {state.phase === 'stopped' && (
         <p>
-          {count(state.records)} arrived before it stopped.{' '}
-          <button type='button' onClick={() => { void resume() }}>Continue</button>
-          <button type='button' onClick={savePart}>Save the {count(state.records)} received</button>
+          {t('stopped', { records: count(state.records) })}{' '}
+          <button type='button' onClick={() => { void resume() }}>{t('continue')}</button>
+          <button type='button' onClick={savePart}>{t('savePart', { records: count(state.records) })}</button>
         </p>
       )}
     </form>
