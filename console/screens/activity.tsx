@@ -15,10 +15,8 @@ const { t } = screenWordsOf<typeof own>()
 
 type Action = Schemas['AuditAction']
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
-const TARGETS: TargetType[] = [
-  'user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace', 'invite_link',
-  'domain'
-]
+const TARGETS = 'user invitation api_key session chat_installation webhook_endpoint invite_request workspace invite_link domain'
+  .split(' ') as TargetType[]
 
 /** A payload value in words: a change ({ from, to }) as "from → to". */
 function valueOf (v: unknown): string | null {
@@ -64,24 +62,14 @@ const NO_FILTER: Filters = { action: '', targetType: '', targetId: '', actor: ''
 const instant = (local: string): string => new Date(local).toISOString()
 
 /** The filters other than the time range, as the list and the export both take them. */
-function filterQuery (f: Filters): ExportQuery {
-  return {
-    ...(f.action === '' ? {} : { action: f.action }),
-    ...(f.targetType === '' ? {} : { targetType: f.targetType }),
-    ...(f.targetId.trim() === '' ? {} : { targetId: f.targetId.trim() }),
-    ...(f.actor.trim() === '' ? {} : { actor: f.actor.trim() }),
-    ...(f.source === '' ? {} : { source: f.source })
-  }
+function filterQuery ({ action, actor, source, targetType, targetId }: Filters): ExportQuery {
+  const all = { action, actor: actor.trim(), source, targetType, targetId: targetId.trim() }
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== ''))
 }
 
 /** The filters the export applies, in words, as the form labels them ("Door: web"); '': none. */
-function filterWords (f: Filters): string {
-  const q = filterQuery(f)
-  return (['action', 'actor', 'source', 'targetType', 'targetId'] as const).flatMap(field => {
-    const v = q[field]
-    return v === undefined ? [] : [t('said', { field, value: field === 'source' ? doorOf(v) : v })]
-  }).join(t('saidSep'))
-}
+const filterWords = (f: Filters): string => Object.entries(filterQuery(f))
+  .map(([field, v]) => t('said', { field, value: field === 'source' ? doorOf(v) : v })).join(t('saidSep'))
 
 export function Activity () {
   const [filters, setFilters] = useState<Filters>(NO_FILTER)

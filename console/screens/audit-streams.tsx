@@ -30,27 +30,23 @@ const state = (s: Schemas['AuditStream']): string =>
 /** What a receiver answered: its HTTP status, else the error. */
 const answerOf = (code: number | null, error: string | null): string => code !== null ? `HTTP ${code}` : error ?? t('noAnswer')
 
+/**
+ * What the buttons do (audit-streams-actions.ts), fetched at the first of them and kept; a problem
+ * when it did not arrive (the connection dropped, or the console was updated), as a screen's.
+ */
+async function actions (): Promise<typeof import('./audit-streams-actions.js') | Problem> {
+  try {
+    return await import('./audit-streams-actions.js')
+  } catch {
+    return { status: 0, code: undefined, text: t('screenLoadFailed', { title: t('streams') }), retryAfter: undefined, fields: [] }
+  }
+}
+
 function Stream ({ s, onChanged }: { s: Schemas['AuditStream'], onChanged: (p: Problem | null) => void }) {
-  const path = { params: { path: { streamId: s.id } } }
   const paused = s.status === 'paused'
-  const test = async () => {
-    const r = await call(api.POST('/api/audit-streams/{streamId}/test', path))
-    if (r.ok) {
-      announce(t(r.data.delivered ? 'accepted' : 'notAccepted', { name: s.name, answer: answerOf(r.data.statusCode, r.data.error) }))
-    }
-    onChanged(r.ok ? null : r.problem)
-  }
-  const toggle = async () => {
-    const r = paused
-      ? await call(api.POST('/api/audit-streams/{streamId}/resume', path))
-      : await call(api.POST('/api/audit-streams/{streamId}/pause', path))
-    if (r.ok) announce(t(paused ? 'resumes' : 'pausedNote', { name: s.name }))
-    onChanged(r.ok ? null : r.problem)
-  }
-  const remove = async () => {
-    const r = await call(api.DELETE('/api/audit-streams/{streamId}', path))
-    if (r.ok) announce(t('deleted', { name: s.name }))
-    onChanged(r.ok ? null : r.problem)
+  const act = async (what: 'test' | 'toggle' | 'delete') => {
+    const buttons = await actions()
+    onChanged('act' in buttons ? await buttons.act(what, s, answerOf) : buttons)
   }
   const failing = s.failingSince !== null
   const yes = paused ? 'yes' : 'no'
@@ -64,9 +60,9 @@ function Stream ({ s, onChanged }: { s: Schemas['AuditStream'], onChanged: (p: P
         {failing && <><dt>{t('failingSince')}</dt><dd>{when(s.failingSince)} ({answerOf(s.lastStatusCode, s.lastError)})</dd></>}
       </dl>
       <div class='actions'>
-        <button type='button' aria-label={t('sendTestTo', { name: s.name })} onClick={() => { void test() }}>{t('sendTest')}</button>
-        <button type='button' aria-label={t('toggleName', { paused: yes, name: s.name })} onClick={() => { void toggle() }}>{t('toggle', { paused: yes })}</button>
-        <ConfirmButton label={t('delete')} name={t('deleteName', { name: s.name })} confirm={t('confirmDelete')} onConfirm={remove} />
+        <button type='button' aria-label={t('sendTestTo', { name: s.name })} onClick={() => { void act('test') }}>{t('sendTest')}</button>
+        <button type='button' aria-label={t('toggleName', { paused: yes, name: s.name })} onClick={() => { void act('toggle') }}>{t('toggle', { paused: yes })}</button>
+        <ConfirmButton label={t('delete')} name={t('deleteName', { name: s.name })} confirm={t('confirmDelete')} onConfirm={async () => { await act('delete') }} />
       </div>
     </li>
   )
@@ -84,12 +80,12 @@ export function AuditStreams () {
   const create = async (e: Event) => {
     e.preventDefault()
     const body: Schemas['CreateAuditStreamRequest'] = { kind, name: name.trim(), url: url.trim(), ...(kind === 'https' ? {} : { token: token.trim() }) }
-    const r = await call(api.POST('/api/audit-streams', { body }))
-    add.fail(r.ok ? null : r.problem)
-    if (r.ok) {
-      setSecret(r.data.secret); setName(''); setUrl(''); setToken('')
-      announce(t('added', { name: r.data.name, secret: r.data.secret !== null ? 'yes' : 'no' }))
-    }
+    const buttons = await actions()
+    const added = 'add' in buttons ? await buttons.add(body) : buttons
+    if ('secret' in added) {
+      add.fail(null)
+      setSecret(added.secret); setName(''); setUrl(''); setToken('')
+    } else add.fail(added)
     reload()
   }
   return (
