@@ -1,7 +1,5 @@
 import type { operations, paths } from '../../src/generated/openapi.js'
-import '../common.js'
 import { call, type Problem } from '../api.js'
-import { announce } from '../announce.js'
 import { screenWordsOf } from '../i18n.js'
 import { fieldErrors } from '../words.js'
 import type own from '../../src/i18n/catalogues/en/console-activity.json'
@@ -14,10 +12,8 @@ const { t } = screenWordsOf<typeof own>()
 // the records as they arrive. A refusal is read by `call`, as every other answer is. Only complete
 // lines are kept: when the transfer is cut, the next request asks for the rest with `after` = the
 // id of the last complete line, and the parts concatenate into the file an uncut export gives (a
-// resumed CSV has no second header). What the Export form's buttons do (start, resume, savePart
-// below), a chunk of its own fetched at the first Download (activity-export.tsx). It imports
-// console/common.ts as every screen does, for bundling only: every entry then reaches the shared
-// modules it uses, and esbuild does not split their chunk (on every first load) for it.
+// resumed CSV has no second header). Part of the chunk fetched at the first Download
+// (activity-export-run.tsx), not of the screen's.
 
 export type ExportQuery = Omit<NonNullable<operations['getAuditEventsExport']['parameters']['query']>, 'after'>
 export type ExportFormat = 'ndjson' | 'csv'
@@ -28,7 +24,7 @@ const TYPES: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson', cs
 const MAX_RETRIES = 5
 
 /** What has arrived: complete lines only, a CSV's header first. Kept across attempts (and a retry). */
-interface Received {
+export interface Received {
   parts: string[]
   /** Complete records (a CSV's header is not one). */
   records: number
@@ -38,7 +34,7 @@ interface Received {
   header: boolean
 }
 
-const nothingReceived = (): Received => ({ parts: [], records: 0, last: undefined, header: false })
+export const nothingReceived = (): Received => ({ parts: [], records: 0, last: undefined, header: false })
 
 /**
  * Where the last complete record of `text` ends (0: none yet), how many records end before it and
@@ -120,7 +116,7 @@ const pause = async (ms: number, signal: AbortSignal) => await new Promise<void>
  * new record, waiting 0.25, 0.5, 1, 2 and 4 s before them). 'done', 'cancelled' (the signal aborted), or
  * the problem that stopped it, in words; what arrived stays in `got`, and calling again continues.
  */
-async function download (
+export async function download (
   got: Received, query: ExportQuery, format: ExportFormat, signal: AbortSignal,
   progress: (resuming: boolean) => void
 ): Promise<'done' | 'cancelled' | Problem> {
@@ -143,12 +139,12 @@ async function download (
 }
 
 /** `audit-events-2026-12-07.ndjson`: `day`, today's date where the admin is. */
-function fileName (format: ExportFormat, partial: boolean, day: string): string {
+export function fileName (format: ExportFormat, partial: boolean, day: string): string {
   return `audit-events-${day}${partial ? '-partial' : ''}.${format}`
 }
 
 /** The instant a date's day begins where the admin is (`days` later), as the contract takes it; null: not a date. */
-function startOf (date: string, days = 0): string | null {
+export function startOf (date: string, days = 0): string | null {
   const m = /^(\d{4,6})-(\d\d)-(\d\d)$/.exec(date)
   if (m === null) return null
   const d = new Date(0)
@@ -158,13 +154,13 @@ function startOf (date: string, days = 0): string | null {
 }
 
 /** A refusal of the form's own fields before anything is sent, worded as the service's would be. */
-function refusal (fields: Array<'since' | 'until'>): Problem {
+export function refusal (fields: Array<'since' | 'until'>): Problem {
   const refused = fieldErrors('VALIDATION_FAILED', { errors: fields.map(field => ({ in: 'query', field })) })
   return { status: 400, code: 'VALIDATION_FAILED', text: refused.map(f => f.words).join(' '), retryAfter: undefined, fields: refused }
 }
 
 /** Save what arrived as a file: a Blob, and a click on a link that downloads it. */
-function save (got: Received, format: ExportFormat, name: string): void {
+export function save (got: Received, format: ExportFormat, name: string): void {
   const href = URL.createObjectURL(new Blob(got.parts, { type: TYPES[format] }))
   const link = document.createElement('a')
   link.href = href
@@ -172,91 +168,4 @@ function save (got: Received, format: ExportFormat, name: string): void {
   link.click()
   // The download has begun from the Blob by then; its URL would otherwise hold the file in memory.
   setTimeout(() => { URL.revokeObjectURL(href) }, 60_000)
-}
-
-export type State =
-  | { phase: 'idle' }
-  | { phase: 'running', records: number, resuming: boolean }
-  | { phase: 'saved', records: number, name: string }
-  | { phase: 'stopped', records: number }
-
-/** An export under way, and what it received (kept to be saved, or continued, after a stop). */
-export interface Run { abort: AbortController, got: Received, query: ExportQuery, format: ExportFormat }
-
-/** The Export form, as its buttons act on it: its run, its state, its note, and its words. */
-export interface Ui {
-  running: { current: Run | null }
-  setState: (state: State) => void
-  fail: (problem: Problem | null) => void
-  signedOut: () => void
-  count: (records: number) => string
-  dayOf: (d: Date) => string
-}
-
-/** Read (or go on reading) the export in `running`, then save it or say what stopped it. */
-async function go (ui: Ui): Promise<void> {
-  const { running, setState, count } = ui
-  const run = running.current
-  if (run === null) return
-  setState({ phase: 'running', records: run.got.records, resuming: false })
-  const ended = await download(run.got, run.query, run.format, run.abort.signal, resuming => {
-    setState({ phase: 'running', records: run.got.records, resuming })
-    if (resuming) announce(t('resuming', { records: count(run.got.records) }))
-  })
-  if (running.current !== run) return // the screen was left
-  if (ended === 'done') {
-    const name = fileName(run.format, false, ui.dayOf(new Date()))
-    save(run.got, run.format, name)
-    running.current = null
-    setState({ phase: 'saved', records: run.got.records, name })
-    announce(t('saved', { name, records: count(run.got.records) }))
-    return
-  }
-  if (ended === 'cancelled') {
-    running.current = null
-    setState({ phase: 'idle' })
-    announce(t('cancelled'))
-    return
-  }
-  if (ended.status === 401) ui.signedOut()
-  ui.fail(ended)
-  // What arrived stays: saved as it is, or continued after its last record.
-  setState(run.got.records > 0 ? { phase: 'stopped', records: run.got.records } : { phase: 'idle' })
-}
-
-/** Download: the form's range (`from`, `to`: dates; or `everything`) checked, then the export read. */
-export async function start (ui: Ui, { filters, everything, from, to, format }: {
-  filters: ExportQuery, everything: boolean, from: string, to: string, format: ExportFormat
-}): Promise<void> {
-  const since = everything ? undefined : startOf(from)
-  const until = everything ? undefined : startOf(to, 1) // the whole of the last day
-  if (since === null || until === null) {
-    ui.fail(refusal([...(since === null ? ['since' as const] : []), ...(until === null ? ['until' as const] : [])]))
-    return
-  }
-  if (since !== undefined && until !== undefined && Date.parse(until) <= Date.parse(since)) {
-    ui.fail(refusal(['until']))
-    return
-  }
-  ui.fail(null)
-  const query = { ...filters, ...(since === undefined ? {} : { since }), ...(until === undefined ? {} : { until }) }
-  ui.running.current = { abort: new AbortController(), got: nothingReceived(), query, format }
-  await go(ui)
-}
-
-/** Continue: an export that stopped, after its last complete record. */
-export async function resume (ui: Ui): Promise<void> {
-  if (ui.running.current === null) return
-  ui.fail(null)
-  ui.running.current.abort = new AbortController()
-  await go(ui)
-}
-
-/** Save what arrived of an export that stopped, as a partial file. */
-export async function savePart (ui: Ui): Promise<void> {
-  const run = ui.running.current
-  if (run === null) return
-  const name = fileName(run.format, true, ui.dayOf(new Date()))
-  save(run.got, run.format, name)
-  announce(t('saved', { name, records: ui.count(run.got.records) }))
 }

@@ -1,20 +1,19 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { useLive } from '../hooks/live.js'
-import { readerLanguage, screenWordsOf } from '../i18n.js'
+import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-activity.json'
-import type { ExportFormat, ExportQuery, Run, State, Ui } from './activity-export-stream.js'
+import type { ExportFormat, ExportQuery } from './activity-export-stream.js'
+import type { Run, State, Ui } from './activity-export-run.js'
 
 // Activity's Export (issue 55): a range of dates in the admin's time zone (by default the last 30
 // days, or everything), NDJSON or CSV, the list's filters applied, and a button that downloads the
 // file, counting the records as they arrive and resuming a cut transfer by itself. The form is
-// here; what its buttons do (activity-export-stream.ts: the reading, resuming and saving) is a
-// chunk of its own, fetched at the first Download, not with the screen.
+// here; what Download does and what the form shows from then on (activity-export-run.tsx, with the
+// reading and saving: activity-export-stream.ts) is a chunk of its own, fetched at the first
+// Download, not with the screen.
 
 const { t } = screenWordsOf<typeof own>()
-
-/** "1,234 records", as the reader's language counts and writes them. */
-const count = (n: number): string => t('records', { count: n, n: n.toLocaleString(readerLanguage()) })
 
 /** A day where the admin is, as a date input and a file name write it: 2026-12-07. */
 const dayOf = (d: Date): string =>
@@ -48,22 +47,24 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
     wasBusy.current = busy
   }, [busy])
 
-  /** What a button does (activity-export-stream.ts), fetched at the first Download and kept. */
-  const act = async (what: 'start' | 'resume' | 'savePart') => {
-    let buttons
+  // What Download does, and what the form shows from then on: fetched at the first Download, kept.
+  const [run, setRun] = useState<typeof import('./activity-export-run.js')>()
+  const ui: Ui = { running, setState, fail: form.fail, signedOut, dayOf, cancelButton }
+  const start = async () => {
+    let loaded
     try {
-      buttons = await import('./activity-export-stream.js')
+      loaded = await import('./activity-export-run.js')
     } catch {
       // The connection dropped, or the console was updated: as a screen that did not load.
       form.fail({ status: 0, code: undefined, text: t('screenLoadFailed', { title: t('export') }), retryAfter: undefined, fields: [] })
       return
     }
-    const ui: Ui = { running, setState, fail: form.fail, signedOut, count, dayOf }
-    await (what === 'start' ? buttons.start(ui, { filters, everything, from, to, format }) : buttons[what](ui))
+    setRun(loaded)
+    await loaded.start(ui, { filters, everything, from, to, format })
   }
 
   return (
-    <form id='export-form' class='card' ref={form.form} aria-labelledby='export-heading' onSubmit={e => { e.preventDefault(); void act('start') }}>
+    <form id='export-form' class='card' ref={form.form} aria-labelledby='export-heading' onSubmit={e => { e.preventDefault(); void start() }}>
       <h2 id='export-heading'>{t('export')}</h2>
       <fieldset disabled={busy}>
         <legend>{t('range')}</legend>
@@ -108,22 +109,7 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
         {listRange && ` ${t('notListRange')}`}
       </p>
       <button type='submit' ref={startButton} disabled={busy} aria-describedby='export-filters'>{t('download')}</button>
-      {busy && <button type='button' ref={cancelButton} onClick={() => { running.current?.abort.abort() }}>{t('cancel')}</button>}
-      {state.phase === 'running' && (
-        <p id='export-progress'>
-          <progress aria-label={t('inProgress')} />{' '}
-          {t(state.resuming ? 'resumingNow' : 'running', { records: count(state.records) })}
-        </p>
-      )}
-      {state.phase === 'saved' && <p id='export-progress'>{t('saved', { name: state.name, records: count(state.records) })}</p>}
-      {form.note}
-      {state.phase === 'stopped' && (
-        <p>
-          {t('stopped', { records: count(state.records) })}{' '}
-          <button type='button' onClick={() => { void act('resume') }}>{t('continue')}</button>
-          <button type='button' onClick={() => { void act('savePart') }}>{t('savePart', { records: count(state.records) })}</button>
-        </p>
-      )}
+      {run === undefined ? form.note : <run.Progress ui={ui} state={state} note={form.note} />}
     </form>
   )
 }
