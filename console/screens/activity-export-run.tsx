@@ -1,4 +1,5 @@
 import type { JSX, RefObject } from 'preact'
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks'
 import type { Problem } from '../api.js'
 import { announce } from '../announce.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
@@ -12,7 +13,7 @@ import { download, fileName, nothingReceived, refusal, save, startOf, type Expor
 // it import console/common.ts, as every screen does (scripts/lib/console-build.ts): every entry
 // then reaches the shared modules it uses, and esbuild does not split their chunk for it.
 
-const { t } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>()
 
 /** "1,234 records", as the reader's language counts and writes them. */
 const count = (n: number): string => t('records', { count: n, n: n.toLocaleString(readerLanguage()) })
@@ -26,13 +27,13 @@ export type State =
 /** An export under way, and what it received (kept to be saved, or continued, after a stop). */
 export interface Run { abort: AbortController, got: Received, query: ExportQuery, format: ExportFormat }
 
-/** The Export form, as its buttons act on it: its run, its state, its note, its Cancel. */
+/** The Export form, as its buttons act on it: its run, its state, its note, its Download. */
 export interface Ui {
   running: { current: Run | null }
   setState: (state: State) => void
   fail: (problem: Problem | null) => void
   signedOut: () => void
-  cancelButton: RefObject<HTMLButtonElement | null>
+  startButton: RefObject<HTMLButtonElement | null>
   dayOf: (d: Date) => string
 }
 
@@ -109,18 +110,30 @@ export async function savePart (ui: Ui): Promise<void> {
  * `note` (a refusal, what stopped it); what arrived before a stop, with Continue and Save.
  */
 export function Progress ({ ui, state, note }: { ui: Ui, state: State, note: JSX.Element | null }) {
+  const { running, startButton } = ui
+  // Leaving the screen ends the export (nothing is saved).
+  useEffect(() => () => { const run = running.current; running.current = null; run?.abort.abort() }, [running])
+  // The focus follows the control that acts next: Cancel while it runs, Download after.
+  const cancelButton = useRef<HTMLButtonElement>(null)
+  const busy = state.phase === 'running'
+  const wasBusy = useRef(false)
+  useLayoutEffect(() => {
+    if (busy && !wasBusy.current) cancelButton.current?.focus()
+    if (!busy && wasBusy.current && document.activeElement === document.body) startButton.current?.focus()
+    wasBusy.current = busy
+  }, [busy, startButton])
   return (
     <>
       {state.phase === 'running' && (
         <>
-          <button type='button' ref={ui.cancelButton} onClick={() => { ui.running.current?.abort.abort() }}>{t('cancel')}</button>
+          <button type='button' ref={cancelButton} onClick={() => { running.current?.abort.abort() }}>{t('cancel')}</button>
           <p id='export-progress'>
             <progress aria-label={t('inProgress')} />{' '}
             {t(state.resuming ? 'resumingNow' : 'running', { records: count(state.records) })}
           </p>
         </>
       )}
-      {state.phase === 'saved' && <p id='export-progress'>{t('saved', { name: state.name, records: count(state.records) })}</p>}
+      {state.phase === 'saved' && <p id='export-progress'>{tParts('saved', { name: <bdi>{state.name}</bdi>, records: count(state.records) })}</p>}
       {note}
       {state.phase === 'stopped' && (
         <p>

@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useRef, useState } from 'preact/hooks'
 import { useFormProblem } from '../hooks/use-form-problem.js'
 import { useLive } from '../hooks/live.js'
 import { screenWordsOf } from '../i18n.js'
@@ -34,22 +34,12 @@ export function ActivityExport ({ filters, said, listRange }: { filters: ExportQ
   const form = useFormProblem(['query.since', 'query.until'])
   // The export under way, and what it received (kept to be saved, or continued, after a stop).
   const running = useRef<Run | null>(null)
-  const cancelButton = useRef<HTMLButtonElement>(null)
   const startButton = useRef<HTMLButtonElement>(null)
-  // Leaving the screen ends the export (nothing is saved).
-  useEffect(() => () => { const run = running.current; running.current = null; run?.abort.abort() }, [])
-  // The focus follows the control that acts next: Cancel while it runs, Download after.
   const busy = state.phase === 'running'
-  const wasBusy = useRef(false)
-  useLayoutEffect(() => {
-    if (busy && !wasBusy.current) cancelButton.current?.focus()
-    if (!busy && wasBusy.current && document.activeElement === document.body) startButton.current?.focus()
-    wasBusy.current = busy
-  }, [busy])
 
   // What Download does, and what the form shows from then on: fetched at the first Download, kept.
   const [run, setRun] = useState<typeof import('./activity-export-run.js')>()
-  const ui: Ui = { running, setState, fail: form.fail, signedOut, dayOf, cancelButton }
+  const ui: Ui = { running, setState, fail: form.fail, signedOut, dayOf, startButton }
   const start = async () => {
     let loaded
     try {

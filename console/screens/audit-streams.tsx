@@ -53,7 +53,7 @@ function Stream ({ s, onChanged }: { s: Schemas['AuditStream'], onChanged: (p: P
   return (
     <li class='card'>
       <p><strong>{s.name}</strong> <span class={paused ? 'tag off' : 'tag'}>{state(s)}</span></p>
-      <p class='muted address'>{kindWords(s.kind)}: {s.url}</p>
+      <p class='muted address'>{t('receiverAt', { kind: kindWords(s.kind), url: s.url })}</p>
       <dl>
         <dt>{t('lastDelivery')}</dt><dd>{when(s.lastDeliveryAt)}</dd>
         <dt>{t('lag')}</dt><dd>{t(s.lag >= 10_000 ? 'lagMany' : 'lagRecords', { count: s.lag, n: Math.min(s.lag, 10_000).toLocaleString(readerLanguage()) })}</dd>
