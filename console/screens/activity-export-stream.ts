@@ -1,5 +1,10 @@
 import type { operations, paths } from '../../src/generated/openapi.js'
 import { call, type Problem } from '../api.js'
+import { screenWordsOf } from '../i18n.js'
+import { fieldErrors } from '../words.js'
+import type own from '../../src/i18n/catalogues/en/console-activity.json'
+
+const { t } = screenWordsOf<typeof own>()
 
 // The Activity screen's export, read as it streams (getAuditEventsExport). `api` reads a whole
 // answer before it returns; an export of a year is read a chunk at a time instead, by `fetch` on
@@ -7,7 +12,8 @@ import { call, type Problem } from '../api.js'
 // the records as they arrive. A refusal is read by `call`, as every other answer is. Only complete
 // lines are kept: when the transfer is cut, the next request asks for the rest with `after` = the
 // id of the last complete line, and the parts concatenate into the file an uncut export gives (a
-// resumed CSV has no second header).
+// resumed CSV has no second header). Part of the chunk fetched at the first Download
+// (activity-export-run.tsx), not of the screen's.
 
 export type ExportQuery = Omit<NonNullable<operations['getAuditEventsExport']['parameters']['query']>, 'after'>
 export type ExportFormat = 'ndjson' | 'csv'
@@ -125,22 +131,32 @@ export async function download (
     if (ended !== 'cut') return ended
     cuts = got.records > before ? 1 : cuts + 1
     if (cuts > MAX_RETRIES) {
-      const text = `The export stopped: the connection dropped ${cuts} times in a row.`
-      return { status: 0, code: undefined, text, retryAfter: undefined, fields: [] }
+      return { status: 0, code: undefined, text: t('cuts', { cuts }), retryAfter: undefined, fields: [] }
     }
     progress(true)
     try { await pause(250 * 2 ** (cuts - 1), signal) } catch { return 'cancelled' }
   }
 }
 
-/** A day where the admin is, as a date input and a file name write it: 2026-12-07. */
-export function dayOf (d: Date): string {
-  return [d.getFullYear(), d.getMonth() + 1, d.getDate()].map((n, i) => String(n).padStart(i === 0 ? 4 : 2, '0')).join('-')
+/** `audit-events-2026-12-07.ndjson`: `day`, today's date where the admin is. */
+export function fileName (format: ExportFormat, partial: boolean, day: string): string {
+  return `audit-events-${day}${partial ? '-partial' : ''}.${format}`
 }
 
-/** `audit-events-2026-12-07.ndjson`: today's date where the admin is. */
-export function fileName (format: ExportFormat, partial: boolean): string {
-  return `audit-events-${dayOf(new Date())}${partial ? '-partial' : ''}.${format}`
+/** The instant a date's day begins where the admin is (`days` later), as the contract takes it; null: not a date. */
+export function startOf (date: string, days = 0): string | null {
+  const m = /^(\d{4,6})-(\d\d)-(\d\d)$/.exec(date)
+  if (m === null) return null
+  const d = new Date(0)
+  d.setFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + days)
+  d.setHours(0, 0, 0, 0)
+  return Number.isNaN(d.getTime()) ? null : d.toISOString()
+}
+
+/** A refusal of the form's own fields before anything is sent, worded as the service's would be. */
+export function refusal (fields: Array<'since' | 'until'>): Problem {
+  const refused = fieldErrors('VALIDATION_FAILED', { errors: fields.map(field => ({ in: 'query', field })) })
+  return { status: 400, code: 'VALIDATION_FAILED', text: refused.map(f => f.words).join(' '), retryAfter: undefined, fields: refused }
 }
 
 /** Save what arrived as a file: a Blob, and a click on a link that downloads it. */

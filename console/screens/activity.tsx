@@ -1,20 +1,22 @@
 import { useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api.js'
 import type { operations } from '../../src/generated/openapi.js'
-import { DOORS, doorOf, when } from '../format.js'
+import { DOORS, when } from '../format.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
 import { auditActions } from '../../src/generated/catalogues.js'
 import { ActivityExport } from './activity-export.js'
 import type { ExportQuery } from './activity-export-stream.js'
 import { AuditStreams } from './audit-streams.js'
+import { screenWordsOf } from '../i18n.js'
+import type own from '../../src/i18n/catalogues/en/console-activity.json'
+
+const { t } = screenWordsOf<typeof own>()
 
 type Action = Schemas['AuditAction']
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
-const TARGETS: TargetType[] = [
-  'user', 'invitation', 'api_key', 'session', 'chat_installation', 'webhook_endpoint', 'invite_request', 'workspace', 'invite_link',
-  'domain'
-]
+const TARGETS = 'user invitation api_key session chat_installation webhook_endpoint invite_request workspace invite_link domain'
+  .split(' ') as TargetType[]
 
 /** A payload value in words: a change ({ from, to }) as "from → to". */
 function valueOf (v: unknown): string | null {
@@ -25,19 +27,9 @@ function valueOf (v: unknown): string | null {
 
 /** Payload fields that name what an event concerns, the first present wins: whose role, which key… */
 const NAMED_BY = ['email', 'name', 'url', 'host', 'domain', 'teamName'] as const
-const TARGET_WORDS: Record<string, string> = {
-  user: 'member',
-  invitation: 'invitation',
-  api_key: 'API key',
-  session: 'session',
-  chat_installation: 'Slack installation',
-  webhook_endpoint: 'webhook endpoint',
-  invite_request: 'invite request',
-  workspace: 'the workspace',
-  invite_link: 'invite link',
-  domain: 'domain',
-  audit_stream: 'audit stream'
-}
+
+/** A door in words (the contract's `Source`); one this console does not know by its own name. */
+const doorOf = (door: string): string => t('doorName', { door })
 
 /** Who or what an event concerns: the person, key, link, endpoint or domain by name, else its kind and id. */
 function concerns (e: Schemas['AuditEvent']): string {
@@ -45,9 +37,7 @@ function concerns (e: Schemas['AuditEvent']): string {
     const v = e.payload[k]
     if (typeof v === 'string' && v !== '') return v
   }
-  if (e.target === null) return '—'
-  const kind = TARGET_WORDS[e.target.type] ?? e.target.type
-  return e.target.type === 'workspace' ? kind : `${kind} ${e.target.id.slice(0, 8)}`
+  return e.target === null ? '—' : t('target', { type: e.target.type, id: e.target.id.slice(0, 8) })
 }
 
 function describe (e: Schemas['AuditEvent']): string {
@@ -59,9 +49,9 @@ function describe (e: Schemas['AuditEvent']): string {
     ...['role', 'reason', 'invitePolicy', 'policy', 'name'].flatMap(k => {
       // A name is what the event concerns (that column), unless it is a change of name.
       const v = k === 'name' && typeof p[k] === 'string' ? null : valueOf(p[k])
-      return v === null ? [] : [`${k}: ${v}`]
+      return v === null ? [] : [t('detail', { field: k, value: v })]
     })
-  ].join(', ')
+  ].join(t('detailSep'))
 }
 
 type Door = Schemas['Source']
@@ -72,27 +62,14 @@ const NO_FILTER: Filters = { action: '', targetType: '', targetId: '', actor: ''
 const instant = (local: string): string => new Date(local).toISOString()
 
 /** The filters other than the time range, as the list and the export both take them. */
-function filterQuery (f: Filters): ExportQuery {
-  return {
-    ...(f.action === '' ? {} : { action: f.action }),
-    ...(f.targetType === '' ? {} : { targetType: f.targetType }),
-    ...(f.targetId.trim() === '' ? {} : { targetId: f.targetId.trim() }),
-    ...(f.actor.trim() === '' ? {} : { actor: f.actor.trim() }),
-    ...(f.source === '' ? {} : { source: f.source })
-  }
+function filterQuery ({ action, actor, source, targetType, targetId }: Filters): ExportQuery {
+  const all = { action, actor: actor.trim(), source, targetType, targetId: targetId.trim() }
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== ''))
 }
 
-/** The filters the export applies, in words, as the form labels them ("Door: web"). */
-function filterWords (f: Filters): string[] {
-  const q = filterQuery(f)
-  return [
-    ...(q.action === undefined ? [] : [`What: ${q.action}`]),
-    ...(q.actor === undefined ? [] : [`Who: ${q.actor}`]),
-    ...(q.source === undefined ? [] : [`Door: ${doorOf(q.source)}`]),
-    ...(q.targetType === undefined ? [] : [`Target type: ${q.targetType}`]),
-    ...(q.targetId === undefined ? [] : [`Target id: ${q.targetId}`])
-  ]
-}
+/** The filters the export applies, in words, as the form labels them ("Door: web"); '': none. */
+const filterWords = (f: Filters): string => Object.entries(filterQuery(f))
+  .map(([field, v]) => t('said', { field, value: field === 'source' ? doorOf(v) : v })).join(t('saidSep'))
 
 export function Activity () {
   const [filters, setFilters] = useState<Filters>(NO_FILTER)
@@ -114,50 +91,50 @@ export function Activity () {
   )
   return (
     <>
-      <form class='card filters' onSubmit={e => { e.preventDefault(); setApplied(filters) }} aria-label='Filters'>
+      <form class='card filters' onSubmit={e => { e.preventDefault(); setApplied(filters) }} aria-label={t('filters')}>
         <div>
-          <label for='f-action'>What</label>
+          <label for='f-action'>{t('what')}</label>
           <select id='f-action' value={filters.action} onChange={e => { set('action', e.currentTarget.value as Action | '') }}>
-            <option value=''>everything</option>
+            <option value=''>{t('everything')}</option>
             {auditActions.map(a => <option key={a} value={a}>{a}</option>)}
           </select>
         </div>
         <div>
-          <label for='f-actor'>Who (e-mail)</label>
+          <label for='f-actor'>{t('who')}</label>
           <input id='f-actor' type='email' maxLength={254} value={filters.actor} onInput={e => { set('actor', e.currentTarget.value) }} />
         </div>
         <div>
-          <label for='f-source'>Door</label>
+          <label for='f-source'>{t('door')}</label>
           <select id='f-source' value={filters.source} onChange={e => { set('source', e.currentTarget.value as Door | '') }}>
-            <option value=''>any</option>
-            {(Object.keys(DOORS) as Door[]).map(d => <option key={d} value={d}>{DOORS[d]}</option>)}
+            <option value=''>{t('any')}</option>
+            {(Object.keys(DOORS) as Door[]).map(d => <option key={d} value={d}>{doorOf(d)}</option>)}
           </select>
         </div>
         <div>
-          <label for='f-target'>Target type</label>
+          <label for='f-target'>{t('targetType')}</label>
           <select id='f-target' value={filters.targetType} onChange={e => { set('targetType', e.currentTarget.value as TargetType | '') }}>
-            <option value=''>any</option>
+            <option value=''>{t('any')}</option>
             {TARGETS.map(a => <option key={a} value={a}>{a}</option>)}
           </select>
         </div>
         <div>
-          <label for='f-target-id'>Target id</label>
+          <label for='f-target-id'>{t('targetId')}</label>
           <input id='f-target-id' value={filters.targetId} onInput={e => { set('targetId', e.currentTarget.value) }} />
         </div>
         <div>
-          <label for='f-since'>From</label>
+          <label for='f-since'>{t('from')}</label>
           <input id='f-since' type='datetime-local' value={filters.since} onInput={e => { set('since', e.currentTarget.value) }} />
         </div>
         <div>
-          <label for='f-until'>Until</label>
+          <label for='f-until'>{t('until')}</label>
           <input id='f-until' type='datetime-local' value={filters.until} onInput={e => { set('until', e.currentTarget.value) }} />
         </div>
-        <button type='submit'>Filter</button>
+        <button type='submit'>{t('filter')}</button>
       </form>
       <ActivityExport filters={filterQuery(applied)} said={filterWords(applied)} listRange={applied.since !== '' || applied.until !== ''} />
       <AuditStreams />
-      <ListState items={items} problem={problem} retry={reload} empty='Nothing happened yet, or nothing matches.'>
-        <Table caption='The audit trail, newest first' heads={['When', 'Who', 'Door', 'Did', 'Concerns', 'Details']} pager={pager}>
+      <ListState items={items} problem={problem} retry={reload} empty={t('empty')}>
+        <Table caption={t('caption')} heads={[t('headWhen'), t('headWho'), t('door'), t('headDid'), t('headConcerns'), t('headDetails')]} pager={pager}>
           {items?.map(e => (
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
