@@ -13,7 +13,7 @@ import { download, fileName, nothingReceived, refusal, save, startOf, type Expor
 // it import console/common.ts, as every screen does (scripts/lib/console-build.ts): every entry
 // then reaches the shared modules it uses, and esbuild does not split their chunk for it.
 
-const { t, tParts } = screenWordsOf<typeof own>()
+const { t, tParts } = screenWordsOf<typeof own>('activity')
 
 /** "1,234 records", as the reader's language counts and writes them. */
 const count = (n: number): string => t('records', { count: n, n: n.toLocaleString(readerLanguage()) })

@@ -4,7 +4,7 @@ import { screenWordsOf } from '../i18n.js'
 import { fieldErrors } from '../words.js'
 import type own from '../../src/i18n/catalogues/en/console-activity.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('activity')
 
 // The Activity screen's export, read as it streams (getAuditEventsExport). `api` reads a whole
 // answer before it returns; an export of a year is read a chunk at a time instead, by `fetch` on

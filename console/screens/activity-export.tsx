@@ -13,7 +13,7 @@ import type { Run, State, Ui } from './activity-export-run.js'
 // reading and saving: activity-export-stream.ts) is a chunk of its own, fetched at the first
 // Download, not with the screen.
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('activity')
 
 /** A day where the admin is, as a date input and a file name write it: 2026-12-07. */
 const dayOf = (d: Date): string =>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api.js'
 import type { operations } from '../../src/generated/openapi.js'
-import { DOORS, when } from '../format.js'
+import { DOORS, doorOf, when } from '../format.js'
 import { ListState, Table } from '../components/table.js'
 import { usePaged } from '../hooks/use-paged.js'
 import { auditActions } from '../../src/generated/catalogues.js'
@@ -11,7 +11,7 @@ import { AuditStreams } from './audit-streams.js'
 import { screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-activity.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('activity')
 
 type Action = Schemas['AuditAction']
 type TargetType = NonNullable<NonNullable<operations['getAuditEvents']['parameters']['query']>['targetType']>
@@ -27,9 +27,6 @@ function valueOf (v: unknown): string | null {
 
 /** Payload fields that name what an event concerns, the first present wins: whose role, which key… */
 const NAMED_BY = ['email', 'name', 'url', 'host', 'domain', 'teamName'] as const
-
-/** A door in words (the contract's `Source`); one this console does not know by its own name. */
-const doorOf = (door: string): string => t('doorName', { door })
 
 /** Who or what an event concerns: the person, key, link, endpoint or domain by name, else its kind and id. */
 function concerns (e: Schemas['AuditEvent']): string {

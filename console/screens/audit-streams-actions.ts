@@ -9,7 +9,7 @@ import type own from '../../src/i18n/catalogues/en/console-activity.json'
 // bundling only: every entry then reaches the shared modules it uses, and esbuild does not split
 // their chunk (on every first load) for it.
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('activity')
 
 /**
  * Send `s` a test record, pause or resume it, or delete it, and say what happened; the problem

@@ -11,7 +11,7 @@ import { useFormProblem } from '../hooks/use-form-problem.js'
 import { readerLanguage, screenWordsOf } from '../i18n.js'
 import type own from '../../src/i18n/catalogues/en/console-activity.json'
 
-const { t } = screenWordsOf<typeof own>()
+const { t } = screenWordsOf<typeof own>('activity')
 
 // The Activity screen's Streams panel (issue 55): the audit trail delivered to a SIEM. Add a
 // stream, send it a test record, pause and resume it, see its last delivery and its lag.
