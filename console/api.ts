@@ -1,6 +1,6 @@
 import type { Client } from 'openapi-fetch'
 import type { components, paths } from '../src/generated/openapi.js'
-import { codeWords, fieldErrors, type FieldError } from './words.js'
+import { codeWords, fieldErrors, refusalWords, type FieldError } from './words.js'
 import { readerLanguage, t } from './i18n.js'
 
 // The console's only way to the service: typed by openapi-fetch's client type over the contract
@@ -106,6 +106,7 @@ export async function call<T> (
   try {
     const { data, error, response } = await request
     if (response.ok) return { ok: true, data: data as T, response }
+    await refusalWords()
     return { ok: false, problem: problemOf(response, error) }
   } catch {
     return { ok: false, problem: problemOf(undefined, undefined) }

@@ -1,10 +1,21 @@
 import type { components } from '../src/generated/openapi.js'
-import { decimal, t, type WordKey } from './i18n.js'
+import { decimal, loadScreenWords, screenWordsOf, type ScreenWordKey } from './i18n.js'
+import type own from '../src/i18n/catalogues/en/console-refusals.json'
 
 // The words a person reads for a refused request, in one place: by the field the error names
 // (`details.errors[].field`, or the field a code always concerns) and by the error's code. Never
 // the validator's own text (`body.domain must match pattern …`): nobody can act on that. The words
-// are the catalogues' (`console.field…`, `console.code…`), in the reader's language (i18n.ts).
+// are a catalogue of their own (console-refusals.json), in the reader's language (i18n.ts),
+// fetched when a request is first refused (`refusalWords`, awaited by api.ts `call`): a first
+// load that nothing refuses does not carry them (1.8–2 kB of brotli of every screen's 25 kB).
+
+const { t } = screenWordsOf<typeof own>('refusals')
+type WordKey = ScreenWordKey<typeof own>
+
+/** Fetch the refusals' words in the reader's language (once); a failure leaves the service's message. */
+export async function refusalWords (): Promise<void> {
+  await loadScreenWords('refusals').catch(() => {})
+}
 
 type Code = components['schemas']['ErrorCode']
 

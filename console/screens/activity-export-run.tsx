@@ -75,11 +75,11 @@ export async function start (ui: Ui, { filters, everything, from, to, format }: 
   const since = everything ? undefined : startOf(from)
   const until = everything ? undefined : startOf(to, 1) // the whole of the last day
   if (since === null || until === null) {
-    ui.fail(refusal([...(since === null ? ['since' as const] : []), ...(until === null ? ['until' as const] : [])]))
+    ui.fail(await refusal([...(since === null ? ['since' as const] : []), ...(until === null ? ['until' as const] : [])]))
     return
   }
   if (since !== undefined && until !== undefined && Date.parse(until) <= Date.parse(since)) {
-    ui.fail(refusal(['until']))
+    ui.fail(await refusal(['until']))
     return
   }
   ui.fail(null)

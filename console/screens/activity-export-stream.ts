@@ -1,7 +1,7 @@
 import type { operations, paths } from '../../src/generated/openapi.js'
 import { call, type Problem } from '../api.js'
 import { screenWordsOf } from '../i18n.js'
-import { fieldErrors } from '../words.js'
+import { fieldErrors, refusalWords } from '../words.js'
 import type own from '../../src/i18n/catalogues/en/console-activity.json'
 
 const { t } = screenWordsOf<typeof own>('activity')
@@ -154,7 +154,8 @@ export function startOf (date: string, days = 0): string | null {
 }
 
 /** A refusal of the form's own fields before anything is sent, worded as the service's would be. */
-export function refusal (fields: Array<'since' | 'until'>): Problem {
+export async function refusal (fields: Array<'since' | 'until'>): Promise<Problem> {
+  await refusalWords()
   const refused = fieldErrors('VALIDATION_FAILED', { errors: fields.map(field => ({ in: 'query', field })) })
   return { status: 400, code: 'VALIDATION_FAILED', text: refused.map(f => f.words).join(' '), retryAfter: undefined, fields: refused }
 }

@@ -9,9 +9,12 @@ import { setWords, type Words } from '../../console/i18n.js'
 // its `details` names; the validator's refusals by the field they list. A code the contract adds to
 // those answers fails here until the console has words for it. The codes every screen meets
 // (session, role, size, rate, availability) are api.ts's sentences. The words are English's
-// (src/i18n/catalogues/en/console.json), as a reader whose language is English reads them.
+// (src/i18n/catalogues/en/console-refusals.json, with the shell's console.json), as a reader whose
+// language is English reads them.
 
-setWords(JSON.parse(readFileSync(new URL('../../src/i18n/catalogues/en/console.json', import.meta.url), 'utf8')) as Words, 'en')
+const english = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../../src/i18n/catalogues/en/${name}.json`, import.meta.url), 'utf8')) as Words
+setWords({ ...english('console'), ...english('console-refusals') }, 'en')
 
 const EVERY_SCREEN = new Set([
   'UNAUTHENTICATED', 'FORBIDDEN', 'CSRF_REJECTED', 'INSUFFICIENT_SCOPE', 'API_KEY_NOT_ALLOWED', 'NOT_FOUND',

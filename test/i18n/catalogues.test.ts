@@ -97,8 +97,11 @@ t.test('every key the code names is in English', async t => {
 
 t.test('a console file typed by a screen\'s catalogue reads that screen\'s words', async t => {
   // console/i18n.ts keeps each screen's words apart: screenWordsOf<typeof own>('<screen>') must
-  // name the catalogue its type comes from (console-<screen>.json), and routes.ts load it.
-  const routes = readFileSync(join(projectRoot, 'console', 'routes.ts'), 'utf8')
+  // name the catalogue its type comes from (console-<screen>.json), and routes.ts load it with the
+  // screen, or a module when they are needed (words.ts: the refusals', at the first refusal).
+  const consoleFiles = files.filter(f => relative(projectRoot, f.path).startsWith('console'))
+  const routes = readFileSync(join(projectRoot, 'console', 'routes.ts'), 'utf8') +
+    consoleFiles.map(f => [...f.text.matchAll(/loadScreenWords\('([a-z-]+)'\)/g)].map(m => `words: '${m[1] ?? ''}'`).join()).join()
   const wrong: string[] = []
   for (const f of files) {
     const typed = /\/en\/console-([a-z-]+)\.json'/.exec(f.text)?.[1]
