@@ -11,7 +11,8 @@ export function Copyable ({ id, label, value }: { id: string, label: string, val
   return (
     <div class='copyable'>
       <label for={id}>{label}</label>
-      <input id={id} readOnly value={value} onFocus={e => { e.currentTarget.select() }} />
+      {/* A record, an address: left to right in a right-to-left page too (its leading _ stays first). */}
+      <input id={id} readOnly dir='ltr' value={value} onFocus={e => { e.currentTarget.select() }} />
       <button type='button' onClick={() => { copy(value, () => { announce(t('copiedLabel', { label })) }) }}>{t('copyLabel', { label })}</button>
     </div>
   )

@@ -47,12 +47,17 @@ const domainList = (domains: string[]): string => domains.length === 0 ? t('noDo
  */
 type Later = typeof import('./sso-edit.js')
 let laterChunk: Promise<Later> | undefined
+/** That chunk, fetched once (again after a failure). */
+const loadLater = async (): Promise<Later> => await (laterChunk ??= import('./sso-edit.js').catch(err => {
+  laterChunk = undefined
+  throw err
+}))
 
 /** That chunk's module once `needed` (null until it is loaded). */
 function useLater (needed: boolean): Later | null {
   const [loaded, setLoaded] = useState<Later | null>(null)
   useEffect(() => {
-    if (needed && loaded === null) void (laterChunk ??= import('./sso-edit.js')).then(setLoaded)
+    if (needed && loaded === null) loadLater().then(setLoaded, () => {})
   }, [needed, loaded])
   return loaded
 }
@@ -137,11 +142,16 @@ function CreateForm ({ verified, onCreated }: { verified: string[] | null, onCre
   const create = async (e: Event) => {
     e.preventDefault()
     const value = (field: string) => valueOf(d, field)
-    const settings = protocol === 'oidc'
+    // SAML's fields are the rarer parts' chunk's (useLater): a submit before it arrived waits for
+    // it; one that cannot be fetched says so, and nothing is sent.
+    const saml = protocol === 'oidc' ? null : later ?? await loadLater().catch(() => null)
+    if (protocol === 'saml' && saml === null) {
+      form.fail({ status: 0, code: undefined, text: t('screenLoadFailed', { title: t('screenSso') }), retryAfter: undefined, fields: [] })
+      return
+    }
+    const settings = saml === null
       ? { oidc: { issuer: value('oidc.issuer'), clientId: value('oidc.clientId'), clientSecret: value('oidc.clientSecret'), ...(entra ? { tenantId: value('oidc.tenantId') } : {}) } }
-      : later === null ? null : { saml: later.samlSettings(d, value) }
-    // SAML's fields are the rarer parts' chunk's (useLater): nothing is sent before they are shown.
-    if (settings === null) return
+      : { saml: saml.samlSettings(d, value) }
     const body = { name: value('name'), protocol, domains: d.domains, accounts: d.accounts, required, ...(d.accounts === 'create' ? { defaultRole: d.role } : {}), ...settings }
     const r = await call(api.POST('/api/sso/connections', { body }))
     form.fail(r.ok ? null : r.problem)
