@@ -94,7 +94,7 @@ function problemOf (response: Response | undefined, error: unknown): Problem {
     text = retryAfter === undefined ? t('problemRetry', { message: said }) : t('problemRetryIn', { message: said, ...retryValues(retryAfter) })
   } else if (status === 401) text = t('problemSignedOut')
   else if (status === 403 && code === 'FORBIDDEN') text = t('problemAdminsOnly', { message: message ?? t('problemForbidden') })
-  else if (fields.length > 0) text = fields.map(f => f.words).join(' ')
+  else if (fields.length > 0 && fields.every(f => f.words !== '')) text = fields.map(f => f.words).join(' ')
   else text = codeWords(code) ?? message ?? t('problemOther', { status })
   return { status, code, text, retryAfter, fields }
 }

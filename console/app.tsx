@@ -9,7 +9,7 @@ import { useScreen } from './hooks/use-screen.js'
 import { ScreenLoadFailed } from './components/screen-load-failed.js'
 import { PROFILE, ROUTES, routeAt } from './routes.js'
 import { NotFound } from './screens/not-found.js'
-import { t, loadLanguage } from './i18n.js'
+import { t, hasLanguage, loadLanguage } from './i18n.js'
 import { textDirection } from '../src/i18n/locales.js'
 
 // The admin console: one page, a screen per path (the route table, routes.ts), every call an
@@ -40,7 +40,12 @@ export function App ({ identityProvider }: { identityProvider: boolean }) {
 
   const load = useCallback((quietly = false) => {
     if (!quietly) setWho({ state: 'loading' })
-    void call(api.GET('/api/users/me')).then(async r => {
+    void call(api.GET('/api/users/me')).then(async first => {
+      // A failure before any language was loaded has no words to say it in: the browser's
+      // language loaded, asked once more (a read), and said in it.
+      const r = first.ok || first.problem.status === 401 || hasLanguage()
+        ? first
+        : await loadLanguage([...navigator.languages]).then(async () => await call(api.GET('/api/users/me')), () => first)
       const who: Who = r.ok
         ? { state: 'in', me: r.data }
         : r.problem.status === 401 ? { state: 'out' } : { state: 'problem', problem: r.problem }

@@ -40,14 +40,17 @@ const CHUNKS: Record<Exclude<Locale, typeof PSEUDO_LOCALE>, () => Promise<Langua
 let words: Words = {}
 let language: string = DEFAULT_LOCALE
 let plurals = new Intl.PluralRules(language)
+let numbers = new Intl.NumberFormat(language)
 /** The reader's language's chunk, once loaded: its screens' words are fetched through it. */
 let chunk: LanguageChunk | undefined
 /**
- * Each screen's own words, by screen (read again in a language chosen later), apart from the
- * shell's and each other's: two catalogues may use one key (a screen's `signedInAs` is not the
- * shell's), and the screen's own wins for that screen only.
+ * Each screen's own words, by screen, with the language's chunk they came from (read again when
+ * a language is chosen later), apart from the shell's and each other's: two catalogues may use
+ * one key (a screen's `signedInAs` is not the shell's), and the screen's own wins for that screen.
  */
-const screenWordsLoaded = new Map<string, Words>()
+const screenWordsLoaded = new Map<string, { from: LanguageChunk, words: Words }>()
+/** loadLanguage's calls, one after the other: the last asked for is the one that stays. */
+let languageQueue: Promise<unknown> = Promise.resolve()
 
 /**
  * The first of `tags` the console has words for (a member's locale, the workspace's, the
@@ -55,14 +58,23 @@ const screenWordsLoaded = new Map<string, Words>()
  * `<html lang dir>`, which the app sets). A failed fetch rejects and leaves the words as they were.
  */
 export async function loadLanguage (tags: Array<string | null | undefined>): Promise<Locale> {
+  const next = languageQueue.then(async () => await switchLanguage(tags))
+  languageQueue = next.catch(() => {})
+  return await next
+}
+
+async function switchLanguage (tags: Array<string | null | undefined>): Promise<Locale> {
   const locale = tags.map(matchLocale).find(l => l !== null) ?? DEFAULT_LOCALE
   const catalogue = locale === PSEUDO_LOCALE ? 'en' : locale
   const loaded = await CHUNKS[catalogue]()
+  // The screens' words in the new language, before the language changes: none is left in the old.
   const screens = await Promise.all([...screenWordsLoaded.keys()].map(async screen =>
     [screen, await screenWords(loaded, screen)] as const))
   setWords(JSON.parse(loaded.default) as Words, catalogue)
-  for (const [screen, own] of screens) screenWordsLoaded.set(screen, own)
   chunk = loaded
+  for (const [screen, own] of screens) screenWordsLoaded.set(screen, { from: loaded, words: own })
+  // A screen whose words arrived meanwhile, in the old language: again, in the new.
+  await Promise.all([...screenWordsLoaded].filter(([, e]) => e.from !== loaded).map(async ([screen]) => { await loadScreenWords(screen) }))
   return locale
 }
 
@@ -77,19 +89,30 @@ async function screenWords (from: LanguageChunk, screen: string): Promise<Words>
  * language, beside the screen's chunk (hooks/use-screen.ts; routes.ts names each screen's).
  */
 export async function loadScreenWords (screen: string): Promise<void> {
-  const from = chunk
-  if (from === undefined || screenWordsLoaded.has(screen)) return
-  const own = await screenWords(from, screen)
-  // A language chosen meanwhile has read this screen's words in that language.
-  if (from !== chunk || screenWordsLoaded.has(screen)) return
-  screenWordsLoaded.set(screen, own)
+  for (;;) {
+    const from = chunk
+    if (from === undefined || screenWordsLoaded.get(screen)?.from === from) return
+    const own = await screenWords(from, screen)
+    // A language chosen meanwhile: this screen's words again, in that language.
+    if (from === chunk) {
+      screenWordsLoaded.set(screen, { from, words: own })
+      return
+    }
+  }
 }
+
+/** Whether a language's words are here (none before the first loadLanguage). */
+export const hasLanguage = (): boolean => chunk !== undefined
+
+/** Whether `screen`'s own words are here (a fetch that failed leaves them out). */
+export const hasScreenWords = (screen: string): boolean => screenWordsLoaded.has(screen)
 
 /** The words `t` reads from now on, in `reader`'s language (its plural rules, its numbers). */
 export function setWords (catalogue: Words, reader: string): void {
   words = catalogue
   language = reader
   plurals = new Intl.PluralRules(reader)
+  numbers = new Intl.NumberFormat(reader)
 }
 
 /** `n` with `digits` decimals, as the reader's language writes it (1.07, 1,07). */
@@ -104,7 +127,7 @@ function formatFrom (message: string, at: number, values: Values, count?: number
   while (i < message.length) {
     const c = message[i] ?? ''
     if (c === '}') return [out, i]
-    if (c === '#' && count !== undefined) { out += String(count); i++; continue }
+    if (c === '#' && count !== undefined) { out += numbers.format(count); i++; continue }
     if (c !== '{') { out += c; i++; continue }
     // An argument: {name} or {name, plural|select, key {…} key {…}}.
     const close = message.indexOf('}', i)
@@ -143,7 +166,7 @@ type TranslateParts<Key> = <Part>(key: Key, parts: Record<string, Part | number>
 /** `t` over the words of `screen` (its own first) and the shell's; only the shell's without one. */
 function translator (screen?: string): Translate<string> {
   return (key, values = {}) => {
-    const own = screen === undefined ? undefined : screenWordsLoaded.get(screen)?.[key]
+    const own = screen === undefined ? undefined : screenWordsLoaded.get(screen)?.words[key]
     return formatFrom(own ?? words[key] ?? '', 0, values)[0]
   }
 }

@@ -1,5 +1,5 @@
 import type { components } from '../src/generated/openapi.js'
-import { decimal, loadScreenWords, screenWordsOf, type ScreenWordKey } from './i18n.js'
+import { decimal, hasScreenWords, loadScreenWords, screenWordsOf, type ScreenWordKey } from './i18n.js'
 import type own from '../src/i18n/catalogues/en/console-refusals.json'
 
 // The words a person reads for a refused request, in one place: by the field the error names
@@ -12,7 +12,10 @@ import type own from '../src/i18n/catalogues/en/console-refusals.json'
 const { t } = screenWordsOf<typeof own>('refusals')
 type WordKey = ScreenWordKey<typeof own>
 
-/** Fetch the refusals' words in the reader's language (once); a failure leaves the service's message. */
+/**
+ * Fetch the refusals' words in the reader's language (once). If they cannot be fetched, a code has
+ * no words of its own here (the service's `message` is said) and a field none (api.ts).
+ */
 export async function refusalWords (): Promise<void> {
   await loadScreenWords('refusals').catch(() => {})
 }
@@ -102,7 +105,7 @@ const CODE_WORDS: Partial<Record<Code, WordKey>> = {
 /** A code's words in the reader's language, if it has its own. */
 const codeText = (code: string | undefined): string | undefined => {
   const key = CODE_WORDS[code as Code]
-  return key === undefined ? undefined : t(key, QUOTED)
+  return key === undefined || !hasScreenWords('refusals') ? undefined : t(key, QUOTED)
 }
 
 export interface FieldError {

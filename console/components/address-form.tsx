@@ -51,12 +51,11 @@ const FAILED: ReadonlySet<Result['outcome']> = new Set(['invalid', 'budget', 'fa
  * a line per address counted from 1; only the failed addresses stay in the box. A member's invite
  * or request form.
  */
-export function AddressForm ({ id, title, roles, action, send, onDone }: {
+export function AddressForm ({ id, kind, roles, send, onDone }: {
   id: string
-  title: string
+  /** Invitations sent, or asked for: the form's title, button and summary say which. */
+  kind: 'invite' | 'ask'
   roles: Array<Schemas['Role']>
-  /** The button, the button while sending, what the summary says of each done address. */
-  action: [string, string, string]
   send: (email: string, role: Schemas['Role']) => Promise<Result>
   onDone: () => void
 }) {
@@ -73,13 +72,13 @@ export function AddressForm ({ id, title, roles, action, send, onDone }: {
       setResults([...done])
     }
     const ok = done.filter(r => DONE.has(r.outcome as Result['outcome'])).length
-    finish(t('sendSummary', { ok, total: done.length, done: action[2] }), done.map(r => t('resultSaid', { email: r.email, text: r.text })).join(' '), done.filter(r => r.failed).map(r => r.email).join('\n'))
+    finish(t('sendSummary', { kind, ok, total: done.length }), done.map(r => t('resultSaid', { email: r.email, text: r.text })).join(' '), done.filter(r => r.failed).map(r => r.email).join('\n'))
     onDone()
   }
   return (
     <div class='with-results'>
       <form class='card' onSubmit={submit} aria-labelledby={`${id}-title`}>
-        <h2 id={`${id}-title`}>{title}</h2>
+        <h2 id={`${id}-title`}>{t('formTitle', { kind })}</h2>
         <label for={`${id}-emails`}>{t('emailAddresses')}</label>
         <textarea
           id={`${id}-emails`} rows={3} aria-describedby={`${id}-hint`} value={text}
@@ -94,7 +93,7 @@ export function AddressForm ({ id, title, roles, action, send, onDone }: {
             </select>
           </>
         )}
-        <button type='submit' disabled={busy}>{busy ? action[1] : action[0]}</button>
+        <button type='submit' disabled={busy}>{t(busy ? 'formBusy' : 'formSubmit', { kind })}</button>
       </form>
       <Results id={id} sent={sent} summary={summary} results={results} />
     </div>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { api, call, type Schemas } from '../api.js'
+import { api, call, retryValues, type Schemas } from '../api.js'
 import { announce } from '../announce.js'
 import { parseRows, rowsText, type Row } from '../rows.js'
 import { useFormProblem } from '../hooks/use-form-problem.js'
@@ -24,12 +24,6 @@ const STAYS: ReadonlySet<BatchRow['result']> = new Set(['invalid', 'over_budget'
 
 /** A count as the reader's language writes it. */
 const num = (n: number): string => n.toLocaleString(readerLanguage())
-
-/** When to try again, `wait` seconds from now: in seconds under 90, else in minutes; and at what time. */
-function retryValues (wait: number): { unit: string, n: number, at: string } {
-  const at = new Date(Date.now() + wait * 1000).toLocaleTimeString(readerLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' })
-  return wait < 90 ? { unit: 'seconds', n: wait, at } : { unit: 'minutes', n: Math.ceil(wait / 60), at }
-}
 
 /** A row of the box (`sent`, the rows as sent; `from`, the first row's place in them) as a result line. */
 function rowResultOf (batchId: string, from: number, sent: Row[], r: BatchRow): RowResult {

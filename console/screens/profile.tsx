@@ -25,8 +25,8 @@ async function ask (email: string, role: Schemas['Role']): Promise<Result> {
   const r = await call(api.POST('/api/invite-requests', { body: { email, role } }))
   if (!r.ok) return refusal(email, r.problem)
   return r.response.status === 201
-    ? { email, outcome: 'asked', text: `asked for as ${role}: the admins decide` }
-    : { email, outcome: 'asked', text: 'already asked for: the admins decide' }
+    ? { email, outcome: 'asked', text: t('resultAsked', { role }) }
+    : { email, outcome: 'asked', text: t('resultAlreadyAsked') }
 }
 
 const STATUS_TEXT: Record<Schemas['InviteRequestStatus'], WordKey> = {
@@ -89,7 +89,7 @@ export function Profile ({ me }: ScreenProps) {
         <dl>
           <dt>{t('headEmail')}</dt><dd id='me-email'>{me.user.email}</dd>
           <dt>{t('headName')}</dt><dd id='me-name'>{me.user.name ?? '—'}</dd>
-          <dt>{t('headRole')}</dt><dd id='me-role'>{me.user.role}</dd>
+          <dt>{t('headRole')}</dt><dd id='me-role'>{t('role', { role: me.user.role })}</dd>
           <dt>{t('workspace')}</dt><dd id='me-workspace'>{me.workspace.name}</dd>
         </dl>
         {member && (
@@ -102,10 +102,10 @@ export function Profile ({ me }: ScreenProps) {
       </section>
       {!member && <NoticeChoice />}
       {member && policy === 'members' && (
-        <AddressForm id='invite' title='Invite people' roles={['member']} action={['Send invitations', 'Inviting…', 'invited']} send={invite} onDone={done} />
+        <AddressForm id='invite' kind='invite' roles={['member']} send={invite} onDone={done} />
       )}
       {member && policy === 'request' && (
-        <AddressForm id='ask' title='Ask for an invitation' roles={['member', 'admin']} action={['Ask the admins', 'Asking…', 'asked for']} send={ask} onDone={done} />
+        <AddressForm id='ask' kind='ask' roles={['member', 'admin']} send={ask} onDone={done} />
       )}
       {member && <MyRequests tick={tick} />}
     </>
