@@ -104,9 +104,6 @@ export async function loadScreenWords (screen: string): Promise<void> {
 /** Whether a language's words are here (none before the first loadLanguage). */
 export const hasLanguage = (): boolean => chunk !== undefined
 
-/** Whether `screen`'s own words are here (a fetch that failed leaves them out). */
-export const hasScreenWords = (screen: string): boolean => screenWordsLoaded.has(screen)
-
 /** The words `t` reads from now on, in `reader`'s language (its plural rules, its numbers). */
 export function setWords (catalogue: Words, reader: string): void {
   words = catalogue
@@ -198,7 +195,13 @@ export const tParts: TranslateParts<WordKey> = partsOf(shell)
  * `screenWordsOf<typeof own>('<screen>')`), so a key of another screen's catalogue (not fetched
  * with this one) fails the typecheck, and another screen's same key is never read.
  */
-export function screenWordsOf<Own> (screen: string): { t: Translate<ScreenWordKey<Own>>, tParts: TranslateParts<ScreenWordKey<Own>> } {
+export function screenWordsOf<Own> (screen: string): {
+  t: Translate<ScreenWordKey<Own>>
+  tParts: TranslateParts<ScreenWordKey<Own>>
+  /** Whether the message is here (its catalogue fetched), where `t` would give ''. */
+  has: (key: ScreenWordKey<Own>) => boolean
+} {
   const translate = translator(screen)
-  return { t: translate, tParts: partsOf(translate) }
+  const has = (key: string): boolean => (screenWordsLoaded.get(screen)?.words[key] ?? words[key]) !== undefined
+  return { t: translate, tParts: partsOf(translate), has }
 }

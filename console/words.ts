@@ -1,5 +1,5 @@
 import type { components } from '../src/generated/openapi.js'
-import { decimal, hasScreenWords, loadScreenWords, screenWordsOf, type ScreenWordKey } from './i18n.js'
+import { decimal, loadScreenWords, screenWordsOf, type ScreenWordKey } from './i18n.js'
 import type own from '../src/i18n/catalogues/en/console-refusals.json'
 
 // The words a person reads for a refused request, in one place: by the field the error names
@@ -9,7 +9,7 @@ import type own from '../src/i18n/catalogues/en/console-refusals.json'
 // fetched when a request is first refused (`refusalWords`, awaited by api.ts `call`): a first
 // load that nothing refuses does not carry them (1.8–2 kB of brotli of every screen's 25 kB).
 
-const { t } = screenWordsOf<typeof own>('refusals')
+const { t, has } = screenWordsOf<typeof own>('refusals')
 type WordKey = ScreenWordKey<typeof own>
 
 /**
@@ -105,7 +105,7 @@ const CODE_WORDS: Partial<Record<Code, WordKey>> = {
 /** A code's words in the reader's language, if it has its own. */
 const codeText = (code: string | undefined): string | undefined => {
   const key = CODE_WORDS[code as Code]
-  return key === undefined || !hasScreenWords('refusals') ? undefined : t(key, QUOTED)
+  return key === undefined || !has(key) ? undefined : t(key, QUOTED)
 }
 
 export interface FieldError {
