@@ -23,8 +23,10 @@ export async function measureConsole (
   pin: Pinning, smtpUrl: string, runs: number, write: (line: string) => void, members = 10_000
 ): Promise<Target[]> {
   // Every file of the build (the entry, each screen's chunk, the shared chunks), as published
-  // gzipped; of the languages' words (a chunk each, and one per screen: console/i18n.ts), one
-  // language's: a reader fetches only theirs, so the largest counts.
+  // gzipped: the code, target ≤ 60 kB (issue 27). The words apart (issue 54: a chunk per language
+  // and per screen and language, console/i18n.ts): a reader fetches only their language's, so the
+  // largest language's, every screen's, counts, target ≤ 25 kB (a first load's budget: the whole
+  // console's words in one language fit in what one first load may weigh).
   const { files } = consoleAssets()
   const size = (f: string) => statSync(join(consoleBuildDir, `${f}.gz`)).size
   const languages = languageChunks(files)
@@ -32,13 +34,20 @@ export async function measureConsole (
   const gzipped = (ext: string) => files.filter(f => f.endsWith(ext) && !words.includes(f))
     .reduce((n, f) => n + size(f), 0)
   const wordsOf = (language: string[]) => language.reduce((n, f) => n + size(f), 0)
-  const js = gzipped('.js') + Math.max(0, ...languages.map(wordsOf))
+  const js = gzipped('.js')
   const css = gzipped('.css')
+  const largest = Math.max(0, ...languages.map(wordsOf))
   const chunks = Math.max(0, ...languages.map(l => l.length))
-  write(`bench: console bundle ${js} B JavaScript (${files.length - 1 - words.length} files and the largest of ${
-    languages.length} languages' words, ${chunks} chunks) + ${css} B CSS gzipped = ${kB(js + css)} kB\n`)
+  write(`bench: console bundle ${js} B JavaScript (${files.length - 1 - words.length} files) + ${css} B CSS gzipped = ${
+    kB(js + css)} kB; words: the largest of ${languages.length} languages ${largest} B in ${chunks} chunks (${
+    kB(js + css + largest)} kB with them)\n`)
   const targets: Target[] = [
-    { target: 'console JavaScript + CSS gzipped (kB) ≤ 60', value: (js + css) / 1024, met: js + css <= 60 * 1024 }
+    { target: 'console JavaScript + CSS gzipped (kB) ≤ 60', value: (js + css) / 1024, met: js + css <= 60 * 1024 },
+    {
+      target: 'console words of one language, every screen, gzipped (kB) ≤ 25',
+      value: largest / 1024,
+      met: largest <= 25 * 1024
+    }
   ]
 
   write(`bench: console in Chromium, Members over ${members} members (PGlite)\n`)
