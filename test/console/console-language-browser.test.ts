@@ -100,8 +100,9 @@ t.test('a screen\'s own words stay its own: Overview\'s \'signedInAs\' is not Pr
   const status = page.locator('#status')
   await page.getByRole('heading', { level: 1, name: 'Übersicht' }).waitFor()
   t.match(await status.textContent(), /^Angemeldet als \S+@\S+ · Ihr Profil$/, 'Overview\'s line, with its link')
-  // Opened in the same page (the console's own navigation): both screens' words are loaded now.
-  await page.locator('#status a').click()
+  // Opened through the console's own navigation (no page load): both screens' words are loaded
+  // now in one app (Overview's own link to the profile is a plain link, which loads the page anew).
+  await page.getByRole('navigation', { name: 'Konsole' }).getByRole('link', { name: 'Profil', exact: true }).click()
   await page.getByRole('heading', { level: 1, name: 'Profil' }).waitFor()
   t.match(await status.textContent(), /^Angemeldet als \S+@\S+$/, 'Profile\'s line is the shell\'s message')
   t.same(problems, [], 'no script error')
